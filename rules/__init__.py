@@ -1,0 +1,49 @@
+"""Small World rules engine: pure, deterministic, shared by the web service and the workers.
+
+The contract (DESIGN §3)::
+
+    state = new_game(3, seed="s3cret")
+    legal_actions(state, 0)           # what seat 0 may do now
+    state = apply(state, Action("pick", 0, combo=0))
+    awaiting(state)                   # {0}
+    auto_pass(state, 0)               # what a missed deadline does
+    player_view(state, 1)             # what seat 1 may see
+    GameState.from_json(state.to_json()) == state
+
+Nothing here does I/O or imports Flask, SQLModel or Celery.
+"""
+
+from . import powers as _powers  # noqa: F401  (registers the 20 powers)
+from . import races as _races  # noqa: F401  (registers the 14 races)
+from .abilities import POWERS, RACES
+from .actions import Action, IllegalAction
+from .board import BOARD_NAMES, Board, board_for_players, load_board
+from .conquest import conquest_cost, conquest_refusal
+from .engine import apply, auto_pass, awaiting, legal_actions
+from .scoring import turn_score
+from .setup import new_game
+from .state import SCHEMA_VERSION, GameState
+from .view import final_standings, player_view
+
+__all__ = [
+    "BOARD_NAMES",
+    "POWERS",
+    "RACES",
+    "SCHEMA_VERSION",
+    "Action",
+    "Board",
+    "GameState",
+    "IllegalAction",
+    "apply",
+    "auto_pass",
+    "awaiting",
+    "board_for_players",
+    "conquest_cost",
+    "conquest_refusal",
+    "final_standings",
+    "legal_actions",
+    "load_board",
+    "new_game",
+    "player_view",
+    "turn_score",
+]

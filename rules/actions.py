@@ -1,0 +1,137 @@
+"""Actions: small immutable value objects, and their JSON form.
+
+Every step a player (or the deadline worker) takes is one :class:`Action`. Unknown or malformed JSON is
+refused with :class:`IllegalAction`, like an illegal move, with a message a player can act on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+ACTIVE = "active"
+DECLINED = "declined"  # In Decline Ghouls acting
+
+# type -> the fields it takes (besides "type" and "player").
+ACTION_FIELDS: dict[str, tuple[str, ...]] = {
+    "pick": ("combo",),
+    "decline": (),
+    "abandon": ("region",),
+    "conquer": ("region", "troop"),
+    "final_conquest": ("region", "troop"),
+    "end_conquest": (),
+    "redeploy": ("tokens", "troop"),
+    "end_turn": ("decline",),
+    # Added by races and powers.
+    "convert": ("region",),  # Sorcerers
+    "berserk_roll": (),  # Berserk
+    "dragon": ("region",),  # Dragon Master
+    "place_encampments": ("tokens",),  # Bivouacking: region -> encampments
+    "place_fortress": ("region",),  # Fortified
+    "place_heroes": ("regions",),  # Heroic
+    "choose_ally": ("target",),  # Diplomat
+}
+
+
+class IllegalAction(ValueError):
+    """An action the rules refuse; the message says why and what to do instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    type: str
+    player: int
+    region: int | None = None
+    combo: int | None = None
+    troop: str = ACTIVE
+    #: ``redeploy``: the whole distribution, ((region, tokens), …); ``place_encampments``: likewise.
+    tokens: tuple[tuple[int, int], ...] = ()
+    regions: tuple[int, ...] = ()
+    target: int | None = None
+    decline: bool = False
+    #: In a choice offered by :func:`rules.legal_actions` only: how many tokens there are to distribute.
+    count: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type, "player": self.player}
+        for name in ACTION_FIELDS.get(self.type, ()):
+            value = getattr(self, name)
+            if name == "tokens":
+                out[name] = {str(r): n for r, n in value}
+            elif name == "regions":
+                out[name] = list(value)
+            elif name == "troop":
+                if value != ACTIVE:
+                    out[name] = value
+            elif name == "decline":
+                if value:
+                    out[name] = True
+            elif value is not None:
+                out[name] = value
+        if self.count is not None:
+            out["count"] = self.count
+        return out
+
+    @classmethod
+    def from_json(cls, data: Any) -> Action:
+        """Parse an action, refusing anything malformed with a readable :class:`IllegalAction`."""
+        if not isinstance(data, dict):
+            raise IllegalAction("An action must be a JSON object with a 'type'")
+        kind = data.get("type")
+        if kind not in ACTION_FIELDS:
+            known = ", ".join(sorted(ACTION_FIELDS))
+            raise IllegalAction(f"Unknown action type {kind!r}; expected one of: {known}")
+        allowed = set(ACTION_FIELDS[kind]) | {"type", "player", "count"}
+        extra = sorted(set(data) - allowed)
+        if extra:
+            raise IllegalAction(f"Action '{kind}' does not take {', '.join(map(repr, extra))}")
+        kwargs: dict[str, Any] = {"type": kind, "player": _int(data, "player", required=True)}
+        for name in ACTION_FIELDS[kind]:
+            if name in ("region", "combo", "target"):
+                kwargs[name] = _int(data, name, required=True)
+            elif name == "troop":
+                troop = data.get("troop", ACTIVE)
+                if troop not in (ACTIVE, DECLINED):
+                    raise IllegalAction("'troop' must be 'active' or 'declined'")
+                kwargs[name] = troop
+            elif name == "tokens":
+                kwargs[name] = _distribution(data.get("tokens"))
+            elif name == "regions":
+                regions = data.get("regions")
+                if not isinstance(regions, list) or not all(_is_int(r) for r in regions):
+                    raise IllegalAction("'regions' must be a list of region numbers")
+                kwargs[name] = tuple(regions)
+            elif name == "decline":
+                decline = data.get("decline", False)
+                if not isinstance(decline, bool):
+                    raise IllegalAction("'decline' must be true or false")
+                kwargs[name] = decline
+        return cls(**kwargs)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _int(data: dict, name: str, *, required: bool) -> int | None:
+    value = data.get(name)
+    if value is None and not required:
+        return None
+    if not _is_int(value):
+        raise IllegalAction(f"'{name}' must be a whole number")
+    return value
+
+
+def _distribution(value: Any) -> tuple[tuple[int, int], ...]:
+    if not isinstance(value, dict):
+        raise IllegalAction("'tokens' must map region numbers to token counts, e.g. {\"3\": 2}")
+    out = []
+    for key, count in value.items():
+        try:
+            region = int(key)
+        except (TypeError, ValueError):
+            raise IllegalAction(f"{key!r} is not a region number") from None
+        if not _is_int(count) or count < 0:
+            raise IllegalAction(f"Region {region}: the token count must be a whole number ≥ 0")
+        out.append((region, count))
+    return tuple(sorted(out))

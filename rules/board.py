@@ -1,0 +1,100 @@
+"""The four official boards (``boards/*.json``, transcribed from the published topology).
+
+A :class:`Board` is immutable and shared by every state of a game; states refer to it by name.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+WATER = frozenset({"sea", "lake"})
+BOARD_NAMES = ("2-players", "3-players", "4-players", "5-players")
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    id: int
+    terrain: str
+    border: bool
+    mine: bool
+    magic: bool
+    cavern: bool
+    lost_tribe: bool
+
+    @property
+    def is_water(self) -> bool:
+        return self.terrain in WATER
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    name: str
+    players: int
+    turns: int
+    regions: tuple[Region, ...]
+    neighbours: tuple[frozenset[int], ...]
+    #: Regions that may take a race's first conquest: the edge of the board, or the shore of a Sea that is
+    #: itself on the edge (rulebook, "First Conquest"; maps/README).
+    entry: frozenset[int]
+    #: Regions bordering a Sea or the Lake (Tritons).
+    coastal: frozenset[int]
+    caverns: frozenset[int]
+    mountains: frozenset[int]
+    edges: tuple[tuple[int, int], ...]
+
+    def __len__(self) -> int:
+        return len(self.regions)
+
+
+def _build(data: dict) -> Board:
+    regions = tuple(
+        Region(
+            id=r["id"],
+            terrain=r["terrain"],
+            border=r["border"],
+            mine=r["mine"],
+            magic=r["magic"],
+            cavern=r["cavern"],
+            lost_tribe=r["lost_tribe"],
+        )
+        for r in data["regions"]
+    )
+    neighbours: list[set[int]] = [set() for _ in regions]
+    for a, b in data["adjacent"]:
+        neighbours[a].add(b)
+        neighbours[b].add(a)
+    border_seas = {r.id for r in regions if r.terrain == "sea" and r.border}
+    entry = {r.id for r in regions if r.border}
+    entry |= {r.id for r in regions if neighbours[r.id] & border_seas}
+    coastal = {r.id for r in regions if not r.is_water and any(regions[n].is_water for n in neighbours[r.id])}
+    return Board(
+        name=data["name"],
+        players=data["players"],
+        turns=data["turns"],
+        regions=regions,
+        neighbours=tuple(frozenset(n) for n in neighbours),
+        entry=frozenset(entry),
+        coastal=frozenset(coastal),
+        caverns=frozenset(r.id for r in regions if r.cavern),
+        mountains=frozenset(r.id for r in regions if r.terrain == "mountain"),
+        edges=tuple((a, b) for a, b in data["adjacent"]),
+    )
+
+
+@cache
+def load_board(name: str) -> Board:
+    """Load one of :data:`BOARD_NAMES`."""
+    if name not in BOARD_NAMES:
+        raise ValueError(f"Unknown board {name!r}; expected one of {', '.join(BOARD_NAMES)}")
+    text = resources.files(__package__).joinpath("boards", f"{name}.json").read_text()
+    return _build(json.loads(text))
+
+
+def board_for_players(players: int) -> Board:
+    """The board printed for this player count (rulebook, "Setting up the game")."""
+    if players not in (2, 3, 4, 5):
+        raise ValueError(f"Small World is played by 2 to 5 players, not {players}")
+    return load_board(f"{players}-players")

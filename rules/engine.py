@@ -1,0 +1,236 @@
+"""The public operations on a game: ``apply``, ``legal_actions``, ``awaiting``, ``auto_pass`` (DESIGN §3)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import conquest, redeploy, turns
+from .abilities import ACTION_OWNERS
+from .actions import ACTIVE, DECLINED, Action, IllegalAction
+from .combos import pick_combo
+from .decline import go_into_decline
+from .scoring import score_turn
+from .state import CONQUER, DEFEND, OVER, PICK, REDEPLOY, START, GameState
+from .troops import abilities, acting_troop, declined_ghouls, hand_for_conquest, total_tokens
+
+
+def awaiting(state: GameState) -> set[int]:
+    """The seats whose input the game waits for: the player on turn, or the next defender to redeploy."""
+    if state.phase == OVER:
+        return set()
+    if state.phase == DEFEND:
+        return {state.defenders[0]}
+    return {state.current}
+
+
+def apply(state: GameState, action: Action | dict[str, Any]) -> GameState:
+    """Return the state after ``action``; ``state`` itself is never changed.
+
+    Raises :class:`IllegalAction` with a message for the player. The result's ``last`` says what the step
+    did: ``undo_point`` (it revealed information or used chance, so undo stops there), ``die``, ``score``.
+    """
+    if not isinstance(action, Action):
+        action = Action.from_json(action)
+    seat = action.player
+    if state.phase == OVER:
+        raise IllegalAction("The game is over")
+    if not 0 <= seat < len(state.players):
+        raise IllegalAction(f"There is no player {seat} in this game")
+    waiting = awaiting(state)
+    if seat not in waiting:
+        raise IllegalAction(f"It is not your turn: the game is waiting for player {min(waiting)}")
+    handler = _HANDLERS.get(action.type, _ability_action)
+    new = state.fork()
+    info = handler(new, seat, action) or {}
+    new.last = {"kind": action.type, "player": seat, "undo_point": False} | info
+    return new.done()
+
+
+def auto_pass(state: GameState, player: int) -> GameState:
+    """The deterministic completion when a deadline passes (DESIGN §4, "Missed deadline → auto-pass").
+
+    Whatever the player did stands; conquest stops; tokens in hand are placed by the ``auto`` rule; the
+    player scores what they hold; the turn ends. A player with no Active race does not pick.
+    """
+    if player not in awaiting(state):
+        raise IllegalAction(f"Player {player} has nothing to do now")
+    new = state.fork()
+    info: dict[str, Any] = {"kind": "auto_pass", "player": player, "undo_point": True}
+    if new.phase == DEFEND:
+        redeploy.auto_redeploy(new, player, own_turn=False)
+        turns.defender_done(new, player)
+    else:
+        if new.phase != REDEPLOY:
+            conquest.end_conquests(new, player)
+        redeploy.auto_redeploy(new, player, own_turn=True)
+        new.edit_player(player).auto_passes += 1
+        info["score"] = turns.finish_own_turn(new, player)
+    new.last = info
+    return new.done()
+
+
+# -- action handlers --------------------------------------------------------------------------------------
+def _pick(state: GameState, seat: int, action: Action) -> dict[str, Any]:
+    if state.phase != PICK:
+        raise IllegalAction("You already have an Active race; pick a new combo the turn after going In Decline")
+    assert action.combo is not None
+    pick_combo(state, seat, action.combo)
+    return {"undo_point": True}  # the next combo is revealed
+
+
+def _decline(state: GameState, seat: int, action: Action) -> dict[str, Any]:
+    if state.phase != START:
+        if state.phase == PICK:
+            raise IllegalAction("You have no Active race to put In Decline")
+        raise IllegalAction("A race goes In Decline at the start of a turn, instead of conquering")
+    go_into_decline(state, seat)
+    # Rulebook: "The player can make no conquests during the turn his race goes into decline; his turn ends
+    # immediately after scoring!"
+    state.edit_player(seat).auto_passes = 0
+    score = score_turn(state, seat)
+    turns.pass_turn(state)
+    return {"undo_point": True, "score": score}
+
+
+def _abandon(state: GameState, seat: int, action: Action) -> None:
+    assert action.region is not None
+    conquest.abandon(state, seat, action.region)
+
+
+def _conquer(state: GameState, seat: int, action: Action) -> dict[str, Any]:
+    assert action.region is not None
+    die = conquest.conquer(state, seat, action.region, action.troop)
+    return {} if die is None else {"die": die}
+
+
+def _final_conquest(state: GameState, seat: int, action: Action) -> dict[str, Any]:
+    assert action.region is not None
+    die = conquest.final_conquest(state, seat, action.region, action.troop)
+    return {"undo_point": True, "die": die}
+
+
+def _end_conquest(state: GameState, seat: int, action: Action) -> None:
+    if state.phase == PICK and not state.combos:
+        conquest.end_conquests(state, seat)
+        return
+    if state.phase not in (START, CONQUER):
+        raise IllegalAction("Your conquests are already over" if state.phase == REDEPLOY else "Pick a combo first")
+    conquest.end_conquests(state, seat)
+
+
+def _redeploy(state: GameState, seat: int, action: Action) -> None:
+    if state.phase not in (REDEPLOY, DEFEND):
+        raise IllegalAction("Redeployment comes after your conquests: end your conquests first")
+    troop = acting_troop(state, seat, action.troop)
+    redeploy.redeploy(
+        state, seat, state.edit_troop(seat, troop.race), action.tokens, own_turn=state.phase == REDEPLOY
+    )
+
+
+def _end_turn(state: GameState, seat: int, action: Action) -> dict[str, Any]:
+    if state.phase == DEFEND:
+        turns.defender_done(state, seat)
+        return {"undo_point": True}
+    return {"undo_point": True, "score": turns.end_turn(state, seat, action.decline)}
+
+
+def _ability_action(state: GameState, seat: int, action: Action) -> dict[str, Any] | None:
+    owner = ACTION_OWNERS.get(action.type)
+    if owner is None:
+        raise IllegalAction(f"Unknown action {action.type!r}")
+    troop = state.players[seat].active
+    if troop is None or owner not in abilities(troop):
+        raise IllegalAction(f"'{action.type}' belongs to {owner.name}, which your Active race does not have")
+    if state.phase == DEFEND:
+        raise IllegalAction(f"'{action.type}' is for your own turn")
+    return owner.apply(state, seat, state.edit_troop(seat, troop.race), action)  # type: ignore[func-returns-value]
+
+
+_HANDLERS: dict[str, Callable[[GameState, int, Action], dict[str, Any] | None]] = {
+    "pick": _pick,
+    "decline": _decline,
+    "abandon": _abandon,
+    "conquer": _conquer,
+    "final_conquest": _final_conquest,
+    "end_conquest": _end_conquest,
+    "redeploy": _redeploy,
+    "end_turn": _end_turn,
+}
+
+
+# -- legal actions ----------------------------------------------------------------------------------------
+def legal_actions(state: GameState, player: int) -> list[Action]:
+    """What ``player`` may do now (empty when nothing is awaited from them).
+
+    Choices that cannot be enumerated are one action describing the choice: ``redeploy`` (``regions`` to
+    fill, ``count`` tokens to place), ``place_encampments`` and ``place_heroes``.
+    """
+    if player not in awaiting(state):
+        return []
+    phase = state.phase
+    out: list[Action] = []
+    p = state.players[player]
+    if phase == DEFEND:
+        out += _redeploy_choices(state, player, own_turn=False)
+        if not redeploy.unplaced(state, player, own_turn=False):
+            out.append(Action("end_turn", player))
+        return out
+    ghouls = declined_ghouls(state, player)
+    if ghouls is not None and phase in (PICK, START, CONQUER) and not state.t.ghouls_done and not state.t.conquests:
+        out += _conquests(state, player, ghouls, DECLINED)
+    if phase == PICK:
+        out += [Action("pick", player, combo=k) for k in range(min(p.coins + 1, len(state.combos)))]
+        if not state.combos:
+            out.append(Action("end_conquest", player))
+        return out
+    troop = p.active
+    assert troop is not None
+    if phase == START:
+        out.append(Action("decline", player))
+    if phase in (START, CONQUER):
+        if not state.t.conquests:
+            out += [Action("abandon", player, region=i) for i in state.regions_of(player, troop.race)]
+        out += _conquests(state, player, troop, ACTIVE)
+        out.append(Action("end_conquest", player))
+    if phase == REDEPLOY:
+        out += _redeploy_choices(state, player, own_turn=True)
+        if not redeploy.unplaced(state, player, own_turn=True):
+            out.append(Action("end_turn", player))
+            if any(a.declines_after_scoring for a in abilities(troop)):
+                out.append(Action("end_turn", player, decline=True))
+    for ability in abilities(troop):
+        out += ability.legal(state, player, troop)
+    return out
+
+
+def _conquests(state: GameState, seat: int, troop: Any, kind: str) -> list[Action]:
+    hand = hand_for_conquest(state, seat, troop)
+    if hand < 1:
+        return []
+    berserk = kind == ACTIVE and any(a.name == "Berserk" for a in abilities(troop))
+    die = state.t.berserk_die if kind == ACTIVE else None
+    out = []
+    for region in range(len(state.regions)):
+        if conquest.conquest_refusal(state, seat, troop, region):
+            continue
+        cost = conquest.conquest_cost(state, seat, troop, region)
+        if die is not None:
+            out.append(Action("conquer", seat, region=region, troop=kind))
+        elif hand >= cost:
+            out.append(Action("conquer", seat, region=region, troop=kind))
+        elif not berserk and cost - hand <= 3:
+            out.append(Action("final_conquest", seat, region=region, troop=kind))
+    return out
+
+
+def _redeploy_choices(state: GameState, seat: int, own_turn: bool) -> list[Action]:
+    out = []
+    for troop in state.players[seat].troops():
+        held = state.regions_of(seat, troop.race)
+        if not held or (troop.declined and not troop.hand):
+            continue
+        kind = DECLINED if troop.declined else ACTIVE
+        placed = total_tokens(state, seat, troop) - redeploy.kept_off_board(state, seat, troop, own_turn)
+        out.append(Action("redeploy", seat, troop=kind, regions=tuple(held), count=placed))
+    return out

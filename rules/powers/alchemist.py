@@ -1,0 +1,16 @@
+"""Alchemist: +2 coins each turn while the race is Active (rulebook, "Alchemist")."""
+
+from __future__ import annotations
+
+from ..abilities import Power, register
+from ..components import POWER_TOKENS
+from ..state import GameState, Troop
+
+
+@register
+class Alchemist(Power):
+    name = "Alchemist"
+    tokens = POWER_TOKENS["Alchemist"]
+
+    def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
+        return 2

@@ -1,0 +1,16 @@
+"""Mounted: Hill and Farmland regions cost 1 token fewer, minimum 1 (rulebook, "Mounted")."""
+
+from __future__ import annotations
+
+from ..abilities import Power, register
+from ..components import POWER_TOKENS
+from ..state import GameState, Troop
+
+
+@register
+class Mounted(Power):
+    name = "Mounted"
+    tokens = POWER_TOKENS["Mounted"]
+
+    def conquest_discount(self, state: GameState, seat: int, troop: Troop, region: int) -> int:
+        return 1 if state.board.regions[region].terrain in ("hill", "farmland") else 0

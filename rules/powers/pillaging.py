@@ -1,0 +1,16 @@
+"""Pillaging: +1 coin per non-empty region conquered this turn (rulebook, "Pillaging")."""
+
+from __future__ import annotations
+
+from ..abilities import Power, register
+from ..components import POWER_TOKENS
+from ..state import GameState, Troop
+
+
+@register
+class Pillaging(Power):
+    name = "Pillaging"
+    tokens = POWER_TOKENS["Pillaging"]
+
+    def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
+        return state.t.nonempty_conquered

@@ -1,0 +1,14 @@
+"""Stout: may go In Decline at the end of a turn of conquests, after scoring (rulebook, "Stout"; rulings:
+the pick turn included). Offered as ``end_turn`` with ``decline: true``."""
+
+from __future__ import annotations
+
+from ..abilities import Power, register
+from ..components import POWER_TOKENS
+
+
+@register
+class Stout(Power):
+    name = "Stout"
+    tokens = POWER_TOKENS["Stout"]
+    declines_after_scoring = True

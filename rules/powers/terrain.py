@@ -1,0 +1,38 @@
+"""Forest, Hill and Swamp: +1 coin per region of that terrain held (rulebook, "Forest", "Hill", "Swamp")."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ..abilities import Power, register
+from ..components import POWER_TOKENS
+from ..state import GameState, Troop
+
+
+class TerrainBonus(Power):
+    terrain: ClassVar[str] = ""
+
+    def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
+        board = state.board
+        return sum(1 for i in regions if board.regions[i].terrain == self.terrain)
+
+
+@register
+class Forest(TerrainBonus):
+    name = "Forest"
+    tokens = POWER_TOKENS["Forest"]
+    terrain = "forest"
+
+
+@register
+class Hill(TerrainBonus):
+    name = "Hill"
+    tokens = POWER_TOKENS["Hill"]
+    terrain = "hill"
+
+
+@register
+class Swamp(TerrainBonus):
+    name = "Swamp"
+    tokens = POWER_TOKENS["Swamp"]
+    terrain = "swamp"

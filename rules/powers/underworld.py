@@ -1,0 +1,23 @@
+"""Underworld: Caverns cost 1 token fewer and are adjacent to each other (rulebook, "Underworld"; rulings).
+
+Cavern adjacency counts once the race holds a Cavern; it does not make a Cavern a border region.
+"""
+
+from __future__ import annotations
+
+from ..abilities import Power, register
+from ..components import POWER_TOKENS
+from ..state import GameState, Troop
+
+
+@register
+class Underworld(Power):
+    name = "Underworld"
+    tokens = POWER_TOKENS["Underworld"]
+
+    def conquest_discount(self, state: GameState, seat: int, troop: Troop, region: int) -> int:
+        return 1 if state.board.regions[region].cavern else 0
+
+    def reaches(self, state: GameState, seat: int, troop: Troop, region: int, held: list[int]) -> bool:
+        caverns = state.board.caverns
+        return region in caverns and any(i in caverns for i in held)

@@ -1,0 +1,18 @@
+"""Wealthy: +7 coins once, at the end of the turn the combo was picked (rulebook, "Wealthy")."""
+
+from __future__ import annotations
+
+from ..abilities import Power, register
+from ..components import POWER_TOKENS
+from ..state import GameState, Troop
+
+BONUS = 7
+
+
+@register
+class Wealthy(Power):
+    name = "Wealthy"
+    tokens = POWER_TOKENS["Wealthy"]
+
+    def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
+        return BONUS if troop.picked_turn == state.turn and state.current == seat else 0

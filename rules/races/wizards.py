@@ -1,0 +1,17 @@
+"""Wizards: +1 coin per Magic Source region (rulebook, "Wizards")."""
+
+from __future__ import annotations
+
+from ..abilities import Race, register
+from ..components import RACE_TOKENS
+from ..state import GameState, Troop
+
+
+@register
+class Wizards(Race):
+    name = "Wizards"
+    tokens = RACE_TOKENS["Wizards"][0]
+
+    def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
+        board = state.board
+        return sum(1 for i in regions if board.regions[i].magic)

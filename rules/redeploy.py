@@ -1,0 +1,114 @@
+"""Troop redeployment (rulebook, "Troop Redeployment") and the deterministic ``auto`` rule (DESIGN §4)."""
+
+from __future__ import annotations
+
+from .actions import IllegalAction
+from .state import GameState, Troop
+from .troops import abilities, total_tokens
+
+
+def kept_off_board(state: GameState, seat: int, troop: Troop, own_turn: bool) -> int:
+    """Tokens the troop keeps off the board after its own redeployment (Amazons' 4), else 0."""
+    if not own_turn:
+        return 0
+    total = total_tokens(state, seat, troop)
+    return max((a.kept_off_board(total) for a in abilities(troop)), default=0)
+
+
+def redeploy(
+    state: GameState, seat: int, troop: Troop, distribution: tuple[tuple[int, int], ...], own_turn: bool
+) -> None:
+    """Set the whole distribution of the troop's tokens over the regions it holds.
+
+    Every region keeps at least one token; every token in hand is placed (rulings), except those the race
+    keeps off the board (Amazons). Where that cannot leave one per region, regions given 0 are abandoned.
+    """
+    held = state.regions_of(seat, troop.race)
+    if not held:
+        raise IllegalAction(f"Your {troop.race} hold no region: their tokens wait in hand for your next turn")
+    given = dict(distribution)
+    if set(given) != set(held):
+        missing = sorted(set(held) - set(given))
+        extra = sorted(set(given) - set(held))
+        parts = []
+        if missing:
+            parts.append(f"give a count for every region you hold (missing: {', '.join(map(str, missing))})")
+        if extra:
+            parts.append(f"regions {', '.join(map(str, extra))} are not yours")
+        raise IllegalAction("Redeployment: " + "; ".join(parts))
+    total = total_tokens(state, seat, troop)
+    keep = kept_off_board(state, seat, troop, own_turn)
+    placed = total - keep
+    if sum(given.values()) != placed:
+        kept = f" ({keep} stay off the board)" if keep else ""
+        raise IllegalAction(
+            f"Redeployment must place exactly {placed} tokens{kept}; this places {sum(given.values())}"
+        )
+    zeros = [r for r, n in given.items() if n == 0]
+    if zeros and placed >= len(held):
+        raise IllegalAction(f"Leave at least one token in every region you hold (region {zeros[0]} has none)")
+    if zeros and any(n > 1 for n in given.values()):
+        raise IllegalAction("With too few tokens for every region, place one per region and no more")
+    for region, count in given.items():
+        r = state.edit_region(region)
+        if count == 0:
+            troop.camps += r.encampments
+            r.clear_occupant()
+        else:
+            r.tokens = count
+    troop.hand = keep
+
+
+def fewest_tokens(state: GameState, regions: list[int]) -> int:
+    """The auto rule's target: the region with the fewest tokens, ties to the lowest number."""
+    return min(regions, key=lambda i: (state.regions[i].tokens, i))
+
+
+def auto_redeploy(state: GameState, seat: int, own_turn: bool) -> None:
+    """DESIGN §4 ``auto``: tokens in hand go one at a time onto the owner's region with the fewest tokens
+    (ties: lowest region number); Encampments likewise, onto the weakest region."""
+    for troop in list(state.players[seat].troops()):
+        held = state.regions_of(seat, troop.race)
+        if not held:
+            continue
+        keep = kept_off_board(state, seat, troop, own_turn)
+        to_place = troop.hand - keep
+        if to_place > 0:
+            troop = state.edit_troop(seat, troop.race)
+            for _ in range(to_place):
+                state.edit_region(fewest_tokens(state, held)).tokens += 1
+            troop.hand -= to_place
+        if troop.camps and not troop.declined:
+            place_camps(state, seat, state.edit_troop(seat, troop.race))
+
+
+def place_camps(state: GameState, seat: int, troop: Troop) -> None:
+    """Encampments off the board go one at a time onto the weakest region (tokens + Encampments; ties:
+    lowest number): the ``auto`` rule, also used for those an attack displaced (rulebook, "Bivouacking":
+    they "are redeployed at the end of the current player's turn")."""
+    held = state.regions_of(seat, troop.race)
+    if not held:
+        return
+    for _ in range(troop.camps):
+        target = min(held, key=lambda i: (state.regions[i].tokens + state.regions[i].encampments, i))
+        state.edit_region(target).encampments += 1
+    troop.camps = 0
+
+
+def needs_redeploy(state: GameState, seat: int) -> bool:
+    """Whether an attacked player has tokens (or Encampments) in hand and a region to put them in."""
+    for troop in state.players[seat].troops():
+        if troop.hand and state.regions_of(seat, troop.race):
+            return True
+    return False
+
+
+def unplaced(state: GameState, seat: int, own_turn: bool) -> str | None:
+    """Why the player may not end the turn yet (tokens still in hand), or None."""
+    for troop in state.players[seat].troops():
+        if not state.regions_of(seat, troop.race):
+            continue
+        extra = troop.hand - kept_off_board(state, seat, troop, own_turn)
+        if extra > 0:
+            return f"You still have {extra} {troop.race} token{'s' if extra > 1 else ''} in hand: redeploy them first"
+    return None

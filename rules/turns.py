@@ -1,0 +1,87 @@
+"""The end of a turn, defenders' redeployment, the next player, the end of the game (DESIGN §4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .actions import IllegalAction
+from .decline import go_into_decline
+from .redeploy import auto_redeploy, needs_redeploy, place_camps, unplaced
+from .scoring import score_turn
+from .state import DEFEND, OVER, PICK, REDEPLOY, REDEPLOY_AUTO, START, GameState, TurnState
+from .troops import abilities
+
+
+def finish_own_turn(state: GameState, seat: int, *, decline_after: bool = False) -> dict[str, Any]:
+    """Markers land, the turn is scored, (Stout) the race declines, and the turn passes."""
+    for troop in list(state.players[seat].troops()):
+        for ability in abilities(troop):
+            ability.on_end_turn(state, seat, state.edit_troop(seat, troop.race))
+    score = score_turn(state, seat)
+    if decline_after:
+        go_into_decline(state, seat)
+    pass_turn(state)
+    return score
+
+
+def end_turn(state: GameState, seat: int, decline: bool) -> dict[str, Any]:
+    if state.phase != REDEPLOY:
+        raise IllegalAction("End your conquests first; then redeploy and end the turn")
+    problem = unplaced(state, seat, own_turn=True)
+    if problem:
+        raise IllegalAction(problem)
+    if decline:
+        troop = state.players[seat].active
+        if troop is None or not any(a.declines_after_scoring for a in abilities(troop)):
+            raise IllegalAction("Only a Stout race may go In Decline at the end of a turn of conquests")
+    state.edit_player(seat).auto_passes = 0
+    return finish_own_turn(state, seat, decline_after=decline)
+
+
+def pass_turn(state: GameState) -> None:
+    """Attacked players redeploy (``auto`` rule now, or ``ask``: each gets a step), then the next turn."""
+    seat = state.current
+    n = len(state.players)
+    order = [(seat + k) % n for k in range(1, n)]
+    for s in order:
+        active = state.players[s].active
+        if active is not None and active.camps:
+            place_camps(state, s, state.edit_troop(s, active.race))
+    defenders = [s for s in order if needs_redeploy(state, s)]
+    if state.options.get("redeploy", REDEPLOY_AUTO) == REDEPLOY_AUTO:
+        for s in defenders:
+            auto_redeploy(state, s, own_turn=False)
+        start_next_turn(state)
+    elif defenders:
+        state.defenders = defenders
+        state.phase = DEFEND
+    else:
+        start_next_turn(state)
+
+
+def defender_done(state: GameState, seat: int) -> None:
+    if needs_redeploy(state, seat):
+        raise IllegalAction(unplaced(state, seat, own_turn=False) or "Redeploy your tokens in hand first")
+    state.defenders = state.defenders[1:]
+    if not state.defenders:
+        start_next_turn(state)
+
+
+def start_next_turn(state: GameState) -> None:
+    """Rulebook, "Following turns": clockwise; after the last seat the turn marker moves on."""
+    n = len(state.players)
+    nxt = (state.current + 1) % n
+    turn = state.turn + (1 if nxt == 0 else 0)
+    state.t = TurnState()
+    state._owned.add("t")
+    state.defenders = []
+    if turn > state.turns:
+        # Rulebook, "End of the game": after the last turn on the track.
+        state.phase = OVER
+        return
+    state.current, state.turn = nxt, turn
+    player = state.edit_player(nxt)
+    player.ally = None  # Diplomat: the peace holds "until your next turn"
+    state.phase = PICK if player.active is None else START
+
+
