@@ -34,8 +34,13 @@ def conquest_cost(state: GameState, seat: int, troop: Troop, region: int) -> int
     return max(1, cost)
 
 
-def conquest_refusal(state: GameState, seat: int, troop: Troop, region: int) -> str | None:
-    """Why ``troop`` may not conquer ``region`` now (tokens aside), or None if it may."""
+def conquest_refusal(
+    state: GameState, seat: int, troop: Troop, region: int, held: list[int] | None = None
+) -> str | None:
+    """Why ``troop`` may not conquer ``region`` now (tokens aside), or None if it may.
+
+    ``held``: the troop's regions, when the caller already has them (legal_actions asks for every region).
+    """
     board = state.board
     if not 0 <= region < len(board):
         return f"There is no region {region} on this board (0 to {len(board) - 1})"
@@ -53,7 +58,8 @@ def conquest_refusal(state: GameState, seat: int, troop: Troop, region: int) -> 
         defender = state.players[r.owner]
         if defender.ally == seat and defender.active is not None and defender.active.race == r.race:
             return f"You are at peace with player {r.owner}'s {r.race} (Diplomat) until their next turn"
-    held = state.regions_of(seat, troop.race)
+    if held is None:
+        held = state.regions_of(seat, troop.race)
     if not held:
         # Rulebook, "First Conquest": a border region, or the shore of a Sea on the edge of the board.
         if region in board.entry:

@@ -211,8 +211,9 @@ def _conquests(state: GameState, seat: int, troop: Any, kind: str) -> list[Actio
     berserk = kind == ACTIVE and any(a.name == "Berserk" for a in abilities(troop))
     die = state.t.berserk_die if kind == ACTIVE else None
     out = []
+    held = state.regions_of(seat, troop.race)
     for region in range(len(state.regions)):
-        if conquest.conquest_refusal(state, seat, troop, region):
+        if conquest.conquest_refusal(state, seat, troop, region, held):
             continue
         cost = conquest.conquest_cost(state, seat, troop, region)
         if die is not None:

@@ -1,0 +1,73 @@
+"""Full random games per second, per board, through the public rules API.
+
+    python bench/rules_playout.py [--games N] [--seconds S]
+
+Every game is played to the end by ``rules.bots.random_player`` with all races and powers in the stacks;
+each step goes through ``rules.apply`` (copy-on-write, validation) and ``rules.legal_actions``. Prints a
+table: games/s, steps per game, microseconds per step, snapshot size at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import rules  # noqa: E402
+from rules.bots import random_player  # noqa: E402
+
+
+def play(players: int, seed: int) -> tuple[int, int]:
+    rnd = random.Random(seed)
+    state = rules.new_game(players, seed=seed)
+    steps = 0
+    while not state.over:
+        state = rules.apply(state, random_player(state, rnd))
+        steps += 1
+    return steps, len(json.dumps(state.to_json(), separators=(",", ":")))
+
+
+def bench(players: int, games: int, repeats: int) -> dict[str, float]:
+    rates, steps_all, sizes = [], [], []
+    for r in range(repeats):
+        started = time.perf_counter()
+        for g in range(games):
+            steps, size = play(players, seed=r * 100_000 + g)
+            steps_all.append(steps)
+            sizes.append(size)
+        rates.append(games / (time.perf_counter() - started))
+    rate = statistics.median(rates)
+    mean_steps = statistics.mean(steps_all)
+    return {
+        "games_per_s": rate,
+        "steps": mean_steps,
+        "us_per_step": 1e6 / (rate * mean_steps),
+        "snapshot_bytes_max": max(sizes),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=200, help="games per run and board")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per board (the median is shown)")
+    args = parser.parse_args()
+    print(f"# {platform.python_implementation()} {platform.python_version()} on {platform.machine()}")
+    print(f"# python bench/rules_playout.py --games {args.games} --repeats {args.repeats}")
+    print(f"{'board':<10} {'games/s':>9} {'steps/game':>11} {'µs/step':>8} {'max JSON bytes':>15}")
+    for players in (2, 3, 4, 5):
+        row = bench(players, args.games, args.repeats)
+        print(
+            f"{players}-players {row['games_per_s']:>9.1f} {row['steps']:>11.1f} "
+            f"{row['us_per_step']:>8.1f} {row['snapshot_bytes_max']:>15}"
+        )
+
+
+if __name__ == "__main__":
+    main()
