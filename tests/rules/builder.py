@@ -1,0 +1,232 @@
+"""A small builder of rule states for tests.
+
+Start from a real game (``rules.new_game``) and change only what a test is about::
+
+    state = (
+        Builder(3, seed=1)
+        .clear_board()                      # no Lost Tribes: an empty map (Mountains stay)
+        .active(0, "Ratmen", "Hill")        # 8 + 4 tokens in hand
+        .region(3, seat=0, tokens=2)        # region 3 held by seat 0's Active Ratmen
+        .region(4, seat=1, tokens=1, race="Orcs")
+        .at(0, "start")                     # seat 0 on turn, before readying troops
+        .build()                            # checks tests/rules/invariants.py
+    )
+
+Banners and badges are taken from wherever they lie (column, stacks, discards) so every piece stays
+somewhere exactly once; a combo that loses its banner or badge gets the next one from the stack.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rules import Action, GameState, apply, new_game
+from rules.abilities import POWERS, RACES
+from rules.state import (
+    CONQUER,
+    LOST_TRIBE,
+    PICK,
+    REDEPLOY,
+    START,
+    Combo,
+    RegionState,
+    Troop,
+    TurnState,
+)
+
+from .invariants import check_invariants
+
+
+class Builder:
+    def __init__(
+        self,
+        players: int = 3,
+        *,
+        seed: int | str = 1,
+        redeploy: str = "auto",
+        map_name: str | None = None,
+    ) -> None:
+        self.state = new_game(players, seed=seed, map_name=map_name, options={"redeploy": redeploy})
+        self._default_hand: set[str] = set()
+
+    # -- the map -----------------------------------------------------------------------------------
+    def clear_board(self) -> Builder:
+        """Remove every token and marker except the Mountains (which belong to the board)."""
+        for r in self.state.regions:
+            r.clear_occupant()
+        return self
+
+    def region(
+        self,
+        i: int,
+        *,
+        seat: int = -1,
+        tokens: int = 1,
+        race: str | None = None,
+        declined: bool = False,
+        **markers: Any,
+    ) -> Builder:
+        """Put ``tokens`` of a race on region ``i``.
+
+        ``seat``: the owner; the race defaults to that seat's Active race (``declined=True``: its
+        In Decline race). ``markers``: ``lair``, ``fortress``, ``encampments``, ``hole``, ``hero``,
+        ``dragon``.
+        ``seat=-1`` with no race puts a Lost Tribe.
+        """
+        if seat < 0:
+            race = race or LOST_TRIBE
+        elif race is None:
+            player = self.state.players[seat]
+            troop = player.declined[-1] if declined and player.declined else player.active
+            kind = "In Decline" if declined else "Active"
+            assert troop is not None, f"seat {seat} has no {kind} race"
+            race = troop.race
+        mountain = self.state.regions[i].mountain
+        r = RegionState(owner=seat, race=race, tokens=tokens, mountain=mountain)
+        for name, value in markers.items():
+            assert hasattr(r, name) and name not in ("owner", "race", "tokens", "mountain"), name
+            setattr(r, name, value)
+        self.state.regions[i] = r
+        return self
+
+    def empty(self, *regions: int) -> Builder:
+        """Empty these regions (Mountains stay)."""
+        for i in regions:
+            self.state.regions[i].clear_occupant()
+        return self
+
+    # -- players -----------------------------------------------------------------------------------
+    def active(
+        self, seat: int, race: str, power: str, *, hand: int | None = None, **fields: Any
+    ) -> Builder:
+        """Give ``seat`` an Active troop.
+
+        ``hand`` defaults to what is left of banner + badge once the regions given to the troop are
+        counted, capped by the box (worked out by :meth:`build`).
+
+        ``fields``: other :class:`rules.state.Troop` fields (``picked_turn``, ``held``...).
+        """
+        player = self.state.players[seat]
+        if player.active is not None:
+            self._release(player.active)
+        self._take(race, power)
+        player.active = Troop(race, power, hand=hand or 0, **fields)
+        if hand is None:
+            self._default_hand.add(race)
+        return self
+
+    def declined(self, seat: int, race: str, power: str = "Hill", *, hand: int = 0) -> Builder:
+        """Give ``seat`` an In Decline troop (its badge is in the discards, unless Spirit)."""
+        self._take(race, power)
+        troop = Troop(race, power, declined=True, hand=hand)
+        if POWERS[power].counts_toward_decline_limit:
+            self.state.power_discard.append(power)
+        self.state.players[seat].declined.append(troop)
+        return self
+
+    def coins(self, seat: int, coins: int) -> Builder:
+        self.state.players[seat].coins = coins
+        return self
+
+    # -- the column of combos ----------------------------------------------------------------------
+    def combos(self, *column: tuple[str, str] | tuple[str, str, int]) -> Builder:
+        """Set the column, top first: ``("Ratmen", "Hill")`` or ``("Ratmen", "Hill", coins)``."""
+        s = self.state
+        s.race_stack[:0] = [c.race for c in s.combos]
+        s.power_stack[:0] = [c.power for c in s.combos]
+        s.combos = []
+        for race, power, *coins in column:
+            self._take(race, power)
+            s.combos.append(Combo(race, power, coins[0] if coins else 0))
+        return self
+
+    def stacks(self, races: list[str] | None = None, powers: list[str] | None = None) -> Builder:
+        """Put these pieces on top of the stacks under the column (the others follow in order)."""
+        s = self.state
+        if races is not None:
+            assert set(races) <= set(s.race_stack), races
+            s.race_stack = list(races) + [r for r in s.race_stack if r not in races]
+        if powers is not None:
+            assert set(powers) <= set(s.power_stack), powers
+            s.power_stack = list(powers) + [p for p in s.power_stack if p not in powers]
+        return self
+
+    # -- the turn ----------------------------------------------------------------------------------
+    def at(
+        self, seat: int, phase: str | None = None, *, turn: int | None = None, **turn_fields: Any
+    ) -> Builder:
+        """Seat ``seat`` on turn in ``phase`` (default: ``start`` with an Active race, else
+        ``pick``).
+
+        In ``conquer`` and ``redeploy`` the troops count as readied. ``turn_fields`` set
+        :class:`rules.state.TurnState` fields (``conquests``, ``berserk_die``...).
+        """
+        s = self.state
+        s.current = seat
+        if turn is not None:
+            s.turn = turn
+        if phase is None:
+            phase = START if s.players[seat].active is not None else PICK
+        s.phase = phase
+        s.t = TurnState(readied=phase in (CONQUER, REDEPLOY), **turn_fields)
+        s.defenders = []
+        return self
+
+    def options(self, **options: Any) -> Builder:
+        self.state.options.update(options)
+        return self
+
+    def build(self, *, check: bool = True) -> GameState:
+        """The state (checked against the invariants). The builder must not be used afterwards."""
+        state = self.state
+        for p in state.players:
+            if p.active is not None and p.active.race in self._default_hand:
+                race, power = RACES[p.active.race], POWERS[p.active.power]
+                on_board = sum(r.tokens for r in state.regions if r.race == p.active.race)
+                left = state.box_left(p.active.race)
+                p.active.hand = max(0, min(race.tokens + power.tokens - on_board, left))
+        state.last = {"kind": "setup", "undo_point": True}
+        if check:
+            check_invariants(state)
+        return state
+
+    # -- keeping every banner and badge somewhere exactly once -------------------------------------
+    def _take(self, race: str, power: str) -> None:
+        s = self.state
+        assert race in RACES and power in POWERS, (race, power)
+        for p in s.players:
+            assert p.troop_of(race) is None, f"{race} is already held by a player"
+        if race in s.race_stack:
+            s.race_stack.remove(race)
+        else:
+            k = next(k for k, c in enumerate(s.combos) if c.race == race)
+            s.combos[k] = Combo(s.race_stack.pop(0), s.combos[k].power, s.combos[k].coins)
+        if power in s.power_stack:
+            s.power_stack.remove(power)
+        elif power in s.power_discard:
+            s.power_discard.remove(power)
+        else:
+            found = [k for k, c in enumerate(s.combos) if c.power == power]
+            assert found, f"{power} is already held by a player"
+            k = found[0]
+            s.combos[k] = Combo(s.combos[k].race, s.power_stack.pop(0), s.combos[k].coins)
+
+    def _release(self, troop: Troop) -> None:
+        """A troop replaced by the builder: banner under the stack, badge to the discards."""
+        s = self.state
+        self._default_hand.discard(troop.race)
+        for r in s.regions:
+            if r.race == troop.race:
+                r.clear_occupant()
+        s.race_stack.append(troop.race)
+        s.power_discard.append(troop.power)
+
+
+def act(state: GameState, kind: str, player: int, **fields: Any) -> GameState:
+    """``apply(state, Action(kind, player, **fields))``: one step, for short tests."""
+    return apply(state, Action(kind, player, **fields))
+
+
+def region_of(state: GameState, i: int) -> dict[str, Any]:
+    """A region's JSON form, for readable asserts: ``{"owner": 0, "race": "Orcs", "tokens": 2}``."""
+    return state.to_json()["regions"][i]
