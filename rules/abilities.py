@@ -64,7 +64,8 @@ class Ability:
         """When the conquests end and redeployment begins (Skeletons' reinforcements)."""
 
     def kept_off_board(self, total: int) -> int:
-        """Tokens the troop keeps off the board after its own redeployment (Amazons' 4)."""
+        """Tokens the troop keeps off the board after its own redeployment (Amazons' 4), of ``total``
+        (its tokens on the board, in hand and already held back)."""
         return 0
 
     def on_end_turn(self, state: GameState, seat: int, troop: Troop) -> None:

@@ -11,8 +11,11 @@ def kept_off_board(state: GameState, seat: int, troop: Troop, own_turn: bool) ->
     """Tokens the troop keeps off the board after its own redeployment (Amazons' 4), else 0."""
     if not own_turn:
         return 0
-    total = total_tokens(state, seat, troop)
-    return max((a.kept_off_board(total) for a in abilities(troop)), default=0)
+    # Rulebook, "Amazons": the 4 leave the map at the end of each redeployment and come back when troops are
+    # readied; those still held back (troops not readied this turn) are not taken a second time.
+    total = total_tokens(state, seat, troop) + troop.held
+    keep = max((a.kept_off_board(total) for a in abilities(troop)), default=0)
+    return max(0, keep - troop.held)
 
 
 def redeploy(
