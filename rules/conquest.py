@@ -7,7 +7,7 @@ from .abilities import RACES
 from .actions import ACTIVE, IllegalAction
 from .components import BASE_CONQUEST_COST, DIE_FACES, MAX_DIE_SHORTFALL
 from .state import LOST_TRIBE, REDEPLOY, GameState, Troop
-from .troops import abilities, declined_ghouls
+from .troops import abilities, acting_troop, declined_ghouls
 
 
 def roll_die(state: GameState) -> int:
@@ -139,6 +139,7 @@ def ready_ghouls(state: GameState, seat: int) -> Troop:
 
 def prepare(state: GameState, seat: int, kind: str) -> Troop:
     """Ready the acting troop and return the editable copy of it."""
+    acting_troop(state, seat, kind)  # a readable refusal for a troop the player does not have
     check_may_conquer(state, seat, kind)
     if kind == ACTIVE:
         ready_troops(state, seat)

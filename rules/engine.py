@@ -123,6 +123,8 @@ def _redeploy(state: GameState, seat: int, action: Action) -> None:
     if state.phase not in (REDEPLOY, DEFEND):
         raise IllegalAction("Redeployment comes after your conquests: end your conquests first")
     troop = acting_troop(state, seat, action.troop)
+    if troop.declined and not _ghouls_redeploy(state, troop, state.phase == REDEPLOY):
+        raise IllegalAction("Your In Decline Ghouls neither conquered this turn nor have tokens in hand to redeploy")
     redeploy.redeploy(
         state, seat, state.edit_troop(seat, troop.race), action.tokens, own_turn=state.phase == REDEPLOY
     )
@@ -225,11 +227,17 @@ def _conquests(state: GameState, seat: int, troop: Any, kind: str) -> list[Actio
     return out
 
 
+def _ghouls_redeploy(state: GameState, troop: Any, own_turn: bool) -> bool:
+    """In Decline Ghouls redeploy tokens in hand, and, having conquered this turn, all of them "exactly as if
+    they were still Active" (rulebook, "Ghouls")."""
+    return bool(troop.hand) or (own_turn and state.t.ghouls_readied)
+
+
 def _redeploy_choices(state: GameState, seat: int, own_turn: bool) -> list[Action]:
     out = []
     for troop in state.players[seat].troops():
         held = state.regions_of(seat, troop.race)
-        if not held or (troop.declined and not troop.hand):
+        if not held or (troop.declined and not _ghouls_redeploy(state, troop, own_turn)):
             continue
         kind = DECLINED if troop.declined else ACTIVE
         placed = total_tokens(state, seat, troop) - redeploy.kept_off_board(state, seat, troop, own_turn)
