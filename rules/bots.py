@@ -14,7 +14,11 @@ def concrete(choice: Action, rnd: random.Random) -> Action:
     if choice.type == "redeploy":
         count = choice.count or 0
         regions = list(choice.regions)
-        if count >= len(regions):
+        if choice.tokens:  # a defender: the tokens in hand go on top of what each region keeps
+            spread = dict(choice.tokens)
+            for _ in range(count - sum(spread.values())):
+                spread[rnd.choice(regions)] += 1
+        elif count >= len(regions):
             spread = {r: 1 for r in regions}
             for _ in range(count - len(regions)):
                 spread[rnd.choice(regions)] += 1

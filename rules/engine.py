@@ -166,7 +166,8 @@ def legal_actions(state: GameState, player: int) -> list[Action]:
     """What ``player`` may do now (empty when nothing is awaited from them).
 
     Choices that cannot be enumerated are one action describing the choice: ``redeploy`` (``regions`` to
-    fill, ``count`` tokens to place), ``place_encampments`` and ``place_heroes``.
+    fill, ``count`` tokens to place; for a defender, ``tokens`` holds what each region keeps at least),
+    ``place_encampments`` and ``place_heroes``.
     """
     if player not in awaiting(state):
         return []
@@ -239,7 +240,11 @@ def _redeploy_choices(state: GameState, seat: int, own_turn: bool) -> list[Actio
         held = state.regions_of(seat, troop.race)
         if not held or (troop.declined and not _ghouls_redeploy(state, troop, own_turn)):
             continue
+        if not own_turn and not troop.hand:
+            continue  # a defender places only tokens in hand (rules/redeploy.py)
         kind = DECLINED if troop.declined else ACTIVE
         placed = total_tokens(state, seat, troop) - redeploy.kept_off_board(state, seat, troop, own_turn)
-        out.append(Action("redeploy", seat, troop=kind, regions=tuple(held), count=placed))
+        # A defender's choice says what each region keeps at least: only tokens in hand are added.
+        least = () if own_turn else tuple((i, state.regions[i].tokens) for i in held)
+        out.append(Action("redeploy", seat, troop=kind, regions=tuple(held), count=placed, tokens=least))
     return out

@@ -47,6 +47,16 @@ def redeploy(
         raise IllegalAction(
             f"Redeployment must place exactly {placed} tokens{kept}; this places {sum(given.values())}"
         )
+    if not own_turn:
+        # Rulebook, "Enemy Losses & Withdrawals": an attacked player redeploys the tokens in hand into
+        # regions still occupied; moving tokens already on the board is the active player's "Troop
+        # Redeployment" only.
+        for region, count in given.items():
+            if count < state.regions[region].tokens:
+                raise IllegalAction(
+                    f"Only your tokens in hand can be placed now: region {region} has "
+                    f"{state.regions[region].tokens}, it cannot go down to {count}"
+                )
     zeros = [r for r, n in given.items() if n == 0]
     if zeros and placed >= len(held):
         raise IllegalAction(f"Leave at least one token in every region you hold (region {zeros[0]} has none)")
