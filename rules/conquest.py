@@ -257,6 +257,9 @@ def abandon(state: GameState, seat: int, region: int) -> None:
 
     if state.phase not in (START, CONQUER) or state.t.conquests:
         raise IllegalAction("Regions can be abandoned only while readying troops, before your first conquest")
+    if state.t.berserk_die is not None:
+        # Rulings, "Berserk": the roll comes "before each conquest"; the conquest has begun, readying is over.
+        raise IllegalAction("You rolled the die for Berserk: name the region to conquer with that roll")
     player = state.players[seat]
     if player.active is None:
         raise IllegalAction("You have no Active race to withdraw")

@@ -192,7 +192,7 @@ def legal_actions(state: GameState, player: int) -> list[Action]:
     if phase == START:
         out.append(Action("decline", player))
     if phase in (START, CONQUER):
-        if not state.t.conquests:
+        if not state.t.conquests and state.t.berserk_die is None:
             out += [Action("abandon", player, region=i) for i in state.regions_of(player, troop.race)]
         out += _conquests(state, player, troop, ACTIVE)
         out.append(Action("end_conquest", player))

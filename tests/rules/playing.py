@@ -10,7 +10,10 @@ def redeploy_simply(state: GameState, seat: int) -> GameState:
     for choice in [a for a in legal_actions(state, seat) if a.type == "redeploy"]:
         count = choice.count or 0
         regions = list(choice.regions)
-        if count >= len(regions):
+        if choice.tokens:  # a defender: only the tokens in hand are added to what each region holds
+            spread = dict(choice.tokens)
+            spread[regions[0]] += count - sum(spread.values())
+        elif count >= len(regions):
             spread = {r: 1 for r in regions}
             spread[regions[0]] += count - len(regions)
         else:
