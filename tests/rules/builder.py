@@ -102,14 +102,21 @@ class Builder:
         """Give ``seat`` an Active troop.
 
         ``hand`` defaults to what is left of banner + badge once the regions given to the troop are
-        counted, capped by the box (worked out by :meth:`build`).
+        counted, capped by the box (worked out by :meth:`build`). The same race and power again
+        changes the hand and fields only; another troop replaces it (its regions are emptied).
 
         ``fields``: other :class:`rules.state.Troop` fields (``picked_turn``, ``held``...).
         """
         player = self.state.players[seat]
-        if player.active is not None:
-            self._release(player.active)
-        self._take(race, power)
+        if player.active is not None and (player.active.race, player.active.power) == (race, power):
+            self._default_hand.discard(
+                race
+            )  # the same troop again: new hand and fields, same regions
+        else:
+            if player.active is not None:
+                self._release(player.active)
+                player.active = None
+            self._take(race, power)
         player.active = Troop(race, power, hand=hand or 0, **fields)
         if hand is None:
             self._default_hand.add(race)
