@@ -1,0 +1,118 @@
+"""Bivouacking: 5 Encampments placed in the race's regions at redeployment, +1 defence each, moved freely
+each turn, never lost in an attack (placed again at the end of the attacker's turn), gone In Decline
+(rulebook, "Bivouacking"). The ``auto`` rule (DESIGN §4) leaves them where they are and puts those off the
+board on the weakest region."""
+
+import pytest
+
+from rules import IllegalAction, auto_pass, conquest_cost, legal_actions, turn_score
+from tests.rules.builder import Builder, act, region_of
+from tests.rules.invariants import check_invariants
+
+
+def camping(camps_on_board=None, camps_off=0, phase="redeploy", redeploy="auto"):
+    camps_on_board = camps_on_board or {}
+    b = Builder(2, redeploy=redeploy).clear_board().active(0, "Humans", "Bivouacking", hand=0, camps=camps_off)
+    for region in (3, 4, 9):
+        b.region(region, seat=0, encampments=camps_on_board.get(region, 0))
+    return b.at(0, phase).build()
+
+
+def test_the_five_encampments_come_with_the_pick():
+    state = Builder(2).combos(("Humans", "Bivouacking"), ("Ratmen", "Hill")).at(0, "pick").build()
+    state = act(state, "pick", 0, combo=0)
+    assert state.players[0].active.camps == 5
+
+
+def test_encampments_are_placed_during_redeployment():
+    state = camping(camps_off=5)
+    (choice,) = [a for a in legal_actions(state, 0) if a.type == "place_encampments"]
+    assert (choice.regions, choice.count) == ((3, 4, 9), 5)
+    state = act(state, "place_encampments", 0, tokens=((3, 2), (9, 3)))
+    assert [state.regions[i].encampments for i in (3, 4, 9)] == [2, 0, 3]
+    assert state.players[0].active.camps == 0
+    check_invariants(state)
+
+
+def test_each_encampment_adds_one_to_the_defence():
+    state = (
+        Builder(2).clear_board().active(0, "Ratmen", "Hill", hand=8).region(2, seat=0)
+        .active(1, "Humans", "Bivouacking", hand=0).region(3, seat=1, encampments=3)
+        .region(4, seat=1, encampments=2).at(0, "conquer").build()
+    )
+    assert conquest_cost(state, 0, state.players[0].active, 3) == 2 + 1 + 3
+
+
+def test_encampments_move_freely_each_turn():
+    state = camping({3: 2, 4: 3})
+    state = act(state, "place_encampments", 0, tokens=((9, 5),))
+    assert [state.regions[i].encampments for i in (3, 4, 9)] == [0, 0, 5]
+
+
+def test_no_more_than_the_five_encampments():
+    state = camping({3: 2, 4: 3})
+    with pytest.raises(IllegalAction, match="You have 5 Encampments"):
+        act(state, "place_encampments", 0, tokens=((9, 6),))
+
+
+def test_encampments_go_only_in_the_races_own_regions():
+    state = camping(camps_off=5)
+    with pytest.raises(IllegalAction, match="only in your own regions; 10 is not yours"):
+        act(state, "place_encampments", 0, tokens=((10, 1),))
+
+
+def test_encampments_are_placed_only_at_redeployment():
+    state = camping(camps_off=5, phase="conquer")
+    assert not any(a.type == "place_encampments" for a in legal_actions(state, 0))
+    with pytest.raises(IllegalAction, match="during your Troop Redeployment"):
+        act(state, "place_encampments", 0, tokens=((3, 1),))
+
+
+def test_encampments_left_aside_are_placed_at_the_end_of_the_turn():
+    state = camping(camps_off=5)
+    state = act(state, "place_encampments", 0, tokens=((3, 3),))
+    state = act(state, "end_turn", 0)
+    # The 2 left aside go by the auto rule onto the weakest regions (tokens + Encampments, lowest number).
+    assert [state.regions[i].encampments for i in (3, 4, 9)] == [3, 1, 1]
+
+
+def test_auto_pass_keeps_the_encampments_where_they_are():
+    state = auto_pass(camping({3: 1, 9: 4}, phase="start"), 0)
+    assert [state.regions[i].encampments for i in (3, 4, 9)] == [1, 0, 4]
+
+
+def test_encampments_are_never_lost_in_an_attack():
+    state = (
+        Builder(2).clear_board().active(0, "Ratmen", "Hill", hand=10).region(2, seat=0)
+        .active(1, "Humans", "Bivouacking", hand=0).region(3, seat=1, encampments=2)
+        .region(4, seat=1, encampments=3).region(10, seat=1).at(0, "conquer").build()
+    )
+    state = act(state, "conquer", 0, region=3)  # 2 + 1 + 2
+    assert state.players[1].active.camps == 2 and region_of(state, 3)["race"] == "Ratmen"
+    state = act(state, "end_conquest", 0)
+    state = act(state, "redeploy", 0, tokens=((2, 1), (3, 10)))
+    state = act(state, "end_turn", 0)
+    # Placed again at the end of the attacker's turn, onto the weakest region.
+    assert state.players[1].active.camps == 0
+    assert [state.regions[i].encampments for i in (4, 10)] == [3, 2]
+    check_invariants(state)
+
+
+def test_encampments_of_an_abandoned_region_are_placed_again():
+    state = act(camping({4: 5}, phase="start"), "abandon", 0, region=4)
+    assert state.players[0].active.camps == 5
+    state = act(state, "end_conquest", 0)
+    state = act(state, "redeploy", 0, tokens=((3, 2), (9, 1)))
+    state = act(state, "end_turn", 0)
+    assert sum(state.regions[i].encampments for i in (3, 9)) == 5
+
+
+def test_encampments_disappear_when_the_race_goes_in_decline():
+    state = act(camping({3: 2, 4: 3}, phase="start"), "decline", 0)
+    assert all(r.encampments == 0 for r in state.regions)
+    assert state.players[0].declined[0].camps == 0
+    check_invariants(state)
+
+
+def test_encampments_earn_no_coin():
+    assert turn_score(camping({3: 5}), 0) == {"regions": 3, "bonus": {"Humans": 1}, "total": 4}
