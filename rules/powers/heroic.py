@@ -1,6 +1,7 @@
 """Heroic: at the end of the turn the 2 Heroes stand in 2 different regions, which are immune
 (rulebook, "Heroic"). A player who does not place them keeps them where they stand; missing ones go to
-the lowest-numbered regions."""
+the lowest-numbered regions (decision: the deterministic rule of DESIGN §4, also used when an auto-passed
+turn ends or a region given up after placing them took a Hero away)."""
 
 from __future__ import annotations
 
@@ -45,8 +46,10 @@ class Heroic(Power):
                 state.edit_region(i).hero = want
 
     def on_end_turn(self, state: GameState, seat: int, troop: Troop) -> None:
+        # Rulebook: "At the end of your turn, place each of your 2 Heroes in 2 different Regions": also when a
+        # region given up after ``place_heroes`` took a Hero with it.
         held = state.regions_of(seat, troop.race)
-        if state.t.heroes_placed or not held:
+        if not held:
             return
         standing = [i for i in held if state.regions[i].hero]
         others = [i for i in held if i not in standing]
