@@ -44,7 +44,16 @@ def apply(state: GameState, action: Action | dict[str, Any]) -> GameState:
     new = state.fork()
     info = handler(new, seat, action) or {}
     new.last = {"kind": action.type, "player": seat, "undo_point": False} | info
+    if not new.last["undo_point"] and (new.rng != state.rng or _revealed_combo(state, new)):
+        # DESIGN §4: undo stops at a step that used chance or revealed information, whatever the
+        # step (e.g. a conquest wiping out an In Decline race whose banner fills a short column).
+        new.last["undo_point"] = True
     return new.done()
+
+
+def _revealed_combo(before: GameState, after: GameState) -> bool:
+    shown = {(c.race, c.power) for c in before.combos}
+    return any((c.race, c.power) not in shown for c in after.combos)
 
 
 def auto_pass(state: GameState, player: int) -> GameState:
