@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from .actions import Action
+from .actions import DECLINED, Action
 from .engine import apply, awaiting, legal_actions
 from .state import GameState
 
@@ -39,8 +39,22 @@ def concrete(choice: Action, rnd: random.Random) -> Action:
 
 def random_action(state: GameState, player: int, rnd: random.Random) -> Action:
     """A random legal action for ``player``, favouring progress so that games end in reasonable time:
-    conquests are preferred to ending them, and ``end_turn`` waits until the redeploy is done."""
+    conquests are preferred to ending them, and ``end_turn`` waits until the redeploy is done.
+
+    So that random games play every rule (tests/rules/test_coverage.py), some legal moves are favoured:
+    In Decline Ghouls usually use their moment before the Active race, a race goes In Decline now and then,
+    and Berserk usually rolls before conquering.
+    """
     choices = legal_actions(state, player)
+    ghouls = [a for a in choices if a.troop == DECLINED and a.type in ("conquer", "final_conquest")]
+    if ghouls and rnd.random() < 0.6:
+        return rnd.choice(ghouls)
+    declines = [a for a in choices if a.type == "decline"]
+    if declines and rnd.random() < 0.12:
+        return declines[0]
+    rolls = [a for a in choices if a.type == "berserk_roll"]
+    if rolls and rnd.random() < 0.5:
+        return rolls[0]
     conquests = [a for a in choices if a.type in ("conquer", "final_conquest", "dragon", "convert")]
     if conquests and rnd.random() < 0.85:
         return concrete(rnd.choice(conquests), rnd)

@@ -275,7 +275,8 @@ def abandon(state: GameState, seat: int, region: int) -> None:
     troop.hand += r.tokens
     troop.camps += r.encampments
     r.clear_occupant()
-    state.edit_turn().ghouls_done = True
+    # Not the end of the In Decline Ghouls' moment: rulings, they conquer "before any conquest of the Active
+    # race", and abandoning is part of readying the troops, not a conquest.
 
 
 def end_conquests(state: GameState, seat: int) -> None:

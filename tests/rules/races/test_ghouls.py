@@ -156,3 +156,11 @@ def test_a_ghoul_final_conquest_ends_the_ghouls_conquests_only():
     state = act(state, "final_conquest", 0, region=9, troop="declined")
     assert state.phase == "conquer" and ghoul_conquests(state) == set()
     assert any(a.type == "conquer" and a.troop == "active" for a in legal_actions(state, 0))
+
+
+def test_in_decline_ghouls_may_still_conquer_after_the_active_race_abandons_a_region():
+    """Abandoning is part of readying the troops, not a conquest of the Active race (rulings)."""
+    state = act(ghouls_in_decline(), "abandon", 0, region=16)
+    assert 9 in ghoul_conquests(state)
+    state = act(state, "conquer", 0, region=9, troop="declined")
+    assert region_of(state, 9)["race"] == "Ghouls"
