@@ -249,6 +249,10 @@ def _redeploy_choices(state: GameState, seat: int, own_turn: bool) -> list[Actio
         held = state.regions_of(seat, troop.race)
         if not held or (troop.declined and not _ghouls_redeploy(state, troop, own_turn)):
             continue
+        if troop.declined and troop is not declined_ghouls(state, seat):
+            # "troop": "declined" names the In Decline Ghouls; other In Decline races (a second one
+            # with Spirit) keep one token per region and have nothing to redeploy.
+            continue
         if not own_turn and not troop.hand:
             continue  # a defender places only tokens in hand (rules/redeploy.py)
         kind = DECLINED if troop.declined else ACTIVE
