@@ -122,3 +122,16 @@ def test_the_redeploy_action_in_json() -> None:
         apply(state, {"type": "redeploy", "player": 0, "tokens": {"1": 2, "2": -1}})
     with pytest.raises(IllegalAction, match="'x' is not a region number"):
         apply(state, {"type": "redeploy", "player": 0, "tokens": {"x": 2}})
+
+
+def test_only_the_in_decline_ghouls_are_offered_a_declined_redeploy() -> None:
+    """``"troop": "declined"`` names the In Decline Ghouls: a second In Decline race (Spirit) holds
+    one token per region and is not offered a redeploy that would be applied to the Ghouls."""
+    b = Builder(2, seed=1).clear_board().active(0, "Ratmen", "Merchant", hand=0)
+    b.region(1, seat=0, tokens=2).declined(0, "Elves", "Stout").region(11, seat=0, declined=True)
+    b.declined(0, "Ghouls", "Spirit").region(4, seat=0, tokens=3, declined=True)
+    state = b.at(0, REDEPLOY, ghouls_readied=True, ghouls_done=True).build()
+    choices = [a for a in legal_actions(state, 0) if a.type == "redeploy"]
+    assert [(a.troop, a.regions) for a in choices] == [("active", (1,)), ("declined", (4,))]
+    for choice in choices:
+        act(state, "redeploy", 0, troop=choice.troop, tokens=((choice.regions[0], choice.count),))
