@@ -1,4 +1,9 @@
-"""Berserk: roll the die before each conquest, then name the target (rulebook, "Berserk"; rulings)."""
+"""Berserk: roll the die before each conquest, then name the target (rulebook, "Berserk"; rulings).
+
+Decisions where the rules are silent: once the die is rolled the conquest has begun, so no region may be
+abandoned, and the Dragon and the Sorcerers wait until that roll is used; the player may still end the
+conquests instead of naming a target (the roll is then lost). Berserk never uses ``final_conquest``: a named
+target that hand + roll cannot pay is the final attempt."""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """Diplomat: at the end of the turn, make peace with one opponent not attacked this turn (rulebook,
 "Diplomat"). That opponent's Active race cannot attack yours until your next turn; In Decline tokens
-(Ghouls) are not bound (rulings)."""
+(Ghouls) are not bound (rulings).
+
+Decision: an opponent whose Active race the player attacked this turn with any of their races (In Decline
+Ghouls or a Sorcerer conversion included) cannot be chosen."""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""Ghouls: all tokens stay going In Decline, and In Decline they go on conquering (rulebook, "Ghouls")."""
+"""Ghouls: all tokens stay going In Decline, and In Decline they go on conquering (rulebook, "Ghouls").
+
+In Decline they conquer (``conquer`` / ``final_conquest`` with ``troop: "declined"``) before or after the
+pick, but before any conquest of the Active race (rulings); abandoning a region is readying, not a conquest,
+so it does not end their moment. Having conquered, they redeploy freely like an Active race ("playing
+exactly as if they were still Active"); their special power no longer applies."""
 
 from __future__ import annotations
 

@@ -4,6 +4,11 @@ The token must be alone in its region (a Troll's Lair, a Fortress or a Mountain 
 Encampment does), Active, in a region adjacent to a Sorcerer region and not immune. The new Sorcerer comes
 from the box, so it works with an empty hand but not with an empty box; the replaced token (an Elf too) is
 lost.
+
+Decisions: "adjacent" means sharing a border on the board; Flying and Underworld stretch the race's
+conquests, not this racial power. A conversion is a conquest of a non-empty region (Pillaging counts it, the
+In Decline Ghouls' moment ends, the victim counts as attacked for the Diplomat); it needs no Berserk roll and
+is refused while one waits.
 """
 
 from __future__ import annotations

@@ -116,3 +116,36 @@ def test_encampments_disappear_when_the_race_goes_in_decline():
 
 def test_encampments_earn_no_coin():
     assert turn_score(camping({3: 5}), 0) == {"regions": 3, "bonus": {"Humans": 1}, "total": 4}
+
+
+def test_encampments_lost_in_an_attack_are_placed_before_the_defender_is_asked():
+    state = (
+        Builder(2, redeploy="ask").clear_board().active(0, "Ratmen", "Hill", hand=10).region(2, seat=0)
+        .active(1, "Humans", "Bivouacking", hand=0).region(3, seat=1, tokens=2, encampments=2)
+        .region(4, seat=1, encampments=3).region(10, seat=1).at(0, "conquer").build()
+    )
+    state = act(state, "conquer", 0, region=3)  # 2 + 2 + 2
+    state = act(state, "end_conquest", 0)
+    state = act(state, "redeploy", 0, tokens=((2, 1), (3, 10)))
+    state = act(state, "end_turn", 0)
+    assert state.phase == "defend" and state.defenders == [1]
+    assert state.players[1].active.camps == 0 and state.regions[10].encampments == 2
+    assert not any(a.type == "place_encampments" for a in legal_actions(state, 1))
+    with pytest.raises(IllegalAction, match="for your own turn"):
+        act(state, "place_encampments", 1, tokens=((4, 5),))
+    state = auto_pass(state, 1)
+    assert state.current == 1 and [state.regions[i].encampments for i in (4, 10)] == [3, 2]
+    check_invariants(state)
+
+
+def test_encampments_of_a_region_the_amazons_give_up_are_placed_again():
+    # Amazons with 6 tokens on 3 regions keep 2 on the board: the Encampments of the region given up stay.
+    state = (
+        Builder(2).clear_board().active(0, "Amazons", "Bivouacking", hand=3)
+        .region(3, seat=0, encampments=1).region(4, seat=0, encampments=4).region(9, seat=0)
+        .at(0, "redeploy").build()
+    )
+    state = act(state, "redeploy", 0, tokens=((3, 1), (4, 0), (9, 1)))
+    state = act(state, "end_turn", 0)
+    assert sum(state.regions[i].encampments for i in (3, 9)) == 5
+    check_invariants(state)

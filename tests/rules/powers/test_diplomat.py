@@ -107,3 +107,16 @@ def test_an_in_decline_diplomat_makes_no_peace():
     assert not any(a.type == "choose_ally" for a in legal_actions(state, 0))
     with pytest.raises(IllegalAction, match="belongs to Diplomat"):
         act(state, "choose_ally", 0, target=1)
+
+
+def test_an_attack_by_the_players_in_decline_ghouls_also_rules_the_opponent_out():
+    """Decision: the player attacked that opponent this turn, whichever of their races did it."""
+    state = (
+        Builder(2).clear_board().declined(0, "Ghouls", "Swamp").region(10, seat=0, tokens=4, declined=True)
+        .active(0, "Humans", "Diplomat", hand=0).region(3, seat=0)
+        .active(1, "Ratmen", "Hill", hand=0).region(9, seat=1).region(14, seat=1).at(0, "start").build()
+    )
+    state = act(state, "conquer", 0, region=9, troop="declined")
+    state = act(state, "end_conquest", 0)
+    with pytest.raises(IllegalAction, match="attacked player 1"):
+        act(state, "choose_ally", 0, target=1)

@@ -196,3 +196,16 @@ def test_in_decline_sorcerers_convert_no_more():
     assert converts(state) == set()
     with pytest.raises(IllegalAction, match="belongs to Sorcerers"):
         act(state, "convert", 0, region=4)
+
+
+@pytest.mark.parametrize("power", ["Flying", "Underworld"])
+def test_flying_and_underworld_do_not_stretch_the_conversions_adjacency(power):
+    """Decision: the conversion needs a region bordering a Sorcerer region on the board (rulings)."""
+    state = (
+        Builder(2).clear_board().active(0, "Sorcerers", power, hand=0).region(3, seat=0)
+        .active(1, "Humans", "Swamp", hand=0).region(17, seat=1).at(0, "start").build()
+    )
+    # 17 is a Cavern like 3, and any land region is in reach of a Flying race's conquests.
+    assert converts(state) == set()
+    with pytest.raises(IllegalAction, match="not adjacent to one of your Sorcerer regions"):
+        act(state, "convert", 0, region=17)
