@@ -141,6 +141,9 @@ def _redeploy(state: GameState, seat: int, action: Action) -> None:
 
 def _end_turn(state: GameState, seat: int, action: Action) -> dict[str, Any]:
     if state.phase == DEFEND:
+        if action.decline:
+            # Stout (rulebook): "at the end of a regular turn of conquests" - one's own turn only.
+            raise IllegalAction("A Stout race goes In Decline at the end of its own turn, not after an attack")
         turns.defender_done(state, seat)
         return {"undo_point": True}
     return {"undo_point": True, "score": turns.end_turn(state, seat, action.decline)}

@@ -82,3 +82,20 @@ def test_stout_may_still_decline_at_the_start_of_a_turn():
 def test_an_auto_passed_stout_turn_does_not_decline():
     state = auto_pass(stout(), 0)
     assert state.players[0].active.race == "Humans"
+
+
+def test_a_stout_defender_cannot_decline_while_redeploying_after_an_attack():
+    state = (
+        Builder(2, redeploy="ask").clear_board().active(0, "Ratmen", "Hill", hand=8).region(3, seat=0)
+        .active(1, "Humans", "Stout", hand=0).region(4, seat=1, tokens=3).region(10, seat=1)
+        .at(0, "conquer").build()
+    )
+    state = act(state, "conquer", 0, region=4)
+    state = redeploy_simply(act(state, "end_conquest", 0), 0)
+    state = act(state, "end_turn", 0)
+    assert state.phase == "defend"
+    state = redeploy_simply(state, 1)
+    assert not any(a.decline for a in legal_actions(state, 1))
+    with pytest.raises(IllegalAction, match="end of its own turn"):
+        act(state, "end_turn", 1, decline=True)
+    assert act(state, "end_turn", 1).players[1].active.race == "Humans"
