@@ -164,3 +164,12 @@ def test_in_decline_ghouls_may_still_conquer_after_the_active_race_abandons_a_re
     assert 9 in ghoul_conquests(state)
     state = act(state, "conquer", 0, region=9, troop="declined")
     assert region_of(state, 9)["race"] == "Ghouls"
+
+
+def test_a_player_auto_passed_after_the_ghouls_conquered_places_them_and_picks_nothing():
+    state = act(ghouls_in_decline(active=None, phase="pick"), "conquer", 0, region=10, troop="declined")
+    state = auto_pass(state, 0)
+    assert state.players[0].active is None and state.players[0].declined[0].hand == 0
+    assert [region_of(state, i)["tokens"] for i in (3, 4, 10)] == [2, 1, 2]
+    assert state.last["score"]["regions"] == 3
+    check_invariants(state)
