@@ -6,7 +6,8 @@ replaces each region, player or troop it touches with a copy first (``edit_regio
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
+from functools import cache
 from typing import Any
 
 from .board import Board, load_board
@@ -307,7 +308,7 @@ class GameState:
             "power_stack": list(self.power_stack),
             "power_discard": list(self.power_discard),
             "rng": format(self.rng, "016x"),
-            "turn_state": _compact(self.t, TurnState()),
+            "turn_state": _compact(self.t),
             "defenders": list(self.defenders),
             "last": dict(self.last),
         }
@@ -340,21 +341,34 @@ class GameState:
         )
 
 
-def _compact(obj: Any, default: Any) -> dict[str, Any]:
-    """Fields that differ from the default only, to keep snapshots small (DESIGN §8: < 16 KB)."""
+def _compact(obj: Any) -> dict[str, Any]:
+    """Fields that differ from their default only, to keep snapshots small (DESIGN §8: < 16 KB)."""
     out = {}
-    for f in fields(obj):
-        value = getattr(obj, f.name)
-        if value != getattr(default, f.name):
-            out[f.name] = list(value) if isinstance(value, list) else value
+    for name, default in _defaults(type(obj)):
+        value = getattr(obj, name)
+        if value != default:
+            out[name] = list(value) if isinstance(value, list) else value
     return out
 
 
-_EMPTY_REGION = RegionState()
+@cache
+def _defaults(cls: type) -> tuple[tuple[str, Any], ...]:
+    """``(name, default)`` of the fields that have a default (a Troop's race and power have none).
+
+    Computed once per class: ``to_json`` runs after every step, and ``dataclasses.fields`` was most of
+    its time.
+    """
+    out = []
+    for f in fields(cls):
+        if f.default is not MISSING:
+            out.append((f.name, f.default))
+        elif f.default_factory is not MISSING:
+            out.append((f.name, f.default_factory()))
+    return tuple(out)
 
 
 def _region_json(r: RegionState) -> dict[str, Any]:
-    return _compact(r, _EMPTY_REGION)
+    return _compact(r)
 
 
 def _region_from(d: dict[str, Any]) -> RegionState:
@@ -362,7 +376,7 @@ def _region_from(d: dict[str, Any]) -> RegionState:
 
 
 def _troop_json(t: Troop) -> dict[str, Any]:
-    return {"race": t.race, "power": t.power} | _compact(t, Troop(t.race, t.power))
+    return {"race": t.race, "power": t.power} | _compact(t)
 
 
 def _player_json(p: PlayerState) -> dict[str, Any]:
