@@ -22,6 +22,7 @@ from typing import Any
 
 from rules import Action, GameState, apply, new_game
 from rules.abilities import POWERS, RACES
+from rules.combos import replenish
 from rules.state import (
     CONQUER,
     LOST_TRIBE,
@@ -137,7 +138,10 @@ class Builder:
 
     # -- the column of combos ----------------------------------------------------------------------
     def combos(self, *column: tuple[str, str] | tuple[str, str, int]) -> Builder:
-        """Set the column, top first: ``("Ratmen", "Hill")`` or ``("Ratmen", "Hill", coins)``."""
+        """Set the column, top first: ``("Ratmen", "Hill")`` or ``("Ratmen", "Hill", coins)``.
+
+        :meth:`build` fills the rest of the column from the stacks (while banners remain).
+        """
         s = self.state
         s.race_stack[:0] = [c.race for c in s.combos]
         s.power_stack[:0] = [c.power for c in s.combos]
@@ -192,6 +196,7 @@ class Builder:
                 on_board = sum(r.tokens for r in state.regions if r.race == p.active.race)
                 left = state.box_left(p.active.race)
                 p.active.hand = max(0, min(race.tokens + power.tokens - on_board, left))
+        replenish(state)  # a column set short is filled from the stacks, as the engine would
         state.last = {"kind": "setup", "undo_point": True}
         if check:
             check_invariants(state)

@@ -1,6 +1,9 @@
-"""Invariants every reachable game state keeps; checked after every step of the property tests."""
+"""Invariants every reachable game state keeps; checked after every step of the property tests
+(and by ``tests/rules/builder.py`` on every state it builds)."""
 
 from __future__ import annotations
+
+from collections import Counter
 
 from rules import POWERS, RACES, GameState
 from rules.abilities import POWERS as POWER_TABLE
@@ -12,66 +15,119 @@ from rules.components import (
     LOST_TRIBE_TOKENS,
     RACE_TOKENS,
     TROLL_LAIRS,
+    VISIBLE_COMBOS,
 )
-from rules.state import LOST_TRIBE
+from rules.state import CONQUER, DEFEND, LOST_TRIBE, OVER, PICK, REDEPLOY, START
+
+PHASES = (PICK, START, CONQUER, REDEPLOY, DEFEND, OVER)
 
 
 def check_invariants(state: GameState) -> None:
     board = state.board
+    n = len(state.players)
+    assert 2 <= n <= 5, n
     assert len(state.regions) == len(board)
-    # Regions: one occupant at most, never empty-but-owned, water only for Seafaring races.
-    for i, r in enumerate(state.regions):
-        assert r.tokens >= 0, (i, r)
+    # The turn: a spot on the track, a seat, a phase that fits the seat.
+    assert state.turns == board.turns and 1 <= state.turn <= state.turns, (state.turn, state.turns)
+    assert 0 <= state.current < n and state.phase in PHASES, (state.current, state.phase)
+    on_turn = state.players[state.current]
+    if state.phase == PICK:
+        assert on_turn.active is None, "a player with an Active race does not pick"
+    if state.phase in (START, CONQUER):
+        assert on_turn.active is not None, "conquests need an Active race"
+    if state.phase == DEFEND:
+        assert state.defenders and len(set(state.defenders)) == len(state.defenders)
+        assert state.current not in state.defenders
+        assert all(0 <= s < n for s in state.defenders)
+    else:
+        assert state.defenders == [], state.defenders
+    assert state.options.get("redeploy") in ("auto", "ask"), state.options
+    assert 0 <= state.rng < 1 << 64
+    # Regions: one occupant at most, never empty-but-owned, water only for Seafaring races, markers
+    # only with the race or power they belong to.
+    on_board: Counter[str] = Counter()
+    heroes: Counter[int] = Counter()
+    holes: Counter[int] = Counter()
+    camps: Counter[int] = Counter()
+    for i, (land, r) in enumerate(zip(board.regions, state.regions, strict=True)):
+        assert r.tokens >= 0 and r.encampments >= 0, (i, r)
+        assert r.mountain == (land.terrain == "mountain"), (i, r)
         if r.tokens == 0:
             assert r.owner == -1 and r.race is None, (i, r)
-            assert not (r.lair or r.fortress or r.encampments or r.hole or r.hero or r.dragon), (i, r)
-        elif r.race == LOST_TRIBE:
+            assert not (r.lair or r.fortress or r.encampments or r.hole or r.hero or r.dragon), (
+                i,
+                r,
+            )
+            continue
+        assert r.race is not None, (i, r)
+        on_board[r.race] += r.tokens
+        if r.race == LOST_TRIBE:
             assert r.owner == -1 and r.tokens == 1, (i, r)
-        else:
-            troop = state.players[r.owner].troop_of(r.race)
-            assert troop is not None, (i, r, "region held by a race its owner does not have")
-            if board.regions[i].is_water:
-                assert POWER_TABLE[troop.power].sails, (i, r, "only Seafaring races hold water")
-            if troop.declined:
-                assert not (r.hero or r.dragon or r.hole or r.encampments), (i, r)
-        assert r.mountain == (board.regions[i].terrain == "mountain"), (i, r)
+            assert not (r.lair or r.fortress or r.encampments or r.hole or r.hero or r.dragon), (
+                i,
+                r,
+            )
+            continue
+        assert 0 <= r.owner < n, (i, r)
+        troop = state.players[r.owner].troop_of(r.race)
+        assert troop is not None, (i, r, "region held by a race its owner does not have")
+        if land.is_water:
+            assert POWER_TABLE[troop.power].sails, (i, r, "only Seafaring races hold water")
+        if troop.declined:
+            assert not (r.hero or r.dragon or r.hole or r.encampments), (i, r)
+        # Rulings: Troll's Lairs leave the board with their Trolls; the other markers belong to the
+        # power (or race) that placed them.
+        assert not r.lair or r.race == "Trolls", (i, r)
+        assert not r.fortress or troop.power == "Fortified", (i, r)
+        assert not r.encampments or troop.power == "Bivouacking", (i, r)
+        assert not r.hero or troop.power == "Heroic", (i, r)
+        assert not r.dragon or troop.power == "Dragon Master", (i, r)
+        assert not r.hole or r.race == "Halflings", (i, r)
+        heroes[r.owner] += r.hero
+        holes[r.owner] += r.hole
+        camps[r.owner] += r.encampments
     # Box limits (components.md).
+    off_board: Counter[str] = Counter()
+    for p in state.players:
+        for t in p.troops():
+            off_board[t.race] += t.hand + t.held
     for race, (_, box) in RACE_TOKENS.items():
-        on_board = sum(r.tokens for r in state.regions if r.race == race)
-        off_board = sum(
-            t.hand + t.held for p in state.players for t in p.troops() if t.race == race
-        )
-        assert on_board + off_board <= box, (race, on_board, off_board, box)
-    assert sum(r.tokens for r in state.regions if r.race == LOST_TRIBE) <= LOST_TRIBE_TOKENS
+        assert on_board[race] + off_board[race] <= box, (race, on_board[race], off_board[race], box)
+    assert on_board[LOST_TRIBE] <= LOST_TRIBE_TOKENS
     assert sum(r.fortress for r in state.regions) <= FORTRESSES
     assert sum(r.lair for r in state.regions) <= TROLL_LAIRS
     assert sum(r.dragon for r in state.regions) <= 1
     for seat, p in enumerate(state.players):
         assert p.coins >= 0, (seat, p.coins)
-        mine = [i for i, r in enumerate(state.regions) if r.owner == seat]
-        assert sum(state.regions[i].hero for i in mine) <= HEROES
-        assert sum(state.regions[i].hole for i in mine) <= HOLES
+        assert heroes[seat] <= HEROES and holes[seat] <= HOLES, seat
         if p.active is not None:
             assert not p.active.declined
-            camps = sum(state.regions[i].encampments for i in mine) + p.active.camps
-            assert camps <= ENCAMPMENTS, (seat, camps)
+            assert camps[seat] + p.active.camps <= ENCAMPMENTS, (seat, camps[seat], p.active.camps)
         assert all(t.declined for t in p.declined)
         counting = [t for t in p.declined if POWERS[t.power].counts_toward_decline_limit]
         assert len(counting) <= 1, (seat, p.declined)
         assert len(p.declined) <= 2
         for t in p.troops():
             assert t.hand >= 0 and t.held >= 0 and t.camps >= 0, t
+        assert p.ally is None or (0 <= p.ally < n and p.ally != seat), (seat, p.ally)
+        assert p.auto_passes >= 0
     # Every banner is somewhere exactly once; every badge too.
     races_seen = [c.race for c in state.combos] + list(state.race_stack)
     races_seen += [t.race for p in state.players for t in p.troops()]
     assert sorted(races_seen) == sorted(RACES), races_seen
-    powers_seen = [c.power for c in state.combos] + list(state.power_stack) + list(state.power_discard)
+    powers_seen = [c.power for c in state.combos] + state.power_stack + state.power_discard
     for p in state.players:
         if p.active is not None:
             powers_seen.append(p.active.power)
-        powers_seen += [t.power for t in p.declined if not POWERS[t.power].counts_toward_decline_limit]
+        powers_seen += [
+            t.power for t in p.declined if not POWERS[t.power].counts_toward_decline_limit
+        ]
     assert sorted(powers_seen) == sorted(POWERS), sorted(powers_seen)
-    assert len(state.combos) <= 6
+    assert len(state.combos) <= VISIBLE_COMBOS
+    assert all(c.coins >= 0 for c in state.combos)
+    # The column is full while banners remain under it (rulebook: "always 6 combos visible").
+    assert len(state.combos) == VISIBLE_COMBOS or not state.race_stack
+    assert isinstance(state.last.get("undo_point"), bool), state.last
     # JSON round-trips exactly.
     data = state.to_json()
     again = GameState.from_json(data)

@@ -66,7 +66,7 @@ def test_a_lost_tribe_adds_one_and_is_discarded() -> None:
         ({"fortress": True}, 1, 4),
         ({"lair": True}, 2, 5),
         ({"encampments": 2}, 1, 5),
-        ({"fortress": True, "encampments": 1}, 2, 6),
+        ({"encampments": 3}, 2, 7),
     ],
 )
 def test_each_marker_and_each_enemy_token_adds_one(
