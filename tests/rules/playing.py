@@ -6,7 +6,8 @@ from rules import Action, GameState, apply, legal_actions
 
 
 def redeploy_simply(state: GameState, seat: int) -> GameState:
-    """Redeploy every troop that has a choice offered: one token per region, the rest on the first region."""
+    """Redeploy every troop that has a choice offered: one token per region, the rest on the first
+    region."""
     for choice in [a for a in legal_actions(state, seat) if a.type == "redeploy"]:
         count = choice.count or 0
         regions = list(choice.regions)
@@ -18,7 +19,10 @@ def redeploy_simply(state: GameState, seat: int) -> GameState:
             spread[regions[0]] += count - len(regions)
         else:
             spread = {r: int(k < count) for k, r in enumerate(regions)}
-        state = apply(state, Action("redeploy", seat, troop=choice.troop, tokens=tuple(sorted(spread.items()))))
+        state = apply(
+            state,
+            Action("redeploy", seat, troop=choice.troop, tokens=tuple(sorted(spread.items()))),
+        )
     return state
 
 

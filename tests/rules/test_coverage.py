@@ -1,12 +1,12 @@
 """Random games play every race, every special power and every action type.
 
 Games between random legal players (``rules.bots``), over every player count and both defender
-redeployment modes (DESIGN §4: ``auto`` and ``ask``), with a deadline missed now and then (``auto_pass``),
-are played until each race and each power has been picked, each action type has been applied (In Decline
-Ghouls conquering and Stout's decline at the end of a turn included) and each race and power has been
-auto-passed, checking the invariants after every step and after one other legal action, not taken, too. The test fails if anything is still missing after
-``MAX_GAMES`` games; the counts are printed (``pytest -s``) and attached to the report (``pytest -rA``).
-"""
+redeployment modes (DESIGN §4: ``auto`` and ``ask``), with a deadline missed now and then
+(``auto_pass``), are played until each race and each power has been picked, each action type has
+been applied (In Decline Ghouls conquering and Stout's decline at the end of a turn included) and
+each race and power has been auto-passed, checking the invariants after every step and after one
+other legal action, not taken, too. The test fails if anything is still missing after ``MAX_GAMES``
+games; the counts are printed (``pytest -s``) and attached to the report (``pytest -rA``)."""
 
 from __future__ import annotations
 
@@ -80,7 +80,10 @@ def missing(counts: dict[str, Counter]) -> dict[str, list[str]]:
         "auto_pass races": sorted(RACES),
         "auto_pass powers": sorted(POWERS),
     }
-    out = {group: [name for name in names if not counts[group][name]] for group, names in wanted.items()}
+    out = {
+        group: [name for name in names if not counts[group][name]]
+        for group, names in wanted.items()
+    }
     return {group: names for group, names in out.items() if names}
 
 
@@ -94,7 +97,8 @@ def report(counts: dict[str, Counter], games: int) -> str:
 
 def test_random_games_play_every_race_power_and_action(request, record_property):
     counts: dict[str, Counter] = {
-        group: Counter() for group in ("games", "races", "powers", "actions", "auto_pass races", "auto_pass powers")
+        group: Counter()
+        for group in ("games", "races", "powers", "actions", "auto_pass races", "auto_pass powers")
     }
     games = 0
     while games < MAX_GAMES:

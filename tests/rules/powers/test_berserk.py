@@ -1,6 +1,6 @@
-"""Berserk: before each conquest roll the die first, then name the target and pay its cost minus the roll
-(minimum 1); a target hand + roll cannot pay fails and ends the conquests; two rolls with no conquest
-between are not allowed (rulebook, "Berserk"; rulings)."""
+"""Berserk: before each conquest roll the die first, then name the target and pay its cost minus the
+roll (minimum 1); a target hand + roll cannot pay fails and ends the conquests; two rolls with no
+conquest between are not allowed (rulebook, "Berserk"; rulings)."""
 
 import pytest
 
@@ -12,8 +12,13 @@ from tests.rules.builder import Builder, act, region_of
 def berserk(hand=3, die=None, phase="conquer"):
     # Region 3 is held; 4 is empty, 9 has 2 Humans (cost 4).
     b = (
-        Builder(2).clear_board().active(0, "Ratmen", "Berserk", hand=hand).region(3, seat=0)
-        .active(1, "Humans", "Hill", hand=0).region(9, seat=1, tokens=2).region(14, seat=1)
+        Builder(2)
+        .clear_board()
+        .active(0, "Ratmen", "Berserk", hand=hand)
+        .region(3, seat=0)
+        .active(1, "Humans", "Hill", hand=0)
+        .region(9, seat=1, tokens=2)
+        .region(14, seat=1)
     )
     return b.at(0, phase, berserk_die=die).build() if die is not None else b.at(0, phase).build()
 
@@ -84,8 +89,12 @@ def test_a_roll_needs_a_token_in_hand():
 
 def test_a_roll_at_the_start_of_the_turn_readies_the_troops():
     state = (
-        Builder(2).clear_board().active(0, "Ratmen", "Berserk", hand=0).region(3, seat=0, tokens=3)
-        .at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Ratmen", "Berserk", hand=0)
+        .region(3, seat=0, tokens=3)
+        .at(0, "start")
+        .build()
     )
     state = act(state, "berserk_roll", 0)
     assert state.players[0].active.hand == 2 and state.phase == "conquer"
@@ -93,8 +102,13 @@ def test_a_roll_at_the_start_of_the_turn_readies_the_troops():
 
 def test_no_region_is_abandoned_once_the_die_is_rolled():
     state = (
-        Builder(2).clear_board().active(0, "Ratmen", "Berserk", hand=0).region(3, seat=0, tokens=3)
-        .region(4, seat=0).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Ratmen", "Berserk", hand=0)
+        .region(3, seat=0, tokens=3)
+        .region(4, seat=0)
+        .at(0, "start")
+        .build()
     )
     state = act(state, "berserk_roll", 0)
     assert not any(a.type == "abandon" for a in legal_actions(state, 0))
@@ -115,8 +129,14 @@ def test_an_unused_roll_is_dropped_when_the_turn_is_auto_passed():
 
 def test_an_in_decline_berserk_race_rolls_no_more():
     state = (
-        Builder(2).clear_board().declined(0, "Ratmen", "Berserk").region(3, seat=0, declined=True)
-        .active(0, "Humans", "Hill", hand=5).region(4, seat=0).at(0, "conquer").build()
+        Builder(2)
+        .clear_board()
+        .declined(0, "Ratmen", "Berserk")
+        .region(3, seat=0, declined=True)
+        .active(0, "Humans", "Hill", hand=5)
+        .region(4, seat=0)
+        .at(0, "conquer")
+        .build()
     )
     assert not any(a.type == "berserk_roll" for a in legal_actions(state, 0))
     with pytest.raises(IllegalAction, match="belongs to Berserk"):

@@ -1,7 +1,7 @@
-"""Bivouacking: 5 Encampments placed in the race's regions at redeployment, +1 defence each, moved freely
-each turn, never lost in an attack (placed again at the end of the attacker's turn), gone In Decline
-(rulebook, "Bivouacking"). The ``auto`` rule (DESIGN §4) leaves them where they are and puts those off the
-board on the weakest region."""
+"""Bivouacking: 5 Encampments placed in the race's regions at redeployment, +1 defence each, moved
+freely each turn, never lost in an attack (placed again at the end of the attacker's turn), gone In
+Decline (rulebook, "Bivouacking"). The ``auto`` rule (DESIGN §4) leaves them where they are and puts
+those off the board on the weakest region."""
 
 import pytest
 
@@ -12,7 +12,11 @@ from tests.rules.invariants import check_invariants
 
 def camping(camps_on_board=None, camps_off=0, phase="redeploy", redeploy="auto"):
     camps_on_board = camps_on_board or {}
-    b = Builder(2, redeploy=redeploy).clear_board().active(0, "Humans", "Bivouacking", hand=0, camps=camps_off)
+    b = (
+        Builder(2, redeploy=redeploy)
+        .clear_board()
+        .active(0, "Humans", "Bivouacking", hand=0, camps=camps_off)
+    )
     for region in (3, 4, 9):
         b.region(region, seat=0, encampments=camps_on_board.get(region, 0))
     return b.at(0, phase).build()
@@ -36,9 +40,15 @@ def test_encampments_are_placed_during_redeployment():
 
 def test_each_encampment_adds_one_to_the_defence():
     state = (
-        Builder(2).clear_board().active(0, "Ratmen", "Hill", hand=8).region(2, seat=0)
-        .active(1, "Humans", "Bivouacking", hand=0).region(3, seat=1, encampments=3)
-        .region(4, seat=1, encampments=2).at(0, "conquer").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Ratmen", "Hill", hand=8)
+        .region(2, seat=0)
+        .active(1, "Humans", "Bivouacking", hand=0)
+        .region(3, seat=1, encampments=3)
+        .region(4, seat=1, encampments=2)
+        .at(0, "conquer")
+        .build()
     )
     assert conquest_cost(state, 0, state.players[0].active, 3) == 2 + 1 + 3
 
@@ -72,7 +82,8 @@ def test_encampments_left_aside_are_placed_at_the_end_of_the_turn():
     state = camping(camps_off=5)
     state = act(state, "place_encampments", 0, tokens=((3, 3),))
     state = act(state, "end_turn", 0)
-    # The 2 left aside go by the auto rule onto the weakest regions (tokens + Encampments, lowest number).
+    # The 2 left aside go by the auto rule onto the weakest regions (tokens + Encampments, lowest
+    # number).
     assert [state.regions[i].encampments for i in (3, 4, 9)] == [3, 1, 1]
 
 
@@ -83,9 +94,16 @@ def test_auto_pass_keeps_the_encampments_where_they_are():
 
 def test_encampments_are_never_lost_in_an_attack():
     state = (
-        Builder(2).clear_board().active(0, "Ratmen", "Hill", hand=10).region(2, seat=0)
-        .active(1, "Humans", "Bivouacking", hand=0).region(3, seat=1, encampments=2)
-        .region(4, seat=1, encampments=3).region(10, seat=1).at(0, "conquer").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Ratmen", "Hill", hand=10)
+        .region(2, seat=0)
+        .active(1, "Humans", "Bivouacking", hand=0)
+        .region(3, seat=1, encampments=2)
+        .region(4, seat=1, encampments=3)
+        .region(10, seat=1)
+        .at(0, "conquer")
+        .build()
     )
     state = act(state, "conquer", 0, region=3)  # 2 + 1 + 2
     assert state.players[1].active.camps == 2 and region_of(state, 3)["race"] == "Ratmen"
@@ -120,9 +138,16 @@ def test_encampments_earn_no_coin():
 
 def test_encampments_lost_in_an_attack_are_placed_before_the_defender_is_asked():
     state = (
-        Builder(2, redeploy="ask").clear_board().active(0, "Ratmen", "Hill", hand=10).region(2, seat=0)
-        .active(1, "Humans", "Bivouacking", hand=0).region(3, seat=1, tokens=2, encampments=2)
-        .region(4, seat=1, encampments=3).region(10, seat=1).at(0, "conquer").build()
+        Builder(2, redeploy="ask")
+        .clear_board()
+        .active(0, "Ratmen", "Hill", hand=10)
+        .region(2, seat=0)
+        .active(1, "Humans", "Bivouacking", hand=0)
+        .region(3, seat=1, tokens=2, encampments=2)
+        .region(4, seat=1, encampments=3)
+        .region(10, seat=1)
+        .at(0, "conquer")
+        .build()
     )
     state = act(state, "conquer", 0, region=3)  # 2 + 2 + 2
     state = act(state, "end_conquest", 0)
@@ -139,11 +164,17 @@ def test_encampments_lost_in_an_attack_are_placed_before_the_defender_is_asked()
 
 
 def test_encampments_of_a_region_the_amazons_give_up_are_placed_again():
-    # Amazons with 6 tokens on 3 regions keep 2 on the board: the Encampments of the region given up stay.
+    # Amazons with 6 tokens on 3 regions keep 2 on the board: the Encampments of the region given up
+    # stay.
     state = (
-        Builder(2).clear_board().active(0, "Amazons", "Bivouacking", hand=3)
-        .region(3, seat=0, encampments=1).region(4, seat=0, encampments=4).region(9, seat=0)
-        .at(0, "redeploy").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Amazons", "Bivouacking", hand=3)
+        .region(3, seat=0, encampments=1)
+        .region(4, seat=0, encampments=4)
+        .region(9, seat=0)
+        .at(0, "redeploy")
+        .build()
     )
     state = act(state, "redeploy", 0, tokens=((3, 1), (4, 0), (9, 1)))
     state = act(state, "end_turn", 0)

@@ -6,9 +6,15 @@ from tests.rules.builder import Builder, act, region_of
 
 def commando(**more):
     return (
-        Builder(2).clear_board().active(0, "Ratmen", "Commando", hand=6).region(3, seat=0)
-        .active(1, "Humans", "Hill", hand=0).region(9, seat=1, tokens=2).region(4)
-        .at(0, "conquer").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Ratmen", "Commando", hand=6)
+        .region(3, seat=0)
+        .active(1, "Humans", "Hill", hand=0)
+        .region(9, seat=1, tokens=2)
+        .region(4)
+        .at(0, "conquer")
+        .build()
     )
 
 
@@ -31,7 +37,13 @@ def test_the_cost_never_falls_below_one():
 
 def test_an_in_decline_commando_race_gives_the_new_race_no_discount():
     state = (
-        Builder(2).clear_board().declined(0, "Ratmen", "Commando").region(3, seat=0, declined=True)
-        .active(0, "Humans", "Hill", hand=6).region(2, seat=0).at(0, "conquer").build()
+        Builder(2)
+        .clear_board()
+        .declined(0, "Ratmen", "Commando")
+        .region(3, seat=0, declined=True)
+        .active(0, "Humans", "Hill", hand=6)
+        .region(2, seat=0)
+        .at(0, "conquer")
+        .build()
     )
     assert cost(state, 8) == 3

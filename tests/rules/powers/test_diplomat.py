@@ -1,6 +1,6 @@
-"""Diplomat: at the end of the turn, choose one opponent whose Active race was not attacked this turn; that
-opponent cannot attack the Diplomat's Active race until the Diplomat's next turn; In Decline tokens are
-neither protected nor bound (rulebook, "Diplomat"; rulings)."""
+"""Diplomat: at the end of the turn, choose one opponent whose Active race was not attacked this
+turn; that opponent cannot attack the Diplomat's Active race until the Diplomat's next turn; In
+Decline tokens are neither protected nor bound (rulebook, "Diplomat"; rulings)."""
 
 import pytest
 
@@ -11,8 +11,13 @@ from tests.rules.playing import finish_turn
 
 def diplomat(players=2, phase="redeploy"):
     b = (
-        Builder(players).clear_board().active(0, "Humans", "Diplomat", hand=0).region(3, seat=0)
-        .region(4, seat=0).active(1, "Ratmen", "Hill", hand=0).region(9, seat=1, tokens=6)
+        Builder(players)
+        .clear_board()
+        .active(0, "Humans", "Diplomat", hand=0)
+        .region(3, seat=0)
+        .region(4, seat=0)
+        .active(1, "Ratmen", "Hill", hand=0)
+        .region(9, seat=1, tokens=6)
     )
     return b.at(0, phase).build()
 
@@ -45,8 +50,15 @@ def test_the_peace_ends_when_the_diplomats_next_turn_begins():
 
 def test_an_opponent_attacked_this_turn_cannot_be_chosen():
     state = (
-        Builder(2).clear_board().active(0, "Humans", "Diplomat", hand=5).region(3, seat=0)
-        .active(1, "Ratmen", "Hill", hand=0).region(9, seat=1).region(14, seat=1).at(0, "conquer").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Humans", "Diplomat", hand=5)
+        .region(3, seat=0)
+        .active(1, "Ratmen", "Hill", hand=0)
+        .region(9, seat=1)
+        .region(14, seat=1)
+        .at(0, "conquer")
+        .build()
     )
     state = act(act(state, "conquer", 0, region=9), "end_conquest", 0)
     assert not any(a.type == "choose_ally" for a in legal_actions(state, 0))
@@ -56,9 +68,15 @@ def test_an_opponent_attacked_this_turn_cannot_be_chosen():
 
 def test_another_opponent_can_still_be_chosen_after_an_attack():
     state = (
-        Builder(3).clear_board().active(0, "Humans", "Diplomat", hand=5).region(3, seat=0)
-        .active(1, "Ratmen", "Hill", hand=0).region(9, seat=1).region(10, seat=1)
-        .at(0, "conquer").build()
+        Builder(3)
+        .clear_board()
+        .active(0, "Humans", "Diplomat", hand=5)
+        .region(3, seat=0)
+        .active(1, "Ratmen", "Hill", hand=0)
+        .region(9, seat=1)
+        .region(10, seat=1)
+        .at(0, "conquer")
+        .build()
     )
     state = act(act(state, "conquer", 0, region=9), "end_conquest", 0)
     assert [a.target for a in legal_actions(state, 0) if a.type == "choose_ally"] == [2]
@@ -66,9 +84,16 @@ def test_another_opponent_can_still_be_chosen_after_an_attack():
 
 def test_the_peace_does_not_protect_the_diplomats_in_decline_regions():
     state = (
-        Builder(2).clear_board().declined(0, "Orcs", "Swamp").region(10, seat=0, declined=True)
-        .active(0, "Humans", "Diplomat", hand=0).region(3, seat=0)
-        .active(1, "Ratmen", "Hill", hand=0).region(9, seat=1, tokens=6).at(0, "redeploy").build()
+        Builder(2)
+        .clear_board()
+        .declined(0, "Orcs", "Swamp")
+        .region(10, seat=0, declined=True)
+        .active(0, "Humans", "Diplomat", hand=0)
+        .region(3, seat=0)
+        .active(1, "Ratmen", "Hill", hand=0)
+        .region(9, seat=1, tokens=6)
+        .at(0, "redeploy")
+        .build()
     )
     state = act(act(state, "choose_ally", 0, target=1), "end_turn", 0)
     assert 10 in conquests(state, 1)
@@ -101,8 +126,14 @@ def test_without_an_ally_anyone_may_attack():
 
 def test_an_in_decline_diplomat_makes_no_peace():
     state = (
-        Builder(2).clear_board().declined(0, "Humans", "Diplomat").region(3, seat=0, declined=True)
-        .active(0, "Orcs", "Hill", hand=0).region(10, seat=0).at(0, "redeploy").build()
+        Builder(2)
+        .clear_board()
+        .declined(0, "Humans", "Diplomat")
+        .region(3, seat=0, declined=True)
+        .active(0, "Orcs", "Hill", hand=0)
+        .region(10, seat=0)
+        .at(0, "redeploy")
+        .build()
     )
     assert not any(a.type == "choose_ally" for a in legal_actions(state, 0))
     with pytest.raises(IllegalAction, match="belongs to Diplomat"):
@@ -112,9 +143,17 @@ def test_an_in_decline_diplomat_makes_no_peace():
 def test_an_attack_by_the_players_in_decline_ghouls_also_rules_the_opponent_out():
     """Decision: the player attacked that opponent this turn, whichever of their races did it."""
     state = (
-        Builder(2).clear_board().declined(0, "Ghouls", "Swamp").region(10, seat=0, tokens=4, declined=True)
-        .active(0, "Humans", "Diplomat", hand=0).region(3, seat=0)
-        .active(1, "Ratmen", "Hill", hand=0).region(9, seat=1).region(14, seat=1).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .declined(0, "Ghouls", "Swamp")
+        .region(10, seat=0, tokens=4, declined=True)
+        .active(0, "Humans", "Diplomat", hand=0)
+        .region(3, seat=0)
+        .active(1, "Ratmen", "Hill", hand=0)
+        .region(9, seat=1)
+        .region(14, seat=1)
+        .at(0, "start")
+        .build()
     )
     state = act(state, "conquer", 0, region=9, troop="declined")
     state = act(state, "end_conquest", 0)

@@ -1,6 +1,6 @@
-"""Dragon Master: once per turn conquer a region with a single token whatever defends it; the Dragon then
-makes the region immune to conquest and to every racial and special power until it moves; it leaves when
-the race goes In Decline (rulebook, "Dragon Master"; rulings)."""
+"""Dragon Master: once per turn conquer a region with a single token whatever defends it; the Dragon
+then makes the region immune to conquest and to every racial and special power until it moves; it
+leaves when the race goes In Decline (rulebook, "Dragon Master"; rulings)."""
 
 import pytest
 
@@ -12,9 +12,15 @@ from tests.rules.playing import finish_turn
 
 def dragon_master(hand=5, phase="conquer", **turn):
     return (
-        Builder(2).clear_board().active(0, "Ratmen", "Dragon Master", hand=hand).region(3, seat=0)
-        .active(1, "Trolls", "Fortified", hand=0).region(9, seat=1, tokens=4, lair=True, fortress=True)
-        .region(14, seat=1).at(0, phase, **turn).build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Ratmen", "Dragon Master", hand=hand)
+        .region(3, seat=0)
+        .active(1, "Trolls", "Fortified", hand=0)
+        .region(9, seat=1, tokens=4, lair=True, fortress=True)
+        .region(14, seat=1)
+        .at(0, phase, **turn)
+        .build()
     )
 
 
@@ -48,9 +54,14 @@ def test_the_dragons_region_is_immune_to_conquest():
 
 def test_the_dragons_region_is_immune_to_the_sorcerers():
     state = (
-        Builder(2).clear_board().active(0, "Sorcerers", "Hill", hand=0).region(3, seat=0)
-        .active(1, "Ratmen", "Dragon Master", hand=0).region(4, seat=1, dragon=True)
-        .at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Sorcerers", "Hill", hand=0)
+        .region(3, seat=0)
+        .active(1, "Ratmen", "Dragon Master", hand=0)
+        .region(4, seat=1, dragon=True)
+        .at(0, "start")
+        .build()
     )
     with pytest.raises(IllegalAction, match="immune: the Dragon"):
         act(state, "convert", 0, region=4)
@@ -112,8 +123,13 @@ def test_the_dragon_disappears_when_the_race_goes_in_decline():
 
 def test_the_dragon_leaves_an_abandoned_region():
     state = (
-        Builder(2).clear_board().active(0, "Ratmen", "Dragon Master", hand=0)
-        .region(3, seat=0, tokens=2, dragon=True).region(4, seat=0).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Ratmen", "Dragon Master", hand=0)
+        .region(3, seat=0, tokens=2, dragon=True)
+        .region(4, seat=0)
+        .at(0, "start")
+        .build()
     )
     state = act(state, "abandon", 0, region=3)
     assert region_of(state, 3) == {}
@@ -121,8 +137,14 @@ def test_the_dragon_leaves_an_abandoned_region():
 
 def test_a_dragon_conquest_ends_the_in_decline_ghouls_moment():
     state = (
-        Builder(2).clear_board().declined(0, "Ghouls", "Swamp").region(10, seat=0, tokens=3, declined=True)
-        .active(0, "Ratmen", "Dragon Master", hand=3).region(3, seat=0).at(0, "conquer").build()
+        Builder(2)
+        .clear_board()
+        .declined(0, "Ghouls", "Swamp")
+        .region(10, seat=0, tokens=3, declined=True)
+        .active(0, "Ratmen", "Dragon Master", hand=3)
+        .region(3, seat=0)
+        .at(0, "conquer")
+        .build()
     )
     state = act(state, "dragon", 0, region=4)
     assert not any(a.troop == "declined" for a in legal_actions(state, 0))

@@ -65,9 +65,14 @@ def test_not_before_the_turns_conquests_begin():
 
 def test_a_fortress_adds_one_to_the_defence_even_in_decline():
     state = (
-        Builder(2).clear_board().active(0, "Ratmen", "Hill", hand=8).region(2, seat=0)
-        .declined(1, "Humans", "Fortified").region(3, seat=1, declined=True, fortress=True)
-        .at(0, "conquer").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Ratmen", "Hill", hand=8)
+        .region(2, seat=0)
+        .declined(1, "Humans", "Fortified")
+        .region(3, seat=1, declined=True, fortress=True)
+        .at(0, "conquer")
+        .build()
     )
     assert conquest_cost(state, 0, state.players[0].active, 3) == 2 + 1 + 1
 
@@ -84,9 +89,15 @@ def test_a_fortress_is_worth_nothing_in_decline():
 
 def test_the_fortress_leaves_when_the_region_is_conquered():
     state = (
-        Builder(2).clear_board().active(0, "Ratmen", "Hill", hand=8).region(2, seat=0)
-        .active(1, "Humans", "Fortified", hand=0).region(3, seat=1, fortress=True).region(4, seat=1)
-        .at(0, "conquer").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Ratmen", "Hill", hand=8)
+        .region(2, seat=0)
+        .active(1, "Humans", "Fortified", hand=0)
+        .region(3, seat=1, fortress=True)
+        .region(4, seat=1)
+        .at(0, "conquer")
+        .build()
     )
     state = act(state, "conquer", 0, region=3)
     assert region_of(state, 3) == {"owner": 0, "race": "Ratmen", "tokens": 4}
@@ -99,8 +110,14 @@ def test_the_fortress_leaves_when_the_region_is_abandoned():
 
 def test_the_fortresses_leave_with_the_in_decline_race():
     state = (
-        Builder(2).clear_board().declined(0, "Humans", "Fortified").region(3, seat=0, declined=True, fortress=True)
-        .active(0, "Ratmen", "Hill", hand=0).region(16, seat=0, tokens=2).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .declined(0, "Humans", "Fortified")
+        .region(3, seat=0, declined=True, fortress=True)
+        .active(0, "Ratmen", "Hill", hand=0)
+        .region(16, seat=0, tokens=2)
+        .at(0, "start")
+        .build()
     )
     state = act(state, "decline", 0)
     assert region_of(state, 3) == {}
@@ -109,8 +126,14 @@ def test_the_fortresses_leave_with_the_in_decline_race():
 
 def test_an_in_decline_fortified_race_places_no_fortress():
     state = (
-        Builder(2).clear_board().declined(0, "Humans", "Fortified").region(3, seat=0, declined=True)
-        .active(0, "Ratmen", "Hill", hand=0).region(16, seat=0).at(0, "redeploy").build()
+        Builder(2)
+        .clear_board()
+        .declined(0, "Humans", "Fortified")
+        .region(3, seat=0, declined=True)
+        .active(0, "Ratmen", "Hill", hand=0)
+        .region(16, seat=0)
+        .at(0, "redeploy")
+        .build()
     )
     assert not any(a.type == "place_fortress" for a in legal_actions(state, 0))
     with pytest.raises(IllegalAction, match="belongs to Fortified"):

@@ -1,12 +1,12 @@
-"""Heroic: at the end of the turn the 2 Heroes stand in 2 different regions of the race, which are immune
-to conquest and to every racial and special power until the Heroes move; they disappear In Decline
-(rulebook, "Heroic"; rulings). Not placed by hand (or auto-passed), they stay where they stand; missing ones
-go to the race's lowest-numbered regions."""
+"""Heroic: at the end of the turn the 2 Heroes stand in 2 different regions of the race, which are
+immune to conquest and to every racial and special power until the Heroes move; they disappear In
+Decline (rulebook, "Heroic"; rulings). Not placed by hand (or auto-passed), they stay where they
+stand; missing ones go to the race's lowest-numbered regions."""
 
 import pytest
 
 from rules import IllegalAction, auto_pass, legal_actions
-from tests.rules.builder import Builder, act, region_of
+from tests.rules.builder import Builder, act
 from tests.rules.invariants import check_invariants
 from tests.rules.playing import finish_turn
 
@@ -34,9 +34,15 @@ def test_the_two_heroes_go_to_two_regions_at_the_end_of_the_turn():
 
 def test_a_heros_region_is_immune_to_conquest():
     state = (
-        Builder(2).clear_board().active(0, "Ratmen", "Hill", hand=8).region(2, seat=0)
-        .active(1, "Humans", "Heroic", hand=0).region(3, seat=1, hero=True).region(8, seat=1)
-        .at(0, "conquer").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Ratmen", "Hill", hand=8)
+        .region(2, seat=0)
+        .active(1, "Humans", "Heroic", hand=0)
+        .region(3, seat=1, hero=True)
+        .region(8, seat=1)
+        .at(0, "conquer")
+        .build()
     )
     assert 3 not in {a.region for a in legal_actions(state, 0) if a.type == "conquer"}
     with pytest.raises(IllegalAction, match="immune: Heroes"):
@@ -45,10 +51,17 @@ def test_a_heros_region_is_immune_to_conquest():
 
 def test_a_heros_region_is_immune_to_the_sorcerers_the_dragon_and_the_ghouls():
     state = (
-        Builder(2).clear_board().active(0, "Sorcerers", "Dragon Master", hand=5).region(2, seat=0)
-        .declined(0, "Ghouls", "Swamp").region(4, seat=0, tokens=5, declined=True)
-        .active(1, "Humans", "Heroic", hand=0).region(3, seat=1, hero=True).region(8, seat=1, hero=True)
-        .at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Sorcerers", "Dragon Master", hand=5)
+        .region(2, seat=0)
+        .declined(0, "Ghouls", "Swamp")
+        .region(4, seat=0, tokens=5, declined=True)
+        .active(1, "Humans", "Heroic", hand=0)
+        .region(3, seat=1, hero=True)
+        .region(8, seat=1, hero=True)
+        .at(0, "start")
+        .build()
     )
     assert not {3, 8} & {a.region for a in legal_actions(state, 0) if a.region is not None}
     for kind, troop in (("convert", "active"), ("dragon", "active"), ("conquer", "declined")):
@@ -108,8 +121,14 @@ def test_heroes_not_yet_on_the_map_go_to_the_lowest_numbered_regions():
 
 def test_a_hero_whose_region_was_abandoned_after_placing_lands_again():
     state = (
-        Builder(2).clear_board().active(0, "Humans", "Heroic", hand=0)
-        .region(3, seat=0, tokens=3).region(4, seat=0).region(9, seat=0).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Humans", "Heroic", hand=0)
+        .region(3, seat=0, tokens=3)
+        .region(4, seat=0)
+        .region(9, seat=0)
+        .at(0, "start")
+        .build()
     )
     state = act(state, "abandon", 0, region=4)
     state = finish_turn(state, 0)
@@ -124,16 +143,28 @@ def test_the_heroes_disappear_when_the_race_goes_in_decline():
 
 def test_stout_heroes_land_then_leave_with_the_decline():
     state = (
-        Builder(2).clear_board().active(0, "Humans", "Stout", hand=0).region(3, seat=0).at(0, "redeploy").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Humans", "Stout", hand=0)
+        .region(3, seat=0)
+        .at(0, "redeploy")
+        .build()
     )
     assert heroes(act(state, "end_turn", 0, decline=True)) == []
 
 
 def test_heroes_placed_before_a_region_is_given_up_are_completed_at_the_end_of_the_turn():
-    # Amazons with 6 tokens on 3 regions keep 2 on the board: one region is given up at redeployment.
+    # Amazons with 6 tokens on 3 regions keep 2 on the board: one region is given up at
+    # redeployment.
     state = (
-        Builder(2).clear_board().active(0, "Amazons", "Heroic", hand=3)
-        .region(3, seat=0).region(4, seat=0).region(9, seat=0).at(0, "redeploy").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Amazons", "Heroic", hand=3)
+        .region(3, seat=0)
+        .region(4, seat=0)
+        .region(9, seat=0)
+        .at(0, "redeploy")
+        .build()
     )
     state = act(state, "place_heroes", 0, regions=(3, 4))
     state = act(state, "redeploy", 0, tokens=((3, 1), (4, 0), (9, 1)))

@@ -7,9 +7,16 @@ from tests.rules.playing import finish_turn
 
 def pillaging():
     return (
-        Builder(2).clear_board().active(0, "Ratmen", "Pillaging", hand=10).region(3, seat=0)
-        .region(4).active(1, "Humans", "Hill", hand=0).region(9, seat=1).region(14, seat=1)
-        .at(0, "conquer").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Ratmen", "Pillaging", hand=10)
+        .region(3, seat=0)
+        .region(4)
+        .active(1, "Humans", "Hill", hand=0)
+        .region(9, seat=1)
+        .region(14, seat=1)
+        .at(0, "conquer")
+        .build()
     )
 
 
@@ -31,7 +38,11 @@ def test_the_bonus_counts_only_the_current_turn():
 
 def test_an_in_decline_pillaging_race_gives_nothing():
     state = (
-        Builder(2).clear_board().active(0, "Ratmen", "Pillaging", hand=0).region(3, seat=0, tokens=2)
-        .at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Ratmen", "Pillaging", hand=0)
+        .region(3, seat=0, tokens=2)
+        .at(0, "start")
+        .build()
     )
     assert act(state, "decline", 0).last["score"]["bonus"] == {}

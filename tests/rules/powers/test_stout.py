@@ -1,5 +1,5 @@
-"""Stout: may go In Decline at the end of any turn of conquests, after scoring, the pick turn included
-(rulebook, "Stout"; rulings); offered as ``end_turn`` with ``decline: true``."""
+"""Stout: may go In Decline at the end of any turn of conquests, after scoring, the pick turn
+included (rulebook, "Stout"; rulings); offered as ``end_turn`` with ``decline: true``."""
 
 import pytest
 
@@ -11,8 +11,14 @@ from tests.rules.playing import redeploy_simply
 
 def stout(power="Stout", **more):
     return (
-        Builder(2).clear_board().active(0, "Humans", power, hand=0).region(1, seat=0, tokens=3)
-        .region(9, seat=0, tokens=2).region(4, seat=0).at(0, "redeploy", **more).build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Humans", power, hand=0)
+        .region(1, seat=0, tokens=3)
+        .region(9, seat=0, tokens=2)
+        .region(4, seat=0)
+        .at(0, "redeploy", **more)
+        .build()
     )
 
 
@@ -53,7 +59,12 @@ def test_a_race_without_stout_cannot_decline_at_the_end_of_the_turn():
 
 def test_stout_declines_only_once_the_tokens_are_redeployed():
     state = (
-        Builder(2).clear_board().active(0, "Humans", "Stout", hand=2).region(1, seat=0).at(0, "redeploy").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Humans", "Stout", hand=2)
+        .region(1, seat=0)
+        .at(0, "redeploy")
+        .build()
     )
     assert not any(a.type == "end_turn" for a in legal_actions(state, 0))
     with pytest.raises(IllegalAction, match="in hand"):
@@ -62,8 +73,14 @@ def test_stout_declines_only_once_the_tokens_are_redeployed():
 
 def test_the_stout_decline_removes_the_earlier_in_decline_race():
     state = (
-        Builder(2).clear_board().declined(0, "Orcs", "Hill").region(10, seat=0, declined=True)
-        .active(0, "Humans", "Stout", hand=0).region(1, seat=0).at(0, "redeploy").build()
+        Builder(2)
+        .clear_board()
+        .declined(0, "Orcs", "Hill")
+        .region(10, seat=0, declined=True)
+        .active(0, "Humans", "Stout", hand=0)
+        .region(1, seat=0)
+        .at(0, "redeploy")
+        .build()
     )
     state = act(state, "end_turn", 0, decline=True)
     assert [t.race for t in state.players[0].declined] == ["Humans"]
@@ -73,8 +90,12 @@ def test_the_stout_decline_removes_the_earlier_in_decline_race():
 
 def test_stout_may_still_decline_at_the_start_of_a_turn():
     state = (
-        Builder(2).clear_board().active(0, "Humans", "Stout", hand=0).region(1, seat=0, tokens=2)
-        .at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Humans", "Stout", hand=0)
+        .region(1, seat=0, tokens=2)
+        .at(0, "start")
+        .build()
     )
     assert act(state, "decline", 0).players[0].declined[0].race == "Humans"
 
@@ -86,9 +107,15 @@ def test_an_auto_passed_stout_turn_does_not_decline():
 
 def test_a_stout_defender_cannot_decline_while_redeploying_after_an_attack():
     state = (
-        Builder(2, redeploy="ask").clear_board().active(0, "Ratmen", "Hill", hand=8).region(3, seat=0)
-        .active(1, "Humans", "Stout", hand=0).region(4, seat=1, tokens=3).region(10, seat=1)
-        .at(0, "conquer").build()
+        Builder(2, redeploy="ask")
+        .clear_board()
+        .active(0, "Ratmen", "Hill", hand=8)
+        .region(3, seat=0)
+        .active(1, "Humans", "Stout", hand=0)
+        .region(4, seat=1, tokens=3)
+        .region(10, seat=1)
+        .at(0, "conquer")
+        .build()
     )
     state = act(state, "conquer", 0, region=4)
     state = redeploy_simply(act(state, "end_conquest", 0), 0)

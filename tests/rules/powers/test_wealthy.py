@@ -30,7 +30,11 @@ def test_an_auto_passed_first_turn_still_earns_the_seven():
 
 def test_nothing_on_the_turn_the_race_goes_in_decline():
     state = (
-        Builder(2).clear_board().active(0, "Ratmen", "Wealthy", hand=0, picked_turn=1)
-        .region(1, seat=0, tokens=2).at(0, "start", turn=2).build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Ratmen", "Wealthy", hand=0, picked_turn=1)
+        .region(1, seat=0, tokens=2)
+        .at(0, "start", turn=2)
+        .build()
     )
     assert act(state, "decline", 0).last["score"]["bonus"] == {}

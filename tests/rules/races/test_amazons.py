@@ -57,8 +57,13 @@ def test_the_four_empty_a_region_only_when_there_is_no_other_way():
 
 def test_the_four_come_back_in_hand_when_troops_are_readied():
     state = (
-        Builder(2).clear_board().active(0, "Amazons", "Hill", hand=0, held=4)
-        .region(1, seat=0, tokens=3).region(2, seat=0, tokens=1).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Amazons", "Hill", hand=0, held=4)
+        .region(1, seat=0, tokens=3)
+        .region(2, seat=0, tokens=1)
+        .at(0, "start")
+        .build()
     )
     state = act(state, "conquer", 0, region=6)  # readies 2 from region 1, and the 4 held back
     troop = state.players[0].active
@@ -69,8 +74,13 @@ def test_the_four_come_back_in_hand_when_troops_are_readied():
 def test_amazons_that_did_not_ready_their_troops_do_not_lose_four_more():
     """The 4 are already off the board: ending the conquests at once must not take 4 more."""
     state = (
-        Builder(2).clear_board().active(0, "Amazons", "Hill", hand=0, held=4)
-        .region(1, seat=0, tokens=3).region(2, seat=0, tokens=3).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Amazons", "Hill", hand=0, held=4)
+        .region(1, seat=0, tokens=3)
+        .region(2, seat=0, tokens=3)
+        .at(0, "start")
+        .build()
     )
     state = act(state, "end_conquest", 0)
     (choice,) = [a for a in legal_actions(state, 0) if a.type == "redeploy"]
@@ -92,8 +102,13 @@ def test_auto_pass_removes_the_four_and_places_the_rest_by_the_auto_rule():
 
 def test_auto_pass_at_the_start_of_a_turn_keeps_the_held_four():
     state = (
-        Builder(2).clear_board().active(0, "Amazons", "Hill", hand=0, held=4)
-        .region(1, seat=0, tokens=3).region(2, seat=0, tokens=3).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Amazons", "Hill", hand=0, held=4)
+        .region(1, seat=0, tokens=3)
+        .region(2, seat=0, tokens=3)
+        .at(0, "start")
+        .build()
     )
     state = auto_pass(state, 0)
     troop = state.players[0].active
@@ -104,11 +119,15 @@ def test_auto_pass_at_the_start_of_a_turn_keeps_the_held_four():
 def test_defending_amazons_place_every_token_in_hand():
     """The 4 leave the map after the Amazons' own redeployment only, not after an attack."""
     state = (
-        Builder(2, redeploy="ask").clear_board()
+        Builder(2, redeploy="ask")
+        .clear_board()
         .active(0, "Ratmen", "Commando", hand=8)
         .active(1, "Amazons", "Hill", hand=0, held=4)
-        .region(3, seat=0).region(4, seat=1, tokens=3).region(10, seat=1, tokens=1)
-        .at(0, "conquer").build()
+        .region(3, seat=0)
+        .region(4, seat=1, tokens=3)
+        .region(10, seat=1, tokens=1)
+        .at(0, "conquer")
+        .build()
     )
     state = act(state, "conquer", 0, region=4)  # 2 + 3 - 1 (Commando) = 4
     assert state.players[1].active.hand == 2
@@ -133,8 +152,13 @@ def test_the_four_held_back_do_not_count_for_the_tie_break():
 
 def test_going_in_decline_returns_the_held_four_to_the_box():
     state = (
-        Builder(2).clear_board().active(0, "Amazons", "Hill", hand=0, held=4)
-        .region(1, seat=0, tokens=3).region(2, seat=0, tokens=3).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Amazons", "Hill", hand=0, held=4)
+        .region(1, seat=0, tokens=3)
+        .region(2, seat=0, tokens=3)
+        .at(0, "start")
+        .build()
     )
     state = act(state, "decline", 0)
     (troop,) = state.players[0].declined

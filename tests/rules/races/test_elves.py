@@ -40,8 +40,15 @@ def test_elves_in_decline_lose_their_token_like_anyone():
 
 def test_an_elf_converted_by_sorcerers_is_lost():
     state = (
-        Builder(2).clear_board().active(0, "Sorcerers", "Hill", hand=0).region(3, seat=0)
-        .active(1, "Elves", "Swamp", hand=0).region(4, seat=1).region(10, seat=1).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Sorcerers", "Hill", hand=0)
+        .region(3, seat=0)
+        .active(1, "Elves", "Swamp", hand=0)
+        .region(4, seat=1)
+        .region(10, seat=1)
+        .at(0, "start")
+        .build()
     )
     assert any(a.type == "convert" and a.region == 4 for a in legal_actions(state, 0))
     state = act(state, "convert", 0, region=4)

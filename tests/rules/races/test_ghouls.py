@@ -1,6 +1,6 @@
-"""Ghouls: every token stays going In Decline, and In Decline they go on conquering before the Active
-race (rulebook, "Ghouls"; rulings: before or after the pick, never after an Active conquest; they may
-attack their owner's Active race; the Diplomat's peace does not bind them)."""
+"""Ghouls: every token stays going In Decline, and In Decline they go on conquering before the
+Active race (rulebook, "Ghouls"; rulings: before or after the pick, never after an Active conquest;
+they may attack their owner's Active race; the Diplomat's peace does not bind them)."""
 
 import pytest
 
@@ -23,13 +23,22 @@ def ghouls_in_decline(*, active: tuple[str, str] | None = ("Ratmen", "Hill"), ph
 
 
 def ghoul_conquests(state, seat=0):
-    return {a.region for a in legal_actions(state, seat) if a.type == "conquer" and a.troop == "declined"}
+    return {
+        a.region
+        for a in legal_actions(state, seat)
+        if a.type == "conquer" and a.troop == "declined"
+    }
 
 
 def test_ghouls_keep_every_token_when_going_in_decline():
     state = (
-        Builder(2).clear_board().active(0, "Ghouls", "Hill", hand=0)
-        .region(3, seat=0, tokens=3).region(4, seat=0, tokens=2).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Ghouls", "Hill", hand=0)
+        .region(3, seat=0, tokens=3)
+        .region(4, seat=0, tokens=2)
+        .at(0, "start")
+        .build()
     )
     state = act(state, "decline", 0)
     assert (region_of(state, 3)["tokens"], region_of(state, 4)["tokens"]) == (3, 2)
@@ -38,8 +47,13 @@ def test_ghouls_keep_every_token_when_going_in_decline():
 
 def test_other_races_keep_one_token_per_region_going_in_decline():
     state = (
-        Builder(2).clear_board().active(0, "Ratmen", "Hill", hand=0)
-        .region(3, seat=0, tokens=3).region(4, seat=0, tokens=2).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Ratmen", "Hill", hand=0)
+        .region(3, seat=0, tokens=3)
+        .region(4, seat=0, tokens=2)
+        .at(0, "start")
+        .build()
     )
     state = act(state, "decline", 0)
     assert (region_of(state, 3)["tokens"], region_of(state, 4)["tokens"]) == (1, 1)
@@ -81,9 +95,15 @@ def test_in_decline_ghouls_cannot_conquer_after_an_active_conquest():
 
 def test_in_decline_ghouls_may_attack_their_owners_active_race():
     state = (
-        Builder(2).clear_board().declined(0, "Ghouls").region(3, seat=0, tokens=5, declined=True)
-        .active(0, "Ratmen", "Hill", hand=0).region(9, seat=0, tokens=2).region(16, seat=0)
-        .at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .declined(0, "Ghouls")
+        .region(3, seat=0, tokens=5, declined=True)
+        .active(0, "Ratmen", "Hill", hand=0)
+        .region(9, seat=0, tokens=2)
+        .region(16, seat=0)
+        .at(0, "start")
+        .build()
     )
     assert 9 in ghoul_conquests(state)
     state = act(state, "conquer", 0, region=9, troop="declined")  # 2 + 2 Ratmen, with 4 in hand
@@ -95,14 +115,23 @@ def test_in_decline_ghouls_may_attack_their_owners_active_race():
 
 def test_the_diplomats_peace_does_not_bind_in_decline_ghouls():
     state = (
-        Builder(2).clear_board().declined(0, "Ghouls").region(3, seat=0, tokens=4, declined=True)
-        .active(0, "Ratmen", "Hill", hand=6).region(2, seat=0)
-        .active(1, "Humans", "Diplomat", hand=0).region(9, seat=1).region(8, seat=1)
-        .at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .declined(0, "Ghouls")
+        .region(3, seat=0, tokens=4, declined=True)
+        .active(0, "Ratmen", "Hill", hand=6)
+        .region(2, seat=0)
+        .active(1, "Humans", "Diplomat", hand=0)
+        .region(9, seat=1)
+        .region(8, seat=1)
+        .at(0, "start")
+        .build()
     )
     state.players[1].ally = 0  # seat 1 made peace with seat 0 at the end of their turn
     assert 9 in ghoul_conquests(state)
-    assert 8 not in {a.region for a in legal_actions(state, 0) if a.troop == "active" and a.region is not None}
+    assert 8 not in {
+        a.region for a in legal_actions(state, 0) if a.troop == "active" and a.region is not None
+    }
     state = act(state, "conquer", 0, region=9, troop="declined")
     assert region_of(state, 9)["race"] == "Ghouls"
     with pytest.raises(IllegalAction, match="at peace"):
@@ -118,8 +147,14 @@ def test_in_decline_ghouls_have_no_special_power_any_more():
 
 def test_other_in_decline_races_do_not_conquer():
     state = (
-        Builder(2).clear_board().declined(0, "Ratmen").region(3, seat=0, declined=True)
-        .active(0, "Humans", "Hill", hand=0).region(16, seat=0, tokens=3).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .declined(0, "Ratmen")
+        .region(3, seat=0, declined=True)
+        .active(0, "Humans", "Hill", hand=0)
+        .region(16, seat=0, tokens=3)
+        .at(0, "start")
+        .build()
     )
     assert all(a.troop == "active" for a in legal_actions(state, 0))
     with pytest.raises(IllegalAction, match="Only In Decline Ghouls"):
@@ -138,7 +173,9 @@ def test_conquering_ghouls_redeploy_at_the_end_of_the_turn():
 
 
 def test_auto_pass_places_the_ghouls_hand_by_the_auto_rule():
-    state = act(ghouls_in_decline(), "conquer", 0, region=10, troop="declined")  # empty: 2 of the 3 in hand
+    state = act(
+        ghouls_in_decline(), "conquer", 0, region=10, troop="declined"
+    )  # empty: 2 of the 3 in hand
     state = auto_pass(state, 0)
     assert state.players[0].declined[0].hand == 0
     # The one left in hand goes to the region with the fewest tokens, ties to the lowest number.
@@ -147,12 +184,20 @@ def test_auto_pass_places_the_ghouls_hand_by_the_auto_rule():
 
 def test_a_ghoul_final_conquest_ends_the_ghouls_conquests_only():
     state = (
-        Builder(2, seed=3).clear_board().declined(0, "Ghouls").region(3, seat=0, tokens=2, declined=True)
-        .active(0, "Ratmen", "Hill", hand=0).region(16, seat=0, tokens=4)
-        .active(1, "Humans", "Swamp", hand=0).region(9, seat=1, tokens=2)
-        .at(0, "start").build()
+        Builder(2, seed=3)
+        .clear_board()
+        .declined(0, "Ghouls")
+        .region(3, seat=0, tokens=2, declined=True)
+        .active(0, "Ratmen", "Hill", hand=0)
+        .region(16, seat=0, tokens=4)
+        .active(1, "Humans", "Swamp", hand=0)
+        .region(9, seat=1, tokens=2)
+        .at(0, "start")
+        .build()
     )
-    assert any(a.type == "final_conquest" and a.troop == "declined" for a in legal_actions(state, 0))
+    assert any(
+        a.type == "final_conquest" and a.troop == "declined" for a in legal_actions(state, 0)
+    )
     state = act(state, "final_conquest", 0, region=9, troop="declined")
     assert state.phase == "conquer" and ghoul_conquests(state) == set()
     assert any(a.type == "conquer" and a.troop == "active" for a in legal_actions(state, 0))
@@ -167,7 +212,9 @@ def test_in_decline_ghouls_may_still_conquer_after_the_active_race_abandons_a_re
 
 
 def test_a_player_auto_passed_after_the_ghouls_conquered_places_them_and_picks_nothing():
-    state = act(ghouls_in_decline(active=None, phase="pick"), "conquer", 0, region=10, troop="declined")
+    state = act(
+        ghouls_in_decline(active=None, phase="pick"), "conquer", 0, region=10, troop="declined"
+    )
     state = auto_pass(state, 0)
     assert state.players[0].active is None and state.players[0].declined[0].hand == 0
     assert [region_of(state, i)["tokens"] for i in (3, 4, 10)] == [2, 1, 2]

@@ -1,6 +1,6 @@
 """Giants: 1 token fewer to conquer a region adjacent to a Mountain region they occupy, minimum 1
-(rulebook, "Giants"; rulings). On the 2-player board Mountain 5 borders 0, 1, 6, 11; Mountain 8 borders
-2, 3, 7, 9, 13, 14."""
+(rulebook, "Giants"; rulings). On the 2-player board Mountain 5 borders 0, 1, 6, 11; Mountain 8
+borders 2, 3, 7, 9, 13, 14."""
 
 from rules import conquest_cost
 from tests.rules.builder import Builder, act, region_of
@@ -36,8 +36,14 @@ def test_no_discount_next_to_a_mountain_they_do_not_occupy():
 
 def test_no_discount_next_to_a_mountain_held_by_their_owners_other_race():
     state = (
-        Builder(2).active(0, "Giants", "Hill", hand=6).empty(5).declined(0, "Ratmen", "Swamp")
-        .region(5, seat=0, declined=True).region(1, seat=0).at(0, "conquer").build()
+        Builder(2)
+        .active(0, "Giants", "Hill", hand=6)
+        .empty(5)
+        .declined(0, "Ratmen", "Swamp")
+        .region(5, seat=0, declined=True)
+        .region(1, seat=0)
+        .at(0, "conquer")
+        .build()
     )
     assert cost(state, 6) == 3
 
@@ -49,7 +55,14 @@ def test_conquering_the_mountain_itself_gets_no_discount():
 
 def test_giants_in_decline_give_the_new_race_no_discount():
     state = (
-        Builder(2).declined(0, "Giants").empty(5).region(5, seat=0, declined=True)
-        .active(0, "Ratmen", "Hill", hand=6).empty(1).region(1, seat=0).at(0, "conquer").build()
+        Builder(2)
+        .declined(0, "Giants")
+        .empty(5)
+        .region(5, seat=0, declined=True)
+        .active(0, "Ratmen", "Hill", hand=6)
+        .empty(1)
+        .region(1, seat=0)
+        .at(0, "conquer")
+        .build()
     )
     assert cost(state, 6) == 3

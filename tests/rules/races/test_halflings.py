@@ -1,6 +1,6 @@
-"""Halflings: enter through any land region; a Hole-in-the-Ground in each of their first 2 conquests makes
-the region immune to conquest and to every racial and special power; the Holes go when the Halflings go In
-Decline or leave the region (rulebook, "Halflings"; rulings)."""
+"""Halflings: enter through any land region; a Hole-in-the-Ground in each of their first 2 conquests
+makes the region immune to conquest and to every racial and special power; the Holes go when the
+Halflings go In Decline or leave the region (rulebook, "Halflings"; rulings)."""
 
 import pytest
 
@@ -13,9 +13,7 @@ from tests.rules.playing import finish_turn
 
 
 def halflings_picking():
-    return (
-        Builder(2).combos(("Halflings", "Hill"), ("Ratmen", "Swamp")).at(0, "pick").build()
-    )
+    return Builder(2).combos(("Halflings", "Hill"), ("Ratmen", "Swamp")).at(0, "pick").build()
 
 
 def test_halflings_may_enter_through_an_inland_region():
@@ -47,9 +45,14 @@ def test_the_first_two_conquests_get_a_hole_in_the_ground_and_no_more():
 
 def test_a_hole_makes_the_region_immune_to_conquest():
     state = (
-        Builder(2).clear_board().active(0, "Ratmen", "Hill", hand=8).region(3, seat=0)
-        .active(1, "Halflings", "Swamp", hand=0, holes=1).region(4, seat=1, hole=True)
-        .at(0, "conquer").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Ratmen", "Hill", hand=8)
+        .region(3, seat=0)
+        .active(1, "Halflings", "Swamp", hand=0, holes=1)
+        .region(4, seat=1, hole=True)
+        .at(0, "conquer")
+        .build()
     )
     assert 4 not in {a.region for a in legal_actions(state, 0)}
     with pytest.raises(IllegalAction, match="immune: a Hole-in-the-Ground"):
@@ -58,9 +61,14 @@ def test_a_hole_makes_the_region_immune_to_conquest():
 
 def test_a_hole_makes_the_region_immune_to_the_sorcerers_and_the_dragon():
     state = (
-        Builder(2).clear_board().active(0, "Sorcerers", "Dragon Master", hand=6).region(3, seat=0)
-        .active(1, "Halflings", "Swamp", hand=0, holes=1).region(4, seat=1, hole=True)
-        .at(0, "conquer").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Sorcerers", "Dragon Master", hand=6)
+        .region(3, seat=0)
+        .active(1, "Halflings", "Swamp", hand=0, holes=1)
+        .region(4, seat=1, hole=True)
+        .at(0, "conquer")
+        .build()
     )
     assert 4 not in {a.region for a in legal_actions(state, 0)}
     with pytest.raises(IllegalAction, match="immune"):
@@ -71,9 +79,14 @@ def test_a_hole_makes_the_region_immune_to_the_sorcerers_and_the_dragon():
 
 def test_a_hole_makes_the_region_immune_to_in_decline_ghouls():
     state = (
-        Builder(2).clear_board().declined(0, "Ghouls", "Swamp").region(3, seat=0, tokens=5, declined=True)
-        .active(1, "Halflings", "Hill", hand=0, holes=1).region(4, seat=1, hole=True)
-        .at(0, "pick").build()
+        Builder(2)
+        .clear_board()
+        .declined(0, "Ghouls", "Swamp")
+        .region(3, seat=0, tokens=5, declined=True)
+        .active(1, "Halflings", "Hill", hand=0, holes=1)
+        .region(4, seat=1, hole=True)
+        .at(0, "pick")
+        .build()
     )
     with pytest.raises(IllegalAction, match="immune"):
         act(state, "conquer", 0, region=4, troop="declined")
@@ -81,8 +94,13 @@ def test_a_hole_makes_the_region_immune_to_in_decline_ghouls():
 
 def test_the_holes_go_when_the_halflings_go_in_decline():
     state = (
-        Builder(2).clear_board().active(0, "Halflings", "Hill", hand=0, holes=2)
-        .region(3, seat=0, tokens=2, hole=True).region(4, seat=0, hole=True).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Halflings", "Hill", hand=0, holes=2)
+        .region(3, seat=0, tokens=2, hole=True)
+        .region(4, seat=0, hole=True)
+        .at(0, "start")
+        .build()
     )
     state = act(state, "decline", 0)
     assert not state.regions[3].hole and not state.regions[4].hole
@@ -91,8 +109,13 @@ def test_the_holes_go_when_the_halflings_go_in_decline():
 
 def test_the_hole_goes_when_its_region_is_abandoned_and_is_not_given_again():
     state = (
-        Builder(2).clear_board().active(0, "Halflings", "Hill", hand=0, holes=2)
-        .region(3, seat=0, tokens=3, hole=True).region(4, seat=0, hole=True).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Halflings", "Hill", hand=0, holes=2)
+        .region(3, seat=0, tokens=3, hole=True)
+        .region(4, seat=0, hole=True)
+        .at(0, "start")
+        .build()
     )
     state = act(state, "abandon", 0, region=4)
     assert region_of(state, 4) == {}
@@ -102,8 +125,12 @@ def test_the_hole_goes_when_its_region_is_abandoned_and_is_not_given_again():
 
 def test_halflings_that_abandoned_everything_enter_anywhere_again():
     state = (
-        Builder(2).clear_board().active(0, "Halflings", "Hill", hand=0, holes=1)
-        .region(3, seat=0, tokens=3, hole=True).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Halflings", "Hill", hand=0, holes=1)
+        .region(3, seat=0, tokens=3, hole=True)
+        .at(0, "start")
+        .build()
     )
     state = act(state, "abandon", 0, region=3)
     assert state.players[0].active.hand == 3
@@ -113,8 +140,13 @@ def test_halflings_that_abandoned_everything_enter_anywhere_again():
 
 def test_holes_stay_in_place_through_an_auto_passed_turn():
     state = (
-        Builder(2).clear_board().active(0, "Halflings", "Hill", hand=0, holes=2)
-        .region(3, seat=0, tokens=3, hole=True).region(4, seat=0, hole=True).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Halflings", "Hill", hand=0, holes=2)
+        .region(3, seat=0, tokens=3, hole=True)
+        .region(4, seat=0, hole=True)
+        .at(0, "start")
+        .build()
     )
     state = finish_turn(state, 0)
     assert state.regions[3].hole and state.regions[4].hole

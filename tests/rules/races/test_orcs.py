@@ -7,9 +7,14 @@ from tests.rules.playing import finish_turn
 
 def orcs(hand: int = 9):
     return (
-        Builder(2).active(0, "Orcs", "Commando", hand=hand).empty(1, 2).region(1, seat=0)
-        .declined(0, "Ratmen").region(2, seat=0, declined=True)
-        .at(0, "conquer").build()
+        Builder(2)
+        .active(0, "Orcs", "Commando", hand=hand)
+        .empty(1, 2)
+        .region(1, seat=0)
+        .declined(0, "Ratmen")
+        .region(2, seat=0, declined=True)
+        .at(0, "conquer")
+        .build()
     )
 
 
@@ -22,7 +27,9 @@ def test_each_non_empty_region_conquered_is_worth_one_more_coin():
 
 def test_empty_regions_conquered_give_no_bonus():
     state = orcs()
-    state = act(state, "conquer", 0, region=5)  # a Mountain, but empty (rulebook: "considered empty")
+    state = act(
+        state, "conquer", 0, region=5
+    )  # a Mountain, but empty (rulebook: "considered empty")
     assert turn_score(state, 0)["bonus"] == {}
 
 
@@ -33,8 +40,13 @@ def test_the_players_own_in_decline_region_counts_as_non_empty():
 
 def test_regions_held_from_earlier_turns_give_no_bonus():
     state = (
-        Builder(2).clear_board().active(0, "Orcs", "Commando").region(1, seat=0).region(2, seat=0)
-        .at(0, "redeploy").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Orcs", "Commando")
+        .region(1, seat=0)
+        .region(2, seat=0)
+        .at(0, "redeploy")
+        .build()
     )
     assert turn_score(state, 0)["bonus"] == {}
 

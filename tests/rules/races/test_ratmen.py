@@ -11,17 +11,22 @@ def test_ratmen_get_eight_tokens_plus_the_badge():
 
 def test_ratmen_score_their_regions_and_nothing_more():
     state = (
-        Builder(2).clear_board().active(0, "Ratmen", "Commando")
-        .region(1, seat=0).region(2, seat=0).region(5, seat=0).region(10, seat=0).at(0, "redeploy").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Ratmen", "Commando")
+        .region(1, seat=0)
+        .region(2, seat=0)
+        .region(5, seat=0)
+        .region(10, seat=0)
+        .at(0, "redeploy")
+        .build()
     )
     # Farmland, Mine, Magic, Cavern: no race bonus for any of them.
     assert turn_score(state, 0) == {"regions": 4, "bonus": {}, "total": 4}
 
 
 def test_ratmen_pay_the_full_conquest_cost():
-    state = (
-        Builder(2).active(0, "Ratmen", "Hill", hand=3).at(0, "conquer").build()
-    )
+    state = Builder(2).active(0, "Ratmen", "Hill", hand=3).at(0, "conquer").build()
     from rules import conquest_cost
 
     troop = state.players[0].active

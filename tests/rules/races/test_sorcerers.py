@@ -1,7 +1,7 @@
-"""Sorcerers: once per turn per opponent, replace a lone Active enemy token in a region next to theirs with
-a Sorcerer from the box (rulebook, "Sorcerers"; rulings: a Lair, a Fortress or a Mountain does not protect
-the token, an Encampment does; no Sorcerer in hand is needed, one in the box is; a converted Elf is lost;
-Dragon, Heroes and Holes make a region immune to it)."""
+"""Sorcerers: once per turn per opponent, replace a lone Active enemy token in a region next to
+theirs with a Sorcerer from the box (rulebook, "Sorcerers"; rulings: a Lair, a Fortress or a
+Mountain does not protect the token, an Encampment does; no Sorcerer in hand is needed, one in the
+box is; a converted Elf is lost; Dragon, Heroes and Holes make a region immune to it)."""
 
 import pytest
 
@@ -54,9 +54,16 @@ def test_only_once_per_turn_per_opponent():
 def test_each_opponent_may_be_converted_once_in_the_same_turn():
     # 3-player board: region 9 borders 3 and 8.
     state = (
-        Builder(3).clear_board().active(0, "Sorcerers", "Hill", hand=0).region(9, seat=0)
-        .active(1, "Humans", "Swamp", hand=0).region(3, seat=1)
-        .active(2, "Orcs", "Forest", hand=0).region(8, seat=2).at(0, "start").build()
+        Builder(3)
+        .clear_board()
+        .active(0, "Sorcerers", "Hill", hand=0)
+        .region(9, seat=0)
+        .active(1, "Humans", "Swamp", hand=0)
+        .region(3, seat=1)
+        .active(2, "Orcs", "Forest", hand=0)
+        .region(8, seat=2)
+        .at(0, "start")
+        .build()
     )
     state = act(state, "convert", 0, region=3)
     state = act(state, "convert", 0, region=8)
@@ -89,7 +96,11 @@ def test_a_lair_or_a_fortress_does_not_protect_a_lone_token(victim, marker):
     state = sorcerers(victim=victim, r4={"tokens": 1, marker: True})
     assert converts(state) == {4}
     state = act(state, "convert", 0, region=4)
-    assert region_of(state, 4) == {"owner": 0, "race": "Sorcerers", "tokens": 1}  # the marker went too
+    assert region_of(state, 4) == {
+        "owner": 0,
+        "race": "Sorcerers",
+        "tokens": 1,
+    }  # the marker went too
 
 
 def test_a_mountain_does_not_protect_a_lone_token():
@@ -107,8 +118,14 @@ def test_an_encampment_protects_a_lone_token():
 
 def test_in_decline_tokens_are_not_converted():
     state = (
-        Builder(2).clear_board().active(0, "Sorcerers", "Hill", hand=0).region(3, seat=0)
-        .declined(1, "Humans", "Swamp").region(4, seat=1, declined=True).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Sorcerers", "Hill", hand=0)
+        .region(3, seat=0)
+        .declined(1, "Humans", "Swamp")
+        .region(4, seat=1, declined=True)
+        .at(0, "start")
+        .build()
     )
     assert converts(state) == set()
     with pytest.raises(IllegalAction, match="only Active tokens"):
@@ -130,7 +147,11 @@ def test_the_region_must_border_a_sorcerer_region():
 
 @pytest.mark.parametrize(
     "victim, marker",
-    [(("Humans", "Heroic"), "hero"), (("Humans", "Dragon Master"), "dragon"), (("Halflings", "Swamp"), "hole")],
+    [
+        (("Humans", "Heroic"), "hero"),
+        (("Humans", "Dragon Master"), "dragon"),
+        (("Halflings", "Swamp"), "hole"),
+    ],
 )
 def test_an_immune_region_is_not_converted(victim, marker):
     state = sorcerers(victim=victim, r4={"tokens": 1, marker: True})
@@ -180,8 +201,14 @@ def test_no_conversion_once_the_conquests_are_over():
 
 def test_no_conversion_of_a_seafaring_token_on_a_sea():
     state = (
-        Builder(2).clear_board().active(0, "Sorcerers", "Hill", hand=0).region(1, seat=0)
-        .active(1, "Humans", "Seafaring", hand=0).region(0, seat=1).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Sorcerers", "Hill", hand=0)
+        .region(1, seat=0)
+        .active(1, "Humans", "Seafaring", hand=0)
+        .region(0, seat=1)
+        .at(0, "start")
+        .build()
     )
     with pytest.raises(IllegalAction, match="only a Seafaring race"):
         act(state, "convert", 0, region=0)
@@ -189,9 +216,16 @@ def test_no_conversion_of_a_seafaring_token_on_a_sea():
 
 def test_in_decline_sorcerers_convert_no_more():
     state = (
-        Builder(2).clear_board().declined(0, "Sorcerers", "Forest").region(3, seat=0, declined=True)
-        .active(0, "Ratmen", "Hill", hand=0).region(2, seat=0, tokens=3)
-        .active(1, "Humans", "Swamp", hand=0).region(4, seat=1).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .declined(0, "Sorcerers", "Forest")
+        .region(3, seat=0, declined=True)
+        .active(0, "Ratmen", "Hill", hand=0)
+        .region(2, seat=0, tokens=3)
+        .active(1, "Humans", "Swamp", hand=0)
+        .region(4, seat=1)
+        .at(0, "start")
+        .build()
     )
     assert converts(state) == set()
     with pytest.raises(IllegalAction, match="belongs to Sorcerers"):
@@ -200,10 +234,16 @@ def test_in_decline_sorcerers_convert_no_more():
 
 @pytest.mark.parametrize("power", ["Flying", "Underworld"])
 def test_flying_and_underworld_do_not_stretch_the_conversions_adjacency(power):
-    """Decision: the conversion needs a region bordering a Sorcerer region on the board (rulings)."""
+    """Decision: a conversion needs a region bordering a Sorcerer region on the board."""
     state = (
-        Builder(2).clear_board().active(0, "Sorcerers", power, hand=0).region(3, seat=0)
-        .active(1, "Humans", "Swamp", hand=0).region(17, seat=1).at(0, "start").build()
+        Builder(2)
+        .clear_board()
+        .active(0, "Sorcerers", power, hand=0)
+        .region(3, seat=0)
+        .active(1, "Humans", "Swamp", hand=0)
+        .region(17, seat=1)
+        .at(0, "start")
+        .build()
     )
     # 17 is a Cavern like 3, and any land region is in reach of a Flying race's conquests.
     assert converts(state) == set()

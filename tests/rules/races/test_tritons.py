@@ -1,5 +1,6 @@
-"""Tritons: 1 token fewer on Coastal regions, those bordering a Sea or the Lake, minimum 1 (rulebook,
-"Tritons"). On the 2-player board region 6 borders the Lake, region 9 borders no water."""
+"""Tritons: 1 token fewer on Coastal regions, those bordering a Sea or the Lake, minimum 1
+(rulebook, "Tritons"). On the 2-player board region 6 borders the Lake, region 9 borders no water.
+"""
 
 import pytest
 
@@ -9,8 +10,13 @@ from tests.rules.builder import Builder, act
 
 def tritons(power="Hill"):
     return (
-        Builder(2).active(0, "Tritons", power, hand=6).empty(1, 2).region(2, seat=0)
-        .region(3, seat=0).at(0, "conquer").build()
+        Builder(2)
+        .active(0, "Tritons", power, hand=6)
+        .empty(1, 2)
+        .region(2, seat=0)
+        .region(3, seat=0)
+        .at(0, "conquer")
+        .build()
     )
 
 
