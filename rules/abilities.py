@@ -8,7 +8,7 @@ engine reads for declined troops too (``scores_in_decline``, ``conquers_in_decli
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from .actions import Action
@@ -82,8 +82,10 @@ class Ability:
         """The extra actions this ability offers now."""
         return []
 
-    def apply(self, state: GameState, seat: int, troop: Troop, action: Action) -> None:
-        """Carry out one of :attr:`action_types` (state is an edit in progress); raise IllegalAction."""
+    def apply(self, state: GameState, seat: int, troop: Troop, action: Action) -> dict[str, Any] | None:
+        """Carry out one of :attr:`action_types` (state is an edit in progress); raise IllegalAction.
+
+        May return what to add to the step's ``last`` (Berserk: the die, an undo point)."""
         raise NotImplementedError(action.type)
 
     def __repr__(self) -> str:

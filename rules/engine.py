@@ -158,7 +158,7 @@ def _ability_action(state: GameState, seat: int, action: Action) -> dict[str, An
         raise IllegalAction(f"'{action.type}' belongs to {owner.name}, which your Active race does not have")
     if state.phase == DEFEND:
         raise IllegalAction(f"'{action.type}' is for your own turn")
-    return owner.apply(state, seat, state.edit_troop(seat, troop.race), action)  # type: ignore[func-returns-value]
+    return owner.apply(state, seat, state.edit_troop(seat, troop.race), action)
 
 
 _HANDLERS: dict[str, Callable[[GameState, int, Action], dict[str, Any] | None]] = {

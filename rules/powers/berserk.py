@@ -1,9 +1,10 @@
 """Berserk: roll the die before each conquest, then name the target (rulebook, "Berserk"; rulings).
 
-Decisions where the rules are silent: once the die is rolled the conquest has begun, so no region may be
-abandoned, and the Dragon and the Sorcerers wait until that roll is used; the player may still end the
-conquests instead of naming a target (the roll is then lost). Berserk never uses ``final_conquest``: a named
-target that hand + roll cannot pay is the final attempt."""
+Decisions where the rules are silent: once the die is rolled the conquest has begun, so no region
+may be abandoned, and the Dragon and the Sorcerers wait until that roll is used; the player may
+still end the conquests instead of naming a target (the roll is then lost). Berserk never uses
+``final_conquest``: a named target that hand + roll cannot pay is the final attempt.
+"""
 
 from __future__ import annotations
 
@@ -23,7 +24,11 @@ class Berserk(Power):
     action_types = ("berserk_roll",)
 
     def legal(self, state: GameState, seat: int, troop: Troop) -> list[Action]:
-        if state.phase in (START, CONQUER) and state.t.berserk_die is None and hand_for_conquest(state, seat, troop):
+        if (
+            state.phase in (START, CONQUER)
+            and state.t.berserk_die is None
+            and hand_for_conquest(state, seat, troop)
+        ):
             return [Action("berserk_roll", seat)]
         return []
 

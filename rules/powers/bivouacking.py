@@ -1,10 +1,12 @@
-"""Bivouacking: 5 Encampments, +1 defence each, moved freely at redeployment (rulebook, "Bivouacking").
+"""Bivouacking: 5 Encampments, +1 defence each, moved freely at redeployment (rulebook,
+"Bivouacking").
 
-Decisions (DESIGN §4, the ``auto`` rule): Encampments a player leaves aside at redeployment, or that come off
-the board when a region is abandoned or emptied (Amazons), land one at a time on the weakest region (tokens +
-Encampments, ties to the lowest number) at the end of the turn; those of a conquered region land the same way
-at the end of the attacker's turn, before any defender is asked (``ask`` mode). An auto-passed turn leaves
-those on the board where they are."""
+Decisions (DESIGN §4, the ``auto`` rule): Encampments a player leaves aside at redeployment, or that
+come off the board when a region is abandoned or emptied (Amazons), land one at a time on the
+weakest region (tokens + Encampments, ties to the lowest number) at the end of the turn; those of a
+conquered region land the same way at the end of the attacker's turn, before any defender is asked
+(``ask`` mode). An auto-passed turn leaves those on the board where they are.
+"""
 
 from __future__ import annotations
 
@@ -25,7 +27,14 @@ class Bivouacking(Power):
         held = state.regions_of(seat, troop.race)
         if state.phase != REDEPLOY or not held:
             return []
-        return [Action("place_encampments", seat, regions=tuple(held), count=self.available(state, seat, troop))]
+        return [
+            Action(
+                "place_encampments",
+                seat,
+                regions=tuple(held),
+                count=self.available(state, seat, troop),
+            )
+        ]
 
     @staticmethod
     def available(state: GameState, seat: int, troop: Troop) -> int:
@@ -40,9 +49,14 @@ class Bivouacking(Power):
         wanted = dict(action.tokens)
         foreign = sorted(set(wanted) - held)
         if foreign:
-            raise IllegalAction(f"Encampments go only in your own regions; {foreign[0]} is not yours")
+            raise IllegalAction(
+                f"Encampments go only in your own regions; {foreign[0]} is not yours"
+            )
         if sum(wanted.values()) > total:
-            raise IllegalAction(f"You have {total} Encampments (of {ENCAMPMENTS}); this places {sum(wanted.values())}")
+            placed = sum(wanted.values())
+            raise IllegalAction(
+                f"You have {total} Encampments (of {ENCAMPMENTS}); this places {placed}"
+            )
         for i in held:
             count = wanted.get(i, 0)
             if state.regions[i].encampments != count:

@@ -2,8 +2,9 @@
 "Diplomat"). That opponent's Active race cannot attack yours until your next turn; In Decline tokens
 (Ghouls) are not bound (rulings).
 
-Decision: an opponent whose Active race the player attacked this turn with any of their races (In Decline
-Ghouls or a Sorcerer conversion included) cannot be chosen."""
+Decision: an opponent whose Active race the player attacked this turn with any of their races (In
+Decline Ghouls or a Sorcerer conversion included) cannot be chosen.
+"""
 
 from __future__ import annotations
 
@@ -30,10 +31,14 @@ class Diplomat(Power):
 
     def apply(self, state: GameState, seat: int, troop: Troop, action: Action) -> None:
         if state.phase != REDEPLOY:
-            raise IllegalAction("The Diplomat chooses an ally at the end of the turn, after the conquests")
+            raise IllegalAction(
+                "The Diplomat chooses an ally at the end of the turn, after the conquests"
+            )
         target = action.target
         if target is None or not 0 <= target < len(state.players) or target == seat:
             raise IllegalAction("Choose another player of this game as your ally")
         if target in state.t.attacked:
-            raise IllegalAction(f"You attacked player {target}'s Active race this turn; choose someone else")
+            raise IllegalAction(
+                f"You attacked player {target}'s Active race this turn; choose someone else"
+            )
         state.edit_player(seat).ally = target

@@ -1,9 +1,11 @@
 """Dragon Master: once per turn conquer with a single token; the Dragon makes the region immune
-(rulebook, "Dragon Master"). The Dragon moves with each such conquest and leaves when the race declines.
+(rulebook, "Dragon Master"). The Dragon moves with each such conquest and leaves when the race
+declines.
 
-Decision (the rulebook says "conquer a Region using a single Race token"): any region the race may conquer
-qualifies, an empty one too (an empty Mountain for 1 token instead of 3); ``legal_actions`` offers them all,
-as ``apply`` always accepted them."""
+Decision (the rulebook says "conquer a Region using a single Race token"): any region the race may
+conquer qualifies, an empty one too (an empty Mountain for 1 token instead of 3); ``legal_actions``
+offers them all, as ``apply`` always accepted them.
+"""
 
 from __future__ import annotations
 
@@ -39,7 +41,8 @@ class DragonMaster(Power):
         return [
             Action("dragon", seat, region=i)
             for i in range(len(state.regions))
-            if self.refusal(state, seat, troop, i) is None  # an empty region too: 1 token whatever it costs
+            if self.refusal(state, seat, troop, i)
+            is None  # an empty region too: 1 token whatever it costs
         ]
 
     def apply(self, state: GameState, seat: int, troop: Troop, action: Action) -> None:

@@ -1,5 +1,6 @@
-"""Flying: conquer any land region, adjacent or not; never Seas or the Lake (rulebook, "Flying"; rulings:
-the first conquest too may be on any land region)."""
+"""Flying: conquer any land region, adjacent or not; never Seas or the Lake (rulebook, "Flying";
+rulings: the first conquest too may be on any land region).
+"""
 
 from __future__ import annotations
 

@@ -1,8 +1,10 @@
-"""Fortified: once per turn while Active place a Fortress (max 1 per region, 6 on the map); +1 defence
-even In Decline, +1 coin while Active (rulebook, "Fortified").
+"""Fortified: once per turn while Active place a Fortress (max 1 per region, 6 on the map); +1
+defence even In Decline, +1 coin while Active (rulebook, "Fortified").
 
-Decision: the Fortress is placed during the turn's conquests or its redeployment (``place_fortress``), never
-on a turn spent going In Decline; it is optional, so an auto-passed turn places none."""
+Decision: the Fortress is placed during the turn's conquests or its redeployment
+(``place_fortress``), never on a turn spent going In Decline; it is optional, so an auto-passed turn
+places none.
+"""
 
 from __future__ import annotations
 

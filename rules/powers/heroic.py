@@ -1,7 +1,8 @@
 """Heroic: at the end of the turn the 2 Heroes stand in 2 different regions, which are immune
-(rulebook, "Heroic"). A player who does not place them keeps them where they stand; missing ones go to
-the lowest-numbered regions (decision: the deterministic rule of DESIGN §4, also used when an auto-passed
-turn ends or a region given up after placing them took a Hero away)."""
+(rulebook, "Heroic"). A player who does not place them keeps them where they stand; missing ones go
+to the lowest-numbered regions (decision: the deterministic rule of DESIGN §4, also used when an
+auto-passed turn ends or a region given up after placing them took a Hero away).
+"""
 
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ class Heroic(Power):
         if len(set(wanted)) != len(wanted):
             raise IllegalAction("The two Heroes go in two different regions")
         if len(wanted) != min(HEROES, len(held)):
-            raise IllegalAction(f"Place {min(HEROES, len(held))} Heroes, each in a different region you hold")
+            raise IllegalAction(
+                f"Place {min(HEROES, len(held))} Heroes, each in a different region you hold"
+            )
         for region in wanted:
             if region not in held:
                 raise IllegalAction(f"Region {region} is not held by your {troop.race}")
@@ -46,7 +49,8 @@ class Heroic(Power):
                 state.edit_region(i).hero = want
 
     def on_end_turn(self, state: GameState, seat: int, troop: Troop) -> None:
-        # Rulebook: "At the end of your turn, place each of your 2 Heroes in 2 different Regions": also when a
+        # Rulebook: "At the end of your turn, place each of your 2 Heroes in 2 different Regions":
+        # also when a
         # region given up after ``place_heroes`` took a Hero with it.
         held = state.regions_of(seat, troop.race)
         if not held:

@@ -1,4 +1,6 @@
-"""Merchant: +1 coin per region the Active race holds (rulebook, "Merchant"); nothing for In Decline ones."""
+"""Merchant: +1 coin per region the Active race holds (rulebook, "Merchant"); nothing for In Decline
+ones.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""Seafaring: while Active, conquer the Seas and the Lake as empty regions; keep and score them In Decline
-(rulebook, "Seafaring"; rulings: a Sea on the edge of the board may take the first conquest)."""
+"""Seafaring: while Active, conquer the Seas and the Lake as empty regions; keep and score them In
+Decline (rulebook, "Seafaring"; rulings: a Sea on the edge of the board may take the first
+conquest).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Stout: may go In Decline at the end of a turn of conquests, after scoring (rulebook, "Stout"; rulings:
-the pick turn included). Offered as ``end_turn`` with ``decline: true``."""
+"""Stout: may go In Decline at the end of a turn of conquests, after scoring (rulebook, "Stout";
+rulings: the pick turn included). Offered as ``end_turn`` with ``decline: true``.
+"""
 
 from __future__ import annotations
 

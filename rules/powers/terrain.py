@@ -1,4 +1,6 @@
-"""Forest, Hill and Swamp: +1 coin per region of that terrain held (rulebook, "Forest", "Hill", "Swamp")."""
+"""Forest, Hill and Swamp: +1 coin per region of that terrain held (rulebook, "Forest", "Hill",
+"Swamp").
+"""
 
 from __future__ import annotations
 

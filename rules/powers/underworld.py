@@ -1,4 +1,5 @@
-"""Underworld: Caverns cost 1 token fewer and are adjacent to each other (rulebook, "Underworld"; rulings).
+"""Underworld: Caverns cost 1 token fewer and are adjacent to each other (rulebook, "Underworld";
+rulings).
 
 Cavern adjacency counts once the race holds a Cavern; it does not make a Cavern a border region.
 """
@@ -18,6 +19,8 @@ class Underworld(Power):
     def conquest_discount(self, state: GameState, seat: int, troop: Troop, region: int) -> int:
         return 1 if state.board.regions[region].cavern else 0
 
-    def reaches(self, state: GameState, seat: int, troop: Troop, region: int, held: list[int]) -> bool:
+    def reaches(
+        self, state: GameState, seat: int, troop: Troop, region: int, held: list[int]
+    ) -> bool:
         caverns = state.board.caverns
         return region in caverns and any(i in caverns for i in held)

@@ -24,14 +24,17 @@ class Amazons(Race):
 
     def on_end_turn(self, state: GameState, seat: int, troop: Troop) -> None:
         """After redeployment remove 4 tokens, leaving one per region where possible (rulings)."""
-        owed = min(CONQUEST_ONLY, troop.held + troop.hand + _on_board(state, seat, troop)) - troop.held
+        owed = (
+            min(CONQUEST_ONLY, troop.held + troop.hand + _on_board(state, seat, troop)) - troop.held
+        )
         take = min(owed, troop.hand)
         troop.hand -= take
         troop.held += take
         owed -= take
         held = state.regions_of(seat, troop.race)
         while owed > 0 and held:
-            # From the biggest stack first (ties: highest region), emptying a region only if it must be.
+            # From the biggest stack first (ties: highest region), emptying a region only if it must
+            # be.
             region = max(held, key=lambda i: (state.regions[i].tokens, i))
             r = state.edit_region(region)
             r.tokens -= 1

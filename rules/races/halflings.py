@@ -1,4 +1,6 @@
-"""Halflings: enter anywhere; Holes-in-the-Ground in their first two conquests (rulebook, "Halflings")."""
+"""Halflings: enter anywhere; Holes-in-the-Ground in their first two conquests (rulebook,
+"Halflings").
+"""
 
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ class Halflings(Race):
     tokens = RACE_TOKENS["Halflings"][0]
     enters_anywhere = True
 
-    def on_conquer(self, state: GameState, seat: int, troop: Troop, region: int, nonempty: bool) -> None:
+    def on_conquer(
+        self, state: GameState, seat: int, troop: Troop, region: int, nonempty: bool
+    ) -> None:
         if troop.holes < HOLES:
             state.edit_region(region).hole = True
             troop.holes += 1

@@ -1,14 +1,15 @@
-"""Sorcerers: once per turn per opponent, replace a lone Active enemy token (rulebook, "Sorcerers"; rulings).
+"""Sorcerers: once per turn per opponent, replace a lone Active enemy token (rulebook, "Sorcerers";
+rulings).
 
-The token must be alone in its region (a Troll's Lair, a Fortress or a Mountain does not protect it; an
-Encampment does), Active, in a region adjacent to a Sorcerer region and not immune. The new Sorcerer comes
-from the box, so it works with an empty hand but not with an empty box; the replaced token (an Elf too) is
-lost.
+The token must be alone in its region (a Troll's Lair, a Fortress or a Mountain does not protect it;
+an Encampment does), Active, in a region adjacent to a Sorcerer region and not immune. The new
+Sorcerer comes from the box, so it works with an empty hand but not with an empty box; the replaced
+token (an Elf too) is lost.
 
 Decisions: "adjacent" means sharing a border on the board; Flying and Underworld stretch the race's
-conquests, not this racial power. A conversion is a conquest of a non-empty region (Pillaging counts it, the
-In Decline Ghouls' moment ends, the victim counts as attacked for the Diplomat); it needs no Berserk roll and
-is refused while one waits.
+conquests, not this racial power. A conversion is a conquest of a non-empty region (Pillaging counts
+it, the In Decline Ghouls' moment ends, the victim counts as attacked for the Diplomat); it needs no
+Berserk roll and is refused while one waits.
 """
 
 from __future__ import annotations
@@ -41,11 +42,16 @@ class Sorcerers(Race):
         if victim is None or victim.race != r.race:
             return f"Sorcerers convert only Active tokens; region {region} is In Decline"
         if r.tokens != 1:
-            return f"Sorcerers convert a token alone in its region; region {region} holds {r.tokens}"
+            return (
+                f"Sorcerers convert a token alone in its region; region {region} holds {r.tokens}"
+            )
         if r.encampments:
             return f"An Encampment protects the token in region {region} from Sorcerers"
         if r.owner in state.t.converted:
-            return f"Sorcerers convert once per turn per opponent; you already converted player {r.owner}"
+            return (
+                "Sorcerers convert once per turn per opponent; "
+                f"you already converted player {r.owner}"
+            )
         if not state.board.neighbours[region].intersection(state.regions_of(seat, troop.race)):
             return f"Region {region} is not adjacent to one of your Sorcerer regions"
         if state.box_left(troop.race) < 1:
@@ -58,10 +64,13 @@ class Sorcerers(Race):
         return [
             Action("convert", seat, region=i)
             for i in range(len(state.regions))
-            if state.regions[i].owner not in (-1, seat) and self.refusal(state, seat, troop, i) is None
+            if state.regions[i].owner not in (-1, seat)
+            and self.refusal(state, seat, troop, i) is None
         ]
 
-    def apply(self, state: GameState, seat: int, troop: Troop, action: Action) -> dict[str, Any] | None:
+    def apply(
+        self, state: GameState, seat: int, troop: Troop, action: Action
+    ) -> dict[str, Any] | None:
         from ..conquest import ready_troops
 
         assert action.region is not None

@@ -1,4 +1,6 @@
-"""Tritons: 1 token fewer on Coastal regions, those bordering a Sea or the Lake (rulebook, "Tritons")."""
+"""Tritons: 1 token fewer on Coastal regions, those bordering a Sea or the Lake (rulebook,
+"Tritons").
+"""
 
 from __future__ import annotations
 
