@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .abilities import POWERS, RACES
+from .abilities import POWERS, RACES, Ability
 from .state import GameState
 
 
@@ -19,6 +19,7 @@ def turn_score(state: GameState, seat: int) -> dict[str, Any]:
     for troop in state.players[seat].troops():
         held = state.regions_of(seat, troop.race)
         regions += len(held)
+        sources: list[Ability]
         if troop.declined:
             sources = [RACES[troop.race]] if RACES[troop.race].scores_in_decline else []
         else:

@@ -7,7 +7,6 @@ replaces each region, player or troop it touches with a copy first (``edit_regio
 from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, field, fields
-from functools import cache
 from typing import Any
 
 from .board import Board, load_board
@@ -351,20 +350,25 @@ def _compact(obj: Any) -> dict[str, Any]:
     return out
 
 
-@cache
+_DEFAULTS: dict[type, tuple[tuple[str, Any], ...]] = {}
+
+
 def _defaults(cls: type) -> tuple[tuple[str, Any], ...]:
     """``(name, default)`` of the fields that have a default (a Troop's race and power have none).
 
     Computed once per class: ``to_json`` runs after every step, and ``dataclasses.fields`` was most of
     its time.
     """
-    out = []
-    for f in fields(cls):
-        if f.default is not MISSING:
-            out.append((f.name, f.default))
-        elif f.default_factory is not MISSING:
-            out.append((f.name, f.default_factory()))
-    return tuple(out)
+    known = _DEFAULTS.get(cls)
+    if known is None:
+        out = []
+        for f in fields(cls):
+            if f.default is not MISSING:
+                out.append((f.name, f.default))
+            elif f.default_factory is not MISSING:
+                out.append((f.name, f.default_factory()))
+        known = _DEFAULTS[cls] = tuple(out)
+    return known
 
 
 def _region_json(r: RegionState) -> dict[str, Any]:

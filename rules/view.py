@@ -47,7 +47,7 @@ def final_standings(state: GameState) -> list[dict[str, Any]]:
             place = index + 1
             previous = key
         row["place"] = place
-    tied_on_coins = {}
+    tied_on_coins: dict[int, list[int]] = {}
     for row in rows:
         tied_on_coins.setdefault(row["coins"], []).append(row["player"])
     for row in rows:
