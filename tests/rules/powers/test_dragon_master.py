@@ -153,3 +153,19 @@ def test_a_dragon_conquest_ends_the_in_decline_ghouls_moment():
 def test_no_dragon_while_a_berserk_roll_waits():
     state = dragon_master(berserk_die=2)
     assert dragons(state) == set()
+
+
+def test_the_dragons_region_is_immune_to_in_decline_ghouls():
+    state = (
+        Builder(2)
+        .clear_board()
+        .declined(0, "Ghouls", "Swamp")
+        .region(3, seat=0, tokens=5, declined=True)
+        .active(1, "Ratmen", "Dragon Master", hand=0)
+        .region(4, seat=1, dragon=True)
+        .at(0, "pick")
+        .build()
+    )
+    assert not any(a.region == 4 for a in legal_actions(state, 0))
+    with pytest.raises(IllegalAction, match="immune: the Dragon"):
+        act(state, "conquer", 0, region=4, troop="declined")

@@ -132,3 +132,20 @@ def test_all_ten_trolls_on_the_map_each_have_their_lair():
     assert region_of(state, 11)["lair"] is True
     assert sum(r.lair for r in state.regions) == 10
     check_invariants(state)
+
+
+def test_the_lair_of_in_decline_trolls_leaves_when_their_region_is_conquered():
+    state = (
+        Builder(2)
+        .clear_board()
+        .active(0, "Ratmen", "Hill", hand=8)
+        .region(3, seat=0)
+        .declined(1, "Trolls", "Swamp")
+        .region(4, seat=1, declined=True, lair=True)
+        .region(10, seat=1, declined=True, lair=True)
+        .at(0, "conquer")
+        .build()
+    )
+    state = act(state, "conquer", 0, region=4)  # 2 + 1 Troll + 1 Lair
+    assert region_of(state, 4) == {"owner": 0, "race": "Ratmen", "tokens": 4}
+    assert state.regions[10].lair
