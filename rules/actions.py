@@ -72,6 +72,21 @@ class Action:
             out["count"] = self.count
         return out
 
+    def check(self) -> None:
+        """Refuse, as :meth:`from_json` would, an action built in Python with a field its type needs
+        left out or of the wrong kind (``Action("conquer", 0)`` has no region)."""
+        if not _is_int(self.player):
+            raise IllegalAction("'player' must be a whole number")
+        for name in ACTION_FIELDS.get(self.type, ()):
+            if name in ("region", "combo", "target") and not _is_int(getattr(self, name)):
+                raise IllegalAction(f"'{name}' must be a whole number")
+        if self.troop not in (ACTIVE, DECLINED):
+            raise IllegalAction("'troop' must be 'active' or 'declined'")
+        if not all(_is_int(r) and _is_int(n) and n >= 0 for r, n in self.tokens):
+            raise IllegalAction("'tokens' must map region numbers to token counts ≥ 0")
+        if not all(_is_int(r) for r in self.regions):
+            raise IllegalAction("'regions' must be a list of region numbers")
+
     @classmethod
     def from_json(cls, data: Any) -> Action:
         """Parse an action, refusing anything malformed with a readable :class:`IllegalAction`."""

@@ -32,6 +32,8 @@ def apply(state: GameState, action: Action | dict[str, Any]) -> GameState:
     """
     if not isinstance(action, Action):
         action = Action.from_json(action)
+    else:
+        action.check()  # an Action built in Python is held to what from_json accepts
     seat = action.player
     if state.phase == OVER:
         raise IllegalAction("The game is over")
