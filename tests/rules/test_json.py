@@ -156,3 +156,18 @@ def test_malformed_actions_are_refused_readably(data, message: str) -> None:
         Action.from_json(data)
     with pytest.raises(IllegalAction, match=re.escape(message)):
         apply(new_game(2, seed=1), data)
+
+
+@pytest.mark.parametrize(
+    ("action", "message"),
+    [
+        (Action("pick", 0), "'combo' must be a whole number"),
+        (Action("conquer", 0), "'region' must be a whole number"),
+        (Action("conquer", 0, region=1, troop="ghouls"), "'troop' must be 'active' or 'declined'"),
+        (Action("choose_ally", 0), "'target' must be a whole number"),
+    ],
+)
+def test_actions_built_in_python_are_held_to_the_same_rules(action: Action, message: str) -> None:
+    state = new_game(2, seed=1)
+    with pytest.raises(IllegalAction, match=re.escape(message)):
+        apply(state, action)

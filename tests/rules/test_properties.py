@@ -227,6 +227,9 @@ def garbage_action(state: GameState, rnd: random.Random) -> Action:
             )
         ),
     }
+    if rnd.random() < 0.1:  # a field left out or of the wrong kind
+        fields[rnd.choice(["region", "combo", "target"])] = None
+        fields["troop"] = rnd.choice(["active", "ghouls"])
     allowed = ACTION_FIELDS.get(kind, ())
     kept = {name: value for name, value in fields.items() if name in allowed}
     return Action(kind, rnd.randint(-1, n), **kept)
