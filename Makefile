@@ -1,0 +1,37 @@
+# Small World by Mail. On a fresh machine with Python 3.11+ and nothing else:
+#   make run    install into .venv (first time only) and run the whole service on this machine
+#   make test   install with the development tools and run every test
+# The virtual environment is created once and reinstalled only when pyproject.toml or
+# constraints.txt change. VENV=/some/dir uses another one (CI uses a fresh one each run).
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+INSTALL := $(BIN)/python -m pip install --quiet --constraint constraints.txt
+
+.PHONY: run test lint constraints
+
+run: $(VENV)/.installed
+	$(BIN)/smallworld serve $(SERVE_ARGS)
+
+test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+	$(BIN)/mypy rules service worker emails
+
+# Re-pin every dependency (needs PyPI). Commit the new constraints.txt.
+constraints: $(VENV)/.installed-dev
+	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 --upgrade -o constraints.txt
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: pyproject.toml constraints.txt | $(BIN)/python
+	$(INSTALL) --editable .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml constraints.txt | $(BIN)/python
+	$(INSTALL) --editable '.[dev]'
+	touch $@ $(VENV)/.installed

@@ -1,0 +1,35 @@
+"""The web service: app factory, models, domain operations, pages, JSON API, admin."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Flask
+
+from service import config as configuration
+from service import db, health
+from worker.app import celery_init_app
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+    """Create the Flask app.
+
+    Settings come from ``SMALLWORLD_*`` environment variables (see ``service.config``), then
+    from ``config``, which tests use to override them. Raises
+    :class:`service.config.ConfigurationError` when the configuration must not be run, such as
+    production with the default secret key.
+    """
+    app = Flask(__name__, instance_path=configuration.instance_path_from(config))
+    configuration.configure(app, config)
+    os.makedirs(app.instance_path, exist_ok=True)
+
+    db.init_app(app)
+    celery_init_app(app)
+    app.register_blueprint(health.blueprint)
+
+    from service import cli  # imports this module for its console script
+
+    cli.init_app(app)
+    return app

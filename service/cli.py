@@ -1,0 +1,143 @@
+"""The ``smallworld`` command: run the service, its worker and beat, and migrate the database.
+
+``smallworld serve`` is the embedded default (everything on this machine, nothing to install);
+``smallworld worker``, ``smallworld beat`` and ``smallworld db upgrade`` are the pieces a
+production deployment runs separately (see deploy/). Flask's own commands (``run``, ``shell``,
+``routes``) are there too.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+import click
+from alembic import command as alembic_command
+from flask import Flask, current_app
+from flask.cli import FlaskGroup, with_appcontext
+
+from service.db import alembic_config, get_engine, upgrade_database
+from service.supervisor import ChildProcess, supervise
+from worker.broker import is_embedded, prepare_embedded_broker
+
+
+def init_app(app: Flask) -> None:
+    """Register the service's commands on ``app.cli`` (and so on ``smallworld``)."""
+    for command in (serve, worker, beat, database):
+        app.cli.add_command(command)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=5000, show_default=True, type=int, help="Port to listen on.")
+@with_appcontext
+def serve(host: str, port: int) -> None:
+    """Run the whole service on this machine: web server, Celery worker and beat.
+
+    With no configuration it needs no servers: SQLite and an embedded broker in the instance
+    folder, mail written there as .eml files. Ctrl-C stops everything.
+    """
+    app = current_app
+    upgrade_database(get_engine())
+    celery_app = app.extensions["celery"]
+    if is_embedded(celery_app.conf.broker_url):
+        prepare_embedded_broker(celery_app)
+
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    env = dict(os.environ, SMALLWORLD_INSTANCE_PATH=app.instance_path)
+    env.setdefault("SMALLWORLD_BASE_URL", f"http://{address}")
+    python = sys.executable
+    children = [
+        ChildProcess(
+            "web server",
+            [
+                python,
+                "-m",
+                "gunicorn",
+                "--bind",
+                address,
+                "--workers",
+                "2",
+                "--graceful-timeout",
+                "5",
+                "service:create_app()",
+            ],
+        ),
+        ChildProcess("worker", [python, "-m", "service", "worker"]),
+        ChildProcess("beat", [python, "-m", "service", "beat"]),
+    ]
+    click.echo(f"Small World by Mail is starting at http://{address}/ (Ctrl-C stops it)")
+    click.echo(f"Data and mail of this instance: {app.instance_path}")
+    sys.exit(supervise(children, env))
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("celery_args", nargs=-1, type=click.UNPROCESSED)
+@with_appcontext
+def worker(celery_args: Sequence[str]) -> None:
+    """Run a Celery worker. Other options go to `celery worker` (e.g. --concurrency 4)."""
+    _run_celery("worker", celery_args)
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("celery_args", nargs=-1, type=click.UNPROCESSED)
+@with_appcontext
+def beat(celery_args: Sequence[str]) -> None:
+    """Run Celery beat, the periodic scheduler. Run exactly one (RedBeat enforces it on Redis)."""
+    _run_celery("beat", celery_args)
+
+
+def _run_celery(subcommand: str, celery_args: Sequence[str]) -> None:
+    status = current_app.extensions["celery"].start([subcommand, "--loglevel", "INFO", *celery_args])
+    sys.exit(status or 0)
+
+
+@click.group("db")
+def database() -> None:
+    """Database schema migrations (Alembic)."""
+
+
+@database.command()
+@click.argument("revision", default="head")
+@with_appcontext
+def upgrade(revision: str) -> None:
+    """Upgrade the database schema to REVISION (default: the latest), creating it if needed."""
+    upgrade_database(get_engine(), revision)
+    click.echo(f"Database upgraded to {revision}.")
+
+
+@database.command()
+@click.argument("revision")
+@with_appcontext
+def downgrade(revision: str) -> None:
+    """Downgrade the database schema to REVISION ("base" removes every table)."""
+    alembic_command.downgrade(alembic_config(get_engine()), revision)
+    click.echo(f"Database downgraded to {revision}.")
+
+
+@database.command()
+@click.option("-m", "--message", required=True, help="What the migration does.")
+@with_appcontext
+def revision(message: str) -> None:
+    """Write a new migration from the difference between the models and the database."""
+    alembic_command.revision(alembic_config(get_engine()), message=message, autogenerate=True)
+
+
+def _create_app() -> Flask:
+    from service import create_app
+    from service.config import ConfigurationError
+
+    try:
+        return create_app()
+    except ConfigurationError as error:
+        # A configuration mistake is the operator's to fix: say what, without a traceback.
+        raise click.ClickException(str(error)) from error
+
+
+cli = FlaskGroup(
+    name="smallworld",
+    help="Small World by Mail: run the service, its worker and beat, and migrate the database.",
+    create_app=_create_app,
+    load_dotenv=False,
+)

@@ -1,0 +1,111 @@
+"""Configuration from the environment.
+
+Every setting is read from an environment variable with the one prefix ``SMALLWORLD_``
+(``SMALLWORLD_DATABASE_URL`` becomes ``app.config["DATABASE_URL"]``); values are parsed as
+JSON when they can be, so ``SMALLWORLD_SMTP_PORT=587`` is a number. Anything left unset gets a
+default that runs the whole service on one machine with no servers: SQLite, an embedded broker
+and mail written to files, all inside the instance folder. The README lists every setting.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+
+PREFIX = "SMALLWORLD"
+
+DEVELOPMENT = "development"
+PRODUCTION = "production"
+
+#: The key used when ``SMALLWORLD_SECRET_KEY`` is unset. Anyone can read it here, so links signed
+#: with it prove nothing: production refuses to start with it.
+DEFAULT_SECRET_KEY = "smallworld-development-key-not-secret"
+
+MAIL_BACKENDS = ("file", "smtp")
+
+DEFAULTS: dict[str, Any] = {
+    "ENV": DEVELOPMENT,
+    "SECRET_KEY": DEFAULT_SECRET_KEY,
+    "DATABASE_URL": None,
+    "BROKER_URL": None,
+    "RESULT_BACKEND": None,
+    "MAIL_BACKEND": "file",
+    "MAIL_DIR": None,
+    "SMTP_HOST": "localhost",
+    "SMTP_PORT": 25,
+    "BASE_URL": "http://127.0.0.1:5000",
+}
+
+
+class ConfigurationError(RuntimeError):
+    """The configuration cannot work; the message says which variable to fix and how."""
+
+
+def instance_path_from(overrides: Mapping[str, Any] | None) -> str | None:
+    """The instance folder asked for, if any: ``INSTANCE_PATH`` in ``overrides`` or the environment.
+
+    Flask needs it before the app exists (``Flask(instance_path=...)``), so it is read apart
+    from the other settings. ``None`` lets Flask choose (``instance/`` beside the code in a
+    development checkout).
+    """
+    path = (overrides or {}).get("INSTANCE_PATH") or os.environ.get(f"{PREFIX}_INSTANCE_PATH")
+    return os.path.abspath(path) if path else None
+
+
+def configure(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
+    """Fill ``app.config`` from defaults, then ``SMALLWORLD_*`` variables, then ``overrides``."""
+    config = app.config
+    config.from_mapping(DEFAULTS)
+    config.from_prefixed_env(PREFIX)
+    if overrides:
+        config.from_mapping(overrides)
+
+    instance = Path(app.instance_path)
+    config["INSTANCE_PATH"] = str(instance)
+    config["DATABASE_URL"] = normalise_database_url(
+        config["DATABASE_URL"] or f"sqlite:///{instance / 'smallworld.sqlite'}"
+    )
+    # The embedded broker: kombu's SQLAlchemy transport on its own SQLite file (see
+    # worker/broker.py for why this one). Kept apart from the game database so the workers'
+    # polling never competes with game writes for SQLite's single write lock.
+    config["BROKER_URL"] = config["BROKER_URL"] or f"sqla+sqlite:///{instance / 'broker.sqlite'}"
+    config["MAIL_DIR"] = str(config["MAIL_DIR"] or instance / "mail")
+    check(config)
+
+
+def check(config: Mapping[str, Any]) -> None:
+    """Raise :class:`ConfigurationError` for a configuration the service must not run with."""
+    if config["ENV"] not in (DEVELOPMENT, PRODUCTION):
+        raise ConfigurationError(f"{PREFIX}_ENV is {config['ENV']!r}; set it to {PRODUCTION!r} or {DEVELOPMENT!r}.")
+    if config["MAIL_BACKEND"] not in MAIL_BACKENDS:
+        raise ConfigurationError(
+            f"{PREFIX}_MAIL_BACKEND is {config['MAIL_BACKEND']!r}; set it to one of {', '.join(MAIL_BACKENDS)}."
+        )
+    secret = config["SECRET_KEY"]
+    if config["ENV"] == PRODUCTION and (not secret or secret == DEFAULT_SECRET_KEY):
+        raise ConfigurationError(
+            f"Refusing to start in production with "
+            f"{'the default' if secret else 'no'} secret key: every signed link would be "
+            f"forgeable. Set {PREFIX}_SECRET_KEY to a long random value, for example the output "
+            f"of: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+        )
+
+
+def normalise_database_url(url: str) -> str:
+    """Use the psycopg 3 driver for plain ``postgresql://`` (and ``postgres://``) URLs.
+
+    SQLAlchemy would otherwise pick psycopg2, which the service does not install.
+
+    >>> normalise_database_url("postgres://db.example/smallworld")
+    'postgresql+psycopg://db.example/smallworld'
+    >>> normalise_database_url("sqlite:///instance/smallworld.sqlite")
+    'sqlite:///instance/smallworld.sqlite'
+    """
+    for scheme in ("postgresql://", "postgres://"):
+        if url.startswith(scheme):
+            return "postgresql+psycopg://" + url.removeprefix(scheme)
+    return url

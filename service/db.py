@@ -1,0 +1,111 @@
+"""The database: one engine per app, one session per app context, and the migrations.
+
+A web request and a Celery task both run inside a Flask app context (the worker's task class
+pushes one), so both get their session from :func:`get_session` and both find it closed for
+them when the context ends. Domain operations commit explicitly.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config as AlembicConfig
+from flask import Flask, current_app, g
+from sqlalchemy import DateTime, Engine, TypeDecorator, event
+from sqlalchemy.engine import Dialect
+from sqlmodel import Session, create_engine
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+_EXTENSION = "smallworld.db"
+
+
+def init_app(app: Flask) -> None:
+    """Create the app's engine and close each context's session when the context ends."""
+    app.extensions[_EXTENSION] = make_engine(app.config["DATABASE_URL"])
+    app.teardown_appcontext(_close_session)
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url``, tuned for SQLite shared by several processes when it is SQLite."""
+    connect_args: dict[str, Any] = {}
+    if url.startswith("postgresql"):
+        # Fail fast when the server is unreachable, so /health answers instead of hanging.
+        connect_args["connect_timeout"] = 5
+    engine = create_engine(url, connect_args=connect_args, pool_pre_ping=True)
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _tune_sqlite_connection)
+    return engine
+
+
+def _tune_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
+    # The embedded mode has a web server, a worker and beat on one SQLite file: WAL lets readers
+    # go on while one process writes, and the busy timeout makes a writer wait for the lock
+    # instead of failing at once.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def get_engine(app: Flask | None = None) -> Engine:
+    """The engine of ``app`` (default: the current app)."""
+    engine: Engine = (app or current_app).extensions[_EXTENSION]
+    return engine
+
+
+def get_session() -> Session:
+    """The session of the current app context, opened on first use."""
+    if "db_session" not in g:
+        g.db_session = Session(get_engine())
+    session: Session = g.db_session
+    return session
+
+
+def _close_session(_exception: BaseException | None) -> None:
+    session = g.pop("db_session", None)
+    if session is not None:
+        session.close()
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC timestamp on every database.
+
+    PostgreSQL keeps the offset (``timestamptz``); SQLite keeps none, so naive values read back
+    are UTC by construction and get their ``tzinfo`` again. Naive values are refused on the way
+    in: a deadline with no time zone is a bug waiting for a daylight-saving change.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"refusing to store a naive datetime ({value!r}); give it a tzinfo")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def alembic_config(engine: Engine) -> AlembicConfig:
+    """An Alembic configuration whose migrations run on ``engine`` (no alembic.ini needed)."""
+    config = AlembicConfig()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    # Date first, so the folder lists migrations in the order they were written.
+    config.set_main_option("file_template", "%%(year)d_%%(month).2d_%%(day).2d_%%(rev)s_%%(slug)s")
+    config.attributes["engine"] = engine
+    return config
+
+
+def upgrade_database(engine: Engine, revision: str = "head") -> None:
+    """Bring the schema of ``engine``'s database up to ``revision``, creating it on first run."""
+    command.upgrade(alembic_config(engine), revision)

@@ -1,0 +1,41 @@
+"""Alembic environment: migrations run on the engine ``service.db.alembic_config`` hands over.
+
+Run them with ``smallworld db upgrade``; write a new one with ``smallworld db revision -m ...``.
+"""
+
+from alembic import context
+from sqlalchemy import DateTime
+from sqlmodel import SQLModel
+
+import service.models  # noqa: F401  (registers the tables on SQLModel.metadata)
+from service.db import UTCDateTime
+
+target_metadata = SQLModel.metadata
+
+
+def render_item(type_: str, obj: object, autogen_context: object) -> str | bool:
+    # Migrations name the plain column type, so they never depend on the Python class that
+    # converts values (which may move or change).
+    if type_ == "type" and isinstance(obj, UTCDateTime):
+        return "sa.DateTime(timezone=True)"
+    return False
+
+
+def compare_type(context, inspected_column, metadata_column, inspected_type, metadata_type):  # type: ignore[no-untyped-def]
+    if isinstance(metadata_type, UTCDateTime):
+        return not isinstance(inspected_type, DateTime)
+    return None
+
+
+engine = context.config.attributes["engine"]
+with engine.connect() as connection:
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        render_as_batch=True,  # SQLite alters tables by copying them
+        render_item=render_item,
+        compare_type=compare_type,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+    connection.commit()

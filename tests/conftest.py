@@ -1,0 +1,118 @@
+"""Fixtures shared by every test: the Flask app, its client and CLI runner, real servers.
+
+PostgreSQL and Redis are real (127.0.0.1, or ``SMALLWORLD_TEST_POSTGRES_URL`` /
+``SMALLWORLD_TEST_REDIS_URL``). When one is unreachable its tests are skipped, unless
+``SMALLWORLD_REQUIRE_SERVICES=1`` (CI sets it), in which case they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+import redis
+from flask import Flask
+from flask.testing import FlaskCliRunner
+from sqlalchemy import create_engine, make_url, text
+from sqlalchemy.exc import OperationalError
+
+from service import create_app
+from service.config import DEFAULTS, PREFIX
+from service.db import get_engine, upgrade_database
+
+REQUIRE_SERVICES = os.environ.get("SMALLWORLD_REQUIRE_SERVICES") == "1"
+POSTGRES_URL = os.environ.get("SMALLWORLD_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+REDIS_URL = os.environ.get("SMALLWORLD_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
+
+#: The variables the service reads (see service.config), which tests set for themselves.
+SERVICE_SETTINGS = {f"{PREFIX}_{name}" for name in [*DEFAULTS, "INSTANCE_PATH"]}
+
+
+def service_unavailable(message: str) -> NoReturn:
+    """Skip the test, or fail it when the servers are required."""
+    if REQUIRE_SERVICES:
+        pytest.fail(f"{message} (SMALLWORLD_REQUIRE_SERVICES=1)")
+    pytest.skip(message)
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep the developer's own service settings (a real database!) out of the tests."""
+    for name in SERVICE_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def make_app(tmp_path: Path) -> Iterator[Callable[..., Flask]]:
+    """Build apps with settings on top of a fresh instance folder; upgrade their database."""
+    apps: list[Flask] = []
+
+    def make(**settings: Any) -> Flask:
+        settings.setdefault("INSTANCE_PATH", str(tmp_path / "instance"))
+        app = create_app({"TESTING": True, **settings})
+        apps.append(app)
+        upgrade_database(get_engine(app))
+        return app
+
+    yield make
+    for app in apps:
+        get_engine(app).dispose()
+
+
+@pytest.fixture
+def app(make_app: Callable[..., Flask]) -> Flask:
+    return make_app()
+
+
+@pytest.fixture
+def client(app: Flask) -> Any:
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app: Flask) -> FlaskCliRunner:
+    return app.test_cli_runner()
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A URL of the test PostgreSQL database whose search path is a fresh, empty schema."""
+    engine = create_engine(POSTGRES_URL, connect_args={"connect_timeout": 3})
+    try:
+        connection = engine.connect()
+    except OperationalError as error:
+        engine.dispose()
+        service_unavailable(f"PostgreSQL is not reachable at {POSTGRES_URL}: {error.orig}")
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    with connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+        connection.commit()
+    url = make_url(POSTGRES_URL).update_query_dict({"options": f"-csearch_path={schema}"})
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with engine.connect() as connection:
+            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+            connection.commit()
+        engine.dispose()
+
+
+@pytest.fixture
+def redis_url() -> Iterator[str]:
+    """A URL of an empty Redis database that the tests own."""
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3, socket_timeout=3)
+    try:
+        client.ping()
+    except redis.RedisError as error:
+        client.close()
+        service_unavailable(f"Redis is not reachable at {REDIS_URL}: {error}")
+    client.flushdb()
+    try:
+        yield REDIS_URL
+    finally:
+        client.flushdb()
+        client.close()

@@ -1,0 +1,117 @@
+"""The ``smallworld`` console script."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from flask import Flask
+from flask.testing import FlaskCliRunner
+from sqlalchemy import inspect
+
+from service import create_app
+from service.db import get_engine
+from tests.processes import SMALLWORLD, family, free_port, service_environment, start, stop
+from worker.tasks.ping import ping
+
+
+def get_health(url: str) -> tuple[int, dict[str, Any]]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+
+
+def wait_until_healthy(url: str, process: subprocess.Popen[bytes], seconds: float) -> float:
+    """Seconds until ``url`` answered 200; fails the test after ``seconds``."""
+    started = time.monotonic()
+    while time.monotonic() - started < seconds:
+        assert process.poll() is None, "smallworld serve exited before it was healthy"
+        try:
+            status, _body = get_health(url)
+        except OSError:
+            status = None
+        if status == 200:
+            return time.monotonic() - started
+        time.sleep(0.2)
+    pytest.fail(f"{url} did not answer 200 within {seconds} s")
+
+
+@pytest.mark.processes
+def test_serve_runs_everything_with_no_servers_and_ctrl_c_leaves_no_process(
+    tmp_path: Path,
+) -> None:
+    instance = tmp_path / "instance"
+    results = f"db+sqlite:///{tmp_path / 'results.sqlite'}"
+    # No database, broker or SMTP settings: the embedded defaults. A result backend only lets
+    # this test see the worker's answer.
+    env = service_environment(instance, SMALLWORLD_RESULT_BACKEND=results)
+    port = free_port()
+    log = tmp_path / "serve.log"
+    serve = start(["serve", "--port", str(port)], env, log)
+    try:
+        wait_until_healthy(f"http://127.0.0.1:{port}/health", serve, seconds=20)
+        status, body = get_health(f"http://127.0.0.1:{port}/health")
+        assert (status, body["database"], body["broker"]) == (200, {"reachable": True}, {"reachable": True})
+        assert f"http://127.0.0.1:{port}/" in log.read_text()
+
+        # The worker, a separate process, takes a task from the embedded broker.
+        app = create_app({"INSTANCE_PATH": str(instance), "RESULT_BACKEND": results})
+        celery_app = app.extensions["celery"]
+        celery_app.backend.get_task_meta("warm-up")  # creates the result tables before the worker
+        assert celery_app.tasks[ping.name].delay().get(timeout=20) == "pong"
+        get_engine(app).dispose()
+        assert (instance / "smallworld.sqlite").exists()
+        assert (instance / "celerybeat-schedule").exists() or list(instance.glob("celerybeat-schedule*")), (
+            "beat has not started"
+        )
+
+        processes = family(serve)
+        assert len(processes) >= 3  # web server, worker, beat (and their own workers)
+        # Ctrl-C in a terminal signals the foreground process group: the supervisor's.
+        os.killpg(serve.pid, signal.SIGINT)
+        assert serve.wait(timeout=40) == 0
+        _gone, alive = psutil.wait_procs(processes, timeout=5)
+        assert alive == [], f"left behind: {alive}"
+    except BaseException:
+        print(log.read_text())
+        raise
+    finally:
+        if serve.poll() is None:
+            stop(serve)
+
+
+def test_a_configuration_error_is_one_clear_line_not_a_traceback(tmp_path: Path) -> None:
+    env = service_environment(tmp_path / "instance", SMALLWORLD_ENV="production")
+    result = subprocess.run([SMALLWORLD, "db", "upgrade"], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert "SMALLWORLD_SECRET_KEY" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_db_downgrade_and_upgrade_remove_and_create_the_tables(app: Flask, runner: FlaskCliRunner) -> None:
+    result = runner.invoke(args=["db", "downgrade", "base"])
+    assert result.exit_code == 0, result.output
+    assert "service_status" not in inspect(get_engine(app)).get_table_names()
+
+    result = runner.invoke(args=["db", "upgrade"])
+    assert result.exit_code == 0, result.output
+    assert "service_status" in inspect(get_engine(app)).get_table_names()
+
+
+def test_the_command_lists_the_service_commands(runner: FlaskCliRunner) -> None:
+    from service.cli import cli
+
+    result = runner.invoke(cli, ["--help"])
+    for command in ("serve", "worker", "beat", "db"):
+        assert f"  {command} " in result.output

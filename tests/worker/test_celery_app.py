@@ -1,0 +1,54 @@
+"""worker.app and worker.broker: Celery settings per deployment, the embedded broker."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from flask import Flask
+
+from worker.app import celery_config
+from worker.broker import prepare_embedded_broker, prune_delivered_messages
+from worker.schedule import BEAT_SCHEDULE, EMBEDDED_BEAT_SCHEDULE
+
+
+def test_the_embedded_deployment_keeps_the_beat_schedule_in_the_instance_folder(
+    app: Flask,
+) -> None:
+    settings = celery_config(app.config)
+
+    assert settings["broker_url"].startswith("sqla+sqlite:///")
+    assert settings["beat_schedule_filename"] == str(Path(app.instance_path) / "celerybeat-schedule")
+    assert "beat_scheduler" not in settings
+    assert settings["beat_schedule"] == {**BEAT_SCHEDULE, **EMBEDDED_BEAT_SCHEDULE}
+
+
+def test_a_redis_deployment_uses_redbeat_so_only_one_beat_runs(
+    make_app: Callable[..., Flask],
+) -> None:
+    app = make_app(BROKER_URL="redis://redis.example:6379/0")
+    settings = celery_config(app.config)
+
+    assert settings["beat_scheduler"] == "redbeat.RedBeatScheduler"
+    assert settings["redbeat_redis_url"] == "redis://redis.example:6379/0"
+    assert settings["beat_schedule"] == BEAT_SCHEDULE
+
+
+def test_results_are_not_kept_unless_a_backend_is_configured(app: Flask) -> None:
+    celery_app = app.extensions["celery"]
+    assert celery_app.conf.task_ignore_result is True
+    assert celery_app.conf.result_backend is None
+
+
+def test_delivered_messages_are_pruned_from_the_embedded_broker(app: Flask) -> None:
+    celery_app = app.extensions["celery"]
+    prepare_embedded_broker(celery_app)
+    with celery_app.connection_for_write() as connection:
+        queue = connection.SimpleQueue("pruning-test")
+        queue.put({"n": 1})
+        queue.put({"n": 2})
+        queue.get(timeout=5).ack()
+        queue.close()
+
+    assert prune_delivered_messages(celery_app.conf.broker_url) == 1
+    assert prune_delivered_messages(celery_app.conf.broker_url) == 0

@@ -1,0 +1,71 @@
+"""The Celery app, built from the Flask app as in Flask's own Celery example.
+
+Tasks are declared with ``shared_task`` in ``worker/tasks/`` and never import the Flask app;
+every task runs inside the Flask app context, so it reaches the database the same way a web
+request does (``service.db.get_session``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from celery import Celery, Task
+from celery.signals import worker_process_init
+from flask import Flask
+
+from worker.broker import is_embedded
+from worker.schedule import BEAT_SCHEDULE, EMBEDDED_BEAT_SCHEDULE
+
+REDIS_SCHEMES = ("redis://", "rediss://")
+
+
+def celery_init_app(app: Flask) -> Celery:
+    """Create the Celery app for ``app``, store it as ``app.extensions["celery"]`` and return it."""
+
+    class FlaskTask(Task):
+        def __call__(self, *args: object, **kwargs: object) -> object:
+            with app.app_context():
+                return self.run(*args, **kwargs)
+
+    celery_app = Celery(app.name, task_cls=FlaskTask, include=["worker.tasks"])
+    celery_app.config_from_object(celery_config(app.config))
+    celery_app.set_default()
+    app.extensions["celery"] = celery_app
+
+    def use_fresh_connections(**_: object) -> None:
+        # A prefork pool process starts as a copy of the main worker process: it must not reuse
+        # database connections the parent may have opened.
+        from service.db import get_engine
+
+        get_engine(app).dispose(close=False)
+
+    worker_process_init.connect(use_fresh_connections, weak=False)
+    return celery_app
+
+
+def celery_config(config: dict[str, Any]) -> dict[str, Any]:
+    """Celery settings derived from the service's configuration (see ``service.config``)."""
+    broker_url: str = config["BROKER_URL"]
+    settings: dict[str, Any] = {
+        "broker_url": broker_url,
+        "broker_connection_retry_on_startup": True,
+        # Tasks act on the database and record their effects there; nobody waits for a result.
+        # A result backend is only configured to watch a task from outside (tests, diagnostics).
+        "result_backend": config.get("RESULT_BACKEND") or None,
+        "task_ignore_result": True,
+        "timezone": "UTC",
+        "enable_utc": True,
+        "beat_schedule": dict(BEAT_SCHEDULE),
+    }
+    if broker_url.startswith(REDIS_SCHEMES):
+        # At scale: RedBeat keeps the schedule in Redis and holds a lock there, so a second
+        # beat started by mistake waits instead of sending every periodic task twice.
+        settings["beat_scheduler"] = "redbeat.RedBeatScheduler"
+        settings["redbeat_redis_url"] = broker_url
+        settings["redbeat_key_prefix"] = "smallworld:redbeat:"
+    else:
+        settings["beat_schedule_filename"] = str(Path(config["INSTANCE_PATH"]) / "celerybeat-schedule")
+    if is_embedded(broker_url):
+        settings["beat_schedule"].update(EMBEDDED_BEAT_SCHEDULE)
+    return settings
