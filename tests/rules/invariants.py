@@ -22,7 +22,8 @@ from rules.state import CONQUER, DEFEND, LOST_TRIBE, OVER, PICK, REDEPLOY, START
 PHASES = (PICK, START, CONQUER, REDEPLOY, DEFEND, OVER)
 
 
-def check_invariants(state: GameState) -> None:
+def check_invariants(state: GameState) -> dict:
+    """Assert the invariants; return the state's JSON form (checked to round-trip exactly)."""
     board = state.board
     n = len(state.players)
     assert 2 <= n <= 5, n
@@ -133,3 +134,4 @@ def check_invariants(state: GameState) -> None:
     again = GameState.from_json(data)
     assert again == state
     assert again.to_json() == data
+    return data

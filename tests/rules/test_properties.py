@@ -92,8 +92,7 @@ def play(
     """Play the game to its end, checking every step; return the final state and the action log."""
     rnd = random.Random(game["moves"])
     state = start(game)
-    check_invariants(state)
-    before = state.to_json()
+    before = check_invariants(state)
     log: list[Step] = []
     for _ in range(MAX_STEPS):
         if state.over:
@@ -109,9 +108,9 @@ def play(
             new = apply(state, action)
             log.append(("apply", action.to_json()))
         assert state.to_json() == before, f"step {len(log)} changed its input: {log[-1]}"
-        check_invariants(new)
+        after = check_invariants(new)
         check_progress(state, new)
-        state, before = new, new.to_json()
+        state, before = new, after
     raise AssertionError(f"no end after {MAX_STEPS} steps")
 
 
