@@ -337,3 +337,12 @@ def test_only_the_player_on_turn_conquers() -> None:
         act(state, "conquer", 1, region=1)
     with pytest.raises(IllegalAction, match="There is no player 5"):
         act(state, "conquer", 5, region=1)
+
+
+def test_a_mountain_alone_is_an_empty_region() -> None:
+    """Rulebook: "A Region that contains a Mountain marker but no Lost Tribe or enemy Race token is
+    considered empty" (it matters to Orcs, Pillaging, Skeletons)."""
+    state = ratmen().region(6).build()
+    after = conquer(conquer(state, 5), 6)  # the empty Mountain, then a Lost Tribe next to it
+    assert after.t.conquered == [5, 6]
+    assert after.t.nonempty_conquered == 1
