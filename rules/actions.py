@@ -33,6 +33,11 @@ ACTION_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: Choices legal_actions describes rather than enumerates (DESIGN §3); their JSON carries the regions to fill
+#: and the ``count`` of tokens (or Encampments, or Heroes) to place.
+DESCRIBED = ("redeploy", "place_encampments")
+
+
 class IllegalAction(ValueError):
     """An action the rules refuse; the message says why and what to do instead."""
 
@@ -68,6 +73,8 @@ class Action:
                     out[name] = True
             elif value is not None:
                 out[name] = value
+        if self.regions and "regions" not in ACTION_FIELDS.get(self.type, ()):
+            out["regions"] = list(self.regions)  # a described choice: the regions to fill
         if self.count is not None:
             out["count"] = self.count
         return out
@@ -96,7 +103,10 @@ class Action:
         if kind not in ACTION_FIELDS:
             known = ", ".join(sorted(ACTION_FIELDS))
             raise IllegalAction(f"Unknown action type {kind!r}; expected one of: {known}")
+        # "regions" and "count" describe a choice offered by legal_actions (DESCRIBED); apply ignores them.
         allowed = set(ACTION_FIELDS[kind]) | {"type", "player", "count"}
+        if kind in DESCRIBED:
+            allowed.add("regions")
         extra = sorted(set(data) - allowed)
         if extra:
             raise IllegalAction(f"Action '{kind}' does not take {', '.join(map(repr, extra))}")
@@ -110,7 +120,7 @@ class Action:
                     raise IllegalAction("'troop' must be 'active' or 'declined'")
                 kwargs[name] = troop
             elif name == "tokens":
-                kwargs[name] = _distribution(data.get("tokens"))
+                kwargs[name] = _distribution(data.get("tokens", {}))
             elif name == "regions":
                 regions = data.get("regions")
                 if not isinstance(regions, list) or not all(_is_int(r) for r in regions):
@@ -121,6 +131,13 @@ class Action:
                 if not isinstance(decline, bool):
                     raise IllegalAction("'decline' must be true or false")
                 kwargs[name] = decline
+        if kind in DESCRIBED and "regions" in data:
+            regions = data["regions"]
+            if not isinstance(regions, list) or not all(_is_int(r) for r in regions):
+                raise IllegalAction("'regions' must be a list of region numbers")
+            kwargs["regions"] = tuple(regions)
+        if "count" in data:
+            kwargs["count"] = _int(data, "count", required=True)
         return cls(**kwargs)
 
 

@@ -9,7 +9,8 @@ from typing import Any
 from flask import Flask
 
 from service import config as configuration
-from service import db, health
+from service import api, db, health, links_pages
+from service.links import LinkMaker, signer_for
 from worker.app import celery_init_app
 
 
@@ -27,7 +28,12 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     db.init_app(app)
     celery_init_app(app)
+    app.extensions["smallworld.links"] = LinkMaker(
+        signer_for(app.config["SECRET_KEY"], app.config["OLD_SECRET_KEYS"]), app.config["BASE_URL"]
+    )
     app.register_blueprint(health.blueprint)
+    api.init_app(app)
+    app.register_blueprint(links_pages.bp)
 
     from service import cli  # imports this module for its console script
 

@@ -30,6 +30,10 @@ MAIL_BACKENDS = ("file", "smtp")
 DEFAULTS: dict[str, Any] = {
     "ENV": DEVELOPMENT,
     "SECRET_KEY": DEFAULT_SECRET_KEY,
+    # Keys still accepted when verifying links (key rotation, DESIGN §7): a JSON list or one string.
+    "OLD_SECRET_KEYS": [],
+    # Requests larger than this are refused with 413 (bytes).
+    "MAX_CONTENT_LENGTH": 64 * 1024,
     "DATABASE_URL": None,
     "BROKER_URL": None,
     "RESULT_BACKEND": None,
@@ -74,6 +78,8 @@ def configure(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
     # polling never competes with game writes for SQLite's single write lock.
     config["BROKER_URL"] = config["BROKER_URL"] or f"sqla+sqlite:///{instance / 'broker.sqlite'}"
     config["MAIL_DIR"] = str(config["MAIL_DIR"] or instance / "mail")
+    old = config["OLD_SECRET_KEYS"]
+    config["OLD_SECRET_KEYS"] = [old] if isinstance(old, str) else list(old or [])
     check(config)
 
 

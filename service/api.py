@@ -1,0 +1,196 @@
+"""The JSON API (``/api``). The bearer token is the seat's signed turn token from its mails.
+
+Every error is JSON ``{"error": "…"}`` with the right status: 400 malformed, 403 bad or expired link,
+404 unknown, 409 stale version or not your turn, 422 a move the rules refuse. The OpenAPI document is
+generated from the pydantic models in ``service/schemas.py`` and served at ``/api/openapi.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask import Blueprint, Flask, Response, current_app, jsonify, request
+from spectree import Response as Responses
+from spectree import SecurityScheme, SpecTree
+from werkzeug.exceptions import HTTPException
+
+from .access import seat_from_token
+from .db import get_session
+from .domain import games, play, views
+from .domain.errors import DomainError, Forbidden
+from .links import INVITE, LinkMaker
+from .schemas import (
+    Accepted,
+    CreateGame,
+    ErrorOut,
+    GameCreated,
+    GameView,
+    History,
+    LegalActions,
+    SeatOut,
+    StepOut,
+    SubmitAction,
+    UndoRequest,
+)
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+
+def _malformed(req: Any, resp: Any, error: Any, instance: Any, model_adapter: Any = None) -> None:
+    """spectree hook: turn pydantic's error list into one readable message."""
+    if error is None:
+        return
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(x) for x in item.get("loc", ()) if x != "__root__")
+        parts.append(f"{where}: {item.get('msg')}" if where else str(item.get("msg")))
+    resp.set_data(json.dumps({"error": "Malformed request: " + "; ".join(parts)}))
+    resp.mimetype = "application/json"
+
+
+spec = SpecTree(
+    "flask",
+    title="Small World by Mail",
+    version="1",
+    path="api/docs",
+    mode="strict",
+    validation_error_status=400,
+    before=_malformed,
+    security_schemes=[
+        SecurityScheme(
+            name="seat",
+            data={"type": "http", "scheme": "bearer", "description": "The seat's signed turn token"},
+        )
+    ],
+)
+
+ERRORS = {f"HTTP_{code}": ErrorOut for code in (400, 403, 404, 409, 422)}
+
+
+def links() -> LinkMaker:
+    return current_app.extensions["smallworld.links"]
+
+
+def _bearer() -> str:
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Forbidden("Send your game link's token as 'Authorization: Bearer <token>'")
+    return token.strip()
+
+
+def _seat_for(game_id: int) -> tuple[Any, int]:
+    session = get_session()
+    game, seat = seat_from_token(session, links(), _bearer())
+    if game.id != game_id:
+        raise Forbidden("This link belongs to another game.")
+    return game, seat.seat
+
+
+@bp.post("/games")
+@spec.validate(json=CreateGame, resp=Responses(HTTP_201=GameCreated, **ERRORS), tags=["games"])
+def create_game(json: CreateGame) -> Any:
+    """Create a game; every player is mailed an invitation, the host the admin link."""
+    session = get_session()
+    game, admin_url = games.create_game(session, json, links())
+    seats = [
+        SeatOut(seat=s.seat, name=p.display_name, accepted=s.accepted_at is not None)
+        for s, p in games.seats_of(session, game.id or 0)
+    ]
+    return GameCreated(id=game.id or 0, status=game.status, admin_url=admin_url, seats=seats), 201
+
+
+@bp.post("/invitations/accept")
+@spec.validate(resp=Responses(HTTP_200=Accepted, **ERRORS), tags=["games"], security=[{"seat": []}])
+def accept_invitation() -> Any:
+    """Accept an invitation (bearer: the invitation token); the game starts once all have accepted."""
+    session = get_session()
+    game, seat = seat_from_token(session, links(), _bearer(), purpose=INVITE)
+    games.accept_invitation(session, game, seat, links())
+    session.refresh(game)
+    return Accepted(
+        game_id=game.id or 0,
+        seat=seat.seat,
+        status=game.status,
+        turn_url=links().turn_url(game.id or 0, seat.seat, seat.secret),
+    )
+
+
+@bp.get("/games/<int:game_id>")
+@spec.validate(resp=Responses(HTTP_200=GameView, **ERRORS), tags=["play"], security=[{"seat": []}])
+def game_state(game_id: int) -> Any:
+    """The game as the caller's seat may see it (others' coins hidden until the end)."""
+    game, seat = _seat_for(game_id)
+    return views.game_view(get_session(), game, seat)
+
+
+@bp.get("/games/<int:game_id>/legal-actions")
+@spec.validate(resp=Responses(HTTP_200=LegalActions, **ERRORS), tags=["play"], security=[{"seat": []}])
+def legal_actions(game_id: int) -> Any:
+    """What the caller may do now (empty when it is not their turn)."""
+    game, seat = _seat_for(game_id)
+    return views.legal_actions(game, seat)
+
+
+@bp.post("/games/<int:game_id>/actions")
+@spec.validate(json=SubmitAction, resp=Responses(HTTP_200=StepOut, **ERRORS), tags=["play"], security=[{"seat": []}])
+def submit_action(game_id: int, json: SubmitAction) -> Any:
+    """Apply one step of the caller's turn, made against ``version``."""
+    game, seat = _seat_for(game_id)
+    session = get_session()
+    key = json.idempotency_key or request.headers.get("Idempotency-Key")
+    result = play.submit_action(session, game_id, seat, json.action, json.version, links(), idempotency_key=key)
+    return StepOut(
+        version=result.version,
+        replayed=result.replayed,
+        last=_public_last(result.last, seat),
+        game=views.game_view(session, result.game, seat),
+    )
+
+
+@bp.post("/games/<int:game_id>/undo")
+@spec.validate(json=UndoRequest, resp=Responses(HTTP_200=StepOut, **ERRORS), tags=["play"], security=[{"seat": []}])
+def undo(game_id: int, json: UndoRequest) -> Any:
+    """Take back your steps since the last undo point (a pick, a die roll)."""
+    game, seat = _seat_for(game_id)
+    session = get_session()
+    result = play.undo(session, game_id, seat, json.version, links())
+    return StepOut(version=result.version, last=result.last, game=views.game_view(session, result.game, seat))
+
+
+@bp.get("/games/<int:game_id>/history")
+@spec.validate(resp=Responses(HTTP_200=History, **ERRORS), tags=["play"], security=[{"seat": []}])
+def history(game_id: int) -> Any:
+    """Every step of the game in order, with die rolls."""
+    game, _ = _seat_for(game_id)
+    return History(entries=views.history(get_session(), game))
+
+
+def _public_last(last: dict[str, Any], seat: int) -> dict[str, Any]:
+    return last if last.get("player") == seat else {k: v for k, v in last.items() if k != "score"}
+
+
+@bp.get("/openapi.json")
+def openapi() -> Response:
+    """The OpenAPI document of this API."""
+    return jsonify(spec.spec)
+
+
+@bp.errorhandler(DomainError)
+def _domain_error(error: DomainError) -> tuple[Response, int]:
+    body: dict[str, Any] = {"error": error.message}
+    body.update({k: v for k, v in error.extra.items() if k == "version"})
+    return jsonify(body), error.status
+
+
+def init_app(app: Flask) -> None:
+    app.register_blueprint(bp)
+    spec.register(app)
+
+    @app.errorhandler(HTTPException)
+    def _http_error(error: HTTPException) -> Any:
+        # Under /api every error is JSON with a readable message, never an HTML page.
+        if not request.path.startswith("/api/"):
+            return error
+        return jsonify({"error": f"{error.name}: {error.description}"}), error.code or 500

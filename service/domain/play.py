@@ -1,0 +1,302 @@
+"""Playing: submit an action, undo, auto-pass, and what every state change brings (deadlines, mails).
+
+Optimistic concurrency (DESIGN §2): an action names the version it was made against; the game row is
+updated ``WHERE id = ? AND version = ?`` and the event log has a unique (game, version), so two submissions
+racing for the same version apply exactly once. An idempotency key returns the first result again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, select
+
+import rules
+
+from ..links import LinkMaker
+from ..models import Game, GameAction, utcnow
+from .errors import BadRequest, Conflict, IllegalMove
+from .games import finish_game, get_game, seats_of, settings_of
+from .outbox import queue_mail
+
+
+@dataclass
+class StepResult:
+    game: Game
+    version: int
+    last: dict[str, Any]
+    replayed: bool = False
+
+
+def step_key(state: rules.GameState) -> str:
+    """Identifies the step the game waits for: turn, seat on turn, and the defender in ``ask`` mode."""
+    defender = state.defenders[0] if state.phase == "defend" else "-"
+    return f"{state.turn}:{state.current}:{defender}"
+
+
+def load_state(game: Game) -> rules.GameState:
+    if game.state is None:
+        raise Conflict("This game has not started yet: waiting for every player to accept the invitation")
+    return rules.GameState.from_json(game.state)
+
+
+def submit_action(
+    session: Session,
+    game_id: int,
+    seat: int,
+    payload: dict[str, Any],
+    expected_version: int,
+    links: LinkMaker,
+    idempotency_key: str | None = None,
+    now: datetime | None = None,
+) -> StepResult:
+    """Validate ``payload`` with the rules and apply it as ``seat``'s step."""
+    if idempotency_key:
+        earlier = _by_idempotency_key(session, game_id, idempotency_key)
+        if earlier is not None:
+            return _replayed(session, earlier, seat)
+    game = get_game(session, game_id)
+    _check_running(game)
+    if expected_version != game.version:
+        raise Conflict(
+            f"This game moved on (version {game.version}, your page had {expected_version}): reload and retry",
+            version=game.version,
+        )
+    state = load_state(game)
+    if seat not in rules.awaiting(state):
+        raise Conflict("It is not your turn", version=game.version)
+    if not isinstance(payload, dict):
+        raise BadRequest("The action must be a JSON object")
+    payload = dict(payload)
+    if payload.setdefault("player", seat) != seat:
+        raise IllegalMove("You can only act for your own seat")
+    try:
+        new_state = rules.apply(state, payload)
+    except rules.IllegalAction as refusal:
+        raise IllegalMove(str(refusal)) from None
+    entry = GameAction(
+        game_id=game_id,
+        seat=seat,
+        kind="action",
+        action=rules.Action.from_json(payload).to_json(),
+        version=game.version + 1,
+        die=new_state.last.get("die"),
+        undo_point=bool(new_state.last.get("undo_point")),
+        idempotency_key=idempotency_key,
+    )
+    return _commit_step(session, game, entry, new_state, links, now or utcnow(), idempotency_key, seat)
+
+
+def undo(session: Session, game_id: int, seat: int, expected_version: int, links: LinkMaker) -> StepResult:
+    """Take back the seat's steps since the last undo point (a pick, a die roll, the turn's start)."""
+    game = get_game(session, game_id)
+    _check_running(game)
+    if expected_version != game.version:
+        raise Conflict(f"This game moved on (version {game.version}): reload and retry", version=game.version)
+    state = load_state(game)
+    if seat not in rules.awaiting(state):
+        raise Conflict("It is not your turn", version=game.version)
+    log = session.exec(
+        select(GameAction)
+        .where(GameAction.game_id == game_id, GameAction.undone == sa.false(), GameAction.kind != "undo")
+        .order_by(GameAction.version.desc())  # type: ignore[attr-defined]
+    ).all()
+    taken_back = []
+    for entry in log:
+        if entry.undo_point or entry.seat != seat or entry.kind != "action":
+            break
+        taken_back.append(entry)
+    if not taken_back:
+        raise IllegalMove("Nothing to undo: your last step revealed information or used the die")
+    for entry in taken_back:
+        entry.undone = True
+        session.add(entry)
+    kept = [e for e in reversed(log) if e not in taken_back]
+    new_state = replay(game, kept)
+    new_state.last = {"kind": "undo", "player": seat, "undo_point": False, "undone": len(taken_back)}
+    record = GameAction(game_id=game_id, seat=seat, kind="undo", action=None, version=game.version + 1)
+    return _commit_step(session, game, record, new_state, links, utcnow(), None, seat)
+
+
+def auto_pass(
+    session: Session, game_id: int, seat: int, links: LinkMaker, *, expected_version: int | None = None,
+    reason: str = "deadline", now: datetime | None = None,
+) -> StepResult:
+    """The deadline's (or the admin's "pass now") completion of ``seat``'s step, through ``rules.auto_pass``.
+
+    ``expected_version`` guards a sweep: if the game moved since the sweep read it, nothing happens.
+    """
+    game = get_game(session, game_id)
+    _check_running(game)
+    if expected_version is not None and expected_version != game.version:
+        raise Conflict("The game moved on since the deadline was read", version=game.version)
+    state = load_state(game)
+    if seat not in rules.awaiting(state):
+        raise Conflict(f"Seat {seat} has nothing to do now", version=game.version)
+    new_state = rules.auto_pass(state, seat)
+    record = GameAction(
+        game_id=game_id, seat=seat, kind="auto_pass", action={"reason": reason}, version=game.version + 1,
+        undo_point=True,
+    )
+    now = now or utcnow()
+    seats = {s.seat: (s, p) for s, p in seats_of(session, game_id)}
+    _, player = seats[seat]
+    queue_mail(
+        session,
+        player=player,
+        template="auto_passed",
+        game_id=game_id,
+        dedupe_key=f"game:{game_id}:auto-pass:{game.version + 1}",
+        context={"game_name": game.name, "player_name": player.display_name, "reason": reason},
+    )
+    passes = new_state.players[seat].auto_passes
+    if passes >= settings_of(game).auto_pass_alert_after and state.phase != "defend":
+        host = next((p for s, p in seats.values() if p.email == game.host_email), None)
+        if host is not None:
+            queue_mail(
+                session,
+                player=host,
+                template="host_alert",
+                game_id=game_id,
+                dedupe_key=f"game:{game_id}:alert:{seat}:{passes}",
+                context={"game_name": game.name, "player_name": player.display_name, "auto_passes": passes},
+            )
+    return _commit_step(session, game, record, new_state, links, now, None, seat)
+
+
+def replay(game: Game, entries: list[GameAction]) -> rules.GameState:
+    """Rebuild the state from the seed and the log (DESIGN §2: the snapshot is a cache)."""
+    settings = settings_of(game)
+    players = len(game.state["players"]) if game.state else 0
+    state = rules.new_game(players, seed=game.seed, options={"redeploy": settings.redeploy})
+    for entry in entries:
+        if entry.undone:
+            continue
+        if entry.kind == "action":
+            state = rules.apply(state, entry.action or {})
+        elif entry.kind == "auto_pass":
+            assert entry.seat is not None
+            state = rules.auto_pass(state, entry.seat)
+    return state
+
+
+def after_change(
+    session: Session, game: Game, state: rules.GameState, links: LinkMaker, now: datetime
+) -> None:
+    """Store the new state; when the awaited step changed, start its clock and mail whoever must act."""
+    game.state = state.to_json()
+    session.add(game)
+    if state.over:
+        finish_game(session, game, state, now)
+        return
+    key = step_key(state)
+    if key == game.step_key:
+        return
+    game.step_key = key
+    game.step_started_at = now
+    settings = settings_of(game)
+    defending = state.phase == "defend"
+    length = settings.defender_turn_length_seconds if defending else settings.turn_length_seconds
+    if game.status == "active":
+        game.deadline_at = now + timedelta(seconds=length)
+        game.reminders_due_at = next_reminder_at(game.deadline_at, settings.reminders_before_seconds, now)
+        game.paused_remaining = None
+    else:  # paused: the clock starts when the game resumes
+        game.deadline_at = game.reminders_due_at = None
+        game.paused_remaining = length
+    seats = {s.seat: (s, p) for s, p in seats_of(session, game.id or 0)}
+    for awaited in sorted(rules.awaiting(state)):
+        seat, player = seats[awaited]
+        queue_mail(
+            session,
+            player=player,
+            template="redeploy_needed" if defending else "your_turn",
+            game_id=game.id,
+            dedupe_key=f"game:{game.id}:step:{key}",
+            context={
+                "game_name": game.name,
+                "player_name": player.display_name,
+                "turn": state.turn,
+                "turns": state.turns,
+                "turn_url": links.turn_url(game.id or 0, seat.seat, seat.secret),
+                "deadline_at": game.deadline_at.isoformat() if game.deadline_at else None,
+                "version": game.version,
+            },
+        )
+
+
+def next_reminder_at(deadline: datetime, offsets: list[int], now: datetime) -> datetime | None:
+    """The earliest reminder time still ahead of ``now`` (offsets are seconds before the deadline)."""
+    times = [deadline - timedelta(seconds=s) for s in offsets]
+    ahead = [t for t in times if t > now]
+    return min(ahead) if ahead else None
+
+
+# -- internals --------------------------------------------------------------------------------------------
+def _check_running(game: Game) -> None:
+    if game.status == "paused":
+        reason = f": {game.pause_reason}" if game.pause_reason else ""
+        raise Conflict(f"The game is paused{reason}", version=game.version)
+    if game.status != "active":
+        raise Conflict(f"The game is not running (it is {game.status})", version=game.version)
+
+
+def _by_idempotency_key(session: Session, game_id: int, key: str) -> GameAction | None:
+    return session.exec(
+        select(GameAction).where(GameAction.game_id == game_id, GameAction.idempotency_key == key)
+    ).first()
+
+
+def _replayed(session: Session, earlier: GameAction, seat: int) -> StepResult:
+    if earlier.seat != seat:
+        raise Conflict("This idempotency key was used by another seat")
+    game = get_game(session, earlier.game_id)
+    last = {"kind": (earlier.action or {}).get("type"), "player": seat}
+    if earlier.die is not None:
+        last["die"] = earlier.die
+    return StepResult(game=game, version=earlier.version, last=last, replayed=True)
+
+
+def _commit_step(
+    session: Session,
+    game: Game,
+    entry: GameAction,
+    new_state: rules.GameState,
+    links: LinkMaker,
+    now: datetime,
+    idempotency_key: str | None,
+    seat: int,
+) -> StepResult:
+    """Append the event and move the game's version on, exactly once even under races."""
+    expected = game.version
+    session.add(entry)
+    try:
+        session.flush()
+        moved = session.execute(
+            sa.update(Game)
+            .where(Game.id == game.id, Game.version == expected)  # type: ignore[arg-type]
+            .values(version=expected + 1)
+        )
+        if moved.rowcount != 1:  # type: ignore[attr-defined]
+            raise _Lost()
+        game.version = expected + 1
+        after_change(session, game, new_state, links, now)
+        session.commit()
+    except (IntegrityError, _Lost):
+        session.rollback()
+        if idempotency_key:
+            earlier = _by_idempotency_key(session, game.id or 0, idempotency_key)
+            if earlier is not None:
+                return _replayed(session, earlier, seat)
+        fresh = get_game(session, game.id or 0)
+        raise Conflict("Another step was applied first: reload and retry", version=fresh.version) from None
+    session.refresh(game)
+    return StepResult(game=game, version=game.version, last=dict(new_state.last))
+
+
+class _Lost(Exception):
+    """The conditional version update matched no row: someone else moved the game first."""

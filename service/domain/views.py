@@ -1,0 +1,59 @@
+"""Reading a game as a given seat (``rules.player_view``), its legal actions and its history."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlmodel import Session, select
+
+import rules
+
+from ..models import Game, GameAction
+from ..schemas import GameView, HistoryEntry, LegalActions, SeatOut
+from .games import seats_of
+
+
+def game_view(session: Session, game: Game, viewer: int | None) -> GameView:
+    """What ``viewer`` (a seat, or None for a spectator) may see: never another seat's coins before the end."""
+    state = rules.GameState.from_json(game.state) if game.state else None
+    seats = [
+        SeatOut(seat=s.seat, name=p.display_name, accepted=s.accepted_at is not None, removed=s.removed)
+        for s, p in seats_of(session, game.id or 0)
+    ]
+    over = game.status == "finished"
+    return GameView(
+        id=game.id or 0,
+        name=game.name,
+        status=game.status,
+        version=game.version,
+        you=viewer,
+        seats=seats,
+        awaiting=sorted(rules.awaiting(state)) if state and game.status == "active" else [],
+        deadline_at=game.deadline_at,
+        paused_remaining_seconds=game.paused_remaining if game.status == "paused" else None,
+        pause_reason=game.pause_reason if game.status == "paused" else None,
+        state=rules.player_view(state, viewer) if state else None,
+        seed=game.seed if over else None,
+        result=game.result if over else None,
+    )
+
+
+def legal_actions(game: Game, seat: int) -> LegalActions:
+    if game.state is None or game.status != "active":
+        return LegalActions(version=game.version, actions=[])
+    state = rules.GameState.from_json(game.state)
+    return LegalActions(
+        version=game.version, actions=[a.to_json() for a in rules.legal_actions(state, seat)]
+    )
+
+
+def history(session: Session, game: Game) -> list[HistoryEntry]:
+    """Every step in order. Actions, die rolls and times are public (DESIGN §4); coins are not in them."""
+    rows = session.exec(
+        select(GameAction).where(GameAction.game_id == game.id).order_by(sa.asc(GameAction.version))
+    ).all()
+    return [
+        HistoryEntry(
+            version=r.version, seat=r.seat, kind=r.kind, action=r.action, die=r.die, undone=r.undone, at=r.created_at
+        )
+        for r in rows
+    ]

@@ -1,0 +1,98 @@
+"""Signed links (DESIGN §7): one salt per purpose, key rotation, readable refusals.
+
+A link's token is ``itsdangerous.URLSafeTimedSerializer`` output. The secret key list is the configured
+``SECRET_KEY`` last (used to sign) after ``OLD_SECRET_KEYS`` (still accepted for verification), so keys can
+be rotated without killing links already in inboxes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
+
+TURN = "turn"
+INVITE = "invite"
+ADMIN = "admin"
+UNSUBSCRIBE = "unsubscribe"
+PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE)
+
+#: How long an invitation link stays good (seconds).
+INVITE_MAX_AGE = 60 * 60 * 24 * 60
+
+
+class LinkError(Exception):
+    """A link that cannot be honoured; ``str()`` is safe to show (it never holds game data)."""
+
+
+@dataclass(frozen=True)
+class Signer:
+    keys: Sequence[str | bytes]
+
+    def _serializer(self, purpose: str) -> URLSafeTimedSerializer:
+        if purpose not in PURPOSES:
+            raise ValueError(f"unknown link purpose {purpose!r}")
+        # itsdangerous signs with the last key and verifies with any of them (key rotation).
+        return URLSafeTimedSerializer(list(self.keys), salt=f"smallworld.{purpose}")
+
+    def sign(self, purpose: str, payload: dict[str, Any]) -> str:
+        return str(self._serializer(purpose).dumps(payload))
+
+    def verify(self, purpose: str, token: str, max_age: int | None = None) -> dict[str, Any]:
+        """The payload, or :class:`LinkError` saying plainly what is wrong with the link."""
+        if not isinstance(token, str) or not token or len(token) > 2000:
+            raise LinkError("This link is not valid.")
+        try:
+            payload = self._serializer(purpose).loads(token, max_age=max_age)
+        except SignatureExpired:
+            raise LinkError("This link has expired. Ask the game's host for a new one.") from None
+        except BadSignature:
+            raise LinkError("This link is not valid: it may have been cut short or changed.") from None
+        if not isinstance(payload, dict):
+            raise LinkError("This link is not valid.")
+        return payload
+
+
+def signer_for(secret_key: str | bytes, old_keys: Sequence[str | bytes] = ()) -> Signer:
+    return Signer(keys=[*old_keys, secret_key])
+
+
+#: Turn and admin links keep working this long after the game ends (to see the final table and history).
+DAYS_AFTER_END = 30
+
+
+@dataclass(frozen=True)
+class LinkMaker:
+    """Absolute signed links for mails and pages (DESIGN §6: links are absolute, from the base URL)."""
+
+    signer: Signer
+    base_url: str
+
+    def url(self, path: str) -> str:
+        return self.base_url.rstrip("/") + path
+
+    def turn_token(self, game_id: int, seat: int, secret: str) -> str:
+        return self.signer.sign(TURN, {"g": game_id, "s": seat, "k": secret})
+
+    def invite_token(self, game_id: int, seat: int, secret: str) -> str:
+        return self.signer.sign(INVITE, {"g": game_id, "s": seat, "k": secret})
+
+    def admin_token(self, game_id: int, secret: str) -> str:
+        return self.signer.sign(ADMIN, {"g": game_id, "k": secret})
+
+    def unsubscribe_token(self, player_id: int) -> str:
+        return self.signer.sign(UNSUBSCRIBE, {"p": player_id})
+
+    def turn_url(self, game_id: int, seat: int, secret: str) -> str:
+        return self.url(f"/play/{self.turn_token(game_id, seat, secret)}")
+
+    def invite_url(self, game_id: int, seat: int, secret: str) -> str:
+        return self.url(f"/invite/{self.invite_token(game_id, seat, secret)}")
+
+    def admin_url(self, game_id: int, secret: str) -> str:
+        return self.url(f"/admin/{self.admin_token(game_id, secret)}")
+
+    def unsubscribe_url(self, player_id: int) -> str:
+        return self.url(f"/unsubscribe/{self.unsubscribe_token(player_id)}")

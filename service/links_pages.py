@@ -1,0 +1,77 @@
+"""Opening a signed link in a browser (DESIGN §7): the link starts a session for its seat.
+
+A bad link gets a clear page with status 403, never a stack trace and never any game data. The game and
+turn pages themselves live with the other pages; until a player has a session, they see nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, current_app, redirect, render_template_string, session, url_for
+
+from .access import seat_from_token
+from .db import get_session
+from .domain import games
+from .domain.errors import DomainError
+from .links import INVITE, LinkMaker
+
+bp = Blueprint("links", __name__)
+
+REFUSED = """<!doctype html>
+<html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Link not valid · Small World by Mail</title>
+<main style="font-family: system-ui, sans-serif; max-width: 36rem; margin: 3rem auto; padding: 0 1rem">
+<h1>This link does not work</h1>
+<p>{{ message }}</p>
+<p>Links from your game's emails open your seat. If you copied one, make sure you copied all of it.</p>
+</main></html>"""
+
+
+def _links() -> LinkMaker:
+    return current_app.extensions["smallworld.links"]
+
+
+def start_seat_session(game_id: int, seat: int, secret: str) -> None:
+    """Remember the seat in the signed session cookie (the secret lets a replaced seat's session die)."""
+    session.clear()
+    session["seat"] = {"game": game_id, "seat": seat, "secret": secret}
+    session.permanent = True
+
+
+@bp.get("/play/<token>")
+def open_turn_link(token: str) -> Any:
+    try:
+        game, seat = seat_from_token(get_session(), _links(), token)
+    except DomainError as error:
+        return render_template_string(REFUSED, message=error.message), error.status
+    start_seat_session(game.id or 0, seat.seat, seat.secret)
+    return redirect(url_for("links.seat_home", game_id=game.id))
+
+
+@bp.get("/invite/<token>")
+def open_invitation(token: str) -> Any:
+    db = get_session()
+    try:
+        game, seat = seat_from_token(db, _links(), token, purpose=INVITE)
+    except DomainError as error:
+        return render_template_string(REFUSED, message=error.message), error.status
+    games.accept_invitation(db, game, seat, _links())
+    start_seat_session(game.id or 0, seat.seat, seat.secret)
+    return redirect(url_for("links.seat_home", game_id=game.id))
+
+
+@bp.get("/games/<int:game_id>/me")
+def seat_home(game_id: int) -> Any:
+    """Where a link lands: the seat's page (the full turn page is served by the pages module)."""
+    mine = session.get("seat") or {}
+    if mine.get("game") != game_id:
+        return render_template_string(REFUSED, message="Open the link from your game's email."), 403
+    game = games.get_game(get_session(), game_id)
+    return render_template_string(
+        "<!doctype html><title>{{ name }}</title><h1>{{ name }}</h1>"
+        "<p>You hold seat {{ seat }}. The game is {{ status }}.</p>",
+        name=game.name,
+        seat=mine["seat"],
+        status=game.status,
+    )

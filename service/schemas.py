@@ -1,0 +1,157 @@
+"""Request and response shapes of the JSON API (pydantic), kept apart from the table models.
+
+The OpenAPI document at ``/api/openapi.json`` is generated from these.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+from zoneinfo import available_timezones
+
+from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator, model_validator
+
+HOUR = 3600
+
+
+class GameSettings(BaseModel):
+    """A game's settings (DESIGN §1: turn length, reminders, house options)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    turn_length_seconds: int = Field(48 * HOUR, ge=1, le=30 * 24 * HOUR, description="Time for one turn")
+    defender_turn_length_seconds: int = Field(
+        12 * HOUR, ge=1, le=7 * 24 * HOUR, description="Time for a defender's redeploy step (`ask` mode)"
+    )
+    reminders_before_seconds: list[int] = Field(
+        default_factory=lambda: [24 * HOUR, 2 * HOUR],
+        max_length=5,
+        description="Reminders this long before the deadline (those longer than the turn are skipped)",
+    )
+    redeploy: Literal["auto", "ask"] = Field("auto", description="Defenders' redeployment (DESIGN §4)")
+    start_when_all_accepted: bool = Field(True, description="False: the game starts at once")
+    auto_pass_alert_after: int = Field(2, ge=1, le=20, description="Consecutive auto-passes before the host hears")
+    vacation_days: int = Field(7, ge=0, le=60, description="Vacation a player may take per game")
+
+    @field_validator("reminders_before_seconds")
+    @classmethod
+    def _positive(cls, value: list[int]) -> list[int]:
+        if any(v <= 0 for v in value):
+            raise ValueError("reminder offsets are seconds before the deadline, greater than 0")
+        return sorted(set(value), reverse=True)
+
+
+class PlayerIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=80)
+    email: EmailStr
+    time_zone: str = Field("UTC", max_length=64)
+
+    @field_validator("time_zone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        if value not in _ZONES:
+            raise ValueError(f"unknown time zone {value!r} (use an IANA name such as Europe/Paris)")
+        return value
+
+
+_ZONES = available_timezones() | {"UTC"}
+
+
+class CreateGame(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=120)
+    players: list[PlayerIn] = Field(min_length=2, max_length=5, description="In seat order; seat 0 plays first")
+    host_email: EmailStr | None = Field(None, description="Who manages the game; default: the first player")
+    settings: GameSettings = Field(default_factory=GameSettings)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> CreateGame:
+        emails = [p.email.lower() for p in self.players]
+        if len(set(emails)) != len(emails):
+            raise ValueError("each player needs a different email address")
+        return self
+
+
+class SeatOut(BaseModel):
+    seat: int
+    name: str
+    accepted: bool
+    removed: bool = False
+
+
+class GameCreated(BaseModel):
+    id: int
+    status: str
+    admin_url: str = Field(description="The host's signed admin link (also mailed to the host)")
+    seats: list[SeatOut]
+
+
+class SubmitAction(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = Field(ge=0, description="The game version the action was made against")
+    action: dict[str, Any] = Field(description="One action (rules/README.md); `player` defaults to your seat")
+    idempotency_key: str | None = Field(None, min_length=1, max_length=80)
+
+
+class UndoRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = Field(ge=0)
+
+
+class GameView(BaseModel):
+    id: int
+    name: str
+    status: str
+    version: int
+    you: int | None = Field(None, description="Your seat, or null for a spectator")
+    seats: list[SeatOut]
+    awaiting: list[int]
+    deadline_at: datetime | None
+    paused_remaining_seconds: int | None = None
+    pause_reason: str | None = None
+    state: dict[str, Any] | None = Field(description="rules.player_view for you (others' coins hidden)")
+    seed: str | None = Field(None, description="Revealed when the game is over")
+    result: list[dict[str, Any]] | None = None
+
+
+class StepOut(BaseModel):
+    version: int
+    replayed: bool = Field(False, description="True when this idempotency key was already applied")
+    last: dict[str, Any] = Field(default_factory=dict, description="What the step did (die roll, score…)")
+    game: GameView
+
+
+class LegalActions(BaseModel):
+    version: int
+    actions: list[dict[str, Any]]
+
+
+class HistoryEntry(BaseModel):
+    version: int
+    seat: int | None
+    kind: str
+    action: dict[str, Any] | None
+    die: int | None
+    undone: bool
+    at: datetime
+
+
+class History(BaseModel):
+    entries: list[HistoryEntry]
+
+
+class Accepted(BaseModel):
+    game_id: int
+    seat: int
+    status: str
+    turn_url: str = Field(description="This seat's signed link; also the bearer token of the JSON API")
+
+
+class ErrorOut(BaseModel):
+    error: str
+    version: int | None = None
