@@ -13,6 +13,7 @@ from typing import Any
 from flask import Blueprint, Flask, Response, current_app, jsonify, request
 from spectree import Response as Responses
 from spectree import SecurityScheme, SpecTree
+from spectree.models import SecureType, SecuritySchemeData
 from werkzeug.exceptions import HTTPException
 
 from .access import seat_from_token
@@ -60,7 +61,9 @@ spec = SpecTree(
     security_schemes=[
         SecurityScheme(
             name="seat",
-            data={"type": "http", "scheme": "bearer", "description": "The seat's signed turn token"},
+            data=SecuritySchemeData(
+                type=SecureType.HTTP, scheme="bearer", description="The seat's signed turn token from its mails"
+            ),
         )
     ],
 )

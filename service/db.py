@@ -38,13 +38,22 @@ def make_engine(url: str) -> Engine:
     engine = create_engine(url, connect_args=connect_args, pool_pre_ping=True)
     if engine.dialect.name == "sqlite":
         event.listen(engine, "connect", _tune_sqlite_connection)
+        event.listen(engine, "begin", _begin_immediate)
     return engine
+
+
+def _begin_immediate(connection: Any) -> None:
+    # SQLAlchemy's recipe for pysqlite, which otherwise defers BEGIN and breaks SAVEPOINTs. IMMEDIATE
+    # takes the write lock up front: a transaction that reads a game then writes it can then never
+    # fail on lock upgrade (SQLITE_BUSY_SNAPSHOT) when two steps race; it waits (busy_timeout) instead.
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def _tune_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
     # The embedded mode has a web server, a worker and beat on one SQLite file: WAL lets readers
     # go on while one process writes, and the busy timeout makes a writer wait for the lock
     # instead of failing at once.
+    dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself (_begin_immediate)
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA busy_timeout=10000")

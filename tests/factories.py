@@ -99,4 +99,3 @@ class ServiceStatusFactory(Base):
 
     key = factory.Sequence(lambda n: f"key-{n}")
     value = "value"
-

@@ -123,8 +123,14 @@ def undo(session: Session, game_id: int, seat: int, expected_version: int, links
 
 
 def auto_pass(
-    session: Session, game_id: int, seat: int, links: LinkMaker, *, expected_version: int | None = None,
-    reason: str = "deadline", now: datetime | None = None,
+    session: Session,
+    game_id: int,
+    seat: int,
+    links: LinkMaker,
+    *,
+    expected_version: int | None = None,
+    reason: str = "deadline",
+    now: datetime | None = None,
 ) -> StepResult:
     """The deadline's (or the admin's "pass now") completion of ``seat``'s step, through ``rules.auto_pass``.
 
@@ -139,7 +145,11 @@ def auto_pass(
         raise Conflict(f"Seat {seat} has nothing to do now", version=game.version)
     new_state = rules.auto_pass(state, seat)
     record = GameAction(
-        game_id=game_id, seat=seat, kind="auto_pass", action={"reason": reason}, version=game.version + 1,
+        game_id=game_id,
+        seat=seat,
+        kind="auto_pass",
+        action={"reason": reason},
+        version=game.version + 1,
         undo_point=True,
     )
     now = now or utcnow()
@@ -184,9 +194,7 @@ def replay(game: Game, entries: list[GameAction]) -> rules.GameState:
     return state
 
 
-def after_change(
-    session: Session, game: Game, state: rules.GameState, links: LinkMaker, now: datetime
-) -> None:
+def after_change(session: Session, game: Game, state: rules.GameState, links: LinkMaker, now: datetime) -> None:
     """Store the new state; when the awaited step changed, start its clock and mail whoever must act."""
     game.state = state.to_json()
     session.add(game)

@@ -41,9 +41,7 @@ def legal_actions(game: Game, seat: int) -> LegalActions:
     if game.state is None or game.status != "active":
         return LegalActions(version=game.version, actions=[])
     state = rules.GameState.from_json(game.state)
-    return LegalActions(
-        version=game.version, actions=[a.to_json() for a in rules.legal_actions(state, seat)]
-    )
+    return LegalActions(version=game.version, actions=[a.to_json() for a in rules.legal_actions(state, seat)])
 
 
 def history(session: Session, game: Game) -> list[HistoryEntry]:

@@ -1,0 +1,116 @@
+"""Optimistic concurrency over HTTP (DESIGN §2): stale versions, idempotency keys, racing submissions."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from sqlmodel import Session, select
+
+from service.db import get_engine
+from service.models import Game, GameAction
+
+from .conftest import bearer, new_game_body, token_of
+
+
+def started(api: Any, outbox: Any, players: int = 2) -> tuple[int, dict[int, str]]:
+    """A game started at once; the seats' tokens from the invitation mails."""
+    created = api.post("/api/games", json=new_game_body(players, start_when_all_accepted=False))
+    assert created.status_code == 201, created.get_json()
+    tokens = {i: token_of(m.context["turn_url"]) for i, m in enumerate(outbox("invitation"))}
+    return created.get_json()["id"], tokens
+
+
+def actions_logged(app: Any, game_id: int) -> list[GameAction]:
+    with Session(get_engine(app)) as session:
+        return list(session.exec(select(GameAction).where(GameAction.game_id == game_id)).all())
+
+
+def test_a_stale_version_gets_409_and_changes_nothing(api: Any, api_app: Any, outbox: Any) -> None:
+    game_id, tokens = started(api, outbox)
+    first = api.post(
+        f"/api/games/{game_id}/actions",
+        headers=bearer(tokens[0]),
+        json={"version": 1, "action": {"type": "pick", "combo": 0}},
+    )
+    assert first.status_code == 200
+    before = api.get(f"/api/games/{game_id}", headers=bearer(tokens[0])).get_json()
+    stale = api.post(
+        f"/api/games/{game_id}/actions",
+        headers=bearer(tokens[0]),
+        json={"version": 1, "action": {"type": "end_conquest"}},
+    )
+    assert stale.status_code == 409
+    assert stale.get_json()["version"] == 2
+    assert "moved on" in stale.get_json()["error"]
+    after = api.get(f"/api/games/{game_id}", headers=bearer(tokens[0])).get_json()
+    assert after == before
+    assert len(actions_logged(api_app, game_id)) == 1
+
+
+def test_the_same_idempotency_key_twice_applies_once(api: Any, api_app: Any, outbox: Any) -> None:
+    game_id, tokens = started(api, outbox)
+    body = {"version": 1, "action": {"type": "pick", "combo": 2}, "idempotency_key": "click-1"}
+    first = api.post(f"/api/games/{game_id}/actions", headers=bearer(tokens[0]), json=body)
+    second = api.post(f"/api/games/{game_id}/actions", headers=bearer(tokens[0]), json=body)
+    assert first.status_code == second.status_code == 200
+    assert first.get_json()["version"] == second.get_json()["version"] == 2
+    assert (first.get_json()["replayed"], second.get_json()["replayed"]) == (False, True)
+    assert len(actions_logged(api_app, game_id)) == 1
+    state = second.get_json()["game"]["state"]
+    assert state["players"][0]["coins"] == 3, "paid once for combo 2"
+
+
+def test_two_concurrent_submissions_apply_exactly_once(api_app: Any, outbox: Any) -> None:
+    api = api_app.test_client()
+    game_id, tokens = started(api, outbox)
+    barrier = threading.Barrier(2)
+    statuses: list[int] = []
+
+    def submit(combo: int) -> None:
+        client = api_app.test_client()
+        barrier.wait()
+        response = client.post(
+            f"/api/games/{game_id}/actions",
+            headers=bearer(tokens[0]),
+            json={"version": 1, "action": {"type": "pick", "combo": combo}},
+        )
+        statuses.append(response.status_code)
+
+    threads = [threading.Thread(target=submit, args=(combo,)) for combo in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(statuses) == [200, 409]
+    logged = actions_logged(api_app, game_id)
+    assert [a.version for a in logged] == [2]
+    with Session(get_engine(api_app)) as session:
+        game = session.get(Game, game_id)
+        assert game is not None and game.version == 2
+
+
+def test_many_racing_clicks_with_one_key_apply_once(api_app: Any, outbox: Any) -> None:
+    api = api_app.test_client()
+    game_id, tokens = started(api, outbox)
+    barrier = threading.Barrier(4)
+    results: list[tuple[int, int]] = []
+
+    def click() -> None:
+        client = api_app.test_client()
+        barrier.wait()
+        response = client.post(
+            f"/api/games/{game_id}/actions",
+            headers=bearer(tokens[0]),
+            json={"version": 1, "action": {"type": "pick", "combo": 1}, "idempotency_key": "double-click"},
+        )
+        results.append((response.status_code, response.get_json().get("version")))
+
+    threads = [threading.Thread(target=click) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert [status for status, _ in results] == [200] * 4, results
+    assert {version for _, version in results} == {2}
+    assert len(actions_logged(api_app, game_id)) == 1

@@ -1,0 +1,104 @@
+"""Domain operations on rows built by the factories; every test rolls back."""
+
+from __future__ import annotations
+
+import pytest
+from sqlmodel import Session, select
+
+import rules
+from service.domain import games, play, views
+from service.domain.errors import Conflict, IllegalMove
+from service.links import LinkMaker
+from service.models import Game, GameAction, OutboxMail
+from service.schemas import CreateGame
+from tests.factories import GameFactory, PlayerFactory, SeatFactory
+
+
+def started_game(session: Session, players: int = 2) -> Game:
+    game = GameFactory(started=True, players=players)
+    for seat in range(players):
+        SeatFactory(game_id=game.id, player_id=PlayerFactory().id, seat=seat)
+    session.flush()
+    return game
+
+
+def test_the_factories_build_a_game_the_domain_can_play(db_session: Session, links: LinkMaker) -> None:
+    game = started_game(db_session)
+    result = play.submit_action(db_session, game.id, 0, {"type": "pick", "combo": 0}, 1, links)
+    assert result.version == 2
+    assert result.last["kind"] == "pick"
+    assert db_session.exec(select(GameAction).where(GameAction.game_id == game.id)).one().version == 2
+
+
+def test_each_test_starts_from_an_empty_database(db_session: Session) -> None:
+    # The game of the test above was rolled back.
+    assert db_session.exec(select(Game)).all() == []
+
+
+def test_a_stale_version_is_refused_and_changes_nothing(db_session: Session, links: LinkMaker) -> None:
+    game = started_game(db_session)
+    before = dict(game.state or {})
+    with pytest.raises(Conflict) as refused:
+        play.submit_action(db_session, game.id, 0, {"type": "pick", "combo": 0}, 0, links)
+    assert refused.value.extra["version"] == 1
+    db_session.refresh(game)
+    assert game.version == 1 and game.state == before
+
+
+def test_an_illegal_move_carries_the_rules_message(db_session: Session, links: LinkMaker) -> None:
+    game = started_game(db_session)
+    with pytest.raises(IllegalMove, match="no Active race to put In Decline"):
+        play.submit_action(db_session, game.id, 0, {"type": "decline", "player": 0}, 1, links)
+    with pytest.raises(IllegalMove, match="your own seat"):
+        play.submit_action(db_session, game.id, 0, {"type": "pick", "combo": 0, "player": 1}, 1, links)
+
+
+def test_not_your_turn_is_a_conflict(db_session: Session, links: LinkMaker) -> None:
+    game = started_game(db_session)
+    with pytest.raises(Conflict, match="not your turn"):
+        play.submit_action(db_session, game.id, 1, {"type": "pick", "combo": 0}, 1, links)
+
+
+def test_the_same_idempotency_key_applies_once(db_session: Session, links: LinkMaker) -> None:
+    game = started_game(db_session)
+    first = play.submit_action(db_session, game.id, 0, {"type": "pick", "combo": 1}, 1, links, idempotency_key="k1")
+    again = play.submit_action(db_session, game.id, 0, {"type": "pick", "combo": 1}, 1, links, idempotency_key="k1")
+    assert (first.version, first.replayed) == (2, False)
+    assert (again.version, again.replayed) == (2, True)
+    assert len(db_session.exec(select(GameAction).where(GameAction.game_id == game.id)).all()) == 1
+
+
+def test_undo_goes_back_to_the_last_undo_point_only(db_session: Session, links: LinkMaker) -> None:
+    game = started_game(db_session)
+    play.submit_action(db_session, game.id, 0, {"type": "pick", "combo": 0}, 1, links)
+    state = rules.GameState.from_json(game.state)
+    after_pick = state.to_json()
+    conquest = next(a for a in rules.legal_actions(state, 0) if a.type == "conquer")
+    play.submit_action(db_session, game.id, 0, conquest.to_json(), 2, links)
+    undone = play.undo(db_session, game.id, 0, 3, links)
+    assert undone.version == 4
+    restored = rules.GameState.from_json(undone.game.state)
+    assert [r.to_json() if hasattr(r, "to_json") else r for r in restored.to_json()["regions"]] == after_pick["regions"]
+    # The pick revealed the next combo: it cannot be undone.
+    with pytest.raises(IllegalMove, match="Nothing to undo"):
+        play.undo(db_session, game.id, 0, 4, links)
+
+
+def test_player_view_never_shows_another_seats_coins(db_session: Session, links: LinkMaker) -> None:
+    game = started_game(db_session, players=3)
+    view = views.game_view(db_session, game, 1)
+    coins = [p["coins"] for p in view.state["players"]]
+    assert coins == [None, 5, None]
+    assert view.seed is None
+
+
+def test_create_game_writes_invitations_and_the_admin_link(db_session: Session, links: LinkMaker) -> None:
+    request = CreateGame(
+        name="Friday", players=[{"name": "Ann", "email": "Ann@Example.org"}, {"name": "Bo", "email": "bo@example.org"}]
+    )
+    game, admin_url = games.create_game(db_session, request, links)
+    mails = db_session.exec(select(OutboxMail).where(OutboxMail.game_id == game.id)).all()
+    assert sorted(m.template for m in mails) == ["admin_link", "invitation", "invitation"]
+    assert {m.to_email for m in mails} == {"ann@example.org", "bo@example.org"}
+    assert admin_url.startswith("https://smallworld.example/admin/")
+    assert game.status == "inviting" and game.state is None
