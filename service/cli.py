@@ -42,6 +42,7 @@ def serve(host: str, port: int) -> None:
     upgrade_database(get_engine())
     celery_app = app.extensions["celery"]
     if is_embedded(celery_app.conf.broker_url):
+        # Before any child starts: the web server may send a task before the worker is up.
         prepare_embedded_broker(celery_app)
 
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
@@ -89,7 +90,10 @@ def beat(celery_args: Sequence[str]) -> None:
 
 
 def _run_celery(subcommand: str, celery_args: Sequence[str]) -> None:
-    status = current_app.extensions["celery"].start([subcommand, "--loglevel", "INFO", *celery_args])
+    celery_app = current_app.extensions["celery"]
+    if is_embedded(celery_app.conf.broker_url):
+        prepare_embedded_broker(celery_app)
+    status = celery_app.start([subcommand, "--loglevel", "INFO", *celery_args])
     sys.exit(status or 0)
 
 

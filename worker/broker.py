@@ -1,21 +1,24 @@
 """The message broker: reachability, and the embedded broker used when no Redis is configured.
 
 Why the embedded broker is kombu's SQLAlchemy transport on a SQLite file
-(``sqla+sqlite:///<instance>/broker.sqlite``) and not the ``filesystem://`` transport: both need
-no server, but only the SQLite one hands each message to exactly one of several worker
-processes safely. A worker claims a message inside ``BEGIN IMMEDIATE`` (SQLite's write lock),
-whereas the filesystem transport lets a worker pick up a message file the sender is still
-writing (kombu #1551: the worker dies on the empty JSON) and moves files through the shared
-temporary folder. The SQLite transport's two weaknesses are handled here: concurrent first
-starts race to create the queue row (so :func:`prepare_embedded_broker` declares it once before
-the processes start), and delivered messages are only hidden, never deleted (so
-:func:`prune_delivered_messages` deletes them, hourly from beat).
+(``sqla+sqlite:///<instance>/broker.sqlite``) and not the ``filesystem://`` transport: both need no
+server, but only the SQLite one hands each message to exactly one of several worker processes
+safely. A worker claims a message inside ``BEGIN IMMEDIATE`` (SQLite's write lock), whereas the
+filesystem transport lets a worker pick up a message file the sender is still writing (kombu #1551:
+the worker dies on the empty JSON) and moves files through the shared temporary folder.
+
+The SQLite transport has two weaknesses, handled here. Processes starting together race to create
+the queue's row, and the loser crashes: :func:`prepare_embedded_broker` creates it and tolerates the
+race; ``smallworld serve`` runs it before starting anything, and every worker and beat on start.
+Delivered messages are only hidden, never deleted: :func:`prune_delivered_messages` deletes them,
+hourly from beat (``worker/schedule.py``).
 """
 
 from __future__ import annotations
 
 from celery import Celery
 from sqlalchemy import create_engine
+from sqlalchemy.exc import IntegrityError
 
 EMBEDDED_SCHEMES = ("sqla+sqlite://", "sqlalchemy+sqlite://")
 
@@ -41,14 +44,18 @@ def check_broker(celery_app: Celery, timeout: float) -> None:
 
 
 def prepare_embedded_broker(celery_app: Celery) -> None:
-    """Make the embedded broker ready before the web server, workers and beat start using it."""
+    """Make the embedded broker ready for several processes; safe to run from several at once."""
     broker_url = celery_app.conf.broker_url
     engine = create_engine(_database_url(broker_url))
     with engine.connect() as connection:
         # WAL is a property of the file: set once, it lets workers poll while others send.
         connection.exec_driver_sql("PRAGMA journal_mode=WAL")
     engine.dispose()
-    check_broker(celery_app, timeout=10)
+    try:
+        check_broker(celery_app, timeout=10)  # creates the tables and the default queue's row
+    except IntegrityError:
+        # Another process created the queue's row at the same moment; it exists now.
+        check_broker(celery_app, timeout=10)
     prune_delivered_messages(broker_url)
 
 

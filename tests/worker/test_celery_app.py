@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 from flask import Flask
@@ -52,3 +54,14 @@ def test_delivered_messages_are_pruned_from_the_embedded_broker(app: Flask) -> N
 
     assert prune_delivered_messages(celery_app.conf.broker_url) == 1
     assert prune_delivered_messages(celery_app.conf.broker_url) == 0
+
+
+def test_preparing_the_embedded_broker_again_is_harmless(app: Flask) -> None:
+    celery_app = app.extensions["celery"]
+    prepare_embedded_broker(celery_app)
+    prepare_embedded_broker(celery_app)
+
+    broker_file = Path(app.instance_path) / "broker.sqlite"
+    with closing(sqlite3.connect(broker_file)) as connection:
+        assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert connection.execute("SELECT name FROM kombu_queue").fetchall() == [("celery",)]
