@@ -21,7 +21,7 @@ from .board import BOARD_NAMES, Board, board_for_players, load_board
 from .conquest import conquest_cost, conquest_refusal
 from .engine import apply, auto_pass, awaiting, legal_actions
 from .scoring import turn_score
-from .setup import new_game
+from .setup import new_game, with_options
 from .state import SCHEMA_VERSION, GameState
 from .view import final_standings, player_view
 
@@ -46,4 +46,5 @@ __all__ = [
     "new_game",
     "player_view",
     "turn_score",
+    "with_options",
 ]

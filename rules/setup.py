@@ -29,13 +29,7 @@ def new_game(
     board = load_board(map_name) if map_name else board_for_players(players)
     if not 2 <= players <= 5:
         raise ValueError(f"Small World is played by 2 to 5 players, not {players}")
-    chosen = dict(DEFAULT_OPTIONS)
-    for key, value in (options or {}).items():
-        if key not in DEFAULT_OPTIONS:
-            raise ValueError(f"Unknown game option {key!r}")
-        chosen[key] = value
-    if chosen["redeploy"] not in (REDEPLOY_AUTO, REDEPLOY_ASK):
-        raise ValueError("The redeploy option is 'auto' or 'ask'")
+    chosen = _checked_options(DEFAULT_OPTIONS, options or {})
     state_rng = rng.seed_state(seed)
     state_rng, races = rng.shuffled(state_rng, sorted(RACES))
     state_rng, powers = rng.shuffled(state_rng, sorted(POWERS))
@@ -64,3 +58,26 @@ def new_game(
     replenish(state)
     state.last = {"kind": "setup", "undo_point": True}
     return state
+
+
+def _checked_options(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    chosen = dict(base)
+    for key, value in changes.items():
+        if key not in DEFAULT_OPTIONS:
+            raise ValueError(f"Unknown game option {key!r}")
+        chosen[key] = value
+    if chosen["redeploy"] not in (REDEPLOY_AUTO, REDEPLOY_ASK):
+        raise ValueError("The redeploy option is 'auto' or 'ask'")
+    return chosen
+
+
+def with_options(state: GameState, options: dict[str, Any]) -> GameState:
+    """The same game under changed house options (the host may switch the defenders' redeploy mode).
+
+    A pending ``ask`` step stays as it is; the new mode applies from the next end of turn. ``state`` is not
+    changed.
+    """
+    new = state.fork()
+    new.options = _checked_options(state.options, options)
+    new.last = {"kind": "options", "undo_point": True, "options": dict(options)}
+    return new.done()

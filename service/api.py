@@ -18,7 +18,7 @@ from werkzeug.exceptions import HTTPException
 
 from .access import seat_from_token
 from .db import get_session
-from .domain import games, play, views
+from .domain import admin, games, play, views
 from .domain.errors import DomainError, Forbidden
 from .links import INVITE, LinkMaker
 from .schemas import (
@@ -33,6 +33,7 @@ from .schemas import (
     StepOut,
     SubmitAction,
     UndoRequest,
+    Vacation,
 )
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -180,15 +181,30 @@ def openapi() -> Response:
     return jsonify(spec.spec)
 
 
-@bp.errorhandler(DomainError)
-def _domain_error(error: DomainError) -> tuple[Response, int]:
+@bp.post("/games/<int:game_id>/vacation")
+@spec.validate(json=Vacation, resp=Responses(HTTP_200=GameView, **ERRORS), tags=["play"], security=[{"seat": []}])
+def vacation(game_id: int, json: Vacation) -> Any:
+    """Take vacation: extends your current deadline, within the game's allowance; visible to all."""
+    game, seat = _seat_for(game_id)
+    session = get_session()
+    return views.game_view(session, admin.take_vacation(session, game_id, seat, links(), json.days), seat)
+
+
+def domain_error(error: DomainError) -> tuple[Response, int]:
+    """A refused operation as the API answers it: ``{"error": message}`` (+ the fresh version on 409)."""
     body: dict[str, Any] = {"error": error.message}
     body.update({k: v for k, v in error.extra.items() if k == "version"})
     return jsonify(body), error.status
 
 
+bp.register_error_handler(DomainError, domain_error)
+
+
 def init_app(app: Flask) -> None:
+    from .admin_api import bp as admin_bp
+
     app.register_blueprint(bp)
+    app.register_blueprint(admin_bp)
     spec.register(app)
 
     @app.errorhandler(HTTPException)

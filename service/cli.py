@@ -24,7 +24,9 @@ from worker.broker import is_embedded, prepare_embedded_broker
 
 def init_app(app: Flask) -> None:
     """Register the service's commands on ``app.cli`` (and so on ``smallworld``)."""
-    for command in (serve, worker, beat, database):
+    from service.admin_cli import group as admin_group
+
+    for command in (serve, worker, beat, database, admin_group):
         app.cli.add_command(command)
 
 

@@ -17,7 +17,8 @@ TURN = "turn"
 INVITE = "invite"
 ADMIN = "admin"
 UNSUBSCRIBE = "unsubscribe"
-PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE)
+LOGIN = "login"  # a site admin's emailed sign-in link
+PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE, LOGIN)
 
 #: How long an invitation link stays good (seconds).
 INVITE_MAX_AGE = 60 * 60 * 24 * 60
@@ -94,5 +95,12 @@ class LinkMaker:
     def admin_url(self, game_id: int, secret: str) -> str:
         return self.url(f"/admin/{self.admin_token(game_id, secret)}")
 
+    def login_url(self, admin_id: int, secret: str) -> str:
+        return self.url(f"/admin/login/{self.signer.sign(LOGIN, {'a': admin_id, 'k': secret})}")
+
     def unsubscribe_url(self, player_id: int) -> str:
         return self.url(f"/unsubscribe/{self.unsubscribe_token(player_id)}")
+
+
+#: A site admin's sign-in link is good for this long (seconds).
+LOGIN_MAX_AGE = 30 * 60

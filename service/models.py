@@ -82,6 +82,8 @@ class Seat(SQLModel, table=True):
     secret: str = Field(max_length=64)
     accepted_at: datetime | None = _time()
     removed: bool = False
+    #: Vacation taken in this game so far (seconds), against the game's ``vacation_days``.
+    vacation_used_seconds: int = 0
 
 
 class GameAction(SQLModel, table=True):
@@ -130,6 +132,32 @@ class OutboxMail(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
     next_attempt_at: datetime | None = _time(index=True)
     sent_at: datetime | None = _time()
+
+
+class AuditEntry(SQLModel, table=True):
+    """One admin act (or a player's vacation) on a game, shown on the game page (DESIGN §1, item 4)."""
+
+    __tablename__ = "audit"
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="games.id", index=True)
+    #: Who acted: ``host``, ``site admin <email>``, ``seat <n>`` or ``system``.
+    actor: str = Field(max_length=360)
+    act: str = Field(max_length=40)
+    details: dict[str, Any] = _json()
+    created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+
+
+class SiteAdmin(SQLModel, table=True):
+    """An account that manages every game (``smallworld admin create EMAIL``); logs in by emailed link."""
+
+    __tablename__ = "site_admins"
+
+    id: int | None = Field(default=None, primary_key=True)
+    email: str = Field(max_length=320, unique=True, index=True)
+    #: Part of every login link; rotating it logs the admin out everywhere.
+    secret: str = Field(max_length=64)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
 
 
 class ServiceStatus(SQLModel, table=True):

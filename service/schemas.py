@@ -155,3 +155,85 @@ class Accepted(BaseModel):
 class ErrorOut(BaseModel):
     error: str
     version: int | None = None
+
+
+class ExtendDeadline(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    hours: float | None = Field(None, gt=0, le=24 * 60, description="Push the deadline back by this long")
+    to: datetime | None = Field(None, description="Or set it to this moment (ISO 8601 with its time zone)")
+
+    @model_validator(mode="after")
+    def _one(self) -> ExtendDeadline:
+        if (self.hours is None) == (self.to is None):
+            raise ValueError("give either 'hours' or 'to'")
+        if self.to is not None and self.to.tzinfo is None:
+            raise ValueError("'to' needs a time zone, e.g. 2026-12-01T18:00:00+01:00")
+        return self
+
+
+class PauseGame(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(min_length=1, max_length=300, description="Shown to the players")
+
+
+class ChangeSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    turn_length_seconds: int | None = Field(None, ge=1, le=30 * 24 * HOUR)
+    defender_turn_length_seconds: int | None = Field(None, ge=1, le=7 * 24 * HOUR)
+    reminders_before_seconds: list[int] | None = Field(None, max_length=5)
+    redeploy: Literal["auto", "ask"] | None = None
+    vacation_days: int | None = Field(None, ge=0, le=60)
+
+
+class ReplacePlayer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    seat: int = Field(ge=0, le=4)
+    email: EmailStr
+    name: str = Field(min_length=1, max_length=80)
+
+
+class SeatRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    seat: int = Field(ge=0, le=4)
+
+
+class CancelGame(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field("", max_length=300)
+
+
+class Vacation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    days: float = Field(gt=0, le=60)
+
+
+class AuditOut(BaseModel):
+    at: datetime
+    actor: str
+    act: str
+    details: dict[str, Any]
+
+
+class MailOut(BaseModel):
+    id: int
+    to: str
+    template: str
+    status: str
+    attempts: int
+    last_error: str | None
+    created_at: datetime
+    sent_at: datetime | None
+
+
+class AdminGameView(BaseModel):
+    game: GameView
+    settings: GameSettings
+    audit: list[AuditOut]
+    outbox: list[MailOut]

@@ -191,6 +191,8 @@ def replay(game: Game, entries: list[GameAction]) -> rules.GameState:
         elif entry.kind == "auto_pass":
             assert entry.seat is not None
             state = rules.auto_pass(state, entry.seat)
+        elif entry.kind == "options":
+            state = rules.with_options(state, (entry.action or {})["options"])
     return state
 
 

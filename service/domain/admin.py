@@ -1,0 +1,347 @@
+"""Managing a game's deadlines and seats: the host (admin link) and site admins (DESIGN §1 item 4, §5).
+
+Every act is validated, recorded in the audit log, announced by mail to the players concerned, and moves
+the game's version on (an ``admin`` event in the log), so a deadline sweep that read the game before the
+act finds it changed and does nothing (``play.auto_pass(expected_version=…)``).
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlmodel import Session, select
+
+import rules
+
+from ..links import LinkMaker
+from ..models import AuditEntry, Game, GameAction, Player, Seat, utcnow
+from ..schemas import GameSettings
+from .errors import BadRequest, Conflict, NotFound
+from .games import get_game, seats_of, settings_of
+from .outbox import queue_mail
+from .play import _commit_step, auto_pass, load_state, next_reminder_at
+
+MAX_EXTENSION = timedelta(days=60)
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who acts: ``host``, ``site admin a@b.org``, ``seat 2`` — as shown in the audit log."""
+
+    label: str
+
+
+HOST = Actor("host")
+
+
+def site_admin(email: str) -> Actor:
+    return Actor(f"site admin {email}")
+
+
+# -- deadlines --------------------------------------------------------------------------------------------
+def extend_deadline(
+    session: Session,
+    game_id: int,
+    actor: Actor,
+    links: LinkMaker,
+    *,
+    by: timedelta | None = None,
+    to: datetime | None = None,
+    now: datetime | None = None,
+) -> Game:
+    """Push the current deadline back by a duration, or to a date and time (aware; the caller converts
+    from the admin's time zone)."""
+    now = now or utcnow()
+    game = _running(session, game_id, paused_ok=True)
+    if (by is None) == (to is None):
+        raise BadRequest("Give either a duration or a new date and time for the deadline")
+    if game.status == "paused":
+        raise Conflict("The game is paused: resume it first, or extend it after resuming")
+    current = game.deadline_at or now
+    new = current + by if by is not None else to
+    assert new is not None
+    if new.tzinfo is None:
+        raise BadRequest("The new deadline needs a time zone")
+    if by is not None and by <= timedelta(0):
+        raise BadRequest("An extension must be longer than zero")
+    if new <= now:
+        raise BadRequest("The new deadline is in the past")
+    if new - current > MAX_EXTENSION:
+        raise BadRequest("A deadline can be extended by at most 60 days at a time")
+    game.deadline_at = new
+    game.reminders_due_at = next_reminder_at(new, settings_of(game).reminders_before_seconds, now)
+    details = {"from": current.isoformat(), "to": new.isoformat()}
+    return _act(session, game, actor, "extend", details, links, notice="deadline_extended")
+
+
+def pause(
+    session: Session, game_id: int, actor: Actor, links: LinkMaker, reason: str, now: datetime | None = None
+) -> Game:
+    """Stop the clock; the time left is kept (DESIGN §5: pause stores the remaining time)."""
+    now = now or utcnow()
+    game = _running(session, game_id)
+    reason = (reason or "").strip()
+    if not reason:
+        raise BadRequest("Say why the game is paused; the players will see it")
+    if len(reason) > 300:
+        raise BadRequest("Keep the reason under 300 characters")
+    remaining = max(0, int(((game.deadline_at or now) - now).total_seconds()))
+    game.status = "paused"
+    game.paused_remaining = remaining
+    game.pause_reason = reason
+    game.deadline_at = game.reminders_due_at = None
+    return _act(
+        session, game, actor, "pause", {"reason": reason, "remaining_seconds": remaining}, links, notice="paused"
+    )
+
+
+def resume(session: Session, game_id: int, actor: Actor, links: LinkMaker, now: datetime | None = None) -> Game:
+    """Start the clock again with exactly the time that was left (DESIGN §5: deadline = now + remaining)."""
+    now = now or utcnow()
+    game = get_game(session, game_id)
+    if game.status != "paused":
+        raise Conflict("The game is not paused")
+    remaining = game.paused_remaining or 0
+    game.status = "active"
+    game.deadline_at = now + timedelta(seconds=remaining)
+    game.reminders_due_at = next_reminder_at(game.deadline_at, settings_of(game).reminders_before_seconds, now)
+    game.paused_remaining = None
+    game.pause_reason = None
+    return _act(session, game, actor, "resume", {"remaining_seconds": remaining}, links, notice="resumed")
+
+
+def pass_now(session: Session, game_id: int, actor: Actor, links: LinkMaker) -> Game:
+    """Auto-pass whoever the game waits for, exactly as a missed deadline would (``rules.auto_pass``)."""
+    game = _running(session, game_id)
+    state = load_state(game)
+    seat = min(rules.awaiting(state))
+    session.add(AuditEntry(game_id=game_id, actor=actor.label, act="pass", details={"seat": seat}))
+    return auto_pass(session, game_id, seat, links, expected_version=game.version, reason=actor.label).game
+
+
+def change_settings(
+    session: Session,
+    game_id: int,
+    actor: Actor,
+    links: LinkMaker,
+    *,
+    turn_length_seconds: int | None = None,
+    defender_turn_length_seconds: int | None = None,
+    reminders_before_seconds: list[int] | None = None,
+    redeploy: str | None = None,
+    vacation_days: int | None = None,
+) -> Game:
+    """Turn length and reminders apply from the next turn; the redeploy mode from the next end of turn."""
+    game = _running(session, game_id, paused_ok=True)
+    changes = {
+        key: value
+        for key, value in {
+            "turn_length_seconds": turn_length_seconds,
+            "defender_turn_length_seconds": defender_turn_length_seconds,
+            "reminders_before_seconds": reminders_before_seconds,
+            "redeploy": redeploy,
+            "vacation_days": vacation_days,
+        }.items()
+        if value is not None
+    }
+    if not changes:
+        raise BadRequest("Nothing to change")
+    try:
+        settings = GameSettings.model_validate(game.settings | changes)
+    except ValueError as error:
+        raise BadRequest(f"Invalid settings: {error}") from None
+    game.settings = settings.model_dump()
+    state = load_state(game)
+    if redeploy is not None and redeploy != state.options.get("redeploy"):
+        # The mode is part of the rules state: record it in the log so a replay applies it at this point.
+        new_state = rules.with_options(state, {"redeploy": redeploy})
+        return _act(session, game, actor, "settings", changes, links, notice="settings", new_state=new_state)
+    return _act(session, game, actor, "settings", changes, links, notice="settings")
+
+
+# -- seats ------------------------------------------------------------------------------------------------
+def replace_player(
+    session: Session,
+    game_id: int,
+    actor: Actor,
+    links: LinkMaker,
+    seat_no: int,
+    email: str,
+    name: str,
+    now: datetime | None = None,
+) -> Game:
+    """Give a seat to someone else: same seat, new player; the old seat secret is revoked, so every old
+    link of the seat dies; the new player is invited with the game as it stands."""
+    now = now or utcnow()
+    game = _running(session, game_id, paused_ok=True)
+    seat = _seat(session, game_id, seat_no)
+    email = email.strip().lower()
+    if "@" not in email or len(email) > 320:
+        raise BadRequest("Give the new player's email address")
+    name = name.strip()[:80] or email.split("@")[0]
+    old = session.get(Player, seat.player_id)
+    taken = {p.email for s, p in seats_of(session, game_id) if s.seat != seat_no}
+    if email in taken:
+        raise BadRequest("That player already holds another seat in this game")
+    new = session.exec(select(Player).where(Player.email == email)).first()
+    if new is None:
+        new = Player(email=email, display_name=name)
+        session.add(new)
+        session.flush()
+    seat.player_id = new.id or 0
+    seat.secret = secrets.token_urlsafe(16)
+    seat.accepted_at = now
+    seat.removed = False
+    session.add(seat)
+    state = load_state(game)
+    if game.status == "active" and seat_no in rules.awaiting(state):
+        # A fresh turn for the newcomer.
+        game.deadline_at = now + timedelta(seconds=settings_of(game).turn_length_seconds)
+        game.reminders_due_at = next_reminder_at(game.deadline_at, settings_of(game).reminders_before_seconds, now)
+    queue_mail(
+        session,
+        player=new,
+        template="invitation",
+        game_id=game_id,
+        dedupe_key=f"game:{game_id}:replace:{seat_no}:{seat.secret}",
+        context={
+            "game_name": game.name,
+            "player_name": new.display_name,
+            "players": [p.display_name for _, p in seats_of(session, game_id)],
+            "turn_url": links.turn_url(game_id, seat_no, seat.secret),
+            "invite_url": links.turn_url(game_id, seat_no, seat.secret),
+            "replacing": old.display_name if old else None,
+            "your_turn": seat_no in rules.awaiting(state),
+            "turn_length_seconds": settings_of(game).turn_length_seconds,
+            "starts_at_once": True,
+        },
+    )
+    details = {"seat": seat_no, "from": old.display_name if old else None, "to": new.display_name}
+    return _act(session, game, actor, "replace", details, links, notice="player_replaced", also=[old] if old else [])
+
+
+def remove_player(session: Session, game_id: int, actor: Actor, links: LinkMaker, seat_no: int) -> Game:
+    """The seat stays in the game but is auto-passed for the rest of it (at once when its turn comes)."""
+    game = _running(session, game_id, paused_ok=True)
+    seat = _seat(session, game_id, seat_no)
+    if seat.removed:
+        raise Conflict(f"Seat {seat_no} was already removed")
+    seat.removed = True
+    session.add(seat)
+    state = load_state(game)
+    if game.status == "active" and seat_no in rules.awaiting(state):
+        game.deadline_at = utcnow()  # the next sweep passes it
+    return _act(session, game, actor, "remove", {"seat": seat_no}, links, notice="player_removed")
+
+
+def cancel(session: Session, game_id: int, actor: Actor, links: LinkMaker, reason: str = "") -> Game:
+    game = _running(session, game_id, paused_ok=True)
+    game.status = "cancelled"
+    game.deadline_at = game.reminders_due_at = None
+    game.finished_at = utcnow()
+    return _act(session, game, actor, "cancel", {"reason": reason.strip()[:300]}, links, notice="cancelled")
+
+
+# -- players' own time ------------------------------------------------------------------------------------
+def take_vacation(session: Session, game_id: int, seat_no: int, links: LinkMaker, days: float) -> Game:
+    """A player extends their own current deadline, within the game's vacation allowance (visible to all)."""
+    game = _running(session, game_id)
+    seat = _seat(session, game_id, seat_no)
+    state = load_state(game)
+    if seat_no not in rules.awaiting(state):
+        raise Conflict("A vacation extends your own turn: take it while the game waits for you")
+    seconds = int(days * 86400)
+    if seconds <= 0:
+        raise BadRequest("Take at least part of a day")
+    allowance = settings_of(game).vacation_days * 86400
+    left = allowance - seat.vacation_used_seconds
+    if seconds > left:
+        raise BadRequest(f"You have {left / 86400:.1f} days of vacation left in this game")
+    seat.vacation_used_seconds += seconds
+    session.add(seat)
+    assert game.deadline_at is not None
+    game.deadline_at += timedelta(seconds=seconds)
+    game.reminders_due_at = next_reminder_at(game.deadline_at, settings_of(game).reminders_before_seconds, utcnow())
+    details = {"seat": seat_no, "days": days, "until": game.deadline_at.isoformat()}
+    return _act(session, game, Actor(f"seat {seat_no}"), "vacation", details, links, notice="vacation")
+
+
+def audit_log(session: Session, game_id: int) -> list[AuditEntry]:
+    return list(
+        session.exec(select(AuditEntry).where(AuditEntry.game_id == game_id).order_by(AuditEntry.id)).all()  # type: ignore[arg-type]
+    )
+
+
+# -- internals --------------------------------------------------------------------------------------------
+def _running(session: Session, game_id: int, paused_ok: bool = False) -> Game:
+    game = get_game(session, game_id)
+    allowed = ("active", "paused") if paused_ok else ("active",)
+    if game.status not in allowed:
+        if game.status == "paused":
+            raise Conflict("The game is paused: resume it first")
+        raise Conflict(f"The game is {game.status}: nothing to manage")
+    return game
+
+
+def _seat(session: Session, game_id: int, seat_no: int) -> Seat:
+    seat = session.exec(select(Seat).where(Seat.game_id == game_id, Seat.seat == seat_no)).first()
+    if seat is None:
+        raise NotFound(f"There is no seat {seat_no} in this game")
+    return seat
+
+
+def _act(
+    session: Session,
+    game: Game,
+    actor: Actor,
+    act: str,
+    details: dict[str, Any],
+    links: LinkMaker,
+    *,
+    notice: str,
+    new_state: rules.GameState | None = None,
+    also: list[Player] | None = None,
+) -> Game:
+    """Audit, announce and commit one act as a new version of the game."""
+    session.add(AuditEntry(game_id=game.id or 0, actor=actor.label, act=act, details=details))
+    version = game.version + 1
+    for _, player in seats_of(session, game.id or 0):
+        _announce(session, game, player, notice, actor, details, version)
+    for player in also or []:
+        _announce(session, game, player, notice, actor, details, version)
+    state = new_state or load_state(game)
+    kind = "options" if new_state is not None else "admin"
+    entry = GameAction(
+        game_id=game.id or 0,
+        seat=None,
+        kind=kind,
+        action={"act": act, **({"options": new_state.last["options"]} if new_state is not None else {})},
+        version=version,
+        undo_point=True,
+    )
+    result = _commit_step(session, game, entry, state, links, utcnow(), None, -1)
+    return result.game
+
+
+def _announce(
+    session: Session, game: Game, player: Player, notice: str, actor: Actor, details: dict[str, Any], version: int
+) -> None:
+    queue_mail(
+        session,
+        player=player,
+        template="admin_change",
+        game_id=game.id,
+        dedupe_key=f"game:{game.id}:admin:{version}:{player.id}",
+        context={
+            "game_name": game.name,
+            "player_name": player.display_name,
+            "change": notice,
+            "actor": actor.label,
+            "details": details,
+            "deadline_at": game.deadline_at.isoformat() if game.deadline_at else None,
+            "pause_reason": game.pause_reason,
+        },
+    )

@@ -1,0 +1,3 @@
+"""Admin acts run against the same apps as the JSON API tests (SQLite, and PostgreSQL with Redis)."""
+
+from tests.api.conftest import api, api_app, outbox  # noqa: F401  (fixtures)

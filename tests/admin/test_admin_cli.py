@@ -1,0 +1,52 @@
+"""``smallworld admin …`` runs the same domain operations as the API."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from click import BadParameter
+from sqlmodel import Session
+
+from service.admin_cli import parse_duration
+from service.db import get_engine
+from service.models import Game
+
+from ..api.conftest import new_game_body
+
+
+def test_durations_read_like_people_write_them() -> None:
+    assert parse_duration("24h") == timedelta(hours=24)
+    assert parse_duration("1d12h") == timedelta(days=1, hours=12)
+    assert parse_duration("90m") == timedelta(minutes=90)
+    with pytest.raises(BadParameter):
+        parse_duration("soon")
+
+
+def test_the_admin_commands_act_on_a_game(app: Any) -> None:
+    client = app.test_client()
+    game_id = client.post("/api/games", json=new_game_body(2, start_when_all_accepted=False)).get_json()["id"]
+    runner = app.test_cli_runner()
+    with Session(get_engine(app)) as session:
+        before = session.get(Game, game_id).deadline_at  # type: ignore[union-attr]
+    result = runner.invoke(args=["admin", "extend", str(game_id), "24h"])
+    assert result.exit_code == 0, result.output
+    assert f"game {game_id}: active" in result.output
+    with Session(get_engine(app)) as session:
+        assert session.get(Game, game_id).deadline_at == before + timedelta(hours=24)  # type: ignore[union-attr]
+    result = runner.invoke(args=["admin", "pause", str(game_id), "server move"])
+    assert "paused" in result.output
+    result = runner.invoke(args=["admin", "pause", str(game_id), "again"])
+    assert result.exit_code != 0 and "paused" in result.output
+    assert runner.invoke(args=["admin", "resume", str(game_id)]).exit_code == 0
+    assert runner.invoke(args=["admin", "pass", str(game_id)]).exit_code == 0
+    result = runner.invoke(args=["admin", "games"])
+    assert f"game {game_id}: active" in result.output
+
+
+def test_a_site_admin_account_gets_a_sign_in_link(app: Any) -> None:
+    result = app.test_cli_runner().invoke(args=["admin", "create", "Boss@Example.org"])
+    assert result.exit_code == 0
+    assert "Site admin boss@example.org created." in result.output
+    assert "/admin/login/" in result.output
