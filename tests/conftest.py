@@ -7,7 +7,9 @@ PostgreSQL and Redis are real (127.0.0.1, or ``SMALLWORLD_TEST_POSTGRES_URL`` /
 
 from __future__ import annotations
 
+import fcntl
 import os
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -103,16 +105,22 @@ def postgres_url() -> Iterator[str]:
 
 @pytest.fixture
 def redis_url() -> Iterator[str]:
-    """A URL of an empty Redis database that the tests own."""
+    """A URL of an empty Redis database that the test owns until it ends.
+
+    Test runs on one machine (a developer's and CI's, say) share the database, and their workers
+    would take each other's tasks: a lock file lets one test at a time use it.
+    """
     client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3, socket_timeout=3)
     try:
         client.ping()
     except redis.RedisError as error:
         client.close()
         service_unavailable(f"Redis is not reachable at {REDIS_URL}: {error}")
-    client.flushdb()
-    try:
-        yield REDIS_URL
-    finally:
+    with (Path(tempfile.gettempdir()) / "smallworld-tests-redis.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         client.flushdb()
-        client.close()
+        try:
+            yield REDIS_URL
+        finally:
+            client.flushdb()
+            client.close()
