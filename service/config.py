@@ -26,6 +26,7 @@ PRODUCTION = "production"
 DEFAULT_SECRET_KEY = "smallworld-development-key-not-secret"
 
 MAIL_BACKENDS = ("file", "smtp")
+SMTP_SECURITY = ("none", "starttls", "ssl")
 
 DEFAULTS: dict[str, Any] = {
     "ENV": DEVELOPMENT,
@@ -41,6 +42,19 @@ DEFAULTS: dict[str, Any] = {
     "MAIL_DIR": None,
     "SMTP_HOST": "localhost",
     "SMTP_PORT": 25,
+    # "none", "starttls" (usually port 587) or "ssl" (implicit TLS, usually port 465).
+    "SMTP_SECURITY": "none",
+    "SMTP_USERNAME": None,
+    "SMTP_PASSWORD": None,
+    "SMTP_TIMEOUT": 30,
+    "MAIL_FROM": "Small World by Mail <smallworld@localhost>",
+    # A mail that fails for a transient reason is retried after MAIL_RETRY_SECONDS, then twice as long
+    # each time (at most an hour apart), and marked failed after MAIL_MAX_ATTEMPTS attempts (DESIGN §6).
+    "MAIL_MAX_ATTEMPTS": 12,
+    "MAIL_RETRY_SECONDS": 60,
+    # A deadline sweep this long after the previous one means the service was down: deadlines that fell
+    # in the gap are pushed back by its length instead of passing everyone at once (DESIGN §5).
+    "OUTAGE_GUARD_SECONDS": 600,
     "BASE_URL": "http://127.0.0.1:5000",
 }
 
@@ -90,6 +104,10 @@ def check(config: Mapping[str, Any]) -> None:
     if config["MAIL_BACKEND"] not in MAIL_BACKENDS:
         raise ConfigurationError(
             f"{PREFIX}_MAIL_BACKEND is {config['MAIL_BACKEND']!r}; set it to one of {', '.join(MAIL_BACKENDS)}."
+        )
+    if config["SMTP_SECURITY"] not in SMTP_SECURITY:
+        raise ConfigurationError(
+            f"{PREFIX}_SMTP_SECURITY is {config['SMTP_SECURITY']!r}; set it to one of {', '.join(SMTP_SECURITY)}."
         )
     secret = config["SECRET_KEY"]
     if config["ENV"] == PRODUCTION and (not secret or secret == DEFAULT_SECRET_KEY):
