@@ -30,17 +30,30 @@ def _game(session: Session, game_id: object) -> Game:
     game = session.get(Game, game_id)
     if game is None:
         raise Forbidden("This link is not valid.")
+    _check_not_expired(game)
+    return game
+
+
+def _check_not_expired(game: Game) -> None:
     if game.finished_at is not None and utcnow() - game.finished_at > timedelta(days=DAYS_AFTER_END):
         raise Forbidden("This link has expired: the game ended more than a month ago.")
-    return game
 
 
 def seat_from_token(session: Session, links: LinkMaker, token: str, purpose: str = TURN) -> tuple[Game, Seat]:
     """A turn (or invitation) token's game and seat; refused if tampered, expired or revoked."""
     payload = _payload(links, purpose, token, INVITE_MAX_AGE if purpose == INVITE else None)
-    game = _game(session, payload.get("g"))
-    seat = session.exec(select(Seat).where(Seat.game_id == game.id, Seat.seat == payload.get("s"))).first()
-    if seat is None or seat.secret != payload.get("k"):
+    if not isinstance(payload.get("g"), int) or not isinstance(payload.get("s"), int):
+        raise Forbidden("This link is not valid.")
+    # One round trip for the game and the seat (this runs on every request of a player).
+    row = session.exec(
+        select(Game, Seat).where(Game.id == payload["g"], Seat.game_id == Game.id, Seat.seat == payload["s"])
+    ).first()
+    if row is None:
+        _game(session, payload["g"])  # says "not valid" or "expired" as for any other link
+        raise Forbidden(REVOKED)
+    game, seat = row
+    _check_not_expired(game)
+    if seat.secret != payload.get("k"):
         raise Forbidden(REVOKED)
     if seat.removed:
         raise Forbidden("This seat was removed from the game by its host.")

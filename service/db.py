@@ -70,7 +70,9 @@ def get_engine(app: Flask | None = None) -> Engine:
 def get_session() -> Session:
     """The session of the current app context, opened on first use."""
     if "db_session" not in g:
-        g.db_session = Session(get_engine())
+        # Objects stay readable after commit: a request commits, then renders what it committed, without
+        # reloading every row it touched (each reload is a database round trip).
+        g.db_session = Session(get_engine(), expire_on_commit=False)
     session: Session = g.db_session
     return session
 

@@ -18,10 +18,7 @@ from .outbox import queue_mail
 
 
 def get_game(session: Session, game_id: int, *, lock: bool = False) -> Game:
-    query = select(Game).where(Game.id == game_id)
-    if lock:
-        query = query.with_for_update()
-    game = session.exec(query).first()
+    game = session.get(Game, game_id, with_for_update=lock or None)
     if game is None:
         raise NotFound(f"There is no game {game_id}")
     return game

@@ -304,7 +304,6 @@ def _commit_step(
                 return _replayed(session, earlier, seat)
         fresh = get_game(session, game.id or 0)
         raise Conflict("Another step was applied first: reload and retry", version=fresh.version) from None
-    session.refresh(game)
     return StepResult(game=game, version=game.version, last=dict(new_state.last))
 
 

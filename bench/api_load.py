@@ -1,0 +1,178 @@
+"""Action round trip under load: gunicorn + PostgreSQL + Redis on this machine.
+
+    python bench/api_load.py [--players 50] [--games 10] [--seconds 60] [--workers 4]
+
+Starts gunicorn (``--workers`` sync workers; the machine's two cores are the budget for everything,
+this client included), on a fresh PostgreSQL schema with Redis as the broker. Creates one 2-player game
+per concurrent player and runs ``--players`` bot players at once, each playing whichever seat its game
+waits for, with no think time: fetch the legal actions, submit a random one, repeat. The round trip
+timed is the action submission (HTTP → validate with the rules → commit with the outbox rows), as a
+player's click would make it. Prints p50/p95/p99 latency and actions/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import rules  # noqa: E402
+from rules.bots import concrete  # noqa: E402
+
+POSTGRES = os.environ.get("SMALLWORLD_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+REDIS = os.environ.get("SMALLWORLD_BENCH_REDIS_URL", "redis://127.0.0.1:6379/11")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Client:
+    def __init__(self, port: int) -> None:
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+    def call(self, method: str, path: str, body: object = None, token: str | None = None) -> tuple[int, dict]:
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        payload = json.dumps(body) if body is not None else None
+        self.connection.request(method, path, body=payload, headers=headers)
+        response = self.connection.getresponse()
+        data = response.read()
+        return response.status, json.loads(data) if data else {}
+
+
+def seat_tokens(schema: str) -> dict[int, dict[int, str]]:
+    """The seats' turn tokens, read from the invitation mails in the outbox."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(POSTGRES, connect_args={"options": f"-csearch_path={schema}"})
+    with engine.connect() as connection:
+        rows = connection.execute(
+            sa.text("SELECT game_id, context FROM outbox WHERE template = 'invitation' ORDER BY id")
+        ).all()
+    engine.dispose()
+    tokens: dict[int, dict[int, str]] = {}
+    for game_id, context in rows:
+        context = context if isinstance(context, dict) else json.loads(context)
+        seats = tokens.setdefault(game_id, {})
+        seats[len(seats)] = context["turn_url"].rsplit("/", 1)[-1]
+    return tokens
+
+
+def player(port: int, game_id: int, seats: dict[int, str], stop: float, latencies: list, errors: list) -> None:
+    """Plays both seats of one game: the awaited one acts; the step's answer says who is awaited next."""
+    client = Client(port)
+    rnd = random.Random(game_id)
+    status, view = client.call("GET", f"/api/games/{game_id}", token=seats[0])
+    while time.time() < stop and status == 200 and view["status"] == "active":
+        seat = view["awaiting"][0]
+        token = seats[seat]
+        _, legal = client.call("GET", f"/api/games/{game_id}/legal-actions", token=token)
+        action = concrete(rules.Action.from_json(rnd.choice(legal["actions"])), rnd).to_json()
+        started = time.perf_counter()
+        status, body = client.call(
+            "POST", f"/api/games/{game_id}/actions", {"version": legal["version"], "action": action}, token
+        )
+        latencies.append(time.perf_counter() - started)
+        if status != 200:
+            errors.append((status, body))
+            status, view = client.call("GET", f"/api/games/{game_id}", token=token)
+        else:
+            view = body["game"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--players", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--workers", type=int, default=4)
+    args = parser.parse_args()
+    games = args.players
+    import sqlalchemy as sa
+
+    schema = f"bench_{uuid.uuid4().hex[:8]}"
+    admin = sa.create_engine(POSTGRES)
+    with admin.connect() as connection:
+        connection.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+        connection.commit()
+    port = free_port()
+    env = dict(
+        os.environ,
+        SMALLWORLD_DATABASE_URL=f"{POSTGRES}?options=-csearch_path%3D{schema}",
+        SMALLWORLD_BROKER_URL=REDIS,
+        SMALLWORLD_INSTANCE_PATH=f"/tmp/{schema}",
+    )
+    subprocess.run([sys.executable, "-m", "service", "db", "upgrade"], env=env, check=True, cwd=ROOT)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers),
+         "--log-level", "warning", "service:create_app()"],
+        env=env, cwd=ROOT, start_new_session=True,
+    )
+    try:
+        for _ in range(100):
+            try:
+                if Client(port).call("GET", "/health")[0] in (200, 503):
+                    break
+            except OSError:
+                time.sleep(0.2)
+        client = Client(port)
+        for g in range(games):
+            body = {
+                "name": f"bench {g}",
+                "players": [{"name": f"P{i}", "email": f"g{g}p{i}@example.org"} for i in range(2)],
+                "settings": {"start_when_all_accepted": False},
+            }
+            status, created = client.call("POST", "/api/games", body)
+            assert status == 201, created
+        tokens = seat_tokens(schema)
+        latencies: list[float] = []
+        errors: list = []
+        stop = time.time() + args.seconds
+        threads = [
+            threading.Thread(target=player, args=(port, game_id, seats, stop, latencies, errors))
+            for game_id, seats in tokens.items()
+        ]
+        started = time.time()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        elapsed = time.time() - started
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(10)
+        with admin.connect() as connection:
+            connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+            connection.commit()
+        admin.dispose()
+    cuts = statistics.quantiles([x * 1000 for x in latencies], n=100)
+    print(f"# python bench/api_load.py --players {args.players} --seconds {args.seconds:g} --workers {args.workers}")
+    print(f"# {os.cpu_count()} cores; gunicorn {args.workers} sync workers; PostgreSQL + Redis on 127.0.0.1")
+    print(f"{'players':>7} {'actions':>8} {'actions/s':>10} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'errors':>6}")
+    print(
+        f"{len(threads):>7} {len(latencies):>8} {len(latencies) / elapsed:>10.1f} "
+        f"{cuts[49]:>7.1f} {cuts[94]:>7.1f} {cuts[98]:>7.1f} {len(errors):>6}"
+    )
+    if errors:
+        print("first errors:", errors[:3])
+
+
+if __name__ == "__main__":
+    main()
