@@ -21,7 +21,6 @@ from .domain.games import settings_of
 from .models import Game, OutboxMail
 from .schemas import (
     AdminGameView,
-    AuditOut,
     CancelGame,
     ChangeSettings,
     ExtendDeadline,
@@ -53,13 +52,11 @@ def admin_view(game: Game) -> AdminGameView:
     mails = session.exec(
         select(OutboxMail).where(OutboxMail.game_id == game.id).order_by(OutboxMail.id.desc())  # type: ignore[union-attr]
     ).all()
+    game_view = _view(game)
     return AdminGameView(
-        game=_view(game),
+        game=game_view,
         settings=settings_of(game),
-        audit=[
-            AuditOut(at=a.created_at, actor=a.actor, act=a.act, details=a.details)
-            for a in admin.audit_log(session, game.id or 0)
-        ],
+        audit=game_view.audit,
         outbox=[
             MailOut(
                 id=m.id or 0,

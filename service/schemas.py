@@ -103,6 +103,13 @@ class UndoRequest(BaseModel):
     version: int = Field(ge=0)
 
 
+class AuditOut(BaseModel):
+    at: datetime
+    actor: str
+    act: str
+    details: dict[str, Any]
+
+
 class GameView(BaseModel):
     id: int
     name: str
@@ -117,6 +124,7 @@ class GameView(BaseModel):
     state: dict[str, Any] | None = Field(description="rules.player_view for you (others' coins hidden)")
     seed: str | None = Field(None, description="Revealed when the game is over")
     result: list[dict[str, Any]] | None = None
+    audit: list[AuditOut] = Field(default_factory=list, description="Admin acts and vacations, oldest first")
 
 
 class StepOut(BaseModel):
@@ -212,13 +220,6 @@ class Vacation(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     days: float = Field(gt=0, le=60)
-
-
-class AuditOut(BaseModel):
-    at: datetime
-    actor: str
-    act: str
-    details: dict[str, Any]
 
 
 class MailOut(BaseModel):

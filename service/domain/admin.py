@@ -269,12 +269,6 @@ def take_vacation(session: Session, game_id: int, seat_no: int, links: LinkMaker
     return _act(session, game, Actor(f"seat {seat_no}"), "vacation", details, links, notice="vacation")
 
 
-def audit_log(session: Session, game_id: int) -> list[AuditEntry]:
-    return list(
-        session.exec(select(AuditEntry).where(AuditEntry.game_id == game_id).order_by(AuditEntry.id)).all()  # type: ignore[arg-type]
-    )
-
-
 # -- internals --------------------------------------------------------------------------------------------
 def _running(session: Session, game_id: int, paused_ok: bool = False) -> Game:
     game = get_game(session, game_id)

@@ -7,8 +7,8 @@ from sqlmodel import Session, select
 
 import rules
 
-from ..models import Game, GameAction
-from ..schemas import GameView, HistoryEntry, LegalActions, SeatOut
+from ..models import AuditEntry, Game, GameAction
+from ..schemas import AuditOut, GameView, HistoryEntry, LegalActions, SeatOut
 from .games import seats_of
 
 
@@ -34,6 +34,12 @@ def game_view(session: Session, game: Game, viewer: int | None) -> GameView:
         state=rules.player_view(state, viewer) if state else None,
         seed=game.seed if over else None,
         result=game.result if over else None,
+        audit=[
+            AuditOut(at=a.created_at, actor=a.actor, act=a.act, details=a.details)
+            for a in session.exec(
+                select(AuditEntry).where(AuditEntry.game_id == game.id).order_by(sa.asc(AuditEntry.id))
+            ).all()
+        ],
     )
 
 
