@@ -134,6 +134,29 @@ class OutboxMail(SQLModel, table=True):
     sent_at: datetime | None = _time()
 
 
+class ReminderSent(SQLModel, table=True):
+    """A reminder of one step, recorded by the deadline sweep in the transaction that queues its mail.
+
+    Unique per game, step (``Game.step_key``) and reminder, so a late, repeated or concurrent sweep finds
+    the record and neither loses nor repeats it (DESIGN §5). A reminder is named by how long before the
+    deadline it comes (one of the game's ``reminders_before_seconds``), which stays true when the host
+    edits the list, where a position in the list would not.
+    """
+
+    __tablename__ = "reminders_sent"
+    __table_args__ = (
+        sa.UniqueConstraint("game_id", "step_key", "before_seconds", name="uq_reminders_sent_game_step_reminder"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="games.id")
+    step_key: str = Field(max_length=32)
+    before_seconds: int
+    sent_at: datetime = Field(sa_column=sa.Column(UTCDateTime(), nullable=False))
+    #: False when a later reminder of the same step, due at the same sweep, went out in its place.
+    mailed: bool = True
+
+
 class AuditEntry(SQLModel, table=True):
     """One admin act (or a player's vacation) on a game, shown on the game page (DESIGN §1, item 4)."""
 
