@@ -97,9 +97,7 @@ class Builder:
         return self
 
     # -- players -----------------------------------------------------------------------------------
-    def active(
-        self, seat: int, race: str, power: str, *, hand: int | None = None, **fields: Any
-    ) -> Builder:
+    def active(self, seat: int, race: str, power: str, *, hand: int | None = None, **fields: Any) -> Builder:
         """Give ``seat`` an Active troop.
 
         ``hand`` defaults to what is left of banner + badge once the regions given to the troop are
@@ -110,9 +108,7 @@ class Builder:
         """
         player = self.state.players[seat]
         if player.active is not None and (player.active.race, player.active.power) == (race, power):
-            self._default_hand.discard(
-                race
-            )  # the same troop again: new hand and fields, same regions
+            self._default_hand.discard(race)  # the same troop again: new hand and fields, same regions
         else:
             if player.active is not None:
                 self._release(player.active)
@@ -163,9 +159,7 @@ class Builder:
         return self
 
     # -- the turn ----------------------------------------------------------------------------------
-    def at(
-        self, seat: int, phase: str | None = None, *, turn: int | None = None, **turn_fields: Any
-    ) -> Builder:
+    def at(self, seat: int, phase: str | None = None, *, turn: int | None = None, **turn_fields: Any) -> Builder:
         """Seat ``seat`` on turn in ``phase`` (default: ``start`` with an Active race, else
         ``pick``).
 

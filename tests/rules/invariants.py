@@ -120,9 +120,7 @@ def check_invariants(state: GameState) -> dict:
     for p in state.players:
         if p.active is not None:
             powers_seen.append(p.active.power)
-        powers_seen += [
-            t.power for t in p.declined if not POWERS[t.power].counts_toward_decline_limit
-        ]
+        powers_seen += [t.power for t in p.declined if not POWERS[t.power].counts_toward_decline_limit]
     assert sorted(powers_seen) == sorted(POWERS), sorted(powers_seen)
     assert len(state.combos) <= VISIBLE_COMBOS
     assert all(c.coins >= 0 for c in state.combos)

@@ -135,12 +135,8 @@ def test_power_discards_are_reshuffled_when_the_stack_runs_out() -> None:
 
 def five_players_holding_every_spare_banner(b: Builder) -> Builder:
     """Seats 1-4 hold an Active and an In Decline race: 8 banners + 6 in the column = all 14."""
-    races = iter(
-        ["Humans", "Ghouls", "Giants", "Amazons", "Halflings", "Skeletons", "Sorcerers", "Tritons"]
-    )
-    powers = iter(
-        ["Alchemist", "Berserk", "Stout", "Spirit", "Diplomat", "Heroic", "Mounted", "Pillaging"]
-    )
+    races = iter(["Humans", "Ghouls", "Giants", "Amazons", "Halflings", "Skeletons", "Sorcerers", "Tritons"])
+    powers = iter(["Alchemist", "Berserk", "Stout", "Spirit", "Diplomat", "Heroic", "Mounted", "Pillaging"])
     for seat in range(1, 5):
         b.declined(seat, next(races), next(powers)).active(seat, next(races), next(powers))
     return b
@@ -170,9 +166,7 @@ def test_a_vanished_race_returns_under_the_banner_stack() -> None:
 
 def test_a_vanished_race_fills_the_lowest_empty_slot_of_a_short_column() -> None:
     """Rulebook: "...or in the lowest empty slot in the banner column, if any"."""
-    b = five_players_holding_every_spare_banner(
-        Builder(5, seed=3).clear_board().combos(*COLUMN[:5])
-    )
+    b = five_players_holding_every_spare_banner(Builder(5, seed=3).clear_board().combos(*COLUMN[:5]))
     b.active(0, "Wizards", "Forest").region(18, seat=0, tokens=5)
     # Seat 1's In Decline Humans hold region 19, next to seat 0's Wizards.
     b.region(19, seat=1, declined=True).at(0, "conquer")

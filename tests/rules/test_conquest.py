@@ -69,9 +69,7 @@ def test_a_lost_tribe_adds_one_and_is_discarded() -> None:
         ({"encampments": 3}, 2, 7),
     ],
 )
-def test_each_marker_and_each_enemy_token_adds_one(
-    markers: dict, tokens: int, expected: int
-) -> None:
+def test_each_marker_and_each_enemy_token_adds_one(markers: dict, tokens: int, expected: int) -> None:
     """Rulebook: 2 + 1 per Encampment, Fortress, Mountain or Troll's Lair + 1 per token there."""
     race = "Trolls" if markers.get("lair") else "Humans"
     power = "Bivouacking" if markers.get("encampments") else "Fortified"
@@ -81,9 +79,7 @@ def test_each_marker_and_each_enemy_token_adds_one(
 
 def test_worked_example_trolls_on_a_mountain_in_their_lair() -> None:
     """Two Trolls with their Lair on a Mountain: 2 + 1 (Mountain) + 1 (Lair) + 2 (tokens) = 6."""
-    state = (
-        ratmen(hand=6).active(1, "Trolls", "Hill").region(5, seat=1, tokens=2, lair=True).build()
-    )
+    state = ratmen(hand=6).active(1, "Trolls", "Hill").region(5, seat=1, tokens=2, lair=True).build()
     assert cost(state, 5) == 6
     after = conquer(state, 5)
     # The Lair leaves with the Trolls (rulings); the Mountain stays.
@@ -113,9 +109,7 @@ def test_conquest_cost_is_the_public_function_the_engine_uses() -> None:
 # -- where a race may conquer ----------------------------------------------------------------------
 def test_the_first_conquest_is_on_a_border_region() -> None:
     state = ratmen().build()
-    with pytest.raises(
-        IllegalAction, match="first conquest must be on a border region .* 6 is not"
-    ):
+    with pytest.raises(IllegalAction, match="first conquest must be on a border region .* 6 is not"):
         act(state, "conquer", 0, region=6)
     conquer(state, 4)
 
@@ -142,9 +136,7 @@ def test_first_conquests_offered_are_exactly_the_entry_regions() -> None:
 
 def test_following_conquests_must_be_adjacent() -> None:
     state = ratmen(hand=10).region(1, seat=0, tokens=2).build()
-    with pytest.raises(
-        IllegalAction, match="Region 13 is not adjacent to any region your Ratmen hold"
-    ):
+    with pytest.raises(IllegalAction, match="Region 13 is not adjacent to any region your Ratmen hold"):
         act(state, "conquer", 0, region=13)
     # Not even a border region far away: the border rule is only for a first conquest.
     with pytest.raises(IllegalAction, match="Region 20 is not adjacent"):
@@ -195,13 +187,7 @@ def test_the_defender_discards_one_token_and_takes_the_rest_in_hand() -> None:
 
 
 def test_a_lone_defender_is_discarded() -> None:
-    state = (
-        ratmen()
-        .active(1, "Humans", "Alchemist", hand=0)
-        .region(1, seat=1)
-        .region(9, seat=1)
-        .build()
-    )
+    state = ratmen().active(1, "Humans", "Alchemist", hand=0).region(1, seat=1).region(9, seat=1).build()
     after = conquer(state, 1)
     assert after.players[1].active.hand == 0  # type: ignore[union-attr]
     assert after.box_left("Humans") == state.box_left("Humans") + 1
@@ -217,9 +203,7 @@ def test_an_in_decline_token_is_discarded_and_the_race_leaves_with_its_last_regi
 
 
 def test_a_defender_left_with_no_region_keeps_the_tokens_in_hand() -> None:
-    state = (
-        ratmen(hand=5).active(1, "Humans", "Alchemist", hand=0).region(1, seat=1, tokens=3).build()
-    )
+    state = ratmen(hand=5).active(1, "Humans", "Alchemist", hand=0).region(1, seat=1, tokens=3).build()
     after = act(conquer(state, 1), "end_conquest", 0)
     after = act(after, "end_turn", 0)
     assert after.current == 1
@@ -230,12 +214,7 @@ def test_a_defender_left_with_no_region_keeps_the_tokens_in_hand() -> None:
 
 # -- ready your troops, abandon --------------------------------------------------------------------
 def test_ready_troops_leaves_one_token_in_each_region() -> None:
-    state = (
-        ratmen(hand=0, phase="start")
-        .region(1, seat=0, tokens=4)
-        .region(2, seat=0, tokens=3)
-        .build()
-    )
+    state = ratmen(hand=0, phase="start").region(1, seat=0, tokens=4).region(2, seat=0, tokens=3).build()
     # Before readying, the hand to conquer with counts the tokens that will come off the board.
     offered = {a.region: a.type for a in legal_actions(state, 0)}
     assert offered[6] == "conquer"
@@ -246,24 +225,14 @@ def test_ready_troops_leaves_one_token_in_each_region() -> None:
 
 
 def test_a_turn_that_conquers_nothing_leaves_the_board_as_it_stood() -> None:
-    state = (
-        ratmen(hand=0, phase="start")
-        .region(1, seat=0, tokens=4)
-        .region(2, seat=0, tokens=3)
-        .build()
-    )
+    state = ratmen(hand=0, phase="start").region(1, seat=0, tokens=4).region(2, seat=0, tokens=3).build()
     after = act(act(state, "end_conquest", 0), "end_turn", 0)
     assert [after.regions[i].tokens for i in (1, 2)] == [4, 3]
 
 
 def test_abandoning_a_region_before_the_first_conquest() -> None:
     """Rulebook, "Abandoning a Region": the tokens come back in hand; the region is not his."""
-    state = (
-        ratmen(hand=0, phase="start")
-        .region(1, seat=0, tokens=4)
-        .region(2, seat=0, tokens=3)
-        .build()
-    )
+    state = ratmen(hand=0, phase="start").region(1, seat=0, tokens=4).region(2, seat=0, tokens=3).build()
     after = act(state, "abandon", 0, region=2)
     assert region_of(after, 2) == {}
     assert region_of(after, 1) == {"owner": 0, "race": "Ratmen", "tokens": 1}
@@ -331,9 +300,7 @@ def test_a_player_without_a_race_picks_before_conquering() -> None:
 
 def test_only_the_player_on_turn_conquers() -> None:
     state = ratmen().active(1, "Humans", "Alchemist").build()
-    with pytest.raises(
-        IllegalAction, match="It is not your turn: the game is waiting for player 0"
-    ):
+    with pytest.raises(IllegalAction, match="It is not your turn: the game is waiting for player 0"):
         act(state, "conquer", 1, region=1)
     with pytest.raises(IllegalAction, match="There is no player 5"):
         act(state, "conquer", 5, region=1)

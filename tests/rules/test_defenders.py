@@ -98,13 +98,9 @@ def test_ask_defenders_redeploy_in_seat_order_after_the_active_player() -> None:
 def test_ask_the_defender_is_offered_a_redeploy_of_the_tokens_in_hand() -> None:
     state = ask_with_two_defenders()
     # Elves keep all their tokens when conquered: 3 in hand, added on top of region 14's 2.
-    assert legal_actions(state, 3) == [
-        Action("redeploy", 3, regions=(14,), count=5, tokens=((14, 2),))
-    ]
+    assert legal_actions(state, 3) == [Action("redeploy", 3, regions=(14,), count=5, tokens=((14, 2),))]
     assert legal_actions(state, 0) == legal_actions(state, 2) == []
-    with pytest.raises(
-        IllegalAction, match="It is not your turn: the game is waiting for player 3"
-    ):
+    with pytest.raises(IllegalAction, match="It is not your turn: the game is waiting for player 3"):
         act(state, "redeploy", 0, tokens=((10, 3),))
     with pytest.raises(IllegalAction, match="You still have 3 Elves tokens in hand"):
         act(state, "end_turn", 3)

@@ -77,9 +77,7 @@ def test_defenders_redeploy_before_the_game_ends() -> None:
     assert (state.phase, state.defenders) == (DEFEND, [0])
     state = act(act(state, "redeploy", 0, tokens=((9, 3),)), "end_turn", 0)
     assert state.over
-    assert [
-        r["tokens_on_board"] for r in sorted(final_standings(state), key=lambda r: r["player"])
-    ] == [
+    assert [r["tokens_on_board"] for r in sorted(final_standings(state), key=lambda r: r["player"])] == [
         3,
         11,
     ]
@@ -115,9 +113,7 @@ def test_the_most_coins_wins() -> None:
 def test_a_tie_on_coins_goes_to_the_most_race_tokens_on_the_board() -> None:
     """Rulebook: "the player with the most Race tokens (Active + In Decline) still on the board"."""
     b = over([30, 30, 12], [4, 5, 9])
-    b.declined(0, "Giants", "Stout").region(10, seat=0, declined=True).region(
-        11, seat=0, declined=True
-    )
+    b.declined(0, "Giants", "Stout").region(10, seat=0, declined=True).region(11, seat=0, declined=True)
     rows = final_standings(b.build())
     assert [(r["player"], r["place"], r["tokens_on_board"], r["tie_break"]) for r in rows] == [
         (0, 1, 6, True),

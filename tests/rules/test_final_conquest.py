@@ -47,14 +47,10 @@ def test_the_die_has_faces_0_0_0_1_2_3() -> None:
         assert 850 < counts[face] < 1150
 
 
-@pytest.mark.parametrize(
-    ("hand", "offered"), [(4, "conquer"), (3, "final_conquest"), (1, "final_conquest")]
-)
+@pytest.mark.parametrize(("hand", "offered"), [(4, "conquer"), (3, "final_conquest"), (1, "final_conquest")])
 def test_the_die_is_offered_only_for_a_target_1_to_3_short(hand: int, offered: str) -> None:
     """Rulings: a target paid outright is simply conquered; the die is for 1 to 3 short."""
-    state = (
-        ratmen(hand).active(1, "Humans", "Alchemist").region(2, seat=1, tokens=2).build()
-    )  # cost 4
+    state = ratmen(hand).active(1, "Humans", "Alchemist").region(2, seat=1, tokens=2).build()  # cost 4
     kinds = {a.type for a in legal_actions(state, 0) if a.region == 2}
     assert kinds == {offered}
 
@@ -68,9 +64,7 @@ def test_no_die_for_a_target_more_than_3_short() -> None:
 
 def test_no_die_for_a_target_that_can_be_paid_outright() -> None:
     state = ratmen(3).build()
-    with pytest.raises(
-        IllegalAction, match="conquer region 2 outright with 2 tokens; no die needed"
-    ):
+    with pytest.raises(IllegalAction, match="conquer region 2 outright with 2 tokens; no die needed"):
         act(state, "final_conquest", 0, region=2)
 
 

@@ -90,9 +90,7 @@ def test_a_built_state_round_trips() -> None:
         "lair": True,
         "fortress": True,
     }
-    assert data["players"][0]["declined"] == [
-        {"race": "Ghouls", "power": "Spirit", "declined": True, "hand": 2}
-    ]
+    assert data["players"][0]["declined"] == [{"race": "Ghouls", "power": "Spirit", "declined": True, "hand": 2}]
     assert data["turn_state"] == {"readied": True, "conquests": 2}
     assert GameState.from_json(data) == state
 

@@ -24,9 +24,7 @@ def test_own_coins_are_shown_others_hidden() -> None:
     state = coins_game()
     for seat, coins in enumerate((7, 11, 13)):
         view = player_view(state, seat)
-        assert [p["coins"] for p in view["players"]] == [
-            coins if other == seat else None for other in range(3)
-        ]
+        assert [p["coins"] for p in view["players"]] == [coins if other == seat else None for other in range(3)]
 
 
 def test_a_spectator_sees_no_coins() -> None:

@@ -1,7 +1,7 @@
 """Property tests: random legal games on all four boards, checked after every step.
 
-Hypothesis draws the game (seed, players, board, redeploy mode, how often deadlines are missed);
-a ``random.Random`` seeded from the draw plays it with ``rules.bots``. After every step:
+Hypothesis draws the game (seed, players, board, redeploy mode, how often deadlines are missed,
+which bot); a ``random.Random`` seeded from the draw plays it with ``rules.bots``. After every step:
 ``tests/rules/invariants.py`` (which also round-trips the JSON), ``apply``/``auto_pass`` never
 change their input, and at the end the game replays exactly from its seed and action log and the
 standings agree with the state. Two smaller runs check that every action ``legal_actions`` offers
@@ -61,15 +61,16 @@ def games(draw: st.DrawFn) -> dict[str, Any]:
     """The parameters of one random game."""
     players = draw(st.integers(2, 5))
     # Mostly the board printed for the player count; sometimes another one (new_game allows it).
-    board = draw(
-        st.sampled_from([None, None, None, "2-players", "3-players", "4-players", "5-players"])
-    )
+    board = draw(st.sampled_from([None, None, None, "2-players", "3-players", "4-players", "5-players"]))
     return {
         "players": players,
         "map_name": board,
         "seed": draw(st.integers(0, 2**63 - 1) | st.text(max_size=12)),
         "redeploy": draw(st.sampled_from(["auto", "ask"])),
         "missed": draw(st.sampled_from([0.0, 0.0, 0.02, 0.1, 0.5])),  # chance a deadline is missed
+        # rules.bots.random_action favours progress; now and then every legal action is equally
+        # likely instead (more abandons, declines, redeploys, ended conquests).
+        "uniform": draw(st.sampled_from([False, False, False, False, True])),
         "moves": draw(st.integers(0, 2**32 - 1)),
     }
 
@@ -104,7 +105,10 @@ def play(
             new = auto_pass(state, seat)
             log.append(("auto_pass", seat))
         else:
-            action = random_action(state, seat, rnd)
+            if game["uniform"]:
+                action = concrete(rnd.choice(legal_actions(state, seat)), rnd)
+            else:
+                action = random_action(state, seat, rnd)
             new = apply(state, action)
             log.append(("apply", action.to_json()))
         assert state.to_json() == before, f"step {len(log)} changed its input: {log[-1]}"
@@ -169,9 +173,7 @@ def check_standings(state: GameState) -> None:
 def test_random_games_keep_the_invariants_replay_and_end_with_consistent_standings(game) -> None:
     final, log = play(game)
     assert final.turn == final.turns and awaiting(final) == set()
-    turns_ended = sum(
-        1 for kind, what in log if kind == "auto_pass" or (what["type"] in ("end_turn", "decline"))
-    )
+    turns_ended = sum(1 for kind, what in log if kind == "auto_pass" or (what["type"] in ("end_turn", "decline")))
     # Every seat played every turn (defenders' end_turn steps are counted too, hence >=).
     assert turns_ended >= final.turns * len(final.players)
     again = replay(game, log)
@@ -220,11 +222,7 @@ def garbage_action(state: GameState, rnd: random.Random) -> Action:
         "target": rnd.randint(-1, n),
         "decline": rnd.random() < 0.3,
         "regions": tuple(rnd.randint(-1, size) for _ in range(rnd.randint(0, 3))),
-        "tokens": tuple(
-            sorted(
-                {rnd.randint(-1, size): rnd.randint(0, 6) for _ in range(rnd.randint(0, 4))}.items()
-            )
-        ),
+        "tokens": tuple(sorted({rnd.randint(-1, size): rnd.randint(0, 6) for _ in range(rnd.randint(0, 4))}.items())),
     }
     if rnd.random() < 0.1:  # a field left out or of the wrong kind
         fields[rnd.choice(["region", "combo", "target"])] = None
@@ -240,9 +238,7 @@ def garbage_json(rnd: random.Random) -> Any:
     if choice < 0.2:
         return rnd.choice(junk)
     data: dict[str, Any] = {"type": rnd.choice(sorted(ACTION_FIELDS) + ["fly", None, 3])}
-    for name in rnd.sample(
-        ["player", "region", "combo", "troop", "tokens", "regions", "target", "decline", "x"], 3
-    ):
+    for name in rnd.sample(["player", "region", "combo", "troop", "tokens", "regions", "target", "decline", "x"], 3):
         data[name] = rnd.choice(junk + [0, 1, 2])
     return data
 

@@ -42,9 +42,7 @@ def test_tokens_move_freely_between_regions_not_adjacent() -> None:
 
 def test_every_token_in_hand_is_placed_before_the_turn_ends() -> None:
     state = after_conquests(hand=3).build()
-    with pytest.raises(
-        IllegalAction, match="You still have 3 Ratmen tokens in hand: redeploy them"
-    ):
+    with pytest.raises(IllegalAction, match="You still have 3 Ratmen tokens in hand: redeploy them"):
         act(state, "end_turn", 0)
     after = redeploy(state, (1, 2), (2, 1), (20, 4))
     assert after.players[0].active.hand == 0  # type: ignore[union-attr]
@@ -72,9 +70,7 @@ def test_the_distribution_places_exactly_the_tokens_there_are() -> None:
 
 def test_the_distribution_names_every_region_held_and_no_other() -> None:
     state = after_conquests().build()
-    with pytest.raises(
-        IllegalAction, match=r"give a count for every region you hold \(missing: 20\)"
-    ):
+    with pytest.raises(IllegalAction, match=r"give a count for every region you hold \(missing: 20\)"):
         redeploy(state, (1, 4), (2, 3))
     with pytest.raises(IllegalAction, match="regions 9 are not yours"):
         redeploy(state, (1, 2), (2, 1), (20, 1), (9, 3))

@@ -59,9 +59,7 @@ def test_going_in_decline_and_an_auto_pass_are_ones() -> None:
 def test_a_conquest_that_reveals_a_combo_is_one() -> None:
     """A conquest that wipes out an In Decline race puts its banner in the empty slot of a short
     column: a new combo is revealed, so undo must stop there."""
-    b = five_players_holding_every_spare_banner(
-        Builder(5, seed=3).clear_board().combos(*COLUMN[:5])
-    )
+    b = five_players_holding_every_spare_banner(Builder(5, seed=3).clear_board().combos(*COLUMN[:5]))
     b.active(0, "Wizards", "Forest").region(18, seat=0, tokens=5)
     state = b.region(19, seat=1, declined=True).at(0, "conquer").build()
     after = act(state, "conquer", 0, region=19)
@@ -69,9 +67,7 @@ def test_a_conquest_that_reveals_a_combo_is_one() -> None:
     assert after.last["undo_point"] is True
     # With a full column the banner goes under the stack unseen: a plain step.
     plain = Builder(2, seed=3).clear_board().declined(1, "Humans", "Alchemist")
-    plain.region(3, seat=1, declined=True).active(0, "Giants", "Berserk").region(
-        4, seat=0, tokens=5
-    )
+    plain.region(3, seat=1, declined=True).active(0, "Giants", "Berserk").region(4, seat=0, tokens=5)
     state = plain.at(0, "conquer").build()
     after = act(state, "conquer", 0, region=3)
     assert after.race_stack[-1] == "Humans"
