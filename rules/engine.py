@@ -233,9 +233,7 @@ def _conquests(state: GameState, seat: int, troop: Any, kind: str) -> list[Actio
         if conquest.conquest_refusal(state, seat, troop, region, held):
             continue
         cost = conquest.conquest_cost(state, seat, troop, region)
-        if die is not None:
-            out.append(Action("conquer", seat, region=region, troop=kind))
-        elif hand >= cost:
+        if die is not None or hand >= cost:
             out.append(Action("conquer", seat, region=region, troop=kind))
         elif not berserk and cost - hand <= 3:
             out.append(Action("final_conquest", seat, region=region, troop=kind))

@@ -110,10 +110,7 @@ def place_camps(state: GameState, seat: int, troop: Troop) -> None:
 
 def needs_redeploy(state: GameState, seat: int) -> bool:
     """Whether an attacked player has tokens (or Encampments) in hand and a region to put them in."""
-    for troop in state.players[seat].troops():
-        if troop.hand and state.regions_of(seat, troop.race):
-            return True
-    return False
+    return any(troop.hand and state.regions_of(seat, troop.race) for troop in state.players[seat].troops())
 
 
 def unplaced(state: GameState, seat: int, own_turn: bool) -> str | None:
