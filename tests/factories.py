@@ -12,7 +12,18 @@ import factory
 from sqlmodel import Session
 
 import rules
-from service.models import Game, GameAction, OutboxMail, Player, Seat, ServiceStatus
+from service.models import (
+    AuditEntry,
+    Game,
+    GameAction,
+    OutboxMail,
+    Player,
+    ReminderSent,
+    Seat,
+    ServiceStatus,
+    SiteAdmin,
+    utcnow,
+)
 from service.schemas import GameSettings
 
 _current: list[Session] = []
@@ -97,5 +108,33 @@ class ServiceStatusFactory(Base):
     class Meta:
         model = ServiceStatus
 
-    key = factory.Sequence(lambda n: f"key-{n}")
-    value = "value"
+    name = factory.Sequence(lambda n: f"status-{n}")
+    at = factory.LazyFunction(utcnow)
+
+
+class AuditEntryFactory(Base):
+    class Meta:
+        model = AuditEntry
+
+    game_id = factory.LazyAttribute(lambda o: GameFactory().id)
+    actor = "host"
+    act = "extend"
+    details = factory.LazyFunction(lambda: {"hours": 24})
+
+
+class SiteAdminFactory(Base):
+    class Meta:
+        model = SiteAdmin
+
+    email = factory.Sequence(lambda n: f"admin{n}@example.org")
+    secret = factory.LazyFunction(lambda: secrets.token_urlsafe(24))
+
+
+class ReminderSentFactory(Base):
+    class Meta:
+        model = ReminderSent
+
+    game_id = factory.LazyAttribute(lambda o: GameFactory().id)
+    step_key = "1:0:-"
+    before_seconds = 7200
+    sent_at = factory.LazyFunction(utcnow)
