@@ -1,0 +1,174 @@
+"""A small picture of the board for the "your turn" mail: a schematic, drawn with Pillow.
+
+Regions are cells of a grid in region-number order (the numbers of the turn page's map), not the map's
+geography: each cell shows the region's terrain as a band, its number, the tokens on it and whose they are,
+coloured by owner. It is deterministic (the same board gives the same PNG bytes), needs no font files beyond
+Pillow's own, and stays small (about 10-25 KB).
+
+The input is plain data written into the mail's context by the service (``board`` below), so this module
+knows nothing of the rules engine::
+
+    {"players": [{"name": "Ann", "active": "Orcs", "declined": ["Ratmen"]}, ...],
+     "regions": [{"terrain": "forest", "owner": 0, "race": "Orcs", "tokens": 3, "declined": false,
+                  "marks": ["fortress"]}, {"terrain": "sea"}, ...],
+     "you": 0, "turn": 3, "turns": 10}
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from typing import Any
+
+from PIL import Image, ImageDraw, ImageFont
+
+COLUMNS = 8
+CELL_W, CELL_H = 78, 62
+GAP = 6
+MARGIN = 12
+TITLE_H = 26
+LEGEND_ROW_H = 20
+BAND_H = 13
+
+BACKGROUND = (250, 247, 240)
+INK = (43, 38, 31)
+GREY_INK = (110, 104, 94)
+
+#: Seat colours (Okabe–Ito palette: told apart with the common colour-vision deficiencies).
+SEAT_COLOURS = [(230, 159, 0), (86, 180, 233), (0, 158, 115), (213, 94, 0), (204, 121, 167)]
+LOST_TRIBE = (158, 158, 158)
+TERRAIN_COLOURS = {
+    "farmland": (233, 216, 166),
+    "forest": (86, 130, 66),
+    "hill": (181, 201, 154),
+    "mountain": (128, 128, 128),
+    "swamp": (120, 134, 98),
+    "sea": (120, 170, 214),
+    "lake": (150, 196, 232),
+}
+WATER = {"sea", "lake"}
+WATER_FILL = (214, 233, 248)
+EMPTY_FILL = (255, 255, 255)
+
+#: Short letters for the markers a region may hold, explained in the legend.
+MARK_LETTERS = {
+    "lair": "L",
+    "fortress": "F",
+    "encampments": "E",
+    "hole": "H",
+    "hero": "He",
+    "dragon": "D",
+}
+
+
+def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    # Pillow's bundled font: the same glyphs on every machine, so the same PNG bytes.
+    return ImageFont.load_default(size=size)
+
+
+def _tint(colour: tuple[int, int, int], amount: float) -> tuple[int, int, int]:
+    """``colour`` mixed with white (``amount`` 0: unchanged, 1: white)."""
+    return tuple(round(c + (255 - c) * amount) for c in colour)  # type: ignore[return-value]
+
+
+def _text_colour(fill: tuple[int, int, int]) -> tuple[int, int, int]:
+    luminance = 0.299 * fill[0] + 0.587 * fill[1] + 0.114 * fill[2]
+    return INK if luminance > 140 else (255, 255, 255)
+
+
+def seat_colour(seat: int) -> tuple[int, int, int]:
+    return SEAT_COLOURS[seat % len(SEAT_COLOURS)]
+
+
+def size_of(board: Mapping[str, Any]) -> tuple[int, int]:
+    """Width and height in pixels of the picture of ``board``."""
+    rows = -(-len(board["regions"]) // COLUMNS)
+    width = MARGIN * 2 + COLUMNS * CELL_W + (COLUMNS - 1) * GAP
+    legend_rows = len(board["players"]) + 1
+    height = MARGIN * 2 + TITLE_H + rows * CELL_H + (rows - 1) * GAP + 10 + legend_rows * LEGEND_ROW_H
+    return width, height
+
+
+def draw(board: Mapping[str, Any]) -> bytes:
+    """The PNG picture of ``board``."""
+    width, height = size_of(board)
+    image = Image.new("RGB", (width, height), BACKGROUND)
+    pen = ImageDraw.Draw(image)
+    you = board.get("you")
+    title = "The board"
+    if board.get("turn") and board.get("turns"):
+        title += f" at game turn {board['turn']} of {board['turns']}"
+    pen.text((MARGIN, MARGIN), title, font=_font(16), fill=INK)
+
+    top = MARGIN + TITLE_H
+    for number, region in enumerate(board["regions"]):
+        row, column = divmod(number, COLUMNS)
+        x = MARGIN + column * (CELL_W + GAP)
+        y = top + row * (CELL_H + GAP)
+        _draw_region(pen, (x, y), number, region, you)
+
+    rows = -(-len(board["regions"]) // COLUMNS)
+    y = top + rows * CELL_H + (rows - 1) * GAP + 10
+    _draw_legend(pen, (MARGIN, y), board)
+
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=True)
+    return out.getvalue()
+
+
+def _draw_region(
+    pen: ImageDraw.ImageDraw, at: tuple[int, int], number: int, region: Mapping[str, Any], you: int | None
+) -> None:
+    x, y = at
+    terrain = region.get("terrain", "")
+    owner = region.get("owner")
+    race = region.get("race")
+    if owner is not None:
+        fill = seat_colour(owner)
+        if region.get("declined"):
+            fill = _tint(fill, 0.55)
+    elif race:  # a Lost Tribe
+        fill = LOST_TRIBE
+    elif terrain in WATER:
+        fill = WATER_FILL
+    else:
+        fill = EMPTY_FILL
+    outline = INK if owner is not None and owner == you else (200, 190, 172)
+    box = (x, y, x + CELL_W - 1, y + CELL_H - 1)
+    pen.rounded_rectangle(box, radius=6, fill=fill, outline=outline, width=3 if outline == INK else 1)
+    band = TERRAIN_COLOURS.get(terrain, (200, 200, 200))
+    pen.rounded_rectangle((x + 3, y + 3, x + CELL_W - 4, y + 3 + BAND_H), radius=3, fill=band)
+    pen.text((x + 6, y + 2), f"{number} {terrain}", font=_font(11), fill=_text_colour(band))
+
+    ink = _text_colour(fill)
+    tokens = region.get("tokens", 0)
+    if tokens:
+        pen.text((x + CELL_W // 2, y + 33), str(tokens), font=_font(18), fill=ink, anchor="mm")
+    if race:
+        name = race if len(race) <= 11 else race[:10] + "."
+        pen.text((x + CELL_W // 2, y + CELL_H - 10), name, font=_font(11), fill=ink, anchor="mm")
+    marks = [MARK_LETTERS[m] for m in region.get("marks", []) if m in MARK_LETTERS]
+    if region.get("encampments", 0) > 1:
+        marks = [f"E{region['encampments']}" if m == "E" else m for m in marks]
+    if marks:
+        pen.text((x + CELL_W - 6, y + 24), " ".join(marks), font=_font(11), fill=ink, anchor="ra")
+
+
+def _draw_legend(pen: ImageDraw.ImageDraw, at: tuple[int, int], board: Mapping[str, Any]) -> None:
+    x, y = at
+    font = _font(13)
+    for seat, player in enumerate(board["players"]):
+        colour = seat_colour(seat)
+        pen.rectangle((x, y + 3, x + 12, y + 15), fill=colour)
+        pen.rectangle((x + 16, y + 3, x + 28, y + 15), fill=_tint(colour, 0.55))
+        troops = []
+        if player.get("active"):
+            troops.append(player["active"])
+        troops += [f"{race} (In Decline)" for race in player.get("declined", [])]
+        label = player["name"] + (" (you)" if seat == board.get("you") else "")
+        if troops:
+            label += ": " + ", ".join(troops)
+        pen.text((x + 34, y + 3), label, font=font, fill=INK)
+        y += LEGEND_ROW_H
+    key = "Grey: Lost Tribe. Pale: In Decline. L Lair, F Fortress, E Encampment, H Hole, He Hero, D Dragon"
+    pen.text((x, y + 3), key, font=_font(12), fill=GREY_INK)

@@ -1,0 +1,203 @@
+"""Sending composed mails: over SMTP (``smtplib``), or as ``.eml`` files for the embedded mode (DESIGN §6).
+
+A backend's :meth:`open` gives a connection for one batch: the SMTP connection is made at the first mail
+and reused for the rest of the batch (one TCP and TLS handshake per batch, not per mail). Failures come
+out as :class:`DeliveryError`, saying whether trying again later may help (``permanent``) and whether the
+connection is gone (then the rest of the batch is not tried: a server that is down would make each mail
+wait for its own timeout).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import smtplib
+import ssl
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from email.message import EmailMessage
+from email.policy import SMTP
+from email.utils import parseaddr, parsedate_to_datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+SECURITY = ("none", "starttls", "ssl")
+
+
+class DeliveryError(Exception):
+    """A mail was not delivered. ``permanent``: the server refused it for good (5xx); otherwise retry."""
+
+    def __init__(self, message: str, *, permanent: bool = False, connection_lost: bool = False) -> None:
+        super().__init__(message)
+        self.permanent = permanent
+        self.connection_lost = connection_lost
+
+
+class Connection(Protocol):
+    def send(self, message: EmailMessage) -> None: ...
+
+
+class Backend(Protocol):
+    def open(self) -> Any:
+        """A context manager giving a :class:`Connection` for one batch."""
+        ...
+
+
+def envelope_addresses(message: EmailMessage) -> tuple[str, list[str]]:
+    return parseaddr(str(message["From"]))[1], [parseaddr(str(message["To"]))[1]]
+
+
+class SMTPBackend:
+    """An SMTP relay: ``security`` is ``none``, ``starttls`` (port 587) or ``ssl`` (implicit TLS, port 465)."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        username: str | None = None,
+        password: str | None = None,
+        security: str = "none",
+        timeout: float = 30.0,
+    ) -> None:
+        if security not in SECURITY:
+            raise ValueError(f"SMTP security is one of {', '.join(SECURITY)}, not {security!r}")
+        self.host, self.port = host, port
+        self.username, self.password = username, password
+        self.security = security
+        self.timeout = timeout
+        #: How many SMTP connections this backend opened (the benchmark and tests read it).
+        self.connections_opened = 0
+
+    @contextmanager
+    def open(self) -> Iterator[SMTPConnection]:
+        connection = SMTPConnection(self)
+        try:
+            yield connection
+        finally:
+            connection.close()
+
+    def _connect(self) -> smtplib.SMTP:
+        self.connections_opened += 1
+        if self.security == "ssl":
+            smtp: smtplib.SMTP = smtplib.SMTP_SSL(
+                self.host, self.port, timeout=self.timeout, context=ssl.create_default_context()
+            )
+        else:
+            smtp = smtplib.SMTP(self.host, self.port, timeout=self.timeout)
+            if self.security == "starttls":
+                smtp.starttls(context=ssl.create_default_context())
+        if self.username:
+            smtp.login(self.username, self.password or "")
+        return smtp
+
+
+class SMTPConnection:
+    """One batch's SMTP session: connects at the first mail, then reuses the connection."""
+
+    def __init__(self, backend: SMTPBackend) -> None:
+        self.backend = backend
+        self.smtp: smtplib.SMTP | None = None
+        self.broken: str | None = None
+
+    def send(self, message: EmailMessage) -> None:
+        if self.broken:
+            raise DeliveryError(f"not tried: {self.broken}", connection_lost=True)
+        sender, recipients = envelope_addresses(message)
+        try:
+            if self.smtp is None:
+                self.smtp = self.backend._connect()
+            refused = self.smtp.send_message(message, from_addr=sender, to_addrs=recipients)
+        except smtplib.SMTPRecipientsRefused as error:
+            code, reply = next(iter(error.recipients.values()))
+            raise DeliveryError(_reply("recipient refused", code, reply), permanent=_permanent(code)) from None
+        except (smtplib.SMTPSenderRefused, smtplib.SMTPDataError) as error:
+            raise DeliveryError(
+                _reply("refused", error.smtp_code, error.smtp_error), permanent=_permanent(error.smtp_code)
+            ) from None
+        except smtplib.SMTPAuthenticationError as error:
+            # The relay's credentials are the operator's to fix; the mail itself is fine: retry later.
+            self._break(_reply("SMTP login refused", error.smtp_code, error.smtp_error))
+        except smtplib.SMTPResponseException as error:  # greeting, HELO, STARTTLS: the session is unusable
+            self._break(_reply("SMTP session failed", error.smtp_code, error.smtp_error))
+        except (smtplib.SMTPException, OSError) as error:  # disconnected, refused, timed out, TLS failed
+            self._break(f"SMTP server {self.backend.host}:{self.backend.port} unreachable: {error!r}")
+        if refused:  # some recipients refused but not all: there is only one, so this does not happen
+            code, reply = next(iter(refused.values()))
+            raise DeliveryError(_reply("recipient refused", code, reply), permanent=_permanent(code))
+
+    def _break(self, reason: str) -> None:
+        self.broken = reason
+        self._drop()
+        raise DeliveryError(reason, connection_lost=True) from None
+
+    def _drop(self) -> None:
+        if self.smtp is not None:
+            try:
+                self.smtp.close()
+            finally:
+                self.smtp = None
+
+    def close(self) -> None:
+        if self.smtp is not None:
+            try:
+                self.smtp.quit()
+            except (smtplib.SMTPException, OSError):
+                pass
+            finally:
+                self._drop()
+
+
+def _permanent(code: int) -> bool:
+    return 500 <= code < 600
+
+
+def _reply(what: str, code: int, reply: bytes | str) -> str:
+    text = reply.decode(errors="replace") if isinstance(reply, bytes) else str(reply)
+    return f"{what}: {code} {text}"[:900]
+
+
+class FileBackend:
+    """Writes each mail as an ``.eml`` file into ``directory`` (the embedded mode's mailbox).
+
+    The file is named from the mail's ``Date`` and ``Message-ID``, and written atomically: delivering the
+    same mail again replaces its file instead of adding a second one.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+
+    @contextmanager
+    def open(self) -> Iterator[FileBackend]:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        yield self
+
+    def path_for(self, message: EmailMessage) -> Path:
+        date = parsedate_to_datetime(str(message["Date"]))
+        digest = hashlib.sha256(str(message["Message-ID"]).encode()).hexdigest()[:16]
+        return self.directory / f"{date:%Y%m%d-%H%M%S}-{digest}.eml"
+
+    def send(self, message: EmailMessage) -> None:
+        target = self.path_for(message)
+        try:
+            handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=".writing-", suffix=".eml")
+            with os.fdopen(handle, "wb") as out:
+                out.write(message.as_bytes(policy=SMTP))
+            os.replace(temporary, target)
+        except OSError as error:
+            raise DeliveryError(f"cannot write {target}: {error}") from None
+
+
+def backend_from_config(config: Mapping[str, Any]) -> Backend:
+    """The backend the configuration names (``MAIL_BACKEND``: ``file`` or ``smtp``; see service/config.py)."""
+    if config["MAIL_BACKEND"] == "file":
+        return FileBackend(config["MAIL_DIR"])
+    return SMTPBackend(
+        config["SMTP_HOST"],
+        int(config["SMTP_PORT"]),
+        username=config.get("SMTP_USERNAME") or None,
+        password=config.get("SMTP_PASSWORD") or None,
+        security=config.get("SMTP_SECURITY") or "none",
+        timeout=float(config.get("SMTP_TIMEOUT") or 30),
+    )

@@ -1,0 +1,400 @@
+"""Rendering a message from its templates: ``templates/<message>/{subject.txt, body.txt, body.html}``.
+
+Jinja2, with autoescaping for the HTML only; the HTML's ``<style>`` is inlined into ``style`` attributes
+with css-inline, since many mail clients drop style sheets (DESIGN §6). The plain-text part is complete on
+its own: every link, the deadline and the final table are in it, not only in the HTML.
+
+Rendering is pure: the same context, time and time zone give the same mail, byte for byte. That is what
+lets a retried delivery send exactly the mail it may already have sent (``emails.compose``).
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import css_inline
+from jinja2 import Environment, FileSystemLoader, Undefined, select_autoescape
+
+from . import board_picture, times
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+#: Mail a player cannot turn off: it carries what they need to play.
+ESSENTIAL = "essential"
+#: Reminders before a deadline (``Player.wants_reminders``).
+REMINDER = "reminder"
+#: Everything else that informs without asking anything (``Player.wants_notices``).
+NOTICE = "notice"
+
+#: Every message, with its category (which decides the unsubscribe link and the player's preference).
+MESSAGES: dict[str, str] = {
+    "invitation": ESSENTIAL,
+    "admin_link": ESSENTIAL,
+    "your_turn": ESSENTIAL,
+    "redeploy_needed": ESSENTIAL,
+    "reminder": REMINDER,
+    "auto_passed": NOTICE,
+    "admin_change": NOTICE,
+    "host_alert": NOTICE,
+    "game_over": NOTICE,
+}
+
+#: Context keys a message cannot go out without; anything else is optional in its templates.
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "invitation": ("game_name", "player_name", "players"),
+    "admin_link": ("game_name", "admin_url"),
+    "your_turn": ("game_name", "player_name", "turn_url", "turn", "turns"),
+    "redeploy_needed": ("game_name", "player_name", "turn_url", "turn", "turns"),
+    "reminder": ("game_name", "player_name", "turn_url", "deadline_at"),
+    "auto_passed": ("game_name", "player_name"),
+    "admin_change": ("game_name", "player_name", "change"),
+    "host_alert": ("game_name", "player_name", "auto_passes"),
+    "game_over": ("game_name", "player_name", "standings"),
+}
+
+#: Plain-text lines are wrapped at this width (URLs are never broken).
+TEXT_WIDTH = 72
+
+BOARD_CID = "board-picture@smallworld"
+
+
+class RenderError(ValueError):
+    """The message cannot be rendered (unknown message, missing context): a permanent failure."""
+
+
+@dataclass(frozen=True)
+class Rendered:
+    message: str
+    subject: str
+    text: str
+    html: str
+    #: Inline images by Content-ID (without the angle brackets), referenced as ``cid:`` in the HTML.
+    images: dict[str, bytes] = field(default_factory=dict)
+
+    @property
+    def category(self) -> str:
+        return MESSAGES[self.message]
+
+
+def render(
+    message: str,
+    context: Mapping[str, Any],
+    *,
+    now: datetime,
+    time_zone: str | None = "UTC",
+    game_url: str | None = None,
+    unsubscribe_url: str | None = None,
+    pictures: bool = True,
+) -> Rendered:
+    """Render ``message`` for one reader.
+
+    ``now`` is when the mail is written (its ``Date``): time remaining is counted from it. ``time_zone`` is
+    the reader's. ``game_url`` is the reader's own link to the game (their seat), for messages that carry
+    no link of their own. ``unsubscribe_url`` adds the footer link of reminders and notices.
+    """
+    if message not in MESSAGES:
+        raise RenderError(f"unknown message {message!r}")
+    missing = [key for key in REQUIRED[message] if context.get(key) in (None, "")]
+    if missing:
+        raise RenderError(f"{message}: the context lacks {', '.join(missing)}")
+    values: dict[str, Any] = dict(context)
+    values.update(
+        message=message,
+        category=MESSAGES[message],
+        game_url=game_url or context.get("game_url"),
+        unsubscribe_url=unsubscribe_url,
+        unsubscribe_label=_UNSUBSCRIBE_LABELS.get(MESSAGES[message]),
+        deadline=_deadline(context.get("deadline_at"), now, time_zone),
+        time_zone=times.zone(time_zone).key,
+    )
+    values["personal_link"] = any(values.get(k) for k in ("turn_url", "invite_url", "admin_url", "game_url"))
+    images: dict[str, bytes] = {}
+    board = context.get("board")
+    if board and board.get("regions"):
+        values["board_lines"] = board_lines(board)
+        if pictures and message == "your_turn":
+            images[BOARD_CID] = board_picture.draw(board)
+            values["board_cid"] = BOARD_CID
+            values["board_size"] = board_picture.size_of(board)
+    _PREPARE.get(message, lambda v: None)(values)
+
+    subject = " ".join(_env.get_template(f"{message}/subject.txt").render(values).split())
+    values["subject"] = subject
+    text = _tidy_text(_env.get_template(f"{message}/body.txt").render(values))
+    html = _inliner.inline(_env.get_template(f"{message}/body.html").render(values))
+    return Rendered(message=message, subject=subject, text=text, html=html, images=images)
+
+
+@dataclass(frozen=True)
+class Deadline:
+    at: datetime
+    #: In the reader's time zone, e.g. "Tuesday 3 March 2026, 14:00 CET (Europe/Paris)".
+    local: str
+    #: Time remaining when the mail was written, e.g. "1 day 23 hours".
+    left: str
+
+
+def _deadline(value: Any, now: datetime, time_zone: str | None) -> Deadline | None:
+    at = times.parse(value)
+    if at is None:
+        return None
+    return Deadline(at=at, local=times.local_time(at, time_zone), left=times.time_left(at - now))
+
+
+def board_lines(board: Mapping[str, Any]) -> list[str]:
+    """The board in words, one line per player: their troops and the regions each holds (with tokens)."""
+    holdings: dict[tuple[int, bool], list[str]] = {}
+    for number, region in enumerate(board["regions"]):
+        if region.get("owner") is not None:
+            key = (region["owner"], bool(region.get("declined")))
+            # A no-break space keeps "13 (2)" together when the line is wrapped.
+            holdings.setdefault(key, []).append(f"{number}\u00a0({region.get('tokens', 0)})")
+    lines = []
+    for seat, player in enumerate(board["players"]):
+        name = player["name"] + (" (you)" if seat == board.get("you") else "")
+        parts = []
+        if player.get("active"):
+            held = holdings.get((seat, False))
+            parts.append(f"{player['active']} in " + ", ".join(held) if held else f"{player['active']}, no region yet")
+        declined = holdings.get((seat, True))
+        if player.get("declined"):
+            races = " and ".join(player["declined"])
+            parts.append(f"{races} In Decline in " + ", ".join(declined) if declined else f"{races} In Decline")
+        lines.append(f"{name}: " + ("; ".join(parts) if parts else "no race yet"))
+    lost = [str(n) for n, r in enumerate(board["regions"]) if r.get("owner") is None and r.get("race")]
+    if lost:
+        lines.append("Lost Tribes: " + ", ".join(lost))
+    lines.append("(region number, then tokens in brackets)")
+    return lines
+
+
+# -- message-specific values ------------------------------------------------------------------------------
+_UNSUBSCRIBE_LABELS = {REMINDER: "Stop these reminders", NOTICE: "Stop these notices"}
+
+
+def actor_label(actor: str | None) -> str:
+    """Who did an admin act, as players read it ("host" → "the game's host")."""
+    if not actor or actor == "host":
+        return "the game's host"
+    if actor.startswith("site admin"):
+        return "a site administrator"
+    if actor.startswith("seat "):
+        return f"the player in seat {int(actor.split()[1]) + 1}" if actor.split()[1].isdigit() else actor
+    return actor
+
+
+def _prepare_admin_change(values: dict[str, Any]) -> None:
+    change = values["change"]
+    details = values.get("details") or {}
+    who = actor_label(values.get("actor"))
+    who = who[0].upper() + who[1:]
+    tz = values["time_zone"]
+
+    def when(key: str) -> str:
+        at = times.parse(details.get(key))
+        return times.local_time(at, tz) if at else "a later time"
+
+    def seat() -> int:
+        return int(details.get("seat", 0)) + 1
+
+    def left() -> str:
+        seconds = details.get("remaining_seconds")
+        return f" ({times.duration(seconds)})." if seconds else "."
+
+    texts: dict[str, tuple[str, Any]] = {
+        "deadline_extended": (
+            "the deadline was extended",
+            lambda: f"{who} extended the current deadline to {when('to')}.",
+        ),
+        "paused": (
+            "the game is paused",
+            lambda: (
+                f"{who} paused the game: {values.get('pause_reason') or details.get('reason') or 'no reason given'}."
+                " The clock is stopped; the time that was left is kept for when the game resumes."
+            ),
+        ),
+        "resumed": (
+            "the game is running again",
+            lambda: f"{who} resumed the game. The clock runs again with the time that was left{left()}",
+        ),
+        "settings": ("the settings changed", lambda: f"{who} changed the game's settings: {_settings_text(details)}."),
+        "player_replaced": (
+            "a seat changed hands",
+            lambda: (
+                f"{who} gave seat {seat()} ({details.get('from') or 'a player'}) to "
+                f"{details.get('to') or 'another player'}. The game goes on as it stands."
+            ),
+        ),
+        "player_removed": (
+            "a player was removed",
+            lambda: f"{who} removed the player in seat {seat()}. Their turns are passed automatically from now on.",
+        ),
+        "cancelled": (
+            "the game was cancelled",
+            lambda: f"{who} cancelled the game" + (f": {details['reason']}." if details.get("reason") else "."),
+        ),
+        "vacation": (
+            "a player is on vacation",
+            lambda: (
+                f"{who} took {details.get('days', 'some')} day(s) of vacation; their deadline is now {when('until')}."
+            ),
+        ),
+        "outage": (
+            "your deadline moved",
+            lambda: (
+                f"Small World by Mail was unavailable from {when('from')} to {when('to')}. Your deadline fell "
+                "in that time, so it was pushed back by as long as the service was away."
+            ),
+        ),
+    }
+    title, text = texts.get(change, ("the game changed", lambda: f"{who} changed the game."))
+    values["change_title"] = title
+    values["change_text"] = text()
+
+
+def _settings_text(details: Mapping[str, Any]) -> str:
+    parts = []
+    for key, value in details.items():
+        if key == "turn_length_seconds":
+            parts.append(f"each turn now lasts {times.duration(value)}")
+        elif key == "defender_turn_length_seconds":
+            parts.append(f"a defender's redeployment now lasts {times.duration(value)}")
+        elif key == "reminders_before_seconds":
+            parts.append("reminders come " + ", ".join(times.duration(v) for v in value) + " before a deadline")
+        elif key == "redeploy":
+            parts.append(
+                "attacked players now redeploy themselves"
+                if value == "ask"
+                else "attacked players' tokens are now redeployed automatically"
+            )
+        elif key == "vacation_days":
+            parts.append(f"each player may take {value} day(s) of vacation")
+    return "; ".join(parts) or "nothing that changes your play"
+
+
+def _prepare_game_over(values: dict[str, Any]) -> None:
+    standings = values["standings"]
+    you = values.get("your_seat")
+    places: dict[int, int] = {}
+    for row in standings:
+        places[row["place"]] = places.get(row["place"], 0) + 1
+    rows = [
+        dict(row, you=row.get("player") == you, shared=places[row["place"]] > 1, name=row.get("name") or "?")
+        for row in sorted(standings, key=lambda r: (r["place"], r.get("player", 0)))
+    ]
+    values["rows"] = rows
+    values["your_row"] = next((r for r in rows if r["you"]), None)
+    winners = [r for r in rows if r["place"] == 1]
+    names = _and([w["name"] for w in winners])
+    top = winners[0]
+    if len(winners) > 1:
+        values["verdict"] = (
+            f"{names} share the victory with {top['coins']} coins each and {top['tokens_on_board']} race tokens on "
+            "the board each: the tie-break could not part them."
+        )
+        values["verdict_short"] = f"{names} share the victory"
+    else:
+        values["verdict"] = f"{top['name']} wins with {top['coins']} coins."
+        values["verdict_short"] = f"{top['name']} wins"
+    tied = [r for r in rows if r["coins"] == top["coins"]]
+    if len(tied) > 1 and len(winners) == 1:
+        others = [r for r in tied if r is not top]
+        values["tie_break_note"] = (
+            f"Tie-break: {_and([r['name'] for r in tied])} {'both' if len(tied) == 2 else 'all'} had {top['coins']} "
+            "coins; the tie goes to the most "
+            f"race tokens on the board (Active and In Decline): {top['name']} had {top['tokens_on_board']}, "
+            + _and([f"{r['name']} {r['tokens_on_board']}" for r in others])
+            + "."
+        )
+    elif any(r["tie_break"] for r in rows if r["place"] != 1):
+        values["tie_break_note"] = (
+            "Players with the same coins are ranked by race tokens on the board (Active and In Decline)."
+        )
+    values["table_text"] = _table(rows)
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    width = max(6, *(len(r["name"]) + (6 if r["you"] else 0) for r in rows))
+    lines = [f"  {'Place':<6} {'Player':<{width}} {'Coins':>5}  Tokens on the board"]
+    for r in rows:
+        place = _ordinal(r["place"]) + ("=" if r["shared"] else "")
+        name = r["name"] + (" (you)" if r["you"] else "")
+        lines.append(f"  {place:<6} {name:<{width}} {r['coins']:>5}  {r['tokens_on_board']:>5}")
+    return "\n".join(lines)
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _prepare_redeploy(values: dict[str, Any]) -> None:
+    values.setdefault("defending", True)
+
+
+def _prepare_reminder(values: dict[str, Any]) -> None:
+    if values["deadline"] is None:  # required, so only a malformed date gets here
+        raise RenderError("reminder: the deadline is missing")
+
+
+_PREPARE = {
+    "admin_change": _prepare_admin_change,
+    "game_over": _prepare_game_over,
+    "redeploy_needed": _prepare_redeploy,
+    "reminder": _prepare_reminder,
+}
+
+
+# -- text tidying -----------------------------------------------------------------------------------------
+_URL = re.compile(r"^\s*https?://\S+$")
+
+
+def _tidy_text(text: str) -> str:
+    """Wrap long lines (never a URL), drop trailing spaces (but the "-- " signature separator), one final
+    newline, at most one blank line in a row."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        if line != "-- ":
+            line = line.rstrip()
+        if len(line) > TEXT_WIDTH and not _URL.match(line):
+            indent = line[: len(line) - len(line.lstrip())]
+            lines.extend(
+                textwrap.wrap(
+                    line,
+                    TEXT_WIDTH,
+                    subsequent_indent=indent + ("  " if indent else ""),
+                    break_long_words=False,
+                    break_on_hyphens=False,
+                )
+            )
+        elif line or (lines and lines[-1]):
+            lines.append(line)
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines) + "\n"
+
+
+_env = Environment(
+    loader=FileSystemLoader(TEMPLATES),
+    autoescape=select_autoescape(enabled_extensions=("html",), default_for_string=False),
+    # Optional keys are simply absent from some contexts ({% if replacing %}); required ones are checked
+    # above. Attribute typos in templates still fail the snapshot tests.
+    undefined=Undefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
+_env.filters["duration"] = times.duration
+_env.filters["ordinal"] = _ordinal
+_env.filters["actor"] = actor_label
+_inliner = css_inline.CSSInliner()

@@ -1,0 +1,256 @@
+"""Fixed examples of every message, for previews (``python -m emails.preview``) and the snapshot tests.
+
+Each sample is a context as the service writes it into the outbox, with the reader's time zone and the
+moment the mail is written. Changing a sample changes the snapshots in ``tests/emails/golden/``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+NOW = datetime(2026, 3, 1, 11, 30, tzinfo=UTC)
+DEADLINE = "2026-03-03T13:00:00+00:00"
+BASE = "https://smallworld.example"
+TURN_URL = f"{BASE}/play/eyJnIjoxNywicyI6MSwiayI6InNlY3JldCJ9.ZZ8aQw.sample-turn-signature"
+GAME_URL = TURN_URL
+UNSUBSCRIBE_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3Ijoibm90aWNlcyJ9.ZZ8aQw.sample-unsubscribe"
+UNSUBSCRIBE_REMINDERS_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3IjoicmVtaW5kZXJzIn0.ZZ8aQw.sample-unsubscribe"
+
+
+def _region(terrain: str, owner: int | None = None, race: str | None = None, tokens: int = 0, **extra: Any) -> dict:
+    region: dict[str, Any] = {"terrain": terrain}
+    if race:
+        region.update(race=race, tokens=tokens)
+    if owner is not None:
+        region.update(owner=owner, declined=extra.pop("declined", False))
+    region.update(extra)
+    return region
+
+
+#: A 2-player board at game turn 4: Ann holds the north with Orcs, Bob the south with Giants and his
+#: In Decline Ratmen; Lost Tribes remain in the middle.
+BOARD: dict[str, Any] = {
+    "players": [
+        {"name": "Ann", "active": "Orcs (Seafaring)", "declined": []},
+        {"name": "Bob", "active": "Giants (Wealthy)", "declined": ["Ratmen"]},
+    ],
+    "regions": [
+        _region("sea"),
+        _region("farmland", 0, "Orcs", 3),
+        _region("forest", 0, "Orcs", 2),
+        _region("swamp", 0, "Orcs", 4, marks=["fortress"]),
+        _region("hill"),
+        _region("mountain", 0, "Orcs", 3),
+        _region("hill", None, "Lost Tribe", 1),
+        _region("lake"),
+        _region("mountain"),
+        _region("farmland", 1, "Ratmen", 1, declined=True),
+        _region("forest", None, "Lost Tribe", 1),
+        _region("farmland", 1, "Ratmen", 1, declined=True),
+        _region("forest"),
+        _region("farmland", None, "Lost Tribe", 1),
+        _region("hill", 1, "Giants", 2),
+        _region("mountain", 1, "Giants", 3),
+        _region("swamp", 1, "Giants", 2, marks=["lair"]),
+        _region("hill"),
+        _region("swamp", None, "Lost Tribe", 1),
+        _region("mountain"),
+        _region("swamp", 1, "Giants", 2),
+        _region("forest", 1, "Giants", 4),
+        _region("sea"),
+    ],
+    "you": 1,
+    "turn": 4,
+    "turns": 10,
+}
+
+
+@dataclass(frozen=True)
+class Sample:
+    message: str
+    context: dict[str, Any]
+    time_zone: str = "Europe/Paris"
+    now: datetime = NOW
+    game_url: str | None = None
+    unsubscribe_url: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+_COMMON = {"game_name": "Tuesday Night Conquest", "player_name": "Bob"}
+
+SAMPLES: dict[str, Sample] = {
+    "invitation": Sample(
+        "invitation",
+        {
+            **_COMMON,
+            "players": ["Ann", "Bob", "Chloé"],
+            "invite_url": f"{BASE}/invite/eyJnIjoxNywicyI6MX0.ZZ8aQw.sample-invite-signature",
+            "turn_url": TURN_URL,
+            "turn_length_seconds": 48 * 3600,
+            "starts_at_once": False,
+        },
+    ),
+    "admin_link": Sample(
+        "admin_link",
+        {**_COMMON, "player_name": "Ann", "admin_url": f"{BASE}/admin/eyJnIjoxN30.ZZ8aQw.sample-admin-signature"},
+        time_zone="UTC",
+    ),
+    "your_turn": Sample(
+        "your_turn",
+        {**_COMMON, "turn": 4, "turns": 10, "turn_url": TURN_URL, "deadline_at": DEADLINE, "board": BOARD},
+    ),
+    "redeploy_needed": Sample(
+        "redeploy_needed",
+        {
+            **_COMMON,
+            "turn": 4,
+            "turns": 10,
+            "turn_url": TURN_URL,
+            "deadline_at": "2026-03-01T23:30:00+00:00",
+            "hand": 3,
+            "defending": True,
+            "board": BOARD,
+        },
+        time_zone="America/New_York",
+    ),
+    "reminder": Sample(
+        "reminder",
+        {**_COMMON, "turn_url": TURN_URL, "deadline_at": DEADLINE, "step_key": "4:1:-", "before_seconds": 7200},
+        now=datetime(2026, 3, 3, 11, 0, tzinfo=UTC),
+        unsubscribe_url=UNSUBSCRIBE_REMINDERS_URL,
+    ),
+    "auto_passed": Sample(
+        "auto_passed",
+        {**_COMMON, "reason": "deadline", "defending": False},
+        game_url=GAME_URL,
+        unsubscribe_url=UNSUBSCRIBE_URL,
+    ),
+    "admin_change": Sample(
+        "admin_change",
+        {
+            **_COMMON,
+            "change": "deadline_extended",
+            "actor": "host",
+            "details": {"from": DEADLINE, "to": "2026-03-04T13:00:00+00:00"},
+            "deadline_at": "2026-03-04T13:00:00+00:00",
+        },
+        game_url=GAME_URL,
+        unsubscribe_url=UNSUBSCRIBE_URL,
+    ),
+    "host_alert": Sample(
+        "host_alert",
+        {
+            **_COMMON,
+            "player_name": "Chloé",
+            "auto_passes": 2,
+            "admin_url": f"{BASE}/admin/eyJnIjoxN30.ZZ8aQw.sample-admin-signature",
+        },
+        unsubscribe_url=UNSUBSCRIBE_URL,
+    ),
+    "game_over": Sample(
+        "game_over",
+        {
+            **_COMMON,
+            "your_seat": 1,
+            "seed": "9f2c4e1a7b3d5c6e8f0a1b2c3d4e5f60",
+            "standings": [
+                {"player": 1, "name": "Bob", "coins": 61, "tokens_on_board": 14, "place": 1, "tie_break": True},
+                {"player": 0, "name": "Ann", "coins": 61, "tokens_on_board": 11, "place": 2, "tie_break": True},
+                {"player": 2, "name": "Chloé", "coins": 48, "tokens_on_board": 12, "place": 3, "tie_break": False},
+            ],
+        },
+        game_url=GAME_URL,
+        unsubscribe_url=UNSUBSCRIBE_URL,
+    ),
+}
+
+#: Variants worth their own snapshot: other wordings of the same message.
+VARIANTS: dict[str, Sample] = {
+    "invitation-replacing": Sample(
+        "invitation",
+        {
+            **_COMMON,
+            "player_name": "Dana",
+            "players": ["Ann", "Dana", "Chloé"],
+            "turn_url": TURN_URL,
+            "invite_url": TURN_URL,
+            "replacing": "Bob",
+            "your_turn": True,
+            "turn_length_seconds": 48 * 3600,
+            "starts_at_once": True,
+        },
+    ),
+    "admin_change-paused": Sample(
+        "admin_change",
+        {
+            **_COMMON,
+            "change": "paused",
+            "actor": "site admin admin@smallworld.example",
+            "details": {"reason": "Chloé is moving house this week", "remaining_seconds": 93600},
+            "pause_reason": "Chloé is moving house this week",
+            "deadline_at": None,
+        },
+        game_url=GAME_URL,
+        unsubscribe_url=UNSUBSCRIBE_URL,
+    ),
+    "admin_change-resumed": Sample(
+        "admin_change",
+        {
+            **_COMMON,
+            "change": "resumed",
+            "actor": "host",
+            "details": {"remaining_seconds": 93600},
+            "deadline_at": "2026-03-02T13:30:00+00:00",
+        },
+        game_url=GAME_URL,
+        unsubscribe_url=UNSUBSCRIBE_URL,
+    ),
+    "admin_change-player_replaced": Sample(
+        "admin_change",
+        {
+            **_COMMON,
+            "change": "player_replaced",
+            "actor": "host",
+            "details": {"seat": 2, "from": "Chloé", "to": "Dana"},
+            "deadline_at": DEADLINE,
+        },
+        game_url=GAME_URL,
+        unsubscribe_url=UNSUBSCRIBE_URL,
+    ),
+    "admin_change-outage": Sample(
+        "admin_change",
+        {
+            **_COMMON,
+            "change": "outage",
+            "actor": "system",
+            "details": {"from": "2026-03-01T09:10:00+00:00", "to": "2026-03-01T11:30:00+00:00", "seconds": 8400},
+            "deadline_at": "2026-03-01T12:20:00+00:00",
+        },
+        game_url=GAME_URL,
+        unsubscribe_url=UNSUBSCRIBE_URL,
+    ),
+    "game_over-shared": Sample(
+        "game_over",
+        {
+            **_COMMON,
+            "your_seat": 0,
+            "seed": "9f2c4e1a7b3d5c6e8f0a1b2c3d4e5f60",
+            "standings": [
+                {"player": 0, "name": "Ann", "coins": 55, "tokens_on_board": 12, "place": 1, "tie_break": True},
+                {"player": 1, "name": "Bob", "coins": 55, "tokens_on_board": 12, "place": 1, "tie_break": True},
+            ],
+        },
+        game_url=GAME_URL,
+        unsubscribe_url=UNSUBSCRIBE_URL,
+    ),
+    "auto_passed-defending": Sample(
+        "auto_passed",
+        {**_COMMON, "reason": "host", "defending": True},
+        game_url=GAME_URL,
+        unsubscribe_url=UNSUBSCRIBE_URL,
+    ),
+}
+
+ALL: dict[str, Sample] = {**SAMPLES, **VARIANTS}

@@ -1,0 +1,91 @@
+"""emails.compose: headers, threading, one-click unsubscribe, parts; the same row gives the same bytes."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+from datetime import UTC, datetime
+
+from emails.compose import Envelope, compose, thread_id
+from emails.render import BOARD_CID, render
+from emails.samples import SAMPLES, Sample
+
+THREAD = thread_id(17, datetime(2026, 2, 20, 18, 0, tzinfo=UTC), "smallworld.invalid")
+
+
+def composed(name: str, message_id: str = "<row-42@smallworld.invalid>") -> email.message.EmailMessage:
+    sample: Sample = SAMPLES[name]
+    rendered = render(
+        sample.message,
+        sample.context,
+        now=sample.now,
+        time_zone=sample.time_zone,
+        game_url=sample.game_url,
+        unsubscribe_url=sample.unsubscribe_url,
+    )
+    envelope = Envelope(
+        message_id=message_id,
+        to="bob@example.org",
+        to_name="Bob",
+        sender="Small World by Mail <smallworld@smallworld.example>",
+        date=sample.now,
+        thread_id=THREAD,
+        unsubscribe_url=sample.unsubscribe_url,
+    )
+    return compose(rendered, envelope)
+
+
+def reparsed(message: email.message.EmailMessage) -> email.message.EmailMessage:
+    return email.message_from_bytes(message.as_bytes(), policy=email.policy.default)  # type: ignore[return-value]
+
+
+def test_every_mail_of_a_game_is_in_one_thread() -> None:
+    first, second = reparsed(composed("your_turn", "<a@x>")), reparsed(composed("reminder", "<b@x>"))
+    assert first["Message-ID"] == "<a@x>" and second["Message-ID"] == "<b@x>"
+    for mail in (first, second):
+        assert mail["In-Reply-To"] == THREAD
+        assert mail["References"] == THREAD
+    assert THREAD == "<game-17.20260220180000000000@smallworld.invalid>"
+
+
+def test_reminders_and_notices_offer_one_click_unsubscribe_rfc_8058() -> None:
+    for name in ("reminder", "auto_passed", "admin_change", "host_alert", "game_over"):
+        mail = reparsed(composed(name))
+        assert mail["List-Unsubscribe"] == f"<{SAMPLES[name].unsubscribe_url}>"
+        assert mail["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    for name in ("invitation", "admin_link", "your_turn", "redeploy_needed"):
+        mail = reparsed(composed(name))
+        assert mail["List-Unsubscribe"] is None and mail["List-Unsubscribe-Post"] is None
+
+
+def test_a_mail_has_a_plain_text_part_first_then_the_html() -> None:
+    mail = reparsed(composed("reminder"))
+    assert mail.get_content_type() == "multipart/alternative"
+    parts = list(mail.iter_parts())
+    assert [p.get_content_type() for p in parts] == ["text/plain", "text/html"]
+    assert "Time left: 2 hours" in parts[0].get_content()
+    assert mail["Auto-Submitted"] == "auto-generated"
+    assert mail["Date"] == "Tue, 03 Mar 2026 11:00:00 +0000"
+
+
+def test_the_turn_mail_carries_the_board_picture_inline() -> None:
+    mail = reparsed(composed("your_turn"))
+    html = mail.get_body(preferencelist=("html",))
+    related = [p for p in mail.walk() if p.get_content_type() == "multipart/related"]
+    assert len(related) == 1
+    picture = next(p for p in mail.walk() if p.get_content_type() == "image/png")
+    assert picture["Content-ID"] == f"<{BOARD_CID}>"
+    assert picture.get_content().startswith(b"\x89PNG")
+    assert f"cid:{BOARD_CID}" in html.get_content()
+
+
+def test_the_same_row_gives_the_same_bytes() -> None:
+    assert composed("your_turn").as_bytes() == composed("your_turn").as_bytes()
+    assert composed("your_turn").as_bytes() != composed("your_turn", "<row-43@smallworld.invalid>").as_bytes()
+
+
+def test_every_line_is_seven_bit_and_short() -> None:
+    for name in SAMPLES:
+        raw = composed(name).as_bytes()
+        assert raw.isascii(), name
+        assert max(len(line) for line in raw.split(b"\r\n")) <= 998, name

@@ -1,0 +1,84 @@
+"""emails.delivery: the SMTP backend against a real server (aiosmtpd), and the file backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from emails.compose import Envelope, compose
+from emails.delivery import DeliveryError, FileBackend, SMTPBackend, backend_from_config
+from emails.render import render
+from emails.samples import SAMPLES
+from tests.smtp import SMTPServer
+
+
+def mail(n: int, to: str = "bob@example.org") -> object:
+    sample = SAMPLES["reminder"]
+    rendered = render(sample.message, sample.context, now=sample.now, unsubscribe_url=sample.unsubscribe_url)
+    return compose(
+        rendered,
+        Envelope(
+            message_id=f"<m{n}@smallworld.invalid>", to=to, sender="Small World <sw@example.org>", date=sample.now
+        ),
+    )
+
+
+def test_one_connection_carries_a_whole_batch(smtp_server: SMTPServer) -> None:
+    backend = SMTPBackend("127.0.0.1", smtp_server.port)
+    with backend.open() as connection:
+        for n in range(5):
+            connection.send(mail(n))
+    received = smtp_server.mailbox.all()
+    assert [r.header("Message-ID") for r in received] == [f"<m{n}@smallworld.invalid>" for n in range(5)]
+    assert len({r.session for r in received}) == 1
+    assert backend.connections_opened == 1
+    assert received[0].mail_from == "sw@example.org" and received[0].rcpt_tos == ("bob@example.org",)
+
+
+def test_a_refused_recipient_is_a_permanent_failure_and_the_batch_goes_on(smtp_server: SMTPServer) -> None:
+    smtp_server.mailbox.refuse["gone@example.org"] = "550 5.1.1 No such user"
+    with SMTPBackend("127.0.0.1", smtp_server.port).open() as connection:
+        with pytest.raises(DeliveryError) as refused:
+            connection.send(mail(1, to="gone@example.org"))
+        connection.send(mail(2))
+    assert refused.value.permanent and not refused.value.connection_lost
+    assert "550" in str(refused.value)
+    assert [r.header("Message-ID") for r in smtp_server.mailbox.all()] == ["<m2@smallworld.invalid>"]
+
+
+def test_a_temporary_refusal_is_transient(smtp_server: SMTPServer) -> None:
+    smtp_server.mailbox.data_reply = "451 4.3.0 Try again later"
+    with SMTPBackend("127.0.0.1", smtp_server.port).open() as connection, pytest.raises(DeliveryError) as error:
+        connection.send(mail(1))
+    assert not error.value.permanent and not error.value.connection_lost
+
+
+def test_a_server_that_is_down_fails_the_batch_fast_and_transiently(smtp_server: SMTPServer) -> None:
+    smtp_server.stop()
+    backend = SMTPBackend("127.0.0.1", smtp_server.port, timeout=5)
+    with backend.open() as connection:
+        for n in range(3):
+            with pytest.raises(DeliveryError) as error:
+                connection.send(mail(n))
+            assert not error.value.permanent and error.value.connection_lost
+    assert backend.connections_opened == 1  # the rest of the batch was not tried
+
+
+def test_the_file_backend_writes_one_eml_per_mail_and_the_same_file_again_on_a_resend(tmp_path: Path) -> None:
+    backend = FileBackend(tmp_path / "mail")
+    with backend.open() as files:
+        files.send(mail(1))
+        files.send(mail(1))
+        files.send(mail(2))
+    written = sorted((tmp_path / "mail").iterdir())
+    assert len(written) == 2 and all(p.suffix == ".eml" for p in written)
+    assert b"Message-ID: <m1@smallworld.invalid>" in b"".join(p.read_bytes() for p in written)
+
+
+def test_the_configuration_names_the_backend(tmp_path: Path) -> None:
+    assert isinstance(backend_from_config({"MAIL_BACKEND": "file", "MAIL_DIR": str(tmp_path)}), FileBackend)
+    smtp = backend_from_config(
+        {"MAIL_BACKEND": "smtp", "SMTP_HOST": "mail.example", "SMTP_PORT": 587, "SMTP_SECURITY": "starttls"}
+    )
+    assert isinstance(smtp, SMTPBackend) and (smtp.host, smtp.port, smtp.security) == ("mail.example", 587, "starttls")

@@ -1,0 +1,163 @@
+"""emails.render: every message from its templates; snapshots of the plain-text parts.
+
+The snapshots in ``golden/`` are the plain-text part (with its subject) of every sample in
+``emails/samples.py``. After an intended change of wording, rewrite them with
+``SMALLWORLD_UPDATE_GOLDEN=1 make test PYTEST_ARGS=tests/emails`` and read the diff before committing.
+"""
+
+from __future__ import annotations
+
+import doctest
+import os
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from emails import render as render_module
+from emails import times
+from emails.render import MESSAGES, NOTICE, REMINDER, RenderError, render
+from emails.samples import ALL, SAMPLES, Sample
+
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("SMALLWORLD_UPDATE_GOLDEN") == "1"
+
+
+def rendered(sample: Sample, **changes: object) -> render_module.Rendered:
+    return render(
+        sample.message,
+        {**sample.context, **changes},
+        now=sample.now,
+        time_zone=sample.time_zone,
+        game_url=sample.game_url,
+        unsubscribe_url=sample.unsubscribe_url,
+    )
+
+
+def test_every_message_has_its_three_templates_and_a_sample() -> None:
+    folders = {p.name for p in render_module.TEMPLATES.iterdir() if p.is_dir()}
+    assert folders == set(MESSAGES) == set(SAMPLES)
+    for message in MESSAGES:
+        for name in ("subject.txt", "body.txt", "body.html"):
+            assert (render_module.TEMPLATES / message / name).is_file(), f"{message}/{name}"
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_the_text_part_matches_its_snapshot(name: str) -> None:
+    mail = rendered(ALL[name])
+    snapshot = f"Subject: {mail.subject}\n\n{mail.text}"
+    golden = GOLDEN / f"{name}.txt"
+    if UPDATE or not golden.exists():
+        golden.write_text(snapshot, encoding="utf-8")
+        if not UPDATE:
+            pytest.fail(f"{golden} did not exist; written now: read it, then commit it")
+    assert snapshot == golden.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_the_text_part_works_alone(name: str) -> None:
+    """Every link of the HTML is in the text too, and the text has no markup."""
+    mail = rendered(ALL[name])
+    links = set(re.findall(r'href="([^"]+)"', mail.html))
+    assert links, "every mail carries a link"
+    for link in links:
+        assert link.startswith("https://"), f"{link} is not absolute"
+        assert link.replace("&amp;", "&") in mail.text, f"{link} is missing from the text part"
+    assert "<" not in mail.text.replace("<https", "")
+    assert all(
+        len(line) <= 72 or line.lstrip().startswith("http") or ": http" in line for line in mail.text.splitlines()
+    )
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_the_html_has_its_style_inlined(name: str) -> None:
+    html = rendered(ALL[name]).html
+    assert "<style" not in html
+    assert 'style="' in html
+    assert "{{" not in html and "{%" not in html
+
+
+def test_the_deadline_is_shown_in_the_readers_time_zone_and_as_time_left() -> None:
+    sample = SAMPLES["your_turn"]
+    paris = rendered(sample).text
+    assert "Tuesday 3 March 2026, 14:00 CET (Europe/Paris)" in paris
+    assert "Time left: 2 days 1 hour" in paris
+    tokyo = render(sample.message, sample.context, now=sample.now, time_zone="Asia/Tokyo").text
+    assert "Tuesday 3 March 2026, 22:00 JST (Asia/Tokyo)" in tokyo
+    sao_paulo = render(sample.message, sample.context, now=sample.now, time_zone="America/Sao_Paulo").text
+    assert "Tuesday 3 March 2026, 10:00 UTC-03:00 (America/Sao_Paulo)" in sao_paulo
+
+
+def test_an_unknown_time_zone_falls_back_to_utc() -> None:
+    sample = SAMPLES["your_turn"]
+    text = render(sample.message, sample.context, now=sample.now, time_zone="Mars/Olympus_Mons").text
+    assert "Tuesday 3 March 2026, 13:00 UTC\n" in text
+
+
+def test_time_left_counts_from_when_the_mail_is_written() -> None:
+    sample = SAMPLES["reminder"]
+    later = render(sample.message, sample.context, now=datetime(2026, 3, 3, 12, 15, tzinfo=UTC), time_zone="UTC")
+    assert "Time left: 45 minutes" in later.text
+    assert later.subject.startswith("Reminder: 45 minutes left for your turn")
+
+
+def test_a_redeploy_reminder_speaks_of_the_redeployment() -> None:
+    mail = rendered(SAMPLES["reminder"], defending=True)
+    assert "redeployment" in mail.subject and "Redeploy here:" in mail.text
+
+
+def test_only_reminders_and_notices_have_an_unsubscribe_link() -> None:
+    for name, sample in SAMPLES.items():
+        mail = rendered(sample)
+        has_link = sample.unsubscribe_url is not None and sample.unsubscribe_url in mail.text
+        assert has_link == (MESSAGES[name] in (REMINDER, NOTICE)), name
+    assert "Stop these reminders:" in rendered(SAMPLES["reminder"]).text
+    assert "Stop these notices:" in rendered(SAMPLES["auto_passed"]).text
+
+
+def test_the_turn_mail_has_the_board_picture_and_the_board_in_words() -> None:
+    mail = rendered(SAMPLES["your_turn"])
+    assert set(mail.images) == {render_module.BOARD_CID}
+    assert mail.images[render_module.BOARD_CID].startswith(b"\x89PNG")
+    assert f'src="cid:{render_module.BOARD_CID}"' in mail.html
+    assert "Bob (you): Giants (Wealthy) in 14\u00a0(2)" in mail.text
+
+
+def test_the_final_table_names_the_winner_and_the_tie_break() -> None:
+    mail = rendered(SAMPLES["game_over"])
+    assert mail.subject == "Tuesday Night Conquest is over: Bob wins"
+    assert "Bob wins with 61 coins." in mail.text
+    assert "Tie-break: Bob and Ann both had 61 coins" in mail.text
+    assert "Bob had 14, Ann 11" in mail.text
+    shared = rendered(ALL["game_over-shared"])
+    assert "Ann and Bob share the victory" in shared.subject
+    assert "1st=   Ann (you)" in shared.text
+
+
+def test_a_message_without_its_required_context_is_refused() -> None:
+    sample = SAMPLES["your_turn"]
+    context = {k: v for k, v in sample.context.items() if k != "turn_url"}
+    with pytest.raises(RenderError, match="turn_url"):
+        render("your_turn", context, now=sample.now)
+    with pytest.raises(RenderError, match="unknown message"):
+        render("no_such_message", {}, now=sample.now)
+
+
+def test_rendering_is_pure() -> None:
+    for sample in ALL.values():
+        assert rendered(sample) == rendered(sample)
+
+
+def test_names_are_escaped_in_the_html_only() -> None:
+    mail = rendered(SAMPLES["your_turn"], game_name="<b>Tom & Jerry</b>")
+    assert "&lt;b&gt;Tom &amp; Jerry&lt;/b&gt;" in mail.html and "<b>Tom" not in mail.html
+    assert '"<b>Tom & Jerry</b>"' in mail.text
+
+
+def test_time_formatting_examples() -> None:
+    assert doctest.testmod(times).failed == 0
+    assert times.time_left(datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC) - datetime(2026, 1, 1, tzinfo=UTC)) == (
+        "less than a minute"
+    )
+    assert times.time_left(datetime(2026, 1, 1, tzinfo=UTC) - datetime(2026, 1, 2, tzinfo=UTC)).startswith("no time")
