@@ -9,7 +9,7 @@ from typing import Any
 from flask import Flask
 
 from service import config as configuration
-from service import api, db, health, links_pages
+from service import api, db, health, links_pages, unsubscribe
 from service.links import LinkMaker, signer_for
 from worker.app import celery_init_app
 
@@ -34,6 +34,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(health.blueprint)
     api.init_app(app)
     app.register_blueprint(links_pages.bp)
+    app.register_blueprint(unsubscribe.bp)
 
     from service import cli  # imports this module for its console script
 

@@ -19,6 +19,7 @@ from flask.cli import FlaskGroup, with_appcontext
 
 from service.db import alembic_config, get_engine, upgrade_database
 from service.supervisor import ChildProcess, supervise
+from worker import queues
 from worker.broker import is_embedded, prepare_embedded_broker
 
 
@@ -79,8 +80,9 @@ def serve(host: str, port: int) -> None:
 @click.argument("celery_args", nargs=-1, type=click.UNPROCESSED)
 @with_appcontext
 def worker(celery_args: Sequence[str]) -> None:
-    """Run a Celery worker. Other options go to `celery worker` (e.g. --concurrency 4)."""
-    _run_celery("worker", celery_args)
+    """Run a Celery worker on every queue (deadlines and mail). Other options go to `celery worker`
+    (e.g. --concurrency 4, or -Q mail for a worker that only sends mail)."""
+    _run_celery("worker", queues.with_queues(celery_args))
 
 
 @click.command(context_settings={"ignore_unknown_options": True})

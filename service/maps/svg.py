@@ -37,23 +37,11 @@ TERRAIN = {
     "lake": ("#a9d0ee", "#4f8fc4", "Lake"),
 }
 
-#: The map's own styles, so the SVG stands alone (a page's style sheet adds focus and hover looks).
-STYLE = (
-    "<style>"
-    ".board-map text{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}"
-    ".board-map .region{stroke:#3b2f22;stroke-width:2;stroke-linejoin:round}"
-    ".board-map .region-number{font-size:14px;font-weight:600;fill:#3b2f22}"
-    ".board-map .water-name{font-size:14px;font-style:italic;fill:#1b4f72}"
-    ".board-map .count{font-size:19px;font-weight:800;fill:#111}"
-    ".board-map .race{font-size:14px;font-weight:600;fill:#111}"
-    ".board-map .declined .race{font-style:italic}"
-    ".board-map .marker-count{font-size:14px;font-weight:700;fill:#111}"
-    ".board-map .cost{fill:#fff;stroke:#922b21;stroke-width:2.5}"
-    ".board-map .cost-text{font-size:17px;font-weight:800;fill:#922b21}"
-    ".board-map .target-outline{fill:none;stroke:#922b21;stroke-width:3.5;stroke-dasharray:10 5}"
-    ".board-map .selected-outline{fill:none;stroke:#111;stroke-width:6}"
-    "</style>"
-)
+#: Fonts and strokes are presentation attributes, not a <style> block: the SVG then looks the same inline in
+#: a page under a strict Content Security Policy, in a file or in a mail. Pages add focus and hover looks.
+FONT = "system-ui,-apple-system,'Segoe UI',Roboto,sans-serif"
+TEXT = f'font-family="{FONT}"'
+REGION_STROKE = 'stroke="#3b2f22" stroke-width="2" stroke-linejoin="round"'
 
 #: How the frame is drawn: border regions are those that touch it.
 FRAME_WIDTH = 10
@@ -94,7 +82,6 @@ def board_svg(state: Mapping[str, Any], options: MapOptions | None = None) -> Ma
         f'<svg xmlns="http://www.w3.org/2000/svg" class="board-map" '
         f'viewBox="{-MARGIN} {-MARGIN} {geo.width + 2 * MARGIN:g} {geo.height + 2 * MARGIN:g}" '
         f'role="group" aria-label="{escape(options.label)}">',
-        STYLE,
         _defs(p),
     ]
     described = [describe_region(state, board, i, options.seat_names) for i in range(len(board))]
@@ -106,7 +93,7 @@ def board_svg(state: Mapping[str, Any], options: MapOptions | None = None) -> Ma
         if shape.id in options.marks:
             classes += " target"
         path = (
-            f'<path class="{classes}" d="{_path(shape)}" fill="url(#{p}-{land.terrain})">'
+            f'<path class="{classes}" d="{_path(shape)}" fill="url(#{p}-{land.terrain})" {REGION_STROKE}>'
             f"<title>{escape(described[shape.id])}</title></path>"
         )
         href = options.href(shape.id) if options.href else None
@@ -128,9 +115,15 @@ def board_svg(state: Mapping[str, Any], options: MapOptions | None = None) -> Ma
     # Highlights over the shapes: conquest targets, the selected region.
     parts.append('<g class="highlights" pointer-events="none">')
     for region in options.marks:
-        parts.append(f'<path class="target-outline" d="{_path(geo.regions[region])}"/>')
+        parts.append(
+            f'<path class="target-outline" d="{_path(geo.regions[region])}" fill="none" stroke="#922b21" '
+            f'stroke-width="3.5" stroke-dasharray="10 5"/>'
+        )
     if options.selected is not None and 0 <= options.selected < len(geo.regions):
-        parts.append(f'<path class="selected-outline" d="{_path(geo.regions[options.selected])}"/>')
+        parts.append(
+            f'<path class="selected-outline" d="{_path(geo.regions[options.selected])}" fill="none" '
+            f'stroke="#111" stroke-width="6"/>'
+        )
     parts.append("</g>")
     parts.append(_links(geo))
     parts.append('<g class="labels" pointer-events="none" aria-hidden="true">')
@@ -216,8 +209,8 @@ def _labels(state: Mapping[str, Any], board: rules.Board, shape: RegionShape, ma
 
     def header(x: float, y: float) -> str:
         text = (
-            f'<text class="region-number" x="{x + number_width / 2:g}" y="{y + 12:g}" '
-            f'text-anchor="middle">{number}</text>'
+            f'<text class="region-number" x="{x + number_width / 2:g}" y="{y + 12:g}" text-anchor="middle" '
+            f'{TEXT} font-size="14" font-weight="600" fill="#3b2f22">{number}</text>'
         )
         icons = "".join(_use(p, s, x + number_width + 4 + 20 * i, y, 16) for i, s in enumerate(symbols))
         return text + icons
@@ -250,7 +243,10 @@ def _labels(state: Mapping[str, Any], board: rules.Board, shape: RegionShape, ma
             if camps:
                 cx = x + 22 * len(markers)
                 out += _use(p, "camp", cx, y, 18)
-                out += f'<text class="marker-count" x="{cx + 20:g}" y="{y + 14:g}">{camps}</text>'
+                out += (
+                    f'<text class="marker-count" x="{cx + 20:g}" y="{y + 14:g}" {TEXT} font-size="14" '
+                    f'font-weight="700" fill="#111">{camps}</text>'
+                )
             return out
 
         rows.append((width, 18, marker_row))
@@ -263,9 +259,11 @@ def _labels(state: Mapping[str, Any], board: rules.Board, shape: RegionShape, ma
         def cost_row(x: float, y: float) -> str:
             dashed = ' stroke-dasharray="5 3"' if mark.die else ""
             out = (
-                f'<rect class="cost" x="{x:g}" y="{y:g}" width="{width:g}" height="22" rx="11"{dashed}/>'
+                f'<rect class="cost" x="{x:g}" y="{y:g}" width="{width:g}" height="22" rx="11" fill="#fff" '
+                f'stroke="#922b21" stroke-width="2.5"{dashed}/>'
                 + _use(p, "sword", x + 4, y + 3, 16)
-                + f'<text class="cost-text" x="{x + 22:g}" y="{y + 16.5:g}">{label}</text>'
+                + f'<text class="cost-text" x="{x + 22:g}" y="{y + 16.5:g}" {TEXT} font-size="17" font-weight="800" '
+                f'fill="#922b21">{label}</text>'
             )
             if mark.die:
                 out += _use(p, "die", x + 24 + 10 * len(label), y + 4, 14)
@@ -277,7 +275,10 @@ def _labels(state: Mapping[str, Any], board: rules.Board, shape: RegionShape, ma
         water = TERRAIN[land.terrain][2]
 
         def water_row(x: float, y: float) -> str:
-            return f'<text class="water-name" x="{x + 22:g}" y="{y + 13:g}" text-anchor="middle">{water}</text>'
+            return (
+                f'<text class="water-name" x="{x + 22:g}" y="{y + 13:g}" text-anchor="middle" {TEXT} '
+                f'font-size="14" font-style="italic" fill="#1b4f72">{water}</text>'
+            )
 
         rows.insert(1, (44, 16, water_row))
 
@@ -303,7 +304,7 @@ def _chip(p: str, x: float, y: float, width: float, owner: int | None, tokens: i
         fill = "#6b5a48"
         badge = _shape("circle", x + 13, y + 13, 10.5, "#d9c9a8", "#3b2f22", "")
         badge += (
-            f'<text x="{x + 13:g}" y="{y + 17:g}" text-anchor="middle" font-size="11" font-weight="800" '
+            f'<text x="{x + 13:g}" y="{y + 17:g}" text-anchor="middle" {TEXT} font-size="11" font-weight="800" '
             f'fill="#3b2f22">LT</text>'
         )
     else:
@@ -320,10 +321,13 @@ def _chip(p: str, x: float, y: float, width: float, owner: int | None, tokens: i
             f'stroke="#333" stroke-width="2" stroke-dasharray="5 3"/>'
         )
     count_x = x + 28
+    italic = ' font-style="italic"' if declined else ""
     return (
         f'<g class="{classes}">{background}{badge}'
-        f'<text class="count" x="{count_x:g}" y="{y + 19:g}">{tokens}</text>'
-        f'<text class="race" x="{count_x + 12 * len(str(tokens)) + 4:g}" y="{y + 18:g}">{escape(name)}</text></g>'
+        f'<text class="count" x="{count_x:g}" y="{y + 19:g}" {TEXT} font-size="19" font-weight="800" '
+        f'fill="#111">{tokens}</text>'
+        f'<text class="race" x="{count_x + 12 * len(str(tokens)) + 4:g}" y="{y + 18:g}" {TEXT} font-size="14" '
+        f'font-weight="600"{italic} fill="#111">{escape(name)}</text></g>'
     )
 
 
@@ -365,7 +369,7 @@ def _shape(kind: str, cx: float, cy: float, r: float, fill: str, text_fill: str,
         body = f'<polygon points="{coords}" fill="{fill}" {stroke}/>'
     dy = 0.42 * r if kind != "triangle" else 0.55 * r
     label = (
-        f'<text x="{cx:g}" y="{cy + dy:.1f}" text-anchor="middle" font-size="{r * 1.15:.1f}" '
+        f'<text x="{cx:g}" y="{cy + dy:.1f}" text-anchor="middle" {TEXT} font-size="{r * 1.15:.1f}" '
         f'font-weight="700" fill="{text_fill}">{text}</text>'
         if text
         else ""
@@ -492,10 +496,10 @@ def legend_svg(p: str = "legend") -> Markup:
         f'<li><svg width="40" height="22" viewBox="0 0 40 22" aria-hidden="true">'
         f'<rect x="1" y="1" width="38" height="20" rx="10" fill="#fff" stroke="#922b21" stroke-width="2"/>'
         f'<use href="#{p}-symbol-sword" x="4" y="3" width="15" height="15"/>'
-        f'<text x="24" y="16" font-size="13" font-weight="700">3</text></svg>Tokens needed to conquer '
+        f'<text x="24" y="16" {TEXT} font-size="13" font-weight="700">3</text></svg>Tokens needed to conquer '
         f"(dashed: only with the die)</li>"
     )
-    defs = f'<svg width="0" height="0" style="position:absolute" aria-hidden="true">{_defs(p)}</svg>'
+    defs = f'<svg class="legend-defs" width="0" height="0" aria-hidden="true">{_defs(p)}</svg>'
     return Markup(f'{defs}<ul class="legend">{"".join(items)}</ul>')
 
 
