@@ -14,6 +14,7 @@ from celery import Celery, Task
 from celery.signals import worker_process_init
 from flask import Flask
 
+from worker import queues
 from worker.broker import is_embedded
 from worker.schedule import BEAT_SCHEDULE, EMBEDDED_BEAT_SCHEDULE
 
@@ -22,10 +23,12 @@ REDIS_SCHEMES = ("redis://", "rediss://")
 
 def celery_init_app(app: Flask) -> Celery:
     """Create the Celery app for ``app``, store it as ``app.extensions["celery"]`` and return it."""
+    from service import logfmt  # the service imports this module: import it once the service is loaded
 
     class FlaskTask(Task):
         def __call__(self, *args: object, **kwargs: object) -> object:
-            with app.app_context():
+            # Every log line of the task carries its id and name (service.logfmt).
+            with app.app_context(), logfmt.bound(task=self.name, task_id=self.request.id):
                 return self.run(*args, **kwargs)
 
     celery_app = Celery(app.name, task_cls=FlaskTask, include=["worker.tasks"])
@@ -41,6 +44,10 @@ def celery_init_app(app: Flask) -> Celery:
         get_engine(app).dispose(close=False)
 
     worker_process_init.connect(use_fresh_connections, weak=False)
+
+    from worker.tasks.mail import send_after_commit  # imports the service, which imports this module
+
+    send_after_commit()
     return celery_app
 
 
@@ -57,6 +64,11 @@ def celery_config(config: dict[str, Any]) -> dict[str, Any]:
         "timezone": "UTC",
         "enable_utc": True,
         "beat_schedule": dict(BEAT_SCHEDULE),
+        # Mail on its own queue (worker/queues.py).
+        "task_routes": queues.ROUTES,
+        # With acks_late, a worker holds only the message it is working on: a killed worker leaves at
+        # most that one to be redelivered, and other workers take the rest at once.
+        "worker_prefetch_multiplier": 1,
     }
     if broker_url.startswith(REDIS_SCHEMES):
         # At scale: RedBeat keeps the schedule in Redis and holds a lock there, so a second

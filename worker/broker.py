@@ -20,6 +20,8 @@ from celery import Celery
 from sqlalchemy import create_engine
 from sqlalchemy.exc import IntegrityError
 
+from worker import queues
+
 EMBEDDED_SCHEMES = ("sqla+sqlite://", "sqlalchemy+sqlite://")
 
 
@@ -56,7 +58,17 @@ def prepare_embedded_broker(celery_app: Celery) -> None:
     except IntegrityError:
         # Another process created the queue's row at the same moment; it exists now.
         check_broker(celery_app, timeout=10)
+    for queue in queues.ALL:  # the mail queue too: the web server sends to it before a worker consumes it
+        try:
+            _declare(celery_app, queue)
+        except IntegrityError:
+            _declare(celery_app, queue)
     prune_delivered_messages(broker_url)
+
+
+def _declare(celery_app: Celery, queue: str) -> None:
+    with celery_app.connection_for_write() as connection:
+        connection.default_channel.queue_declare(queue=queue)
 
 
 def prune_delivered_messages(broker_url: str) -> int:

@@ -9,8 +9,25 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-#: Periodic tasks on every deployment. The deadline sweep and the reminders join here.
-BEAT_SCHEDULE: dict[str, dict[str, Any]] = {}
+#: A periodic task not taken within this many seconds is dropped: the next one is on its way, and a
+#: backlog of stale sweeps (workers busy or down) would only run the same sweep many times.
+EXPIRES = 25
+
+#: Periodic tasks on every deployment.
+BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
+    # Auto-passes, reminders and the outage guard (service/domain/deadlines.py).
+    "sweep-deadlines": {
+        "task": "worker.tasks.deadlines.sweep_deadlines",
+        "schedule": timedelta(seconds=30),
+        "options": {"expires": EXPIRES},
+    },
+    # Mail is also sent after each commit that writes some; this catches whatever that missed, and retries.
+    "deliver-outbox": {
+        "task": "worker.tasks.mail.deliver_outbox",
+        "schedule": timedelta(seconds=30),
+        "options": {"expires": EXPIRES},
+    },
+}
 
 #: Periodic tasks of the embedded broker only (see ``worker.broker``).
 EMBEDDED_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from sqlmodel import Session, select
@@ -20,8 +21,13 @@ def queue_mail(
     context: dict[str, Any],
     game_id: int | None = None,
     dedupe_key: str | None = None,
+    now: datetime | None = None,
 ) -> OutboxMail | None:
-    """Add one mail to the outbox; a second mail with the same ``dedupe_key`` is not written."""
+    """Add one mail to the outbox; a second mail with the same ``dedupe_key`` is not written.
+
+    ``now`` is when the event happened (default: the real time): the mail is dated then, and states the
+    time left from then (emails.render).
+    """
     if dedupe_key is not None:
         found = session.exec(select(OutboxMail).where(OutboxMail.dedupe_key == dedupe_key)).first()
         if found is not None:
@@ -34,7 +40,8 @@ def queue_mail(
         context=context,
         message_id=f"<{uuid.uuid4().hex}@{MAIL_DOMAIN}>",
         dedupe_key=dedupe_key,
-        next_attempt_at=utcnow(),
+        created_at=now or utcnow(),
+        next_attempt_at=utcnow(),  # due at once, whatever clock the event was timed by
     )
     session.add(mail)
     return mail

@@ -22,6 +22,7 @@ from ..models import Game, GameAction, utcnow
 from .errors import BadRequest, Conflict, IllegalMove
 from .games import finish_game, get_game, seats_of, settings_of
 from .outbox import queue_mail
+from .turn_mail import step_details
 
 
 @dataclass
@@ -161,7 +162,13 @@ def auto_pass(
         template="auto_passed",
         game_id=game_id,
         dedupe_key=f"game:{game_id}:auto-pass:{game.version + 1}",
-        context={"game_name": game.name, "player_name": player.display_name, "reason": reason},
+        now=now,
+        context={
+            "game_name": game.name,
+            "player_name": player.display_name,
+            "reason": reason,
+            "defending": state.phase == "defend",
+        },
     )
     passes = new_state.players[seat].auto_passes
     if passes >= settings_of(game).auto_pass_alert_after and state.phase != "defend":
@@ -173,7 +180,13 @@ def auto_pass(
                 template="host_alert",
                 game_id=game_id,
                 dedupe_key=f"game:{game_id}:alert:{seat}:{passes}",
-                context={"game_name": game.name, "player_name": player.display_name, "auto_passes": passes},
+                now=now,
+                context={
+                    "game_name": game.name,
+                    "player_name": player.display_name,
+                    "auto_passes": passes,
+                    "admin_url": links.admin_url(game_id, game.admin_secret),
+                },
             )
     return _commit_step(session, game, record, new_state, links, now, None, seat)
 
@@ -219,6 +232,7 @@ def after_change(session: Session, game: Game, state: rules.GameState, links: Li
         game.deadline_at = game.reminders_due_at = None
         game.paused_remaining = length
     seats = {s.seat: (s, p) for s, p in seats_of(session, game.id or 0)}
+    names = {number: p.display_name for number, (_, p) in seats.items()}
     for awaited in sorted(rules.awaiting(state)):
         seat, player = seats[awaited]
         queue_mail(
@@ -227,6 +241,7 @@ def after_change(session: Session, game: Game, state: rules.GameState, links: Li
             template="redeploy_needed" if defending else "your_turn",
             game_id=game.id,
             dedupe_key=f"game:{game.id}:step:{key}",
+            now=now,
             context={
                 "game_name": game.name,
                 "player_name": player.display_name,
@@ -235,6 +250,9 @@ def after_change(session: Session, game: Game, state: rules.GameState, links: Li
                 "turn_url": links.turn_url(game.id or 0, seat.seat, seat.secret),
                 "deadline_at": game.deadline_at.isoformat() if game.deadline_at else None,
                 "version": game.version,
+                "step_key": key,
+                # The board picture and words of the mail (emails/board_picture.py).
+                **step_details(state, awaited, names),
             },
         )
 

@@ -1,0 +1,377 @@
+"""Deadlines (DESIGN §5: the database is the truth): the sweep beat runs every ~30 seconds.
+
+One sweep, in order:
+
+1. **Outage guard.** The sweep records its time (``service_status``, read by ``/health``). If the previous
+   sweep is older than ``outage_after``, the service was down: deadlines that fell in the gap are pushed
+   back by the gap's length, and their players told, instead of everyone being auto-passed at once. Only
+   the sweep whose conditional update moves the recorded time from the value it read does this, so two
+   sweeps starting together never push twice.
+2. **Auto-pass** every active game whose ``deadline_at`` has passed, through the domain operation
+   :func:`service.domain.play.auto_pass` guarded by the version read under the row lock (``FOR UPDATE SKIP
+   LOCKED`` on PostgreSQL; SQLite runs one writer at a time). A concurrent or repeated sweep finds the row
+   locked, or the version moved, and does nothing: one auto-pass, one mail.
+3. **Reminders**: for each game whose ``reminders_due_at`` has passed, every reminder of the current step
+   whose time has come and that has no :class:`~service.models.ReminderSent` record yet. The record is
+   unique per (game, step, reminder), so a late or skipped sweep sends it late rather than never, and a
+   repeated one never sends it twice.
+
+Nothing here is a Celery ETA or countdown: a task delayed past the broker's visibility timeout would run
+twice (Celery docs, "ETA and Countdown"; kombu #337). Every time comes from the database and ``now``.
+
+The end-of-game tally is not swept: :func:`service.domain.games.finish_game` runs in the same transaction
+as the last step (inside :func:`service.domain.play.after_change`), so it can be neither lost nor repeated.
+The sweep only finishes, through that same operation, a due game whose rules state is over while it is
+still marked active, which no domain operation leaves behind (a safety net for hand-repaired rows).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, select
+
+import rules
+
+from .. import status
+from ..links import LinkMaker
+from ..logfmt import log
+from ..models import Game, ReminderSent, ServiceStatus, utcnow
+from .errors import Conflict
+from .games import finish_game, seats_of, settings_of
+from .outbox import queue_mail
+from .play import auto_pass, load_state, next_reminder_at
+
+logger = logging.getLogger(__name__)
+
+#: Games read per query; the sweep loops until nothing is due or its time budget is spent.
+BATCH = 200
+
+
+@dataclass
+class SweepReport:
+    now: datetime
+    #: How long the service was away, when the outage guard acted.
+    outage: timedelta | None = None
+    pushed_back: int = 0
+    auto_passed: int = 0
+    finished: int = 0
+    reminders: int = 0
+    #: Due games another sweep or a player's step got to first.
+    raced: int = 0
+    errors: int = 0
+
+
+def sweep(
+    session: Session,
+    links: LinkMaker,
+    *,
+    now: datetime | None = None,
+    outage_after: timedelta = timedelta(minutes=10),
+    budget_seconds: float = 25.0,
+) -> SweepReport:
+    """Run one deadline sweep as of ``now`` (default: the real time; tests pass their own)."""
+    now = now or utcnow()
+    report = SweepReport(now=now)
+    stop_at = time.monotonic() + budget_seconds
+    _guard_outage(session, links, now, outage_after, report)
+    _auto_pass_due(session, links, now, stop_at, report)
+    _send_due_reminders(session, links, now, stop_at, report)
+    return report
+
+
+# -- 1. the outage guard ----------------------------------------------------------------------------------
+def _guard_outage(
+    session: Session, links: LinkMaker, now: datetime, outage_after: timedelta, report: SweepReport
+) -> None:
+    previous = session.execute(
+        select(ServiceStatus.at).where(ServiceStatus.name == status.LAST_DEADLINE_SWEEP)
+    ).scalar_one_or_none()
+    if previous is None:  # the first sweep ever: nothing was missed
+        session.add(ServiceStatus(name=status.LAST_DEADLINE_SWEEP, at=now))
+        try:
+            session.commit()
+        except IntegrityError:  # another first sweep recorded itself at the same moment
+            session.rollback()
+        return
+    if now <= previous:  # a later sweep already recorded itself
+        session.rollback()
+        return
+    claimed = session.execute(
+        sa.update(ServiceStatus)
+        .where(ServiceStatus.name == status.LAST_DEADLINE_SWEEP, ServiceStatus.at == previous)  # type: ignore[arg-type]
+        .values(at=now)
+        .execution_options(synchronize_session=False)
+    )
+    if claimed.rowcount != 1:  # type: ignore[attr-defined]
+        # Another sweep recorded itself since we read the time; it owns any outage push, committed with
+        # its record (on PostgreSQL our update waited for that commit).
+        session.rollback()
+        return
+    gap = now - previous
+    if gap > outage_after:
+        report.outage = gap
+        report.pushed_back = _push_back(session, links, previous, now, gap)
+        log(
+            logger,
+            logging.WARNING,
+            "deadline.outage",
+            since=previous.isoformat(),
+            seconds=int(gap.total_seconds()),
+            pushed_back=report.pushed_back,
+        )
+    session.commit()
+
+
+def _push_back(session: Session, links: LinkMaker, since: datetime, now: datetime, gap: timedelta) -> int:
+    """Move every deadline that fell in (since, now] forward by ``gap``, and tell the players it concerns."""
+    query = (
+        select(Game)
+        .where(Game.status == "active", Game.deadline_at > since, Game.deadline_at <= now)  # type: ignore[operator]
+        .execution_options(populate_existing=True)
+    )
+    if _is_postgres(session):
+        query = query.with_for_update()
+    games = list(session.exec(query).all())
+    for game in games:
+        assert game.deadline_at is not None
+        game.deadline_at += gap
+        # Reminders move with their deadline: one due in the gap comes as long after as the outage lasted.
+        game.reminders_due_at = next_reminder_at(game.deadline_at, settings_of(game).reminders_before_seconds, now)
+        session.add(game)
+        state = load_state(game)
+        for seat, player in seats_of(session, game.id or 0):
+            if seat.seat not in rules.awaiting(state) or seat.removed:
+                continue
+            queue_mail(
+                session,
+                player=player,
+                template="admin_change",
+                game_id=game.id,
+                dedupe_key=f"game:{game.id}:outage:{since.isoformat()}:{seat.seat}",
+                now=now,
+                context={
+                    "game_name": game.name,
+                    "player_name": player.display_name,
+                    "change": "outage",
+                    "actor": "system",
+                    "details": {"from": since.isoformat(), "to": now.isoformat(), "seconds": int(gap.total_seconds())},
+                    "deadline_at": game.deadline_at.isoformat(),
+                },
+            )
+    return len(games)
+
+
+# -- 2. auto-passes ---------------------------------------------------------------------------------------
+def _auto_pass_due(session: Session, links: LinkMaker, now: datetime, stop_at: float, report: SweepReport) -> None:
+    given_up: set[int] = set()
+    while time.monotonic() < stop_at:
+        query = select(Game.id).where(Game.status == "active", Game.deadline_at <= now)  # type: ignore[operator]
+        if given_up:
+            query = query.where(Game.id.not_in(given_up))  # type: ignore[union-attr]
+        due = list(session.execute(query.order_by(Game.deadline_at, Game.id).limit(BATCH)).scalars())  # type: ignore[arg-type]
+        session.rollback()  # no transaction (and, on SQLite, no write lock) held between games
+        if not due:
+            return
+        for game_id in due:
+            if not _pass_one(session, links, game_id, now, report):
+                given_up.add(game_id)
+            if time.monotonic() >= stop_at:
+                return
+
+
+def _pass_one(session: Session, links: LinkMaker, game_id: int, now: datetime, report: SweepReport) -> bool:
+    """Auto-pass one due game; ``False`` when it cannot be done (the sweep then leaves it alone)."""
+    game = _lock_if(session, game_id, Game.deadline_at <= now)  # type: ignore[operator]
+    if game is None:  # another sweep holds it, or it is no longer due
+        report.raced += 1
+        return True
+    try:
+        state = load_state(game)
+        if state.over:
+            return _finish_left_over(session, game, state, now, report)
+        awaited = sorted(rules.awaiting(state))
+        if not awaited:
+            session.rollback()
+            report.errors += 1
+            log(logger, logging.ERROR, "deadline.nothing_awaited", game=game_id, version=game.version)
+            return False
+        version = game.version
+        auto_pass(session, game_id, awaited[0], links, expected_version=version, reason="deadline", now=now)
+    except Conflict:
+        session.rollback()
+        report.raced += 1
+        return True
+    except Exception as error:  # one broken game must not stop the sweep for every other game
+        session.rollback()
+        report.errors += 1
+        log(logger, logging.ERROR, "deadline.auto_pass_failed", game=game_id, error=repr(error))
+        logger.exception("auto-pass of game %s failed", game_id)
+        return False
+    report.auto_passed += 1
+    log(logger, logging.INFO, "deadline.auto_pass", game=game_id, seat=awaited[0], version=version + 1)
+    return True
+
+
+def _finish_left_over(session: Session, game: Game, state: rules.GameState, now: datetime, report: SweepReport) -> bool:
+    """The safety net: the game is over by the rules but still active. Tally it, once (version guard)."""
+    moved = session.execute(
+        sa.update(Game)
+        .where(Game.id == game.id, Game.version == game.version)  # type: ignore[arg-type]
+        .values(version=game.version + 1)
+        .execution_options(synchronize_session=False)
+    )
+    if moved.rowcount != 1:  # type: ignore[attr-defined]
+        session.rollback()
+        report.raced += 1
+        return True
+    game.version += 1
+    finish_game(session, game, state, now)
+    session.add(game)
+    session.commit()
+    report.finished += 1
+    log(logger, logging.WARNING, "deadline.finished_left_over_game", game=game.id, version=game.version)
+    return True
+
+
+# -- 3. reminders -----------------------------------------------------------------------------------------
+def _send_due_reminders(session: Session, links: LinkMaker, now: datetime, stop_at: float, report: SweepReport) -> None:
+    given_up: set[int] = set()
+    while time.monotonic() < stop_at:
+        query = select(Game.id).where(Game.status == "active", Game.reminders_due_at <= now)  # type: ignore[operator]
+        if given_up:
+            query = query.where(Game.id.not_in(given_up))  # type: ignore[union-attr]
+        due = list(session.execute(query.order_by(Game.reminders_due_at, Game.id).limit(BATCH)).scalars())  # type: ignore[arg-type]
+        session.rollback()
+        if not due:
+            return
+        for game_id in due:
+            try:
+                _remind_one(session, links, game_id, now, report)
+            except IntegrityError:  # another sweep recorded these reminders first
+                session.rollback()
+                report.raced += 1
+            except Exception as error:
+                session.rollback()
+                report.errors += 1
+                given_up.add(game_id)
+                log(logger, logging.ERROR, "deadline.reminder_failed", game=game_id, error=repr(error))
+                logger.exception("reminders of game %s failed", game_id)
+            if time.monotonic() >= stop_at:
+                return
+
+
+def reminders_due(game: Game, now: datetime) -> list[int]:
+    """The reminders of the game's current step whose time has come, by their offset before the deadline.
+
+    A reminder further from the deadline than the step is long (a 24-hour reminder for a 12-hour redeploy
+    step) is not part of the step: it was already "due" when the step began.
+    """
+    if game.deadline_at is None:
+        return []
+    offsets = settings_of(game).reminders_before_seconds
+    times = {s: game.deadline_at - timedelta(seconds=s) for s in offsets}
+    begun = game.step_started_at
+    return sorted(s for s, at in times.items() if at <= now and (begun is None or at > begun))
+
+
+def _remind_one(session: Session, links: LinkMaker, game_id: int, now: datetime, report: SweepReport) -> None:
+    game = _lock_if(session, game_id, Game.reminders_due_at <= now)  # type: ignore[operator]
+    if game is None:
+        report.raced += 1
+        return
+    due = reminders_due(game, now)
+    sent = set(
+        session.execute(
+            select(ReminderSent.before_seconds).where(
+                ReminderSent.game_id == game_id, ReminderSent.step_key == game.step_key
+            )
+        ).scalars()
+    )
+    new = [s for s in due if s not in sent]
+    if new and game.step_key:
+        # Several due at once (the sweep did not run for a while): one mail, the most urgent, stating the
+        # time left now; all are recorded, so none comes later either.
+        mailed = min(new)
+        for before in new:
+            session.add(
+                ReminderSent(
+                    game_id=game_id, step_key=game.step_key, before_seconds=before, sent_at=now, mailed=before == mailed
+                )
+            )
+        report.reminders += _queue_reminders(session, links, game, mailed, now)
+        log(
+            logger,
+            logging.INFO,
+            "deadline.reminder",
+            game=game_id,
+            step=game.step_key,
+            before_seconds=mailed,
+            recorded=len(new),
+        )
+    game.reminders_due_at = (
+        next_reminder_at(game.deadline_at, settings_of(game).reminders_before_seconds, now)
+        if game.deadline_at is not None
+        else None
+    )
+    session.add(game)
+    session.commit()
+
+
+def _queue_reminders(session: Session, links: LinkMaker, game: Game, before: int, now: datetime) -> int:
+    state = load_state(game)
+    awaited = rules.awaiting(state)
+    queued = 0
+    for seat, player in seats_of(session, game.id or 0):
+        if seat.seat not in awaited or seat.removed:
+            continue
+        mail = queue_mail(
+            session,
+            player=player,
+            template="reminder",
+            game_id=game.id,
+            dedupe_key=f"game:{game.id}:reminder:{game.step_key}:{before}:{seat.seat}",
+            now=now,
+            context={
+                "game_name": game.name,
+                "player_name": player.display_name,
+                "turn_url": links.turn_url(game.id or 0, seat.seat, seat.secret),
+                "deadline_at": game.deadline_at.isoformat() if game.deadline_at else None,
+                "step_key": game.step_key,
+                "before_seconds": before,
+                "defending": state.phase == "defend",
+                "turn": state.turn,
+                "turns": state.turns,
+            },
+        )
+        queued += mail is not None
+    return queued
+
+
+# -- internals --------------------------------------------------------------------------------------------
+def _is_postgres(session: Session) -> bool:
+    return session.get_bind().dialect.name == "postgresql"
+
+
+def _lock_if(session: Session, game_id: int, condition: sa.ColumnElement[bool]) -> Game | None:
+    """The game, locked for this transaction, if it is active and ``condition`` still holds; else ``None``.
+
+    On PostgreSQL a row another sweep holds is skipped, not waited for. Sessions keep objects after
+    commit (service.db), so the row is read afresh (``populate_existing``).
+    """
+    query = (
+        select(Game)
+        .where(Game.id == game_id, Game.status == "active", condition)
+        .execution_options(populate_existing=True)
+    )
+    if _is_postgres(session):
+        query = query.with_for_update(skip_locked=True)
+    game = session.exec(query).first()
+    if game is None:
+        session.rollback()
+    return game

@@ -1,0 +1,407 @@
+"""Delivering the outbox (DESIGN §6): claim the due rows, render and send them, record each outcome.
+
+Never lose a mail, never send one twice:
+
+- A row is **claimed** before it is sent: one statement moves its ``next_attempt_at`` past a lease and
+  counts the attempt, for rows still due (``FOR UPDATE SKIP LOCKED`` on PostgreSQL; SQLite runs one
+  writer at a time). Two workers draining at once get different rows. The claim is committed before any
+  mail goes out, and no transaction stays open while the SMTP server answers.
+- Each outcome is committed **right after** its mail: sent; retry later (a transient failure, with
+  backoff); failed (a permanent refusal, or too many attempts; ``last_error`` says why, for the admins);
+  skipped (the player turned that kind of mail off, or a reminder whose step is over).
+- A worker that dies between the SMTP server's "250 OK" and that commit leaves the row claimed; when the
+  lease ends, the row is sent again. It is then the **same mail**: the same ``Message-ID`` (stored in the
+  row), the same ``Date`` (the row's creation), and the same bytes (rendering is pure and the MIME
+  boundaries come from the ``Message-ID``), so a receiving side that drops a repeated ``Message-ID``
+  keeps one. At-least-once delivery with a stable identity is the most SMTP allows: the server's
+  acceptance and our commit cannot be one atomic step.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Session, select
+
+from emails.compose import Envelope, compose, thread_id
+from emails.delivery import Backend, DeliveryError
+from emails.render import ESSENTIAL, MESSAGES, REMINDER, RenderError, render
+
+from ..links import LinkMaker
+from ..logfmt import log
+from ..models import Game, OutboxMail, Player, Seat, utcnow
+from ..unsubscribe import unsubscribe_url
+from .outbox import MAIL_DOMAIN
+
+logger = logging.getLogger(__name__)
+
+PENDING, SENT, FAILED, SKIPPED = "pending", "sent", "failed", "skipped"
+
+
+@dataclass(frozen=True)
+class MailSettings:
+    sender: str
+    max_attempts: int = 12
+    #: Wait before the second attempt; doubled at each attempt, capped by ``max_retry_seconds``.
+    retry_seconds: int = 60
+    max_retry_seconds: int = 3600
+    batch_size: int = 100
+    #: How long a claim holds a row. Far longer than a batch takes (SMTP timeouts included), so a row is
+    #: only claimed again when its worker is gone.
+    claim_seconds: int = 600
+    #: A drain claims no new batch after this long, so a task ends in good time (beat sends another).
+    budget_seconds: float = 25.0
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> MailSettings:
+        return cls(
+            sender=config["MAIL_FROM"],
+            max_attempts=int(config["MAIL_MAX_ATTEMPTS"]),
+            retry_seconds=int(config["MAIL_RETRY_SECONDS"]),
+        )
+
+    def retry_delay(self, attempts: int) -> timedelta:
+        return timedelta(seconds=min(self.retry_seconds * 2 ** max(0, attempts - 1), self.max_retry_seconds))
+
+
+@dataclass
+class DeliveryReport:
+    claimed: int = 0
+    sent: int = 0
+    retried: int = 0
+    failed: int = 0
+    skipped: int = 0
+    #: Claimed but not tried (the lease was running out): due again at once.
+    released: int = 0
+    batches: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """Everything one send needs, read before the claim commits (no ORM object is touched afterwards)."""
+
+    id: int
+    message_id: str
+    template: str
+    context: dict[str, Any]
+    to_email: str
+    created_at: datetime
+    attempts: int
+    game_id: int | None
+    player_id: int | None
+    player_name: str | None
+    time_zone: str
+    wants_reminders: bool
+    wants_notices: bool
+    game_created_at: datetime | None
+    game_status: str | None
+    game_step_key: str | None
+    seat: int | None
+    seat_secret: str | None
+
+
+def deliver_due_mail(
+    session: Session,
+    backend: Backend,
+    links: LinkMaker,
+    settings: MailSettings,
+    *,
+    now: datetime | None = None,
+) -> DeliveryReport:
+    """Send every mail that is due, batch by batch, until none is left or the time budget is spent.
+
+    ``now`` fixes the clock (tests move it instead of sleeping); by default it is the real time.
+    """
+    clock: Callable[[], datetime] = (lambda: now) if now is not None else utcnow
+    report = DeliveryReport()
+    started = time.monotonic()
+    while time.monotonic() - started < settings.budget_seconds:
+        jobs = _claim(session, clock(), settings)
+        if not jobs:
+            break
+        report.batches += 1
+        report.claimed += len(jobs)
+        _send_batch(session, backend, links, settings, jobs, clock, report)
+        if len(jobs) < settings.batch_size:
+            break
+    return report
+
+
+def _claim(session: Session, now: datetime, settings: MailSettings) -> list[_Job]:
+    due = (
+        select(OutboxMail.id)
+        .where(OutboxMail.status == PENDING, OutboxMail.next_attempt_at <= now)  # type: ignore[operator]
+        .order_by(OutboxMail.next_attempt_at, OutboxMail.id)  # type: ignore[arg-type]
+        .limit(settings.batch_size)
+    )
+    if session.get_bind().dialect.name == "postgresql":
+        # Rows another drain holds are skipped, not waited for (DESIGN §5's pattern, for mail).
+        due = due.with_for_update(skip_locked=True)
+    claim = (
+        sa.update(OutboxMail)
+        .where(
+            OutboxMail.id.in_(due.scalar_subquery()),  # type: ignore[union-attr]
+            # Repeated here so that PostgreSQL re-checks them on a row another claim just changed.
+            OutboxMail.status == PENDING,
+            OutboxMail.next_attempt_at <= now,  # type: ignore[operator]
+        )
+        .values(next_attempt_at=now + timedelta(seconds=settings.claim_seconds), attempts=OutboxMail.attempts + 1)
+        .returning(OutboxMail.id)
+        .execution_options(synchronize_session=False)
+    )
+    try:
+        ids = [row[0] for row in session.execute(claim)]
+        if not ids:
+            session.rollback()
+            return []
+        seat = sa.orm.aliased(Seat)
+        rows = session.execute(
+            select(OutboxMail, Player, Game, seat)
+            .outerjoin(Player, Player.id == OutboxMail.player_id)  # type: ignore[arg-type]
+            .outerjoin(Game, Game.id == OutboxMail.game_id)  # type: ignore[arg-type]
+            .outerjoin(
+                seat,
+                sa.and_(
+                    seat.game_id == OutboxMail.game_id,
+                    seat.player_id == OutboxMail.player_id,
+                    seat.removed == sa.false(),
+                ),
+            )
+            .where(OutboxMail.id.in_(ids))  # type: ignore[union-attr]
+            .order_by(OutboxMail.id)  # type: ignore[arg-type]
+            # Sessions keep objects after commit (service.db): read the rows as they are now.
+            .execution_options(populate_existing=True)
+        ).all()
+        jobs = [_job(mail, player, game, held) for mail, player, game, held in rows]
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return jobs
+
+
+def _job(mail: OutboxMail, player: Player | None, game: Game | None, seat: Seat | None) -> _Job:
+    return _Job(
+        id=mail.id or 0,
+        message_id=mail.message_id,
+        template=mail.template,
+        context=dict(mail.context or {}),
+        to_email=mail.to_email,
+        created_at=mail.created_at,
+        attempts=mail.attempts,
+        game_id=mail.game_id,
+        player_id=player.id if player else None,
+        player_name=player.display_name if player else None,
+        time_zone=player.time_zone if player else "UTC",
+        wants_reminders=player.wants_reminders if player else True,
+        wants_notices=player.wants_notices if player else True,
+        game_created_at=game.created_at if game else None,
+        game_status=game.status if game else None,
+        game_step_key=game.step_key if game else None,
+        seat=seat.seat if seat else None,
+        seat_secret=seat.secret if seat else None,
+    )
+
+
+def _send_batch(
+    session: Session,
+    backend: Backend,
+    links: LinkMaker,
+    settings: MailSettings,
+    jobs: list[_Job],
+    clock: Callable[[], datetime],
+    report: DeliveryReport,
+) -> None:
+    # Stop well before the lease ends, so a row is never sent while another drain may claim it again.
+    stop_at = time.monotonic() + settings.claim_seconds / 2
+    with backend.open() as connection:
+        for index, job in enumerate(jobs):
+            if time.monotonic() > stop_at:
+                _release(session, jobs[index:], clock())
+                report.released += len(jobs) - index
+                return
+            skip = _skip_reason(job)
+            if skip:
+                _record(session, job, SKIPPED, clock(), error=skip)
+                report.skipped += 1
+                log(
+                    logger,
+                    logging.INFO,
+                    "mail.skipped",
+                    outbox=job.id,
+                    game=job.game_id,
+                    template=job.template,
+                    reason=skip,
+                )
+                continue
+            try:
+                message = compose(*_rendered_and_envelope(job, links, settings))
+            except (RenderError, ValueError, KeyError, TypeError) as error:
+                _record(session, job, FAILED, clock(), error=f"cannot render the mail: {error!r}")
+                report.failed += 1
+                report.errors.append(str(error))
+                log(
+                    logger,
+                    logging.ERROR,
+                    "mail.render_failed",
+                    outbox=job.id,
+                    game=job.game_id,
+                    template=job.template,
+                    error=repr(error),
+                )
+                continue
+            try:
+                connection.send(message)
+            except DeliveryError as error:
+                _after_failure(session, job, error, settings, clock(), report)
+                continue
+            _record(session, job, SENT, clock())
+            report.sent += 1
+            log(
+                logger,
+                logging.INFO,
+                "mail.sent",
+                outbox=job.id,
+                game=job.game_id,
+                template=job.template,
+                attempt=job.attempts,
+                message_id=job.message_id,
+            )
+
+
+def _skip_reason(job: _Job) -> str | None:
+    category = MESSAGES.get(job.template, ESSENTIAL)
+    if category == REMINDER and not job.wants_reminders:
+        return "the player turned reminders off"
+    if category not in (ESSENTIAL, REMINDER) and not job.wants_notices:
+        return "the player turned notices off"
+    if job.template == "reminder" and (job.game_status != "active" or job.context.get("step_key") != job.game_step_key):
+        return "the step it reminded of is over"
+    return None
+
+
+def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) -> tuple[Any, Envelope]:
+    category = MESSAGES.get(job.template)
+    unsubscribe = None
+    if job.player_id is not None and category not in (None, ESSENTIAL):
+        unsubscribe = unsubscribe_url(links, job.player_id, "reminders" if category == REMINDER else "notices")
+    game_url = None
+    if job.game_id is not None and job.seat is not None and job.seat_secret:
+        game_url = links.turn_url(job.game_id, job.seat, job.seat_secret)
+    # The mail is written as of its row's creation: its Date, and the time left it states. A retry thus
+    # sends the very same mail (see the module's docstring).
+    rendered = render(
+        job.template,
+        job.context,
+        now=job.created_at,
+        time_zone=job.time_zone,
+        game_url=game_url,
+        unsubscribe_url=unsubscribe,
+    )
+    envelope = Envelope(
+        message_id=job.message_id,
+        to=job.to_email,
+        to_name=job.player_name,
+        sender=settings.sender,
+        date=job.created_at,
+        thread_id=thread_id(job.game_id, job.game_created_at, MAIL_DOMAIN)
+        if job.game_id is not None and job.game_created_at is not None
+        else None,
+        unsubscribe_url=unsubscribe,
+    )
+    return rendered, envelope
+
+
+def _after_failure(
+    session: Session, job: _Job, error: DeliveryError, settings: MailSettings, now: datetime, report: DeliveryReport
+) -> None:
+    report.errors.append(str(error))
+    if error.permanent:
+        _record(session, job, FAILED, now, error=str(error))
+        report.failed += 1
+        log(
+            logger,
+            logging.ERROR,
+            "mail.failed",
+            outbox=job.id,
+            game=job.game_id,
+            template=job.template,
+            attempt=job.attempts,
+            error=str(error),
+        )
+    elif job.attempts >= settings.max_attempts:
+        _record(session, job, FAILED, now, error=f"gave up after {job.attempts} attempts: {error}")
+        report.failed += 1
+        log(
+            logger,
+            logging.ERROR,
+            "mail.gave_up",
+            outbox=job.id,
+            game=job.game_id,
+            template=job.template,
+            attempt=job.attempts,
+            error=str(error),
+        )
+    else:
+        retry_at = now + settings.retry_delay(job.attempts)
+        _record(session, job, PENDING, now, error=str(error), retry_at=retry_at)
+        report.retried += 1
+        log(
+            logger,
+            logging.WARNING,
+            "mail.retry_later",
+            outbox=job.id,
+            game=job.game_id,
+            template=job.template,
+            attempt=job.attempts,
+            retry_at=retry_at.isoformat(),
+            error=str(error),
+        )
+
+
+def _record(
+    session: Session,
+    job: _Job,
+    status: str,
+    now: datetime,
+    *,
+    error: str | None = None,
+    retry_at: datetime | None = None,
+) -> None:
+    """Store one outcome and commit it at once (the shorter the gap after sending, the rarer a resend)."""
+    values: dict[str, Any] = {"status": status, "last_error": error[:1000] if error else None}
+    if status == SENT:
+        values["sent_at"] = now
+    # Only pending rows keep a time: the drain's index then holds nothing else.
+    values["next_attempt_at"] = retry_at if status == PENDING else None
+    session.execute(
+        sa.update(OutboxMail)
+        .where(OutboxMail.id == job.id, OutboxMail.status == PENDING)  # type: ignore[arg-type]
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+
+
+def _release(session: Session, jobs: list[_Job], now: datetime) -> None:
+    """Give back rows claimed but not tried: due again at once, and the attempt not counted."""
+    session.execute(
+        sa.update(OutboxMail)
+        .where(OutboxMail.id.in_([job.id for job in jobs]), OutboxMail.status == PENDING)  # type: ignore[union-attr]
+        .values(next_attempt_at=now, attempts=OutboxMail.attempts - 1)
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+
+
+def outbox_counts(session: Session) -> dict[str, int]:
+    """How many outbox rows are in each status (for health and admin pages)."""
+    rows = session.execute(select(OutboxMail.status, sa.func.count()).group_by(OutboxMail.status)).all()
+    return {status: count for status, count in rows}

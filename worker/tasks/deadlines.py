@@ -1,0 +1,50 @@
+"""The deadline sweep (DESIGN §5), sent by beat every 30 seconds: auto-passes, reminders, outage guard.
+
+Thin: the work is ``service.domain.deadlines.sweep``. ``acks_late``: a sweep run twice is harmless, every
+auto-pass being guarded by the game's version and every reminder by its unique record.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict
+from datetime import datetime, timedelta
+from typing import Any
+
+from celery import shared_task
+from flask import current_app
+
+from service.db import get_session
+from service.domain import deadlines
+from service.logfmt import log
+
+logger = logging.getLogger(__name__)
+
+SWEEP_DEADLINES = "worker.tasks.deadlines.sweep_deadlines"
+
+
+@shared_task(name=SWEEP_DEADLINES, acks_late=True)
+def sweep_deadlines(now: str | None = None) -> dict[str, Any]:
+    """One sweep. ``now`` (ISO 8601) moves the clock, for tests only; beat sends none."""
+    report = deadlines.sweep(
+        get_session(),
+        current_app.extensions["smallworld.links"],
+        now=datetime.fromisoformat(now) if now else None,
+        outage_after=timedelta(seconds=current_app.config["OUTAGE_GUARD_SECONDS"]),
+    )
+    summary = asdict(report)
+    summary["now"] = report.now.isoformat()
+    summary["outage"] = report.outage.total_seconds() if report.outage else None
+    if report.auto_passed or report.reminders or report.pushed_back or report.errors or report.finished:
+        log(
+            logger,
+            logging.INFO,
+            "deadline.swept",
+            auto_passed=report.auto_passed,
+            reminders=report.reminders,
+            pushed_back=report.pushed_back,
+            finished=report.finished,
+            raced=report.raced,
+            errors=report.errors,
+        )
+    return summary

@@ -1,0 +1,95 @@
+"""Mail delivery: drain the outbox over SMTP (or into files), on the ``mail`` queue.
+
+The task is sent after every commit that wrote mail (:func:`send_after_commit`), and beat sends it every
+30 seconds as well (``worker/schedule.py``), so a mail is delivered even when the message saying "there is
+mail" was lost (broker down at that moment, or a worker killed). Retries are not Celery retries: a failed
+mail's next attempt is a time in its outbox row, picked up by a later drain (DESIGN §5: no long ETAs).
+
+``acks_late``: a drain killed midway is run again, and that is harmless, since rows are claimed in the
+database (``service.domain.delivery``).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict
+from datetime import datetime
+from typing import Any
+
+from celery import shared_task
+from flask import current_app, has_app_context
+from sqlalchemy import event
+from sqlalchemy.orm import Session as OrmSession
+
+from emails.delivery import backend_from_config
+from service.db import get_session
+from service.domain import delivery
+from service.logfmt import log
+from service.models import OutboxMail
+
+logger = logging.getLogger(__name__)
+
+DELIVER_OUTBOX = "worker.tasks.mail.deliver_outbox"
+_QUEUED = "smallworld.mail_queued"
+
+
+@shared_task(name=DELIVER_OUTBOX, acks_late=True)
+def deliver_outbox(now: str | None = None) -> dict[str, Any]:
+    """Send every due mail of the outbox. ``now`` (ISO 8601) moves the clock, for tests only."""
+    config = current_app.config
+    report = delivery.deliver_due_mail(
+        get_session(),
+        backend_from_config(config),
+        current_app.extensions["smallworld.links"],
+        delivery.MailSettings.from_config(config),
+        now=datetime.fromisoformat(now) if now else None,
+    )
+    if report.claimed:
+        log(
+            logger,
+            logging.INFO,
+            "mail.drained",
+            sent=report.sent,
+            retried=report.retried,
+            failed=report.failed,
+            skipped=report.skipped,
+            released=report.released,
+            batches=report.batches,
+        )
+    return asdict(report)
+
+
+# -- sending the task once the mail is committed ---------------------------------------------------------
+def send_after_commit() -> None:
+    """Send :func:`deliver_outbox` after every commit that wrote outbox rows, and only then.
+
+    Sent before the commit, a worker could look for the mail before it exists, and find nothing; sent
+    from a transaction that then rolls back, it would look for mail that never was (Warehouse enqueues
+    its tasks after the commit for the same reason).
+    """
+    if not event.contains(OrmSession, "after_flush", _note_new_mail):
+        event.listen(OrmSession, "after_flush", _note_new_mail)
+        event.listen(OrmSession, "after_commit", _send_if_mail_queued)
+        event.listen(OrmSession, "after_rollback", _forget_mail_queued)
+
+
+def _note_new_mail(session: OrmSession, _flush_context: Any) -> None:
+    if any(isinstance(obj, OutboxMail) for obj in session.new):
+        session.info[_QUEUED] = True
+
+
+def _forget_mail_queued(session: OrmSession) -> None:
+    session.info.pop(_QUEUED, None)
+
+
+def _send_if_mail_queued(session: OrmSession) -> None:
+    if not session.info.pop(_QUEUED, False) or not has_app_context():
+        return  # no app (a script or a test on a bare session): the periodic drain delivers it
+    celery_app = current_app.extensions.get("celery")
+    if celery_app is None:
+        return
+    try:
+        # No retries here: a request must not hang on a broker that is down; beat's drain catches up.
+        celery_app.send_task(DELIVER_OUTBOX, retry=False)
+    except Exception as error:
+        log(logger, logging.WARNING, "mail.enqueue_failed", error=repr(error))
