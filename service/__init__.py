@@ -8,8 +8,8 @@ from typing import Any
 
 from flask import Flask
 
+from service import api, db, health, links_pages, rate_limits, security, unsubscribe
 from service import config as configuration
-from service import api, db, health, links_pages, unsubscribe
 from service.links import LinkMaker, signer_for
 from worker.app import celery_init_app
 
@@ -31,6 +31,8 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.extensions["smallworld.links"] = LinkMaker(
         signer_for(app.config["SECRET_KEY"], app.config["OLD_SECRET_KEYS"]), app.config["BASE_URL"]
     )
+    security.init_app(app)
+    rate_limits.init_app(app)
     app.register_blueprint(health.blueprint)
     api.init_app(app)
     app.register_blueprint(links_pages.bp)

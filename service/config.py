@@ -56,6 +56,16 @@ DEFAULTS: dict[str, Any] = {
     # in the gap are pushed back by its length instead of passing everyone at once (DESIGN §5).
     "OUTAGE_GUARD_SECONDS": 600,
     "BASE_URL": "http://127.0.0.1:5000",
+    # How many reverse proxies stand in front of the web server; their X-Forwarded-For/-Proto are trusted
+    # for that many hops (the client's address for rate limits). 0: no proxy, trust no such header.
+    "PROXY_COUNT": 0,
+    # Rate limits (service/rate_limits.py), in Flask-Limiter's notation ("10 per minute; 100 per day").
+    "RATELIMIT_ENABLED": True,
+    # memory:// counts in each web process; at scale redis://host:6379/2 shares the counts between them.
+    "RATELIMIT_STORAGE_URI": "memory://",
+    "RATELIMIT_LINKS": "120 per minute",
+    "RATELIMIT_BAD_LINKS": "10 per minute; 100 per day",
+    "RATELIMIT_ACTIONS": "60 per minute",
 }
 
 

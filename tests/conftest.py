@@ -55,6 +55,8 @@ def make_app(tmp_path: Path) -> Iterator[Callable[..., Flask]]:
 
     def make(**settings: Any) -> Flask:
         settings.setdefault("INSTANCE_PATH", str(tmp_path / "instance"))
+        # Tests play whole games in seconds from one address; the rate-limit tests turn the limits on.
+        settings.setdefault("RATELIMIT_ENABLED", False)
         app = create_app({"TESTING": True, **settings})
         apps.append(app)
         upgrade_database(get_engine(app))

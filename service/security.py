@@ -1,0 +1,144 @@
+"""Security headers on every response, the reverse proxy's client address, and hostile JSON (DESIGN §7).
+
+Signed links travel in URLs (``/play/<token>``), so no page may hand its address to another site:
+``Referrer-Policy: no-referrer``. Pages may not be framed (``frame-ancestors 'none'``, and
+``X-Frame-Options`` for older browsers), content types are not guessed (``nosniff``), and the Content
+Security Policy allows scripts and styles from this site only: no ``'unsafe-inline'``. A page that needs
+an inline ``<script>`` or ``<style>`` block marks it with ``nonce="{{ csp_nonce() }}"``; the nonce is made
+for that response only, and only when a template asks for it. Inline ``style="…"`` attributes are
+ignored by browsers under this policy: put the rules in a stylesheet or a nonce'd ``<style>`` block.
+
+The one exception is the API's own documentation pages (``/api/docs/…``), which spectree serves from a
+CDN with inline scripts: they get a policy that allows exactly that, and still no framing.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import Any
+
+from flask import Flask, Response, g, request
+from flask.json.provider import DefaultJSONProvider
+from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+#: The policy of every response but the API documentation. ``{nonce}`` is filled when a page used one.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; "
+    "script-src 'self'{nonce}; "
+    "style-src 'self'{nonce}; "
+    "img-src 'self' data:; "
+    "font-src 'self'; "
+    "connect-src 'self'; "
+    "manifest-src 'self'; "
+    "form-action 'self'; "
+    "base-uri 'none'; "
+    "frame-ancestors 'none'"
+)
+
+#: spectree's documentation pages load Swagger UI / Redoc / Scalar from these CDNs, with inline scripts.
+API_DOCS_PREFIX = "/api/docs"
+API_DOCS_POLICY = (
+    "default-src 'none'; "
+    "script-src 'self' 'unsafe-inline' https://unpkg.com https://cdn.jsdelivr.net; "
+    "style-src 'self' 'unsafe-inline' https://unpkg.com https://cdn.jsdelivr.net https://fonts.googleapis.com; "
+    "img-src 'self' data: https:; "
+    "font-src 'self' data: https://fonts.gstatic.com; "
+    "connect-src 'self'; "
+    "worker-src blob:; "
+    "form-action 'self'; "
+    "base-uri 'none'; "
+    "frame-ancestors 'none'"
+)
+
+HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    # Signed links are in our URLs: never send them to another site (or to this one) as a referrer.
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=()",
+}
+
+#: Sent only over HTTPS (a browser ignores it over HTTP anyway). A year, this host only.
+STRICT_TRANSPORT_SECURITY = "max-age=31536000"
+
+
+def init_app(app: Flask) -> None:
+    """Trust the configured reverse proxies, parse JSON safely, and add the headers to every response."""
+    proxies = int(app.config["PROXY_COUNT"])
+    if proxies > 0:
+        # The client's address (rate limits, logs) and scheme come from the proxies' X-Forwarded-* headers,
+        # trusting exactly as many hops as there are proxies: a client cannot forge its way past them.
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=0, x_port=0)  # type: ignore[method-assign]
+    app.json = BoundedJSONProvider(app)
+    if app.config["SESSION_COOKIE_SAMESITE"] is None:
+        app.config["SESSION_COOKIE_SAMESITE"] = "Lax"
+    if str(app.config["BASE_URL"]).startswith("https://"):
+        app.config["SESSION_COOKIE_SECURE"] = True
+    app.jinja_env.globals["csp_nonce"] = csp_nonce
+    app.before_request(_refuse_oversized_bodies)
+    app.before_request(_refuse_malformed_json)
+    app.after_request(add_security_headers)
+
+
+def csp_nonce() -> str:
+    """This response's nonce for an inline ``<script>`` or ``<style>`` block (made on first use)."""
+    if "csp_nonce" not in g:
+        g.csp_nonce = secrets.token_urlsafe(18)
+    nonce: str = g.csp_nonce
+    return nonce
+
+
+def content_security_policy() -> str:
+    if request.path == API_DOCS_PREFIX or request.path.startswith(API_DOCS_PREFIX + "/"):
+        return API_DOCS_POLICY
+    nonce = g.get("csp_nonce")
+    return CONTENT_SECURITY_POLICY.format(nonce=f" 'nonce-{nonce}'" if nonce else "")
+
+
+def add_security_headers(response: Response) -> Response:
+    response.headers["Content-Security-Policy"] = content_security_policy()
+    for name, value in HEADERS.items():
+        response.headers.setdefault(name, value)
+    if request.is_secure:
+        response.headers.setdefault("Strict-Transport-Security", STRICT_TRANSPORT_SECURITY)
+    if "Cache-Control" not in response.headers and not request.path.startswith("/static/"):
+        # Pages and API answers carry one player's view (their coins) and signed links: no shared cache
+        # (or browser history cache) may keep them.
+        response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _refuse_oversized_bodies() -> None:
+    # Werkzeug refuses an oversized body only when a view reads it; refuse it on every endpoint, before
+    # any work is done, whether the view would have read the body or not.
+    limit = request.max_content_length
+    if limit is not None and request.content_length is not None and request.content_length > limit:
+        raise RequestEntityTooLarge(f"The request body is larger than {limit} bytes.")
+
+
+def _refuse_malformed_json() -> None:
+    # The API's validation reads the body leniently (unparsable JSON reads as {}), which would answer
+    # "field required" for a body that is not JSON at all. Say what is wrong instead.
+    if request.path.startswith("/api/") and request.is_json and request.content_length:
+        try:
+            request.get_json()
+        except BadRequest:
+            raise BadRequest("The request body is not valid JSON.") from None
+
+
+class BoundedJSONProvider(DefaultJSONProvider):
+    """Flask's JSON, refusing (as malformed) documents nested so deeply that the parser would recurse out.
+
+    ``json.loads("[" * 50_000)`` raises ``RecursionError``, not ``ValueError``: without this, such a body
+    (well under the size limit) would be a 500 instead of a 400.
+    """
+
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        try:
+            return super().loads(s, **kwargs)
+        except RecursionError:
+            raise json.JSONDecodeError("JSON nested too deeply", s if isinstance(s, str) else "", 0) from None

@@ -1,0 +1,140 @@
+"""Rate limits on signed links and on submitted steps (service/rate_limits.py): 429 with a readable message."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlmodel import Session, select
+
+from service.db import get_engine
+from service.models import OutboxMail
+
+from ..api.conftest import bearer, new_game_body, token_of
+
+
+def limited_app(make_app: Callable[..., Flask], **limits: Any) -> Flask:
+    return make_app(RATELIMIT_ENABLED=True, **limits)
+
+
+def start_game(app: Flask) -> tuple[int, dict[int, str]]:
+    client = app.test_client()
+    created = client.post("/api/games", json=new_game_body(2, start_when_all_accepted=False))
+    assert created.status_code == 201
+    with Session(get_engine(app)) as session:
+        mails = session.exec(
+            select(OutboxMail).where(OutboxMail.template == "invitation").order_by(OutboxMail.id)  # type: ignore[arg-type]
+        ).all()
+    return created.get_json()["id"], {i: token_of(m.context["turn_url"]) for i, m in enumerate(mails)}
+
+
+def from_address(address: str) -> dict[str, Any]:
+    return {"environ_base": {"REMOTE_ADDR": address}}
+
+
+def assert_limited(response: Any, *, json: bool) -> str:
+    assert response.status_code == 429
+    retry = int(response.headers["Retry-After"])
+    assert 1 <= retry <= 60
+    if json:
+        message = response.get_json()["error"]
+    else:
+        assert response.mimetype == "text/html"
+        message = response.get_data(as_text=True)
+    assert "Try again in" in message and "Traceback" not in message
+    return str(message)
+
+
+def test_refused_links_are_limited_per_address_and_good_ones_do_not_count(make_app: Callable[..., Flask]) -> None:
+    app = limited_app(make_app, RATELIMIT_BAD_LINKS="3 per minute")
+    game_id, tokens = start_game(app)
+    client = app.test_client()
+    for _ in range(10):  # a player's good requests never count against the refusals
+        assert client.get(f"/api/games/{game_id}", headers=bearer(tokens[0])).status_code == 200
+    for bad in ("nope", tokens[0][:-4], tokens[0] + "x"):
+        assert client.get(f"/play/{bad}").status_code == 403
+    message = assert_limited(client.get("/play/another-try"), json=False)
+    assert "invalid or expired links" in message
+    api_message = assert_limited(client.get(f"/api/games/{game_id}", headers=bearer("guess")), json=True)
+    assert "invalid or expired links" in api_message and "3 per 1 minute" in api_message
+    # Meanwhile that address is stopped even with a good link; another address is not.
+    assert client.get(f"/api/games/{game_id}", headers=bearer(tokens[0])).status_code == 429
+    other = client.get(f"/api/games/{game_id}", headers=bearer(tokens[0]), **from_address("192.0.2.9"))
+    assert other.status_code == 200
+    # Requests that carry no link are not concerned.
+    assert client.get("/health").status_code == 200
+    assert client.get("/api/openapi.json").status_code == 200
+
+
+def test_requests_carrying_links_are_limited_per_address(make_app: Callable[..., Flask]) -> None:
+    app = limited_app(make_app, RATELIMIT_LINKS="5 per minute")
+    game_id, tokens = start_game(app)
+    client = app.test_client()
+    for _ in range(5):
+        assert client.get(f"/api/games/{game_id}", headers=bearer(tokens[1])).status_code == 200
+    assert_limited(client.get(f"/api/games/{game_id}", headers=bearer(tokens[1])), json=True)
+    assert_limited(client.get(f"/play/{tokens[1]}"), json=False)
+    assert (
+        client.get(f"/api/games/{game_id}", headers=bearer(tokens[1]), **from_address("192.0.2.10")).status_code == 200
+    )
+
+
+def test_submitted_steps_are_limited_per_seat(make_app: Callable[..., Flask]) -> None:
+    app = limited_app(make_app, RATELIMIT_ACTIONS="3 per minute")
+    game_id, tokens = start_game(app)
+    client = app.test_client()
+    statuses = []
+    for _ in range(3):
+        response = client.post(
+            f"/api/games/{game_id}/actions", headers=bearer(tokens[0]), json={"version": 1, "action": {"type": "fly"}}
+        )
+        statuses.append(response.status_code)
+    assert statuses == [422, 422, 422]  # refused steps count too: they cost the same work
+    message = assert_limited(
+        client.post(f"/api/games/{game_id}/undo", headers=bearer(tokens[0]), json={"version": 1}), json=True
+    )
+    assert "steps submitted for this seat" in message
+    # The same seat from another address is the same seat; reading the game is not a step; the other
+    # seat has its own count.
+    again = client.post(
+        f"/api/games/{game_id}/actions",
+        headers=bearer(tokens[0]),
+        json={"version": 1, "action": {"type": "pick", "combo": 0}},
+        **from_address("192.0.2.11"),
+    )
+    assert again.status_code == 429
+    assert client.get(f"/api/games/{game_id}", headers=bearer(tokens[0])).status_code == 200
+    other = client.post(
+        f"/api/games/{game_id}/actions", headers=bearer(tokens[1]), json={"version": 1, "action": {"type": "end_turn"}}
+    )
+    assert other.status_code == 409
+
+
+def test_limits_are_off_when_disabled(make_app: Callable[..., Flask]) -> None:
+    app = make_app(RATELIMIT_ENABLED=False, RATELIMIT_BAD_LINKS="1 per minute")
+    client = app.test_client()
+    assert [client.get(f"/play/bad{i}").status_code for i in range(5)] == [403] * 5
+
+
+@pytest.mark.redis
+def test_web_processes_share_the_counts_in_redis(make_app: Callable[..., Flask], redis_url: str, tmp_path: Any) -> None:
+    settings = {"RATELIMIT_BAD_LINKS": "4 per minute", "RATELIMIT_STORAGE_URI": redis_url}
+    first = limited_app(make_app, **settings, INSTANCE_PATH=str(tmp_path / "one"))
+    second = limited_app(make_app, **settings, INSTANCE_PATH=str(tmp_path / "two"))
+    a, b = first.test_client(), second.test_client()
+    assert [a.get(f"/play/bad{i}").status_code for i in range(2)] == [403, 403]
+    assert [b.get(f"/play/bad{i}").status_code for i in range(2)] == [403, 403]
+    assert_limited(a.get("/play/bad"), json=False)
+    assert_limited(b.get("/play/bad"), json=False)
+
+
+def test_an_unreachable_counter_store_does_not_take_the_site_down(make_app: Callable[..., Flask]) -> None:
+    # Nothing listens on port 9 (discard) here: every call to the storage fails at once.
+    app = limited_app(make_app, RATELIMIT_STORAGE_URI="redis://127.0.0.1:9/0", RATELIMIT_BAD_LINKS="2 per minute")
+    game_id, tokens = start_game(app)
+    client = app.test_client()
+    assert client.get(f"/api/games/{game_id}", headers=bearer(tokens[0])).status_code == 200
+    # The limits still hold, counted in this process's memory meanwhile.
+    assert [client.get(f"/play/bad{i}").status_code for i in range(3)] == [403, 403, 429]
