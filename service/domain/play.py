@@ -7,6 +7,8 @@ racing for the same version apply exactly once. An idempotency key returns the f
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -101,16 +103,8 @@ def undo(session: Session, game_id: int, seat: int, expected_version: int, links
     state = load_state(game)
     if seat not in rules.awaiting(state):
         raise Conflict("It is not your turn", version=game.version)
-    log = session.exec(
-        select(GameAction)
-        .where(GameAction.game_id == game_id, GameAction.undone == sa.false(), GameAction.kind != "undo")
-        .order_by(GameAction.version.desc())  # type: ignore[attr-defined]
-    ).all()
-    taken_back = []
-    for entry in log:
-        if entry.undo_point or entry.seat != seat or entry.kind != "action":
-            break
-        taken_back.append(entry)
+    log = live_log(session, game_id)
+    taken_back = steps_to_undo(log, seat)
     if not taken_back:
         raise IllegalMove("Nothing to undo: your last step revealed information or used the die")
     for entry in taken_back:
@@ -121,6 +115,28 @@ def undo(session: Session, game_id: int, seat: int, expected_version: int, links
     new_state.last = {"kind": "undo", "player": seat, "undo_point": False, "undone": len(taken_back)}
     record = GameAction(game_id=game_id, seat=seat, kind="undo", action=None, version=game.version + 1)
     return _commit_step(session, game, record, new_state, links, utcnow(), None, seat)
+
+
+def live_log(session: Session, game_id: int) -> list[GameAction]:
+    """The log's steps that count (neither undone nor undo records), latest first."""
+    return list(
+        session.exec(
+            select(GameAction)
+            .where(GameAction.game_id == game_id, GameAction.undone == sa.false(), GameAction.kind != "undo")
+            .order_by(GameAction.version.desc())  # type: ignore[attr-defined]
+        ).all()
+    )
+
+
+def steps_to_undo(log: list[GameAction], seat: int) -> list[GameAction]:
+    """What an undo by ``seat`` would take back now (``log`` as :func:`live_log` gives it), latest first:
+    the seat's own steps since the last undo point. Empty when there is nothing to undo."""
+    taken_back = []
+    for entry in log:
+        if entry.undo_point or entry.seat != seat or entry.kind != "action":
+            break
+        taken_back.append(entry)
+    return taken_back
 
 
 def auto_pass(
@@ -193,9 +209,15 @@ def auto_pass(
 
 def replay(game: Game, entries: list[GameAction]) -> rules.GameState:
     """Rebuild the state from the seed and the log (DESIGN §2: the snapshot is a cache)."""
+    return deque(replay_steps(game, entries), maxlen=1)[0]
+
+
+def replay_steps(game: Game, entries: list[GameAction]) -> Iterator[rules.GameState]:
+    """The state from the seed, then the state after each entry of ``entries`` that was not undone."""
     settings = settings_of(game)
     players = len(game.state["players"]) if game.state else 0
     state = rules.new_game(players, seed=game.seed, options={"redeploy": settings.redeploy})
+    yield state
     for entry in entries:
         if entry.undone:
             continue
@@ -206,7 +228,7 @@ def replay(game: Game, entries: list[GameAction]) -> rules.GameState:
             state = rules.auto_pass(state, entry.seat)
         elif entry.kind == "options":
             state = rules.with_options(state, (entry.action or {})["options"])
-    return state
+        yield state
 
 
 def after_change(session: Session, game: Game, state: rules.GameState, links: LinkMaker, now: datetime) -> None:
