@@ -31,17 +31,24 @@ def is_embedded(broker_url: str) -> bool:
 
 
 def check_broker(celery_app: Celery, timeout: float) -> None:
-    """Talk to the broker once; raise if it does not answer within about ``timeout`` seconds.
-
-    Declaring the default queue is a real round trip on every transport (it reports the queue's
-    length) and harmless: workers declare the same queue when they start.
-    """
-    transport_options = {}
-    if not is_embedded(celery_app.conf.broker_url):
-        transport_options = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
+    """Talk to the broker once; raise if it does not answer within about ``timeout`` seconds."""
+    broker_url = celery_app.conf.broker_url
+    if is_embedded(broker_url):
+        # The embedded broker is a SQLite file: opening and querying it is the round trip. Not
+        # through kombu, whose SQLAlchemy transport never closes a channel's session: every check
+        # would keep one connection of its pool, until the pool ran dry after about 200 checks.
+        engine = create_engine(_database_url(broker_url), connect_args={"timeout": timeout})
+        try:
+            with engine.connect() as connection:
+                connection.exec_driver_sql("SELECT 1")
+        finally:
+            engine.dispose()
+        return
+    transport_options = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
     with celery_app.connection_for_write(connect_timeout=timeout, transport_options=transport_options) as connection:
         # One quick retry at most: a health check must answer, not wait for the broker.
         connection.ensure_connection(max_retries=1, interval_start=0, timeout=timeout)
+        # A real round trip (it reports the queue's length), and harmless: workers declare it too.
         connection.default_channel.queue_declare(queue=celery_app.conf.task_default_queue)
 
 
@@ -53,15 +60,11 @@ def prepare_embedded_broker(celery_app: Celery) -> None:
         # WAL is a property of the file: set once, it lets workers poll while others send.
         connection.exec_driver_sql("PRAGMA journal_mode=WAL")
     engine.dispose()
-    try:
-        check_broker(celery_app, timeout=10)  # creates the tables and the default queue's row
-    except IntegrityError:
-        # Another process created the queue's row at the same moment; it exists now.
-        check_broker(celery_app, timeout=10)
     for queue in queues.ALL:  # the mail queue too: the web server sends to it before a worker consumes it
         try:
-            _declare(celery_app, queue)
+            _declare(celery_app, queue)  # the first one also creates the transport's tables
         except IntegrityError:
+            # Another process created the queue's row at the same moment; it exists now.
             _declare(celery_app, queue)
     prune_delivered_messages(broker_url)
 

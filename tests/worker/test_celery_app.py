@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 from flask import Flask
 
 from worker.app import celery_config
-from worker.broker import prepare_embedded_broker, prune_delivered_messages
+from worker.broker import check_broker, prepare_embedded_broker, prune_delivered_messages
 from worker.schedule import BEAT_SCHEDULE, EMBEDDED_BEAT_SCHEDULE
 
 
@@ -65,3 +66,13 @@ def test_preparing_the_embedded_broker_again_is_harmless(app: Flask) -> None:
     with closing(sqlite3.connect(broker_file)) as connection:
         assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert connection.execute("SELECT name FROM kombu_queue ORDER BY name").fetchall() == [("celery",), ("mail",)]
+
+
+def test_checking_the_embedded_broker_again_and_again_keeps_no_connection(app: Flask) -> None:
+    # /health checks the broker on every call; kombu's SQLite transport would keep a connection per
+    # check and refuse the 216th after a 30 s wait.
+    celery_app = app.extensions["celery"]
+    started = time.monotonic()
+    for _ in range(300):
+        check_broker(celery_app, timeout=2)
+    assert time.monotonic() - started < 20
