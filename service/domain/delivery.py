@@ -144,10 +144,13 @@ def _claim(session: Session, now: datetime, settings: MailSettings) -> list[_Job
     if session.get_bind().dialect.name == "postgresql":
         # Rows another drain holds are skipped, not waited for (DESIGN §5's pattern, for mail).
         due = due.with_for_update(skip_locked=True)
+    # A CTE, evaluated once: PostgreSQL may run a LIMIT … SKIP LOCKED subquery again for each row of a
+    # semi-join, picking different rows each time, and so claim more than a batch.
+    chosen = due.cte("due")
     claim = (
         sa.update(OutboxMail)
         .where(
-            OutboxMail.id.in_(due.scalar_subquery()),  # type: ignore[union-attr]
+            OutboxMail.id.in_(select(chosen.c.id)),  # type: ignore[union-attr]
             # Repeated here so that PostgreSQL re-checks them on a row another claim just changed.
             OutboxMail.status == PENDING,
             OutboxMail.next_attempt_at <= now,  # type: ignore[operator]

@@ -12,6 +12,8 @@ database (``service.domain.delivery``).
 from __future__ import annotations
 
 import logging
+import time
+import weakref
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
@@ -82,14 +84,21 @@ def _forget_mail_queued(session: OrmSession) -> None:
     session.info.pop(_QUEUED, None)
 
 
+#: After a failed send, this process does not try again for this long (seconds). Reaching a broker that is
+#: down takes kombu a few seconds of retries, which a web request should not pay at every commit; the mail
+#: is not lost meanwhile, only sent by beat's next drain instead of at once.
+BROKER_PAUSE = 30.0
+_broker_down_until: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+
+
 def _send_if_mail_queued(session: OrmSession) -> None:
     if not session.info.pop(_QUEUED, False) or not has_app_context():
         return  # no app (a script or a test on a bare session): the periodic drain delivers it
     celery_app = current_app.extensions.get("celery")
-    if celery_app is None:
+    if celery_app is None or time.monotonic() < _broker_down_until.get(celery_app, 0.0):
         return
     try:
-        # No retries here: a request must not hang on a broker that is down; beat's drain catches up.
         celery_app.send_task(DELIVER_OUTBOX, retry=False)
     except Exception as error:
-        log(logger, logging.WARNING, "mail.enqueue_failed", error=repr(error))
+        _broker_down_until[celery_app] = time.monotonic() + BROKER_PAUSE
+        log(logger, logging.WARNING, "mail.enqueue_failed", error=repr(error), paused_seconds=BROKER_PAUSE)

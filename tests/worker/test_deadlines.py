@@ -1,0 +1,259 @@
+"""service.domain.deadlines through the sweep task's entry point: auto-passes, reminders, outage guard.
+
+Every sweep is given its ``now``; nothing sleeps.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from datetime import UTC, datetime, timedelta
+
+from flask import Flask
+from sqlmodel import select
+
+import rules
+from rules.bots import concrete
+from service import status
+from service.db import get_session
+from service.domain import play
+from service.models import Game, ReminderSent
+
+from .conftest import game_row, logged, new_game, outbox, sweep
+
+HOUR = 3600
+
+
+def test_a_passed_deadline_auto_passes_once_and_starts_the_next_turn(mail_app: Flask) -> None:
+    game_id = new_game(mail_app, turn_length_seconds=48 * HOUR)
+    deadline = game_row(mail_app, game_id).deadline_at
+    assert deadline is not None
+
+    assert sweep(mail_app, deadline - timedelta(seconds=1)).auto_passed == 0  # the first sweep: no outage
+    report = sweep(mail_app, deadline + timedelta(seconds=5))
+    assert report.auto_passed == 1
+    again = sweep(mail_app, deadline + timedelta(seconds=35))
+    assert again.auto_passed == 0
+
+    passes = logged(mail_app, game_id, "auto_pass")
+    assert [(a.seat, a.action) for a in passes] == [(0, {"reason": "deadline"})]
+    assert [m.to_email for m in outbox(mail_app, "auto_passed")] == ["p0@example.org"]
+    game = game_row(mail_app, game_id)
+    assert rules.awaiting(rules.GameState.from_json(game.state)) == {1}
+    assert game.deadline_at == deadline + timedelta(seconds=5) + timedelta(hours=48)
+    turn_mails = outbox(mail_app, "your_turn")
+    assert [m.to_email for m in turn_mails] == ["p0@example.org", "p1@example.org"]
+    assert turn_mails[1].context["deadline_at"] == game.deadline_at.isoformat()
+
+
+def test_concurrent_sweeps_pass_each_due_game_exactly_once(mail_app: Flask) -> None:
+    ids = [new_game(mail_app) for _ in range(6)]
+    at = max(game_row(mail_app, g).deadline_at for g in ids) + timedelta(seconds=1)  # type: ignore[type-var]
+    reports = []
+    start = threading.Barrier(4)
+
+    def run() -> None:
+        start.wait()
+        reports.append(sweep(mail_app, at))
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sum(r.auto_passed for r in reports) == len(ids)
+    assert sum(r.errors for r in reports) == 0
+    for game_id in ids:
+        assert len(logged(mail_app, game_id, "auto_pass")) == 1
+        assert len(outbox(mail_app, "auto_passed", game_id)) == 1
+
+
+def test_a_sweep_after_an_outage_pushes_back_the_deadlines_in_the_gap(mail_app: Flask) -> None:
+    ids = [new_game(mail_app, turn_length_seconds=length) for length in (HOUR, 3 * HOUR, 6 * HOUR)]
+    started = game_row(mail_app, ids[0]).step_started_at
+    assert started is not None
+    deadlines_before = [game_row(mail_app, g).deadline_at for g in ids]
+    sweep(mail_app, started + timedelta(minutes=30))  # the last sweep before the service went down
+
+    back = started + timedelta(minutes=30, hours=4)  # four hours later: the first two deadlines passed
+    report = sweep(mail_app, back)
+
+    assert report.outage == timedelta(hours=4)
+    assert (report.auto_passed, report.pushed_back) == (0, 2)
+    after = [game_row(mail_app, g).deadline_at for g in ids]
+    assert after == [
+        deadlines_before[0] + timedelta(hours=4),
+        deadlines_before[1] + timedelta(hours=4),
+        deadlines_before[2],
+    ]
+    notices = outbox(mail_app, "admin_change")
+    assert sorted((m.game_id, m.context["change"], m.to_email) for m in notices) == [
+        (ids[0], "outage", "p0@example.org"),
+        (ids[1], "outage", "p0@example.org"),
+    ]
+    # Sweeping on as usual: nothing is passed until the pushed-back deadline, then exactly that game.
+    assert sweep(mail_app, back + timedelta(seconds=30)).auto_passed == 0
+    jump = timedelta(days=1)  # the test leaps to the next deadline: not an outage
+    assert sweep(mail_app, after[0] + timedelta(seconds=1), outage_after=jump).auto_passed == 1
+    assert [len(logged(mail_app, g, "auto_pass")) for g in ids] == [1, 0, 0]
+
+
+def test_two_sweeps_after_an_outage_push_back_only_once(mail_app: Flask) -> None:
+    game_id = new_game(mail_app, turn_length_seconds=HOUR)
+    started = game_row(mail_app, game_id).step_started_at
+    before = game_row(mail_app, game_id).deadline_at
+    sweep(mail_app, started)
+    back = started + timedelta(hours=2)
+    start = threading.Barrier(3)
+    reports = []
+
+    def run() -> None:
+        start.wait()
+        reports.append(sweep(mail_app, back))
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sum(r.pushed_back for r in reports) == 1
+    assert sum(r.auto_passed for r in reports) == 0
+    assert game_row(mail_app, game_id).deadline_at == before + timedelta(hours=2)
+    assert len(outbox(mail_app, "admin_change")) == 1
+
+
+def test_the_sweep_records_its_time_for_health(mail_app: Flask) -> None:
+    at = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
+    sweep(mail_app, at)
+    sweep(mail_app, at + timedelta(seconds=30))
+    with mail_app.app_context():
+        assert status.recorded_at(get_session(), status.LAST_DEADLINE_SWEEP) == at + timedelta(seconds=30)
+
+
+def sweeps_every_30_seconds(app: Flask, start: datetime, end: datetime, skip: set[int] = frozenset()) -> int:  # type: ignore[assignment]
+    """Sweep from ``start`` to ``end`` every 30 s, leaving out the sweeps numbered in ``skip``; reminders."""
+    reminders = 0
+    for n in range(int((end - start).total_seconds() // 30) + 1):
+        if n not in skip:
+            reminders += sweep(app, start + timedelta(seconds=30 * n)).reminders
+    return reminders
+
+
+def test_reminders_are_neither_lost_nor_repeated_across_a_skipped_sweep(mail_app: Flask) -> None:
+    game_id = new_game(mail_app, turn_length_seconds=48 * HOUR, reminders_before_seconds=[24 * HOUR, 2 * HOUR])
+    deadline = game_row(mail_app, game_id).deadline_at
+    assert deadline is not None
+    first, second = deadline - timedelta(hours=24), deadline - timedelta(hours=2)
+
+    # Around each reminder: the sweep just after its time does not run (skip 3: the one 20 s after).
+    assert sweeps_every_30_seconds(mail_app, first - timedelta(seconds=70), first + timedelta(seconds=120), {3}) == 1
+    assert sweeps_every_30_seconds(mail_app, second - timedelta(seconds=70), second + timedelta(seconds=120), {3}) == 1
+
+    reminders = outbox(mail_app, "reminder")
+    assert [m.context["before_seconds"] for m in reminders] == [24 * HOUR, 2 * HOUR]
+    assert all(m.to_email == "p0@example.org" for m in reminders)
+    # Late by one sweep, not lost: each was written at the sweep after the skipped one.
+    assert reminders[0].created_at == first + timedelta(seconds=50)
+    with mail_app.app_context():
+        records = get_session().exec(select(ReminderSent).where(ReminderSent.game_id == game_id)).all()
+        assert sorted(r.before_seconds for r in records) == [2 * HOUR, 24 * HOUR]
+    assert game_row(mail_app, game_id).reminders_due_at is None
+
+
+def test_reminders_due_together_make_one_mail_and_are_all_recorded(mail_app: Flask) -> None:
+    game_id = new_game(mail_app, turn_length_seconds=48 * HOUR, reminders_before_seconds=[24 * HOUR, 2 * HOUR])
+    deadline = game_row(mail_app, game_id).deadline_at
+    started = game_row(mail_app, game_id).step_started_at
+    # No sweep between the start of the step and one hour before the deadline (the outage guard is set
+    # wide here, so that the deadline stays where it is): both reminders are due at that sweep.
+    sweep(mail_app, started, outage_after=timedelta(days=3))
+    sweep(mail_app, deadline - timedelta(hours=1), outage_after=timedelta(days=3))
+    reminders = outbox(mail_app, "reminder")
+    assert [m.context["before_seconds"] for m in reminders] == [2 * HOUR]
+    with mail_app.app_context():
+        records = get_session().exec(select(ReminderSent).where(ReminderSent.game_id == game_id)).all()
+        assert sorted((r.before_seconds, r.mailed) for r in records) == [(2 * HOUR, True), (24 * HOUR, False)]
+
+
+def test_a_new_step_gets_its_own_reminders(mail_app: Flask) -> None:
+    game_id = new_game(mail_app, turn_length_seconds=4 * HOUR, reminders_before_seconds=[HOUR])
+    deadline = game_row(mail_app, game_id).deadline_at
+    jump = timedelta(days=1)  # the test leaps from one moment to the next: not an outage
+    sweep(mail_app, deadline - timedelta(minutes=59), outage_after=jump)
+    sweep(mail_app, deadline + timedelta(seconds=1), outage_after=jump)  # seat 0 auto-passed; seat 1's turn
+    next_deadline = game_row(mail_app, game_id).deadline_at
+    sweep(mail_app, next_deadline - timedelta(minutes=59), outage_after=jump)
+    assert [m.to_email for m in outbox(mail_app, "reminder")] == ["p0@example.org", "p1@example.org"]
+
+
+def play_until(app: Flask, game_id: int, done: object, seed: int = 3, limit: int = 2000) -> rules.GameState:
+    """Play random legal steps through the domain until ``done(state)`` holds."""
+    rnd = random.Random(seed)
+    links = app.extensions["smallworld.links"]
+    for _ in range(limit):
+        with app.app_context():
+            game = get_session().get(Game, game_id)
+            state = rules.GameState.from_json(game.state)
+            if done(state):  # type: ignore[operator]
+                return state
+            seat = min(rules.awaiting(state))
+            choice = rnd.choice(rules.legal_actions(state, seat))
+            play.submit_action(get_session(), game_id, seat, concrete(choice, rnd).to_json(), game.version, links)
+    raise AssertionError("the state was not reached")
+
+
+def test_a_defender_in_ask_mode_has_a_redeploy_step_with_its_own_deadline(mail_app: Flask) -> None:
+    game_id = new_game(
+        mail_app,
+        players=3,
+        redeploy="ask",
+        defender_turn_length_seconds=12 * HOUR,
+        reminders_before_seconds=[24 * HOUR],
+    )
+    state = play_until(mail_app, game_id, lambda s: s.phase == "defend")
+    defender = state.defenders[0]
+    game = game_row(mail_app, game_id)
+    assert game.deadline_at == game.step_started_at + timedelta(hours=12)
+    assert game.reminders_due_at is None  # a 24-hour reminder does not fit a 12-hour step
+    redeploy = outbox(mail_app, "redeploy_needed")
+    assert redeploy[-1].to_email == f"p{defender}@example.org"
+    assert redeploy[-1].context["defending"] is True
+
+    report = sweep(mail_app, game.deadline_at + timedelta(seconds=1), outage_after=timedelta(days=1))
+    assert report.auto_passed == 1
+    assert logged(mail_app, game_id, "auto_pass")[-1].seat == defender
+    assert outbox(mail_app, "auto_passed")[-1].context["defending"] is True
+    after = rules.GameState.from_json(game_row(mail_app, game_id).state)
+    assert defender not in after.defenders
+
+
+def test_consecutive_auto_passes_alert_the_host_with_the_admin_link(mail_app: Flask) -> None:
+    game_id = new_game(mail_app, turn_length_seconds=HOUR, auto_pass_alert_after=2)
+    at = game_row(mail_app, game_id).deadline_at
+    for _ in range(3):  # seat 0, seat 1, seat 0 again
+        at = game_row(mail_app, game_id).deadline_at + timedelta(seconds=1)
+        assert sweep(mail_app, at, outage_after=timedelta(days=1)).auto_passed == 1
+    alerts = outbox(mail_app, "host_alert")
+    assert [(m.to_email, m.context["player_name"], m.context["auto_passes"]) for m in alerts] == [
+        ("p0@example.org", "Player 0", 2)
+    ]
+    assert alerts[0].context["admin_url"].startswith("https://smallworld.example/admin/")
+
+
+def test_the_sweep_finishes_a_game_whose_state_is_over_but_still_marked_active(mail_app: Flask) -> None:
+    game_id = new_game(mail_app)
+    over = rules.GameState.from_json(game_row(mail_app, game_id).state)
+    over.phase = "over"  # a hand-repaired row: no domain operation leaves this behind
+    with mail_app.app_context():
+        game = get_session().get(Game, game_id)
+        game.state = over.to_json()
+        get_session().add(game)
+        get_session().commit()
+        deadline = game.deadline_at
+    assert sweep(mail_app, deadline + timedelta(seconds=1)).finished == 1
+    assert sweep(mail_app, deadline + timedelta(seconds=31)).finished == 0
+    game = game_row(mail_app, game_id)
+    assert game.status == "finished" and game.result
+    assert len(outbox(mail_app, "game_over")) == 2
