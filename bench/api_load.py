@@ -1,11 +1,12 @@
 """Action round trip under load: gunicorn + PostgreSQL + Redis on this machine.
 
-    python bench/api_load.py [--players 50] [--games 10] [--seconds 60] [--workers 4]
+    python bench/api_load.py [--players 50] [--seconds 60] [--workers 4] [--think 1.0]
 
 Starts gunicorn (``--workers`` sync workers; the machine's two cores are the budget for everything,
 this client included), on a fresh PostgreSQL schema with Redis as the broker. Creates one 2-player game
 per concurrent player and runs ``--players`` bot players at once, each playing whichever seat its game
-waits for, with no think time: fetch the legal actions, submit a random one, repeat. The round trip
+waits for: fetch the legal actions, think (``--think`` seconds on average, exponentially distributed; 0
+for a stress test), submit a random one, repeat. The round trip
 timed is the action submission (HTTP → validate with the rules → commit with the outbox rows), as a
 player's click would make it. Prints p50/p95/p99 latency and actions/s.
 """
@@ -76,7 +77,9 @@ def seat_tokens(schema: str) -> dict[int, dict[int, str]]:
     return tokens
 
 
-def player(port: int, game_id: int, seats: dict[int, str], stop: float, latencies: list, errors: list) -> None:
+def player(
+    port: int, game_id: int, seats: dict[int, str], stop: float, think: float, latencies: list, errors: list
+) -> None:
     """Plays both seats of one game: the awaited one acts; the step's answer says who is awaited next."""
     client = Client(port)
     rnd = random.Random(game_id)
@@ -86,6 +89,8 @@ def player(port: int, game_id: int, seats: dict[int, str], stop: float, latencie
         token = seats[seat]
         _, legal = client.call("GET", f"/api/games/{game_id}/legal-actions", token=token)
         action = concrete(rules.Action.from_json(rnd.choice(legal["actions"])), rnd).to_json()
+        if think:
+            time.sleep(rnd.expovariate(1 / think))
         started = time.perf_counter()
         status, body = client.call(
             "POST", f"/api/games/{game_id}/actions", {"version": legal["version"], "action": action}, token
@@ -103,6 +108,7 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--think", type=float, default=1.0, help="mean seconds a player thinks before a step")
     args = parser.parse_args()
     games = args.players
     import sqlalchemy as sa
@@ -118,6 +124,8 @@ def main() -> None:
         SMALLWORLD_DATABASE_URL=f"{POSTGRES}?options=-csearch_path%3D{schema}",
         SMALLWORLD_BROKER_URL=REDIS,
         SMALLWORLD_INSTANCE_PATH=f"/tmp/{schema}",
+        # One client address plays every seat here: per-address limits would measure the limiter.
+        SMALLWORLD_RATELIMIT_ENABLED="false",
     )
     subprocess.run([sys.executable, "-m", "service", "db", "upgrade"], env=env, check=True, cwd=ROOT)
     server = subprocess.Popen(
@@ -146,7 +154,7 @@ def main() -> None:
         errors: list = []
         stop = time.time() + args.seconds
         threads = [
-            threading.Thread(target=player, args=(port, game_id, seats, stop, latencies, errors))
+            threading.Thread(target=player, args=(port, game_id, seats, stop, args.think, latencies, errors))
             for game_id, seats in tokens.items()
         ]
         started = time.time()
@@ -163,7 +171,10 @@ def main() -> None:
             connection.commit()
         admin.dispose()
     cuts = statistics.quantiles([x * 1000 for x in latencies], n=100)
-    print(f"# python bench/api_load.py --players {args.players} --seconds {args.seconds:g} --workers {args.workers}")
+    print(
+        f"# python bench/api_load.py --players {args.players} --seconds {args.seconds:g} "
+        f"--workers {args.workers} --think {args.think:g}"
+    )
     print(f"# {os.cpu_count()} cores; gunicorn {args.workers} sync workers; PostgreSQL + Redis on 127.0.0.1")
     print(f"{'players':>7} {'actions':>8} {'actions/s':>10} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'errors':>6}")
     print(

@@ -27,7 +27,7 @@ def init_app(app: Flask) -> None:
     """Register the service's commands on ``app.cli`` (and so on ``smallworld``)."""
     from service.admin_cli import group as admin_group
 
-    for command in (serve, worker, beat, database, admin_group):
+    for command in (serve, worker, beat, database, admin_group, demo):
         app.cli.add_command(command)
 
 
@@ -149,3 +149,34 @@ cli = FlaskGroup(
     create_app=_create_app,
     load_dotenv=False,
 )
+
+
+@click.command()
+@click.option("--players", default=3, show_default=True, type=click.IntRange(2, 5), help="Bots in the game.")
+@click.option("--seed", default=1, show_default=True, type=int, help="Seed of the bots' choices.")
+@click.option("--turn-length", default="5s", show_default=True, help="Time for a turn, e.g. 5s, 1m.")
+@click.option("--url", default=None, help="Play against this running service instead of starting one.")
+@click.option("--mail-dir", default=None, type=click.Path(file_okay=False), help="With --url: its mail folder.")
+def demo(players: int, seed: int, turn_length: str, url: str | None, mail_dir: str | None) -> None:
+    """Watch a whole game played by bots through the real service, mail and deadlines included.
+
+    Without --url it starts its own embedded stack (like ``serve``) and stops it at the end. Exits 0
+    only if the game finished and every invariant held.
+    """
+    from pathlib import Path
+
+    from service import demo as demo_module
+
+    seconds = _seconds(turn_length)
+    try:
+        demo_module.run(players, seed, seconds, url, Path(mail_dir) if mail_dir else None, out=click.echo)
+    except demo_module.DemoFailed as failure:
+        raise click.ClickException(str(failure)) from None
+
+
+def _seconds(text: str) -> int:
+    units = {"s": 1, "m": 60, "h": 3600}
+    try:
+        return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
+    except (ValueError, IndexError):
+        raise click.BadParameter(f"{text!r} is not a duration like 5s or 2m") from None

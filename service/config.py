@@ -55,6 +55,9 @@ DEFAULTS: dict[str, Any] = {
     # A deadline sweep this long after the previous one means the service was down: deadlines that fell
     # in the gap are pushed back by its length instead of passing everyone at once (DESIGN §5).
     "OUTAGE_GUARD_SECONDS": 600,
+    # Beat sends the deadline sweep and the outbox sweep this often (seconds). ~30 s in production; the
+    # demo uses 1 s so that short turns end on time.
+    "SWEEP_SECONDS": 30,
     "BASE_URL": "http://127.0.0.1:5000",
     # How many reverse proxies stand in front of the web server; their X-Forwarded-For/-Proto are trusted
     # for that many hops (the client's address for rate limits). 0: no proxy, trust no such header.

@@ -16,7 +16,7 @@ from flask import Flask
 
 from worker import queues
 from worker.broker import is_embedded
-from worker.schedule import BEAT_SCHEDULE, EMBEDDED_BEAT_SCHEDULE
+from worker.schedule import EMBEDDED_BEAT_SCHEDULE, beat_schedule
 
 REDIS_SCHEMES = ("redis://", "rediss://")
 
@@ -63,7 +63,7 @@ def celery_config(config: dict[str, Any]) -> dict[str, Any]:
         "task_ignore_result": True,
         "timezone": "UTC",
         "enable_utc": True,
-        "beat_schedule": dict(BEAT_SCHEDULE),
+        "beat_schedule": beat_schedule(float(config.get("SWEEP_SECONDS") or 30)),
         # Mail on its own queue (worker/queues.py).
         "task_routes": queues.ROUTES,
         # With acks_late, a worker holds only the message it is working on: a killed worker leaves at

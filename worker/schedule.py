@@ -13,7 +13,7 @@ from typing import Any
 #: backlog of stale sweeps (workers busy or down) would only run the same sweep many times.
 EXPIRES = 25
 
-#: Periodic tasks on every deployment.
+#: Periodic tasks on every deployment (every 30 s; see :func:`beat_schedule`).
 BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     # Auto-passes, reminders and the outage guard (service/domain/deadlines.py).
     "sweep-deadlines": {
@@ -28,6 +28,18 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "options": {"expires": EXPIRES},
     },
 }
+
+def beat_schedule(sweep_seconds: float = 30) -> dict[str, dict[str, Any]]:
+    """:data:`BEAT_SCHEDULE` with the sweeps every ``sweep_seconds`` (``SMALLWORLD_SWEEP_SECONDS``).
+
+    A sweep not taken by a worker before the next one is due expires: a backlog would repeat the same work.
+    """
+    schedule = {}
+    for name, entry in BEAT_SCHEDULE.items():
+        expires = min(EXPIRES, max(1, sweep_seconds - 1))
+        schedule[name] = entry | {"schedule": timedelta(seconds=sweep_seconds), "options": {"expires": expires}}
+    return schedule
+
 
 #: Periodic tasks of the embedded broker only (see ``worker.broker``).
 EMBEDDED_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
