@@ -34,11 +34,16 @@ def test_regions_are_coloured_by_their_owner() -> None:
         y = board_picture.MARGIN + board_picture.TITLE_H + row * (board_picture.CELL_H + board_picture.GAP) + 22
         return image.getpixel((x, y))  # type: ignore[return-value]
 
-    assert centre_colour(1) == board_picture.seat_colour(0)  # Ann's Orcs
-    assert centre_colour(14) == board_picture.seat_colour(1)  # Bob's Giants
-    assert centre_colour(9) == board_picture._tint(board_picture.seat_colour(1), 0.55)  # In Decline Ratmen
-    assert centre_colour(6) == board_picture.LOST_TRIBE
-    assert centre_colour(0) == board_picture.WATER_FILL
+    # The PNG has a 64-colour palette: each fill comes out within a step or two of its colour.
+    def near(colour: tuple[int, int, int], expected: tuple[int, int, int]) -> bool:
+        return max(abs(a - b) for a, b in zip(colour, expected, strict=True)) <= 4
+
+    assert near(centre_colour(1), board_picture.seat_colour(0))  # Ann's Orcs
+    assert near(centre_colour(14), board_picture.seat_colour(1))  # Bob's Giants
+    assert near(centre_colour(9), board_picture._tint(board_picture.seat_colour(1), 0.55))  # In Decline Ratmen
+    assert near(centre_colour(6), board_picture.LOST_TRIBE)
+    assert near(centre_colour(0), board_picture.WATER_FILL)
+    assert not near(centre_colour(1), board_picture.seat_colour(1))
 
 
 def test_a_five_player_board_fits() -> None:

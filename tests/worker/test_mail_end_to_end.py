@@ -1,0 +1,480 @@
+"""The whole mail path with real servers: PostgreSQL, a Celery worker process on Redis (``smallworld
+worker``), and an SMTP server (aiosmtpd) in the test process. Players act only through the links in the
+mails that server received; deadlines are swept by the worker's own task, with ``now`` moved by the test.
+
+One worker serves the whole module (starting one takes seconds); the tests run in file order and each
+plays in its own games, with its own addresses.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import random
+import re
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from flask import Flask
+from sqlalchemy import create_engine, make_url, text
+from sqlalchemy.exc import OperationalError
+from sqlmodel import select
+
+import rules
+from rules.bots import concrete
+from service import create_app, status
+from service.db import get_engine, get_session, upgrade_database
+from service.domain.outbox import queue_mail
+from service.models import Game, GameAction, OutboxMail, Player, utcnow
+from tests.conftest import POSTGRES_URL, REDIS_URL, service_unavailable
+from tests.processes import service_environment, start, stop
+from tests.rules.builder import Builder
+from tests.smtp import Received, SMTPServer
+from worker.tasks.deadlines import SWEEP_DEADLINES
+from worker.tasks.mail import DELIVER_OUTBOX
+from worker.tasks.ping import ping
+
+pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes]
+
+BASE = "https://smallworld.example"
+LINK = re.compile(re.escape(BASE) + r"/(play|invite|admin|unsubscribe)/(\S+)")
+
+
+@dataclass
+class Stack:
+    app: Flask
+    smtp: SMTPServer
+    env: dict[str, str]
+    logs: Path
+    worker: subprocess.Popen[bytes] | None = None
+    starts: int = 0
+    client: Any = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.client = self.app.test_client()
+
+    @property
+    def mailbox(self) -> Any:
+        return self.smtp.mailbox
+
+    def start_worker(self) -> None:
+        self.starts += 1
+        log = self.logs / f"worker-{self.starts}.log"
+        self.worker = start(["worker", "--concurrency", "2"], self.env, log)
+        try:  # answers on the default queue: it is consuming
+            assert ping.apply_async(ignore_result=False).get(timeout=60) == "pong"
+        except BaseException:
+            print(log.read_text())
+            self.kill_worker()
+            raise
+
+    def stop_worker(self) -> None:
+        if self.worker is not None:
+            process, self.worker = self.worker, None
+            stop(process)
+            with contextlib.suppress(ProcessLookupError):  # whatever of its group is left
+                os.killpg(process.pid, signal.SIGKILL)
+
+    def kill_worker(self) -> None:
+        assert self.worker is not None
+        os.killpg(self.worker.pid, signal.SIGKILL)  # the worker and its pool: no chance to commit
+        self.worker.wait()
+        self.worker = None
+
+    def run(self, task: str, **kwargs: Any) -> dict[str, Any]:
+        """Send ``task`` to the worker and wait for its result."""
+        result: dict[str, Any] = (
+            self.app.extensions["celery"].send_task(task, kwargs=kwargs, ignore_result=False).get(timeout=60)
+        )
+        return result
+
+    def session(self) -> Any:
+        return self.app.app_context()
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    with _postgres_schema() as database_url, _redis_database() as redis_url:
+        smtp = SMTPServer()
+        smtp.start()
+        instance = tmp_path_factory.mktemp("instance")
+        settings = {
+            "DATABASE_URL": database_url,
+            "BROKER_URL": redis_url,
+            "RESULT_BACKEND": redis_url,
+            "MAIL_BACKEND": "smtp",
+            "SMTP_HOST": "127.0.0.1",
+            "SMTP_PORT": str(smtp.port),
+            "BASE_URL": BASE,
+        }
+        app = create_app({"TESTING": True, "INSTANCE_PATH": str(instance), "RATELIMIT_ENABLED": False, **settings})
+        upgrade_database(get_engine(app))
+        env = service_environment(instance, **{f"SMALLWORLD_{k}": v for k, v in settings.items()})
+        stack = Stack(app=app, smtp=smtp, env=env, logs=tmp_path_factory.mktemp("logs"))
+        stack.start_worker()
+        try:
+            yield stack
+        finally:
+            stack.stop_worker()
+            smtp.stop()
+            get_engine(app).dispose()
+
+
+def _postgres_schema() -> Any:
+    """A fresh schema for the module (the ``postgres_url`` fixture's, at module scope)."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def schema() -> Iterator[str]:
+        engine = create_engine(POSTGRES_URL, connect_args={"connect_timeout": 3})
+        try:
+            connection = engine.connect()
+        except OperationalError as error:
+            engine.dispose()
+            service_unavailable(f"PostgreSQL is not reachable at {POSTGRES_URL}: {error.orig}")
+        name = f"test_{uuid.uuid4().hex[:12]}"
+        with connection:
+            connection.execute(text(f'CREATE SCHEMA "{name}"'))
+            connection.commit()
+        try:
+            yield (
+                make_url(POSTGRES_URL)
+                .update_query_dict({"options": f"-csearch_path={name}"})
+                .render_as_string(hide_password=False)
+            )
+        finally:
+            with engine.connect() as connection:
+                connection.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
+                connection.commit()
+            engine.dispose()
+
+    return schema()
+
+
+def _redis_database() -> Any:
+    """The tests' Redis database, held for the module under the same lock as the ``redis_url`` fixture."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def database() -> Iterator[str]:
+        client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3, socket_timeout=3)
+        try:
+            client.ping()
+        except redis.RedisError as error:
+            client.close()
+            service_unavailable(f"Redis is not reachable at {REDIS_URL}: {error}")
+        with (Path(tempfile.gettempdir()) / "smallworld-tests-redis.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            client.flushdb()
+            try:
+                yield REDIS_URL
+            finally:
+                client.flushdb()
+                client.close()
+
+    return database()
+
+
+# -- reading mails ----------------------------------------------------------------------------------------
+def link(mail: Received, kind: str) -> str:
+    """The token of the first ``kind`` link (play, invite, admin, unsubscribe) in the mail's text part."""
+    for found in LINK.finditer(mail.text):
+        if found.group(1) == kind:
+            return found.group(2)
+    raise AssertionError(f"no {kind} link in {mail.header('Subject')!r}")
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def to(mailbox: Any, address: str, subject_has: str = "") -> list[Received]:
+    return [m for m in mailbox.to(address) if subject_has in (m.header("Subject") or "")]
+
+
+def new_game(stack: Stack, names: list[str], tag: str, **settings: Any) -> tuple[int, list[str]]:
+    emails = [f"{name.lower()}.{tag}@example.org" for name in names]
+    body = {
+        "name": f"Game {tag}",
+        "players": [{"name": n, "email": e, "time_zone": "Europe/Paris"} for n, e in zip(names, emails, strict=True)],
+        "settings": settings,
+    }
+    created = stack.client.post("/api/games", json=body)
+    assert created.status_code == 201, created.get_json()
+    return created.get_json()["id"], emails
+
+
+def game_row(stack: Stack, game_id: int) -> Game:
+    with stack.session():
+        return get_session().get(Game, game_id)  # type: ignore[return-value]
+
+
+def outbox_rows(stack: Stack, **where: Any) -> list[OutboxMail]:
+    with stack.session():
+        query = select(OutboxMail).order_by(OutboxMail.id)  # type: ignore[arg-type]
+        for key, value in where.items():
+            query = query.where(getattr(OutboxMail, key) == value)
+        return list(get_session().exec(query).all())
+
+
+def wait_until(condition: Callable[[], Any], timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (result := condition()):
+        assert time.monotonic() < deadline, "the condition was not met in time"
+        time.sleep(0.05)
+    return result
+
+
+# -- the tests --------------------------------------------------------------------------------------------
+def test_players_play_a_whole_game_only_through_the_links_in_their_mails(stack: Stack) -> None:
+    game_id, emails = new_game(stack, ["Ann", "Bob"], "whole", redeploy="ask")
+    mailbox = stack.mailbox
+    host_mail = mailbox.wait_for(lambda _: to(mailbox, emails[0], "host link"))[0]
+    assert link(host_mail, "admin")
+
+    for address in emails:
+        invitation = mailbox.wait_for(lambda _, a=address: to(mailbox, a, "invited"))[0]
+        accepted = stack.client.post("/api/invitations/accept", headers=bearer(link(invitation, "invite")))
+        assert accepted.status_code == 200, accepted.get_json()
+
+    rnd = random.Random(7)
+    handled: set[str] = set()
+    turns_played = 0
+    while True:
+        # Wait for the next mail that asks someone to act, or for the end of the game.
+        def news(received: list[Received]) -> list[Received]:
+            return [
+                m
+                for m in received
+                if set(m.rcpt_tos) & set(emails)
+                and m.header("Message-ID") not in handled
+                and any(s in (m.header("Subject") or "") for s in ("your turn", "redeploy", "is over"))
+            ]
+
+        for mail in mailbox.wait_for(news):
+            handled.add(mail.header("Message-ID") or "")
+            if "is over" in (mail.header("Subject") or ""):
+                continue
+            token = link(mail, "play")
+            turns_played += play_while_awaited(stack, game_id, token, rnd)
+        over = [m for m in mailbox.all() if set(m.rcpt_tos) & set(emails) and "is over" in (m.header("Subject") or "")]
+        if len(over) == 2:
+            break
+
+    final = stack.client.get(f"/api/games/{game_id}", headers=bearer(token)).get_json()
+    assert final["status"] == "finished"
+    assert turns_played >= 20  # 10 game turns for each of the two players, and any redeployments
+    winner = next(row for row in final["result"] if row["place"] == 1)
+    for mail in over:
+        assert f"{winner['name']} wins with {winner['coins']} coins." in mail.text or "share the victory" in mail.text
+        assert final["seed"] in mail.text
+    # One thread: every mail of the game refers to the same root; turn mails carry the board picture.
+    mine = [m for m in mailbox.all() if set(m.rcpt_tos) & set(emails)]
+    assert len({m.header("References") for m in mine}) == 1
+    turn_mail = next(m for m in mine if "your turn" in (m.header("Subject") or ""))
+    assert any(part.get_content_type() == "image/png" for part in turn_mail.message.walk())
+    assert len({m.header("Message-ID") for m in mine}) == len(mine)  # no mail twice
+
+
+def play_while_awaited(stack: Stack, game_id: int, token: str, rnd: random.Random) -> int:
+    """The seat of ``token`` plays random legal steps while the game waits for it; 1 if it played."""
+    played = 0
+    for _ in range(200):
+        view = stack.client.get(f"/api/games/{game_id}", headers=bearer(token)).get_json()
+        if view["status"] != "active" or view["you"] not in view["awaiting"]:
+            return played
+        legal = stack.client.get(f"/api/games/{game_id}/legal-actions", headers=bearer(token)).get_json()
+        action = concrete(rules.Action.from_json(rnd.choice(legal["actions"])), rnd).to_json()
+        step = stack.client.post(
+            f"/api/games/{game_id}/actions", headers=bearer(token), json={"version": legal["version"], "action": action}
+        )
+        assert step.status_code == 200, step.get_json()
+        played = 1
+    raise AssertionError("the seat never finished its step")
+
+
+def test_two_concurrent_sweeps_make_one_auto_pass_and_one_mail_per_deadline(stack: Stack) -> None:
+    games = [new_game(stack, ["Cat", "Dan"], f"sweep{n}", start_when_all_accepted=False) for n in range(4)]
+    for _, emails in games:
+        stack.mailbox.wait_for(lambda _, a=emails[0]: to(stack.mailbox, a, "your turn"))
+    due = max(game_row(stack, game_id).deadline_at for game_id, _ in games) + timedelta(seconds=1)  # type: ignore[type-var]
+
+    celery = stack.app.extensions["celery"]
+    results = [
+        celery.send_task(SWEEP_DEADLINES, kwargs={"now": due.isoformat()}, ignore_result=False) for _ in range(2)
+    ]
+    reports = [r.get(timeout=60) for r in results]
+    assert sum(r["auto_passed"] for r in reports) >= len(games)  # (earlier tests' games may be due too)
+
+    for _game_id, emails in games:
+        stack.mailbox.wait_for(lambda _, a=emails[1]: to(stack.mailbox, a, "your turn"))  # the next turn
+    wait_until(lambda: not outbox_rows(stack, status="pending"))
+    for game_id, emails in games:
+        with stack.session():
+            passes = (
+                get_session()
+                .exec(select(GameAction).where(GameAction.game_id == game_id, GameAction.kind == "auto_pass"))
+                .all()
+            )
+        assert [a.seat for a in passes] == [0]
+        assert len(to(stack.mailbox, emails[0], "played for you")) == 1
+
+
+def test_a_worker_killed_between_the_smtp_reply_and_the_commit_sends_the_same_mail_again(stack: Stack) -> None:
+    address = "eve.killed@example.org"
+    killed: list[bool] = []
+
+    def kill_the_worker(mail: Received) -> None:
+        if address in mail.rcpt_tos and not killed:
+            stack.kill_worker()  # the server has the mail; the worker never hears "250" nor commits
+            killed.append(True)
+
+    stack.mailbox.on_accept = kill_the_worker
+    try:
+        with stack.session():
+            session = get_session()
+            eve = Player(email=address, display_name="Eve")
+            session.add(eve)
+            session.flush()
+            context = {"game_name": "Crash", "player_name": "Eve", "turn_url": f"{BASE}/play/t", "turn": 1, "turns": 9}
+            queue_mail(session, player=eve, template="your_turn", context=context)
+            session.commit()  # sends the delivery task to the worker
+        stack.mailbox.wait_for(lambda _: to(stack.mailbox, address))
+        wait_until(lambda: killed)
+    finally:
+        stack.mailbox.on_accept = None
+    [row] = outbox_rows(stack, to_email=address)
+    assert (row.status, row.attempts) == ("pending", 1)  # claimed; the outcome was never recorded
+
+    stack.start_worker()
+    assert stack.run(DELIVER_OUTBOX)["sent"] == 0  # its claim still holds: nobody sends it meanwhile
+    lapsed = utcnow() + timedelta(minutes=11)
+    assert stack.run(DELIVER_OUTBOX, now=lapsed.isoformat())["sent"] >= 1
+
+    first, second = to(stack.mailbox, address)
+    assert first.header("Message-ID") == second.header("Message-ID") == row.message_id
+    assert first.content == second.content  # the same mail twice, never two different mails
+    [row] = outbox_rows(stack, to_email=address)
+    assert (row.status, row.attempts) == ("sent", 2)
+
+
+def test_mail_written_while_the_smtp_server_is_down_goes_out_when_it_is_back(stack: Stack) -> None:
+    stack.smtp.stop()
+    try:
+        game_id, emails = new_game(stack, ["Fay", "Gus"], "smtpdown")
+        rows = wait_until(lambda: [r for r in outbox_rows(stack, game_id=game_id) if r.attempts == 1] or None)
+        wait_until(lambda: all(r.attempts == 1 for r in outbox_rows(stack, game_id=game_id)))
+        rows = outbox_rows(stack, game_id=game_id)
+        assert all(r.status == "pending" and "unreachable" in (r.last_error or "") for r in rows)
+    finally:
+        stack.smtp.start()
+    assert stack.run(DELIVER_OUTBOX)["sent"] == 0  # not due again yet (backoff)
+    assert stack.run(DELIVER_OUTBOX, now=(utcnow() + timedelta(seconds=61)).isoformat())["sent"] >= len(rows)
+    for address in emails:
+        assert len(to(stack.mailbox, address, "invited")) == 1
+    assert [r.status for r in outbox_rows(stack, game_id=game_id)] == ["sent"] * len(rows)
+
+
+def test_a_sweep_after_an_hour_without_sweeps_pushes_deadlines_back_instead_of_passing_everyone(stack: Stack) -> None:
+    game_id, emails = new_game(stack, ["Hal", "Ivy"], "outage", start_when_all_accepted=False)
+    stack.mailbox.wait_for(lambda _: to(stack.mailbox, emails[0], "your turn"))
+    an_hour_ago = utcnow() - timedelta(hours=1)
+    with stack.session():
+        session = get_session()
+        game = session.get(Game, game_id)
+        game.deadline_at = utcnow() - timedelta(minutes=30)  # it fell while the service was down
+        missed = game.deadline_at
+        session.add(game)
+        status.record(session, status.LAST_DEADLINE_SWEEP, an_hour_ago)
+        session.commit()
+
+    report = stack.run(SWEEP_DEADLINES)  # the worker's own clock: the first sweep after the outage
+
+    assert report["outage"] is not None and report["outage"] > 3600
+    game = game_row(stack, game_id)
+    with stack.session():
+        swept_at = status.recorded_at(get_session(), status.LAST_DEADLINE_SWEEP)
+    assert game.deadline_at == missed + (swept_at - an_hour_ago)
+    with stack.session():
+        passes = get_session().exec(select(GameAction).where(GameAction.game_id == game_id)).all()
+    assert passes == []
+    notice = stack.mailbox.wait_for(lambda _: to(stack.mailbox, emails[0], "deadline moved"))[0]
+    assert "was unavailable from" in notice.text
+    assert notice.header("List-Unsubscribe-Post") == "List-Unsubscribe=One-Click"
+
+
+def test_a_reminder_is_sent_once_across_a_skipped_sweep(stack: Stack) -> None:
+    game_id, emails = new_game(
+        stack, ["Jo", "Kim"], "remind", start_when_all_accepted=False, reminders_before_seconds=[7200]
+    )
+    stack.mailbox.wait_for(lambda _: to(stack.mailbox, emails[0], "your turn"))
+    remind_at = game_row(stack, game_id).deadline_at - timedelta(hours=2)  # type: ignore[operator]
+    with stack.session():
+        status.record(get_session(), status.LAST_DEADLINE_SWEEP, remind_at - timedelta(seconds=70))
+        get_session().commit()
+
+    counts = []
+    for offset in (-40, -10, 50, 80, 110):  # every 30 s, but the sweep at +20 s did not run
+        counts.append(stack.run(SWEEP_DEADLINES, now=(remind_at + timedelta(seconds=offset)).isoformat()))
+    assert [c["reminders"] for c in counts] == [0, 0, 1, 0, 0]
+    reminder = stack.mailbox.wait_for(lambda _: to(stack.mailbox, emails[0], "Reminder"))
+    wait_until(lambda: not outbox_rows(stack, status="pending"))
+    assert len(to(stack.mailbox, emails[0], "Reminder")) == 1
+    assert "Time left: 1 hour 59 minutes" in reminder[0].text
+    assert link(reminder[0], "unsubscribe")
+
+
+def test_the_end_of_game_mail_names_the_winner_by_the_tie_break(stack: Stack) -> None:
+    game_id, emails = new_game(stack, ["Lea", "Max"], "tally", start_when_all_accepted=False)
+    invitations = [stack.mailbox.wait_for(lambda _, a=a: to(stack.mailbox, a, "invited"))[0] for a in emails]
+    # The last turn of the game, seat 1 (Max) redeploying: Max will end with as many coins as Lea, and
+    # more race tokens on the board (9 against 2), so the tie-break gives him the game.
+    builder = (
+        Builder(2, seed=5)
+        .clear_board()
+        .active(0, "Orcs", "Alchemist", hand=0)
+        .active(1, "Giants", "Swamp", hand=0)
+        .region(3, seat=0, tokens=1)
+        .region(4, seat=0, tokens=1)
+        .region(16, seat=1, tokens=3)
+        .region(17, seat=1, tokens=3)
+        .region(18, seat=1, tokens=3)
+        .at(1, "redeploy", turn=10)
+    )
+    state = builder.build()
+    state.players[0].coins = 40
+    state.players[1].coins = 40 - rules.turn_score(state, 1)["total"]
+    with stack.session():
+        session = get_session()
+        game = session.get(Game, game_id)
+        game.state = state.to_json()
+        session.add(game)
+        session.commit()
+
+    token = link(invitations[1], "play")  # Max's seat link, from his invitation
+    version = stack.client.get(f"/api/games/{game_id}", headers=bearer(token)).get_json()["version"]
+    ended = stack.client.post(
+        f"/api/games/{game_id}/actions",
+        headers=bearer(token),
+        json={"version": version, "action": {"type": "end_turn"}},
+    )
+    assert ended.status_code == 200, ended.get_json()
+
+    for address, you in zip(emails, ["Lea", "Max"], strict=True):
+        [over] = stack.mailbox.wait_for(lambda _, a=address: to(stack.mailbox, a, "is over"))
+        assert over.header("Subject") == "Game tally is over: Max wins"
+        assert "Max wins with 40 coins." in over.text
+        assert "Tie-break: Max and Lea both had 40 coins" in over.text
+        assert "Max had 9, Lea 2." in over.text
+        assert f"{you} (you)" in over.text
