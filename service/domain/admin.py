@@ -306,18 +306,25 @@ def _act(
         _announce(session, game, player, notice, actor, details, version)
     for player in also or []:
         _announce(session, game, player, notice, actor, details, version)
-    state = new_state or load_state(game)
+    state_before = load_state(game)
+    state = new_state or state_before
     kind = "options" if new_state is not None else "admin"
     entry = GameAction(
         game_id=game.id or 0,
         seat=None,
         kind=kind,
-        action={"act": act, **({"options": new_state.last["options"]} if new_state is not None else {})},
+        action={"act": act, **(_options_change(state_before, new_state) if new_state is not None else {})},
         version=version,
         undo_point=True,
     )
     result = _commit_step(session, game, entry, state, links, utcnow(), None, -1)
     return result.game
+
+
+def _options_change(before: rules.GameState, after: rules.GameState) -> dict[str, Any]:
+    """What an ``options`` event records: the new options, and the ones they replace (for a replay from the
+    seed, which starts with the options the game started with)."""
+    return {"options": after.last["options"], "previous": {k: before.options[k] for k in after.last["options"]}}
 
 
 def _announce(

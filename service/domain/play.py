@@ -214,9 +214,8 @@ def replay(game: Game, entries: list[GameAction]) -> rules.GameState:
 
 def replay_steps(game: Game, entries: list[GameAction]) -> Iterator[rules.GameState]:
     """The state from the seed, then the state after each entry of ``entries`` that was not undone."""
-    settings = settings_of(game)
     players = len(game.state["players"]) if game.state else 0
-    state = rules.new_game(players, seed=game.seed, options={"redeploy": settings.redeploy})
+    state = rules.new_game(players, seed=game.seed, options=initial_options(game, entries))
     yield state
     for entry in entries:
         if entry.undone:
@@ -229,6 +228,15 @@ def replay_steps(game: Game, entries: list[GameAction]) -> Iterator[rules.GameSt
         elif entry.kind == "options":
             state = rules.with_options(state, (entry.action or {})["options"])
         yield state
+
+
+def initial_options(game: Game, entries: list[GameAction]) -> dict[str, Any]:
+    """The house options the game started with: the settings now, unless the host changed them since (an
+    ``options`` event remembers what it replaced)."""
+    for entry in entries:
+        if entry.kind == "options" and "previous" in (entry.action or {}):
+            return dict((entry.action or {})["previous"])
+    return {"redeploy": settings_of(game).redeploy}
 
 
 def after_change(session: Session, game: Game, state: rules.GameState, links: LinkMaker, now: datetime) -> None:

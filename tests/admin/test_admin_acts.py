@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import random
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from sqlmodel import Session, select
 
+import rules
+from rules.bots import concrete
 from service.db import get_engine
 from service.domain import play
 from service.domain.errors import Conflict
-from service.models import AuditEntry, Game, OutboxMail, utcnow
+from service.models import AuditEntry, Game, GameAction, OutboxMail, utcnow
 
 from ..api.conftest import bearer, new_game_body, token_of
 
@@ -72,9 +75,7 @@ def test_an_extended_deadline_is_not_auto_passed_by_a_sweep_that_read_the_old_on
     seen = row(api_app, game["id"])  # what a sweep already running read: version and old deadline
     assert act(api, game, "extend", {"hours": 2}).status_code == 200
     with api_app.app_context(), Session(get_engine(api_app)) as session, pytest.raises(Conflict):
-        play.auto_pass(
-            session, game["id"], 0, api_app.extensions["smallworld.links"], expected_version=seen.version
-        )
+        play.auto_pass(session, game["id"], 0, api_app.extensions["smallworld.links"], expected_version=seen.version)
     assert row(api_app, game["id"]).version == seen.version + 1, "no auto-pass happened"
 
 
@@ -141,16 +142,33 @@ def test_a_removed_seat_is_passed_at_once_when_its_turn_comes(api: Any, api_app:
     assert act(api, game, "remove", {"seat": 0}).status_code == 409
 
 
+def _play_steps(api: Any, game: dict[str, Any], steps: int, seed: int) -> None:
+    rnd = random.Random(seed)
+    for _ in range(steps):
+        any_seat = api.get(f"/api/games/{game['id']}", headers=bearer(game["seats"][0])).get_json()
+        seat = any_seat["awaiting"][0]
+        token = game["seats"][seat]
+        legal = api.get(f"/api/games/{game['id']}/legal-actions", headers=bearer(token)).get_json()
+        action = concrete(rules.Action.from_json(rnd.choice(legal["actions"])), rnd).to_json()
+        step = api.post(
+            f"/api/games/{game['id']}/actions",
+            headers=bearer(token),
+            json={"version": legal["version"], "action": action},
+        )
+        assert step.status_code == 200, step.get_json()
+
+
 def test_changing_the_redeploy_mode_is_replayed_from_the_log(api: Any, api_app: Any, game: dict[str, Any]) -> None:
+    _play_steps(api, game, 25, seed=1)
     assert act(api, game, "settings", {"redeploy": "ask", "turn_length_seconds": 3600}).status_code == 200
+    _play_steps(api, game, 25, seed=2)
     stored = row(api_app, game["id"])
     assert stored.settings["redeploy"] == "ask" and stored.settings["turn_length_seconds"] == 3600
     assert stored.state["options"]["redeploy"] == "ask"
     with Session(get_engine(api_app)) as session:
-        from service.models import GameAction
-
         log = list(session.exec(select(GameAction).where(GameAction.game_id == game["id"])).all())
-    assert play.replay(stored, log).to_json()["options"] == {"redeploy": "ask"}
+    # The seed and the log rebuild the snapshot exactly: the turns before the change in the old mode.
+    assert play.replay(stored, log).to_json() == stored.state
 
 
 def test_cancel_stops_the_game(api: Any, api_app: Any, game: dict[str, Any]) -> None:
