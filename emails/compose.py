@@ -59,6 +59,7 @@ def compose(rendered: Rendered, envelope: Envelope) -> EmailMessage:
     message.add_alternative(rendered.html, subtype="html", charset="utf-8", cte="quoted-printable")
     if rendered.images:
         html_part = message.get_payload()[1]  # type: ignore[index]
+        assert isinstance(html_part, EmailMessage)
         for cid, data in sorted(rendered.images.items()):
             html_part.add_related(data, maintype="image", subtype="png", cid=f"<{cid}>", filename=_filename(cid))
     _fix_boundaries(message, envelope.message_id)

@@ -4,6 +4,8 @@
 scale, workers may be split by queue (``smallworld worker -Q mail``).
 """
 
+from collections.abc import Sequence
+
 DEFAULT = "celery"
 MAIL = "mail"
 ALL = (DEFAULT, MAIL)
@@ -12,7 +14,7 @@ ALL = (DEFAULT, MAIL)
 ROUTES = {"worker.tasks.mail.*": {"queue": MAIL}}
 
 
-def with_queues(worker_args: list[str] | tuple[str, ...]) -> list[str]:
+def with_queues(worker_args: Sequence[str]) -> list[str]:
     """``celery worker`` arguments that consume every queue, unless they already name queues.
 
     >>> with_queues(["--concurrency", "2"])

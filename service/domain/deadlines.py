@@ -34,7 +34,7 @@ from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 import rules
 
@@ -187,7 +187,7 @@ def _auto_pass_due(session: Session, links: LinkMaker, now: datetime, stop_at: f
 
 def _pass_one(session: Session, links: LinkMaker, game_id: int, now: datetime, report: SweepReport) -> bool:
     """Auto-pass one due game; ``False`` when it cannot be done (the sweep then leaves it alone)."""
-    game = _lock_if(session, game_id, Game.deadline_at <= now)  # type: ignore[operator]
+    game = _lock_if(session, game_id, col(Game.deadline_at) <= now)
     if game is None:  # another sweep holds it, or it is no longer due
         report.raced += 1
         return True
@@ -281,7 +281,7 @@ def reminders_due(game: Game, now: datetime) -> list[int]:
 
 
 def _remind_one(session: Session, links: LinkMaker, game_id: int, now: datetime, report: SweepReport) -> None:
-    game = _lock_if(session, game_id, Game.reminders_due_at <= now)  # type: ignore[operator]
+    game = _lock_if(session, game_id, col(Game.reminders_due_at) <= now)
     if game is None:
         report.raced += 1
         return

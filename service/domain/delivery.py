@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from emails.compose import Envelope, compose, thread_id
 from emails.delivery import Backend, DeliveryError
@@ -137,8 +137,8 @@ def deliver_due_mail(
 def _claim(session: Session, now: datetime, settings: MailSettings) -> list[_Job]:
     due = (
         select(OutboxMail.id)
-        .where(OutboxMail.status == PENDING, OutboxMail.next_attempt_at <= now)  # type: ignore[operator]
-        .order_by(OutboxMail.next_attempt_at, OutboxMail.id)  # type: ignore[arg-type]
+        .where(col(OutboxMail.status) == PENDING, col(OutboxMail.next_attempt_at) <= now)
+        .order_by(col(OutboxMail.next_attempt_at), col(OutboxMail.id))
         .limit(settings.batch_size)
     )
     if session.get_bind().dialect.name == "postgresql":
@@ -150,13 +150,13 @@ def _claim(session: Session, now: datetime, settings: MailSettings) -> list[_Job
     claim = (
         sa.update(OutboxMail)
         .where(
-            OutboxMail.id.in_(select(chosen.c.id)),  # type: ignore[union-attr]
+            col(OutboxMail.id).in_(select(chosen.c.id)),
             # Repeated here so that PostgreSQL re-checks them on a row another claim just changed.
-            OutboxMail.status == PENDING,
-            OutboxMail.next_attempt_at <= now,  # type: ignore[operator]
+            col(OutboxMail.status) == PENDING,
+            col(OutboxMail.next_attempt_at) <= now,
         )
         .values(next_attempt_at=now + timedelta(seconds=settings.claim_seconds), attempts=OutboxMail.attempts + 1)
-        .returning(OutboxMail.id)
+        .returning(col(OutboxMail.id))
         .execution_options(synchronize_session=False)
     )
     try:
@@ -167,18 +167,18 @@ def _claim(session: Session, now: datetime, settings: MailSettings) -> list[_Job
         seat = sa.orm.aliased(Seat)
         rows = session.execute(
             select(OutboxMail, Player, Game, seat)
-            .outerjoin(Player, Player.id == OutboxMail.player_id)  # type: ignore[arg-type]
-            .outerjoin(Game, Game.id == OutboxMail.game_id)  # type: ignore[arg-type]
+            .outerjoin(Player, col(Player.id) == col(OutboxMail.player_id))
+            .outerjoin(Game, col(Game.id) == col(OutboxMail.game_id))
             .outerjoin(
                 seat,
                 sa.and_(
-                    seat.game_id == OutboxMail.game_id,
-                    seat.player_id == OutboxMail.player_id,
-                    seat.removed == sa.false(),
+                    col(seat.game_id) == col(OutboxMail.game_id),
+                    col(seat.player_id) == col(OutboxMail.player_id),
+                    col(seat.removed) == sa.false(),
                 ),
             )
-            .where(OutboxMail.id.in_(ids))  # type: ignore[union-attr]
-            .order_by(OutboxMail.id)  # type: ignore[arg-type]
+            .where(col(OutboxMail.id).in_(ids))
+            .order_by(col(OutboxMail.id))
             # Sessions keep objects after commit (service.db): read the rows as they are now.
             .execution_options(populate_existing=True)
         ).all()
@@ -386,7 +386,7 @@ def _record(
     values["next_attempt_at"] = retry_at if status == PENDING else None
     session.execute(
         sa.update(OutboxMail)
-        .where(OutboxMail.id == job.id, OutboxMail.status == PENDING)  # type: ignore[arg-type]
+        .where(col(OutboxMail.id) == job.id, col(OutboxMail.status) == PENDING)
         .values(**values)
         .execution_options(synchronize_session=False)
     )
@@ -397,7 +397,7 @@ def _release(session: Session, jobs: list[_Job], now: datetime) -> None:
     """Give back rows claimed but not tried: due again at once, and the attempt not counted."""
     session.execute(
         sa.update(OutboxMail)
-        .where(OutboxMail.id.in_([job.id for job in jobs]), OutboxMail.status == PENDING)  # type: ignore[union-attr]
+        .where(col(OutboxMail.id).in_([job.id for job in jobs]), col(OutboxMail.status) == PENDING)
         .values(next_attempt_at=now, attempts=OutboxMail.attempts - 1)
         .execution_options(synchronize_session=False)
     )
@@ -406,5 +406,5 @@ def _release(session: Session, jobs: list[_Job], now: datetime) -> None:
 
 def outbox_counts(session: Session) -> dict[str, int]:
     """How many outbox rows are in each status (for health and admin pages)."""
-    rows = session.execute(select(OutboxMail.status, sa.func.count()).group_by(OutboxMail.status)).all()
+    rows = session.execute(select(col(OutboxMail.status), sa.func.count()).group_by(col(OutboxMail.status))).all()
     return {status: count for status, count in rows}
