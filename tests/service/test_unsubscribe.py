@@ -1,0 +1,63 @@
+"""The unsubscribe link of reminders and notices: a page on GET, the change on POST (RFC 8058 one-click)."""
+
+from __future__ import annotations
+
+from flask import Flask
+from sqlmodel import select
+
+from service.db import get_session
+from service.models import Player
+from service.unsubscribe import unsubscribe_url
+
+
+def player_and_links(app: Flask) -> tuple[int, object]:
+    with app.app_context():
+        session = get_session()
+        player = Player(email="ann@example.org", display_name="Ann")
+        session.add(player)
+        session.commit()
+        return player.id or 0, app.extensions["smallworld.links"]
+
+
+def flags(app: Flask) -> tuple[bool, bool]:
+    with app.app_context():
+        player = get_session().exec(select(Player)).one()
+        return player.wants_reminders, player.wants_notices
+
+
+def path(url: str) -> str:
+    return "/" + url.split("/", 3)[3]
+
+
+def test_opening_the_link_changes_nothing_and_offers_a_button(app: Flask) -> None:
+    player_id, links = player_and_links(app)
+    page = app.test_client().get(path(unsubscribe_url(links, player_id, "reminders")))  # type: ignore[arg-type]
+    assert page.status_code == 200
+    assert b"Stop reminders before your deadlines" in page.data and b'method="post"' in page.data
+    assert flags(app) == (True, True)
+
+
+def test_the_one_click_post_of_a_mail_provider_turns_reminders_off(app: Flask) -> None:
+    player_id, links = player_and_links(app)
+    response = app.test_client().post(
+        path(unsubscribe_url(links, player_id, "reminders")),  # type: ignore[arg-type]
+        data={"List-Unsubscribe": "One-Click"},
+    )
+    assert response.status_code == 200
+    assert flags(app) == (False, True)
+
+
+def test_a_notices_link_turns_notices_off_only(app: Flask) -> None:
+    player_id, links = player_and_links(app)
+    app.test_client().post(path(unsubscribe_url(links, player_id, "notices")))  # type: ignore[arg-type]
+    assert flags(app) == (True, False)
+
+
+def test_a_tampered_or_foreign_token_is_refused_with_a_readable_page(app: Flask) -> None:
+    player_id, links = player_and_links(app)
+    url = path(unsubscribe_url(links, player_id, "notices"))  # type: ignore[arg-type]
+    tampered = app.test_client().post(url[:-3] + "abc")
+    assert tampered.status_code == 403 and b"This link does not work" in tampered.data
+    turn_token = links.turn_token(1, 0, "secret")  # type: ignore[attr-defined]
+    assert app.test_client().post(f"/unsubscribe/{turn_token}").status_code == 403
+    assert flags(app) == (True, True)
