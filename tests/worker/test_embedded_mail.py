@@ -1,0 +1,43 @@
+"""The embedded mode: ``smallworld worker`` on the SQLite broker consumes the mail queue and writes .eml files."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from flask import Flask
+
+from tests.processes import running, service_environment
+from worker.broker import prepare_embedded_broker
+
+pytestmark = pytest.mark.processes
+
+
+def test_the_embedded_worker_writes_each_mail_as_an_eml_file(make_app: Callable[..., Flask], tmp_path: Path) -> None:
+    app = make_app()  # no broker, database or mail settings: the embedded defaults
+    prepare_embedded_broker(app.extensions["celery"])  # as `smallworld serve` does before its children start
+    mail_dir = Path(app.config["MAIL_DIR"])
+    log = tmp_path / "worker.log"
+    with running(["worker", "--concurrency", "1"], service_environment(Path(app.instance_path)), log):
+        body = {
+            "name": "Embedded",
+            "players": [{"name": "Ann", "email": "ann@example.org"}, {"name": "Bob", "email": "bob@example.org"}],
+        }
+        assert app.test_client().post("/api/games", json=body).status_code == 201
+        deadline = time.monotonic() + 45
+        while len(list(mail_dir.glob("*.eml"))) < 3:  # two invitations and the host's link
+            if time.monotonic() > deadline:
+                print(log.read_text())
+                pytest.fail("the worker did not write the mails")
+            time.sleep(0.1)
+    mails = [email.message_from_bytes(p.read_bytes(), policy=email.policy.default) for p in mail_dir.glob("*.eml")]
+    assert sorted(str(m["Subject"]) for m in mails) == [
+        "Embedded: your host link",
+        "You are invited to play Small World: Embedded",
+        "You are invited to play Small World: Embedded",
+    ]
+    assert "mail.sent" in log.read_text()
