@@ -100,7 +100,7 @@ class Action:
         if not isinstance(data, dict):
             raise IllegalAction("An action must be a JSON object with a 'type'")
         kind = data.get("type")
-        if kind not in ACTION_FIELDS:
+        if not isinstance(kind, str) or kind not in ACTION_FIELDS:  # a list or an object is unhashable
             known = ", ".join(sorted(ACTION_FIELDS))
             raise IllegalAction(f"Unknown action type {kind!r}; expected one of: {known}")
         # "regions" and "count" describe a choice offered by legal_actions (DESCRIBED); apply ignores them.

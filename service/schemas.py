@@ -13,11 +13,15 @@ from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator, mo
 
 HOUR = 3600
 
+#: Every request model: unknown fields refused, and no type coercion (JSON ``true`` is not the seat 1,
+#: ``"3"`` is not the number 3: what the OpenAPI document says is what is accepted).
+REQUEST = ConfigDict(extra="forbid", strict=True)
+
 
 class GameSettings(BaseModel):
     """A game's settings (DESIGN §1: turn length, reminders, house options)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST
 
     turn_length_seconds: int = Field(48 * HOUR, ge=1, le=30 * 24 * HOUR, description="Time for one turn")
     defender_turn_length_seconds: int = Field(
@@ -42,7 +46,7 @@ class GameSettings(BaseModel):
 
 
 class PlayerIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST
 
     name: str = Field(min_length=1, max_length=80)
     email: EmailStr
@@ -60,7 +64,7 @@ _ZONES = available_timezones() | {"UTC"}
 
 
 class CreateGame(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST
 
     name: str = Field(min_length=1, max_length=120)
     players: list[PlayerIn] = Field(min_length=2, max_length=5, description="In seat order; seat 0 plays first")
@@ -90,7 +94,7 @@ class GameCreated(BaseModel):
 
 
 class SubmitAction(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST
 
     version: int = Field(ge=0, description="The game version the action was made against")
     action: dict[str, Any] = Field(description="One action (rules/README.md); `player` defaults to your seat")
@@ -98,7 +102,7 @@ class SubmitAction(BaseModel):
 
 
 class UndoRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST
 
     version: int = Field(ge=0)
 
@@ -166,10 +170,12 @@ class ErrorOut(BaseModel):
 
 
 class ExtendDeadline(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST
 
     hours: float | None = Field(None, gt=0, le=24 * 60, description="Push the deadline back by this long")
-    to: datetime | None = Field(None, description="Or set it to this moment (ISO 8601 with its time zone)")
+    to: datetime | None = Field(
+        None, strict=False, description="Or set it to this moment (ISO 8601 with its time zone)"
+    )
 
     @model_validator(mode="after")
     def _one(self) -> ExtendDeadline:
@@ -181,13 +187,13 @@ class ExtendDeadline(BaseModel):
 
 
 class PauseGame(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST
 
     reason: str = Field(min_length=1, max_length=300, description="Shown to the players")
 
 
 class ChangeSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST
 
     turn_length_seconds: int | None = Field(None, ge=1, le=30 * 24 * HOUR)
     defender_turn_length_seconds: int | None = Field(None, ge=1, le=7 * 24 * HOUR)
@@ -197,7 +203,7 @@ class ChangeSettings(BaseModel):
 
 
 class ReplacePlayer(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST
 
     seat: int = Field(ge=0, le=4)
     email: EmailStr
@@ -205,19 +211,19 @@ class ReplacePlayer(BaseModel):
 
 
 class SeatRef(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST
 
     seat: int = Field(ge=0, le=4)
 
 
 class CancelGame(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST
 
     reason: str = Field("", max_length=300)
 
 
 class Vacation(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST
 
     days: float = Field(gt=0, le=60)
 

@@ -81,6 +81,7 @@ def init_app(app: Flask) -> None:
     app.jinja_env.globals["csp_nonce"] = csp_nonce
     app.before_request(_refuse_oversized_bodies)
     app.before_request(_refuse_malformed_json)
+    app.before_request(_refuse_nul_in_forms)
     app.after_request(add_security_headers)
 
 
@@ -121,24 +122,65 @@ def _refuse_oversized_bodies() -> None:
 
 
 def _refuse_malformed_json() -> None:
-    # The API's validation reads the body leniently (unparsable JSON reads as {}), which would answer
-    # "field required" for a body that is not JSON at all. Say what is wrong instead.
+    # The API's validation (spectree) reads the body leniently: unparsable JSON, and any falsy document
+    # ([], 0, "", false, null), read as {}, so a body of [] was accepted where every field is optional, and
+    # a body that is not JSON at all got "field required". Every body the API takes is a JSON object.
     if request.path.startswith("/api/") and request.is_json and request.content_length:
         try:
-            request.get_json()
+            body = request.get_json()
         except BadRequest:
             raise BadRequest("The request body is not valid JSON.") from None
+        if not isinstance(body, dict):
+            raise BadRequest(f"The request body must be a JSON object, not {type(body).__name__}.")
+        if _holds_nul(body):
+            raise BadRequest(NUL_REFUSED)
+
+
+def _refuse_nul_in_forms() -> None:
+    if (
+        request.method == "POST"
+        and request.mimetype in FORM_TYPES
+        and any("\0" in key or "\0" in value for key, value in request.form.items(multi=True))
+    ):
+        raise BadRequest(NUL_REFUSED)
+
+
+#: PostgreSQL cannot store a NUL character in text: refused up front, or the write would fail with a 500.
+NUL_REFUSED = "Text may not contain NUL characters."
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def _holds_nul(document: Any) -> bool:
+    # Iterative: a document nested nearly as deep as the parser allows must not exhaust the stack here.
+    pending = [document]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            if "\0" in value:
+                return True
+        elif isinstance(value, dict):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return False
 
 
 class BoundedJSONProvider(DefaultJSONProvider):
-    """Flask's JSON, refusing (as malformed) documents nested so deeply that the parser would recurse out.
+    """Flask's JSON, refusing (as malformed) documents nested so deeply that the parser would recurse out,
+    and ``NaN`` and ``Infinity``, which Python's parser reads but are not JSON (RFC 8259).
 
     ``json.loads("[" * 50_000)`` raises ``RecursionError``, not ``ValueError``: without this, such a body
     (well under the size limit) would be a 500 instead of a 400.
     """
 
     def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        kwargs.setdefault("parse_constant", _not_json)
         try:
             return super().loads(s, **kwargs)
         except RecursionError:
             raise json.JSONDecodeError("JSON nested too deeply", s if isinstance(s, str) else "", 0) from None
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON value")
