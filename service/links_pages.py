@@ -63,15 +63,5 @@ def open_invitation(token: str) -> Any:
 
 @bp.get("/games/<int:game_id>/me")
 def seat_home(game_id: int) -> Any:
-    """Where a link lands: the seat's page (the full turn page is served by the pages module)."""
-    mine = session.get("seat") or {}
-    if mine.get("game") != game_id:
-        return render_template_string(REFUSED, message="Open the link from your game's email."), 403
-    game = games.get_game(get_session(), game_id)
-    return render_template_string(
-        "<!doctype html><title>{{ name }}</title><h1>{{ name }}</h1>"
-        "<p>You hold seat {{ seat }}. The game is {{ status }}.</p>",
-        name=game.name,
-        seat=mine["seat"],
-        status=game.status,
-    )
+    """Where a link lands: the turn page, which sends to the game page when the game waits for someone else."""
+    return redirect(url_for("turn.page", game_id=game_id))

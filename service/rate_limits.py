@@ -29,7 +29,7 @@ from flask_limiter import Limit, Limiter, RateLimitExceeded
 from .links import TURN, LinkError, LinkMaker
 
 #: Endpoints that submit a step of a turn. Pages that submit steps add theirs here.
-ACTION_ENDPOINTS = {"api.submit_action", "api.undo"}
+ACTION_ENDPOINTS = {"api.submit_action", "api.undo", "turn.act", "turn.undo"}
 
 LIMITED = """<!doctype html>
 <html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">

@@ -1,0 +1,96 @@
+"""What a player does in the browser, for the browser tests (Playwright's sync API)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from playwright.sync_api import Locator, Page
+from sqlmodel import Session
+
+import rules
+from rules.bots import random_action
+from service.db import get_engine
+from service.domain import play
+from service.models import Game
+
+from .live import LiveServer
+
+
+def settled(page: Page, do: Callable[[], object]) -> None:
+    """Do something that loads a new page (a link, a form, htmx or not) and wait until it is shown.
+
+    Every page carries a fresh ``data-page`` on its ``<main>``: the new page is there when it changed.
+    """
+    before = page.evaluate("() => document.querySelector('main')?.dataset.page")
+    do()
+    page.wait_for_function(
+        "before => { const m = document.querySelector('main'); return m && m.dataset.page !== before; }",
+        arg=before,
+    )
+
+
+def open_mail_link(page: Page, live: LiveServer, to: str, subject: str, kind: str) -> None:
+    """Deliver the mail, open the newest mail to ``to`` whose subject has ``subject``, click its link."""
+    live.deliver_mail()
+    settled(page, lambda: page.goto(f"{live.url}/mailbox/?to={to}"))
+    settled(page, lambda: page.locator("table.mails a", has_text=subject).first.click())
+    settled(page, lambda: page.locator(f"pre.mail-text a[href*='/{kind}/']").first.click())
+
+
+def region(page: Page, number: int, prefix: str = "turnmap") -> Locator:
+    return page.locator(f"#{prefix}-region-{number}")
+
+
+def conquer_on_map(page: Page, number: int, keyboard: bool = False) -> None:
+    """Conquer a region from the map: one click (or Enter) when that is all the region offers, else the
+    click opens the region's panel (a power offers something more there) and its Conquer button does it."""
+    link = region(page, number)
+    direct = link.get_attribute("data-action") == "conquer"
+    if keyboard:
+        link.focus()
+        settled(page, lambda: page.keyboard.press("Enter"))
+    else:
+        settled(page, lambda: link.click())
+    if not direct:
+        settled(page, lambda: page.get_by_role("button", name=f"Conquer region {number}", exact=True).click())
+
+
+def clickable_for_conquest(page: Page) -> list[int]:
+    """The regions a click submits as a conquest at once (the rules then accept or refuse it)."""
+    return [
+        int(n)
+        for n in page.locator("a.region-link[data-action=conquer]").evaluate_all(
+            "links => links.map(a => a.dataset.region)"
+        )
+    ]
+
+
+def offered(page: Page, select_id: str) -> list[int]:
+    """The region numbers a region-choice list offers (e.g. ``choice-conquer``)."""
+    return [int(v) for v in page.locator(f"#{select_id} option").evaluate_all("os => os.map(o => o.value)")]
+
+
+def game_state(live: LiveServer, game_id: int) -> rules.GameState:
+    with Session(get_engine(live.app)) as session:
+        game = session.get(Game, game_id)
+        assert game is not None and game.state is not None
+        return rules.GameState.from_json(game.state)
+
+
+def play_randomly_until(live: LiveServer, game_id: int, seed: int, done: Callable[[rules.GameState], bool]) -> None:
+    """Random legal steps through the domain operation (as the API would), until ``done(state)``."""
+    rnd = random.Random(seed)
+    links = live.app.extensions["smallworld.links"]
+    with Session(get_engine(live.app)) as session:
+        for _ in range(3000):
+            game = session.get(Game, game_id)
+            assert game is not None and game.state is not None
+            session.refresh(game)
+            state = rules.GameState.from_json(game.state)
+            if done(state):
+                return
+            seat = min(rules.awaiting(state))
+            action = random_action(state, seat, rnd).to_json()
+            play.submit_action(session, game_id, seat, action, game.version, links)
+    raise AssertionError("the game never reached the state asked for")
