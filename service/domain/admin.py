@@ -12,13 +12,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlmodel import Session, select
+import sqlalchemy as sa
+from sqlmodel import Session, col, select
 
 import rules
 
 from ..links import LinkMaker
-from ..models import AuditEntry, Game, GameAction, Player, Seat, utcnow
+from ..models import AuditEntry, Game, GameAction, OutboxMail, Player, Seat, utcnow
 from ..schemas import GameSettings
+from .delivery import FAILED, PENDING
 from .errors import BadRequest, Conflict, NotFound
 from .games import get_game, seats_of, settings_of
 from .outbox import queue_mail
@@ -232,8 +234,12 @@ def remove_player(session: Session, game_id: int, actor: Actor, links: LinkMaker
     seat.removed = True
     session.add(seat)
     state = load_state(game)
-    if game.status == "active" and seat_no in rules.awaiting(state):
-        game.deadline_at = utcnow()  # the next sweep passes it
+    if seat_no in rules.awaiting(state):
+        if game.status == "active":
+            game.deadline_at = utcnow()  # the next sweep passes it
+            game.reminders_due_at = None
+        else:  # paused: no time is left for the seat when the game resumes
+            game.paused_remaining = 0
     return _act(session, game, actor, "remove", {"seat": seat_no}, links, notice="player_removed")
 
 
@@ -267,6 +273,36 @@ def take_vacation(session: Session, game_id: int, seat_no: int, links: LinkMaker
     game.reminders_due_at = next_reminder_at(game.deadline_at, settings_of(game).reminders_before_seconds, utcnow())
     details = {"seat": seat_no, "days": days, "until": game.deadline_at.isoformat()}
     return _act(session, game, Actor(f"seat {seat_no}"), "vacation", details, links, notice="vacation")
+
+
+# -- the game's mail -------------------------------------------------------------------------------------
+def resend_mail(session: Session, game_id: int, mail_id: int, actor: Actor) -> OutboxMail:
+    """Give a failed mail of the game a new round of attempts: pending again, attempts counted from zero,
+    due at once (the worker's next drain sends it). Its last error stays visible until the next outcome.
+
+    Audited, but neither announced to the players nor a new version of the game: the game does not change.
+    Allowed whatever the game's status (a final table that bounced is worth resending after the end).
+    """
+    get_game(session, game_id)
+    mail = session.get(OutboxMail, mail_id)
+    if mail is None or mail.game_id != game_id:
+        raise NotFound("There is no such mail in this game")
+    # Conditional, so that two clicks (or two admins) put the mail back once, and a mail that is not
+    # failed (pending, being sent, sent) is left alone.
+    moved = session.execute(
+        sa.update(OutboxMail)
+        .where(col(OutboxMail.id) == mail_id, col(OutboxMail.status) == FAILED)
+        .values(status=PENDING, attempts=0, next_attempt_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    if moved.rowcount != 1:  # type: ignore[attr-defined]
+        session.rollback()
+        raise Conflict("That mail has not failed (it is waiting to be sent, or was sent): nothing to resend")
+    details = {"mail": mail_id, "to": mail.to_email, "template": mail.template}
+    session.add(AuditEntry(game_id=game_id, actor=actor.label, act="resend", details=details))
+    session.commit()
+    session.refresh(mail)
+    return mail
 
 
 # -- internals --------------------------------------------------------------------------------------------

@@ -254,6 +254,11 @@ def after_change(session: Session, game: Game, state: rules.GameState, links: Li
     settings = settings_of(game)
     defending = state.phase == "defend"
     length = settings.defender_turn_length_seconds if defending else settings.turn_length_seconds
+    seats = {s.seat: (s, p) for s, p in seats_of(session, game.id or 0)}
+    awaited_seats = sorted(rules.awaiting(state))
+    if awaited_seats and all(seats[n][0].removed for n in awaited_seats):
+        # A seat its host removed (admin.remove_player) is passed at the next sweep, not a whole turn later.
+        length = 0
     if game.status == "active":
         game.deadline_at = now + timedelta(seconds=length)
         game.reminders_due_at = next_reminder_at(game.deadline_at, settings.reminders_before_seconds, now)
@@ -261,10 +266,11 @@ def after_change(session: Session, game: Game, state: rules.GameState, links: Li
     else:  # paused: the clock starts when the game resumes
         game.deadline_at = game.reminders_due_at = None
         game.paused_remaining = length
-    seats = {s.seat: (s, p) for s, p in seats_of(session, game.id or 0)}
     names = {number: p.display_name for number, (_, p) in seats.items()}
-    for awaited in sorted(rules.awaiting(state)):
+    for awaited in awaited_seats:
         seat, player = seats[awaited]
+        if seat.removed:
+            continue
         queue_mail(
             session,
             player=player,
