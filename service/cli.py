@@ -17,6 +17,7 @@ from alembic import command as alembic_command
 from flask import Flask, current_app
 from flask.cli import FlaskGroup, with_appcontext
 
+from service.config import PRODUCTION
 from service.db import alembic_config, get_engine, upgrade_database
 from service.supervisor import ChildProcess, supervise
 from worker import queues
@@ -73,6 +74,8 @@ def serve(host: str, port: int) -> None:
     ]
     click.echo(f"Small World by Mail is starting at http://{address}/ (Ctrl-C stops it)")
     click.echo(f"Data and mail of this instance: {app.instance_path}")
+    if app.config["MAIL_BACKEND"] == "file" and app.config["ENV"] != PRODUCTION:
+        click.echo(f"Mailbox (every mail this instance writes, with its links): http://{address}/mailbox/")
     sys.exit(supervise(children, env))
 
 

@@ -64,6 +64,7 @@ def test_serve_runs_everything_with_no_servers_and_ctrl_c_leaves_no_process(
         status, body = get_health(f"http://127.0.0.1:{port}/health")
         assert (status, body["database"], body["broker"]) == (200, {"reachable": True}, {"reachable": True})
         assert f"http://127.0.0.1:{port}/" in log.read_text()
+        assert f"http://127.0.0.1:{port}/mailbox/" in log.read_text(), "serve says where the mailbox is"
 
         # The worker, a separate process, takes a task from the embedded broker.
         app = create_app({"INSTANCE_PATH": str(instance), "RESULT_BACKEND": results})
