@@ -36,6 +36,7 @@ NOTICE = "notice"
 MESSAGES: dict[str, str] = {
     "invitation": ESSENTIAL,
     "admin_link": ESSENTIAL,
+    "admin_login": ESSENTIAL,
     "your_turn": ESSENTIAL,
     "redeploy_needed": ESSENTIAL,
     "reminder": REMINDER,
@@ -49,6 +50,7 @@ MESSAGES: dict[str, str] = {
 REQUIRED: dict[str, tuple[str, ...]] = {
     "invitation": ("game_name", "player_name", "players"),
     "admin_link": ("game_name", "admin_url"),
+    "admin_login": ("login_url", "valid_minutes"),
     "your_turn": ("game_name", "player_name", "turn_url", "turn", "turns"),
     "redeploy_needed": ("game_name", "player_name", "turn_url", "turn", "turns"),
     "reminder": ("game_name", "player_name", "turn_url", "deadline_at"),

@@ -97,6 +97,11 @@ SAMPLES: dict[str, Sample] = {
         {**_COMMON, "player_name": "Ann", "admin_url": f"{BASE}/admin/eyJnIjoxN30.ZZ8aQw.sample-admin-signature"},
         time_zone="UTC",
     ),
+    "admin_login": Sample(
+        "admin_login",
+        {"login_url": f"{BASE}/admin/login/eyJhIjozLCJrIjoic2VjcmV0In0.ZZ8aQw.sample-login", "valid_minutes": 30},
+        time_zone="UTC",
+    ),
     "your_turn": Sample(
         "your_turn",
         {**_COMMON, "turn": 4, "turns": 10, "turn_url": TURN_URL, "deadline_at": DEADLINE, "board": BOARD},
