@@ -1,0 +1,356 @@
+"""The pages through Flask's test client: who may see them, CSRF, hidden coins, refusals, lobby, mailbox.
+
+(The browser tests, ``test_browser.py``, play the same pages in Chromium.)
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import re
+from datetime import UTC, datetime, timedelta
+from email.message import EmailMessage
+from email.utils import format_datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlmodel import Session, select
+from werkzeug.datastructures import MultiDict
+
+import rules
+from service.access import REVOKED
+from service.db import get_engine
+from service.domain import games
+from service.models import Game, GameAction, Seat
+from service.pages.forms import action_from_form
+from service.schemas import CreateGame
+
+
+def start_game(app: Flask, players: int = 2) -> tuple[int, list[str]]:
+    """A game started at once; its id and each seat's turn link (as a path)."""
+    request = CreateGame.model_validate(
+        {
+            "name": "Page test",
+            "players": [{"name": f"P{i}", "email": f"p{i}@example.org"} for i in range(players)],
+            "settings": {"start_when_all_accepted": False},
+        }
+    )
+    links = app.extensions["smallworld.links"]
+    with Session(get_engine(app)) as session:
+        game, _ = games.create_game(session, request, links)
+        game_id = game.id or 0
+        paths = [
+            links.turn_url(game_id, seat.seat, seat.secret).removeprefix(links.base_url)
+            for seat, _ in games.seats_of(session, game_id)
+        ]
+    return game_id, paths
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf_token" value="([^"]+)"', html)
+    assert found, "the page has a form with a CSRF token"
+    return found.group(1)
+
+
+def stored(app: Flask, game_id: int) -> Game:
+    with Session(get_engine(app)) as session:
+        game = session.get(Game, game_id)
+        assert game is not None
+        return game
+
+
+def edit_state(app: Flask, game_id: int, change: Any) -> None:
+    with Session(get_engine(app)) as session:
+        game = session.get(Game, game_id)
+        assert game is not None and game.state is not None
+        state = copy.deepcopy(game.state)
+        change(state)
+        game.state = state
+        session.add(game)
+        session.commit()
+
+
+def step(client: Any, game_id: int, **fields: Any) -> Any:
+    page = client.get(f"/games/{game_id}/turn")
+    version = fields.pop("version", None)
+    if version is None:
+        version = re.search(r'name="version" value="(\d+)"', page.text).group(1)  # type: ignore[union-attr]
+    data = {"csrf_token": csrf_of(page.text), "version": version, **fields}
+    return client.post(f"/games/{game_id}/turn", data=data)
+
+
+# -- who may see a page -----------------------------------------------------------------------------------
+def test_without_the_seat_s_session_a_page_shows_nothing_of_the_game(app: Flask) -> None:
+    game_id, _ = start_game(app)
+    client = app.test_client()
+    for path in (f"/games/{game_id}", f"/games/{game_id}/turn", f"/games/{game_id}/history"):
+        page = client.get(path)
+        assert page.status_code == 403
+        assert "Page test" not in page.text and "Open the link from your game" in page.text
+
+
+def test_a_seat_s_session_opens_only_its_own_game(app: Flask) -> None:
+    first, links = start_game(app)
+    second, _ = start_game(app)
+    client = app.test_client()
+    assert client.get(links[0]).status_code == 302
+    assert client.get(f"/games/{first}").status_code == 200
+    assert client.get(f"/games/{second}").status_code == 403
+
+
+def test_the_session_of_a_replaced_player_dies(app: Flask) -> None:
+    game_id, links = start_game(app)
+    client = app.test_client()
+    client.get(links[1])
+    assert client.get(f"/games/{game_id}").status_code == 200
+    with Session(get_engine(app)) as session:  # the host gives seat 1 to someone else: its secret rotates
+        seat = session.exec(select(Seat).where(Seat.game_id == game_id, Seat.seat == 1)).one()
+        seat.secret = "rotated"
+        session.add(seat)
+        session.commit()
+    refused = client.get(f"/games/{game_id}")
+    assert refused.status_code == 403 and REVOKED in html.unescape(refused.text)
+    assert client.get(f"/games/{game_id}/turn").status_code == 403
+
+
+def test_the_link_lands_on_the_turn_page_or_the_game_page(app: Flask) -> None:
+    game_id, links = start_game(app)
+    client = app.test_client()
+    assert client.get(links[0], follow_redirects=True).request.path == f"/games/{game_id}/turn"
+    # Seat 2 waits: its link shows the game page, and its turn page sends there too.
+    assert client.get(links[1], follow_redirects=True).request.path == f"/games/{game_id}"
+    assert client.get(f"/games/{game_id}/turn").headers["Location"] == f"/games/{game_id}"
+
+
+# -- forms ------------------------------------------------------------------------------------------------
+def test_a_form_without_its_csrf_token_is_refused(app: Flask) -> None:
+    game_id, links = start_game(app)
+    client = app.test_client()
+    client.get(links[0])
+    refused = client.post(f"/games/{game_id}/turn", data={"version": "1", "type": "pick", "combo": "0"})
+    assert refused.status_code == 400 and "Reload the page" in refused.text
+    assert stored(app, game_id).version == 1
+    assert step(client, game_id, type="pick", combo="0").status_code == 302
+    assert stored(app, game_id).version == 2
+
+
+def test_the_json_api_takes_no_csrf_token(app: Flask) -> None:
+    body = {"name": "API game", "players": [{"name": "A", "email": "a@example.org"}, {"name": "B", "email": "b@x.org"}]}
+    assert app.test_client().post("/api/games", json=body).status_code == 201
+
+
+def test_a_refused_step_shows_the_rules_own_message(app: Flask) -> None:
+    game_id, links = start_game(app)
+    client = app.test_client()
+    client.get(links[0])
+    step(client, game_id, type="pick", combo="0")
+    state = rules.GameState.from_json(stored(app, game_id).state or {})
+    inland = next(r.id for r in state.board.regions if not r.border and not r.is_water)
+    with pytest.raises(rules.IllegalAction) as refusal:
+        rules.apply(state, {"type": "conquer", "player": 0, "region": inland})
+    answer = step(client, game_id, type="conquer", region=str(inland))
+    assert answer.headers["Location"].endswith(f"region={inland}")
+    page = client.get(answer.headers["Location"])
+    assert f'role="alert">{refusal.value}' in html.unescape(page.text)
+    assert stored(app, game_id).version == 2
+
+
+def test_the_same_form_sent_twice_is_one_step(app: Flask) -> None:
+    game_id, links = start_game(app)
+    client = app.test_client()
+    client.get(links[0])
+    page = client.get(f"/games/{game_id}/turn")
+    data = {"csrf_token": csrf_of(page.text), "version": "1", "type": "pick", "combo": "0"}
+    client.post(f"/games/{game_id}/turn", data=data)
+    client.post(f"/games/{game_id}/turn", data=data)
+    assert stored(app, game_id).version == 2
+    assert "changed since this page" not in client.get(f"/games/{game_id}/turn").text
+
+
+def test_a_form_from_an_older_page_says_the_game_moved_on(app: Flask) -> None:
+    game_id, links = start_game(app)
+    client = app.test_client()
+    client.get(links[0])
+    step(client, game_id, type="pick", combo="0")
+    step(client, game_id, type="end_conquest", version="1")
+    assert "The game changed since this page was drawn" in client.get(f"/games/{game_id}/turn").text
+
+
+def test_undo_takes_back_the_steps_since_the_pick(app: Flask) -> None:
+    game_id, links = start_game(app)
+    client = app.test_client()
+    client.get(links[0])
+    step(client, game_id, type="pick", combo="0")
+    state = rules.GameState.from_json(stored(app, game_id).state or {})
+    target = next(a.region for a in rules.legal_actions(state, 0) if a.type == "conquer")
+    step(client, game_id, type="conquer", region=str(target))
+    page = client.get(f"/games/{game_id}/turn")
+    assert "Undo 1 step" in page.text
+    client.post(f"/games/{game_id}/turn/undo", data={"csrf_token": csrf_of(page.text), "version": "3"})
+    assert rules.GameState.from_json(stored(app, game_id).state or {}).regions[target].owner != 0
+    assert "Undo" not in client.get(f"/games/{game_id}/turn").text.split("</form>")[-1]
+
+
+@pytest.mark.parametrize(
+    ("fields", "action"),
+    [
+        ({"type": "pick", "combo": "2"}, {"type": "pick", "combo": 2}),
+        (
+            {"type": "conquer", "region": "7", "troop": "declined"},
+            {"type": "conquer", "region": 7, "troop": "declined"},
+        ),
+        ({"type": "redeploy", "tokens-3": "4", "tokens-12": "1"}, {"type": "redeploy", "tokens": {"3": 4, "12": 1}}),
+        ({"type": "end_turn", "decline": "1"}, {"type": "end_turn", "decline": True}),
+        ({"type": "place_heroes", "regions": ["4", "9"]}, {"type": "place_heroes", "regions": [4, 9]}),
+        ({"type": "choose_ally", "target": "1", "region": ""}, {"type": "choose_ally", "target": 1}),
+    ],
+)
+def test_a_form_reads_as_the_action_it_describes(fields: dict[str, Any], action: dict[str, Any]) -> None:
+    form = MultiDict(
+        [(k, v) for k, values in fields.items() for v in (values if isinstance(values, list) else [values])]
+    )
+    assert action_from_form(form) == action
+
+
+def test_a_form_with_a_word_for_a_number_is_refused() -> None:
+    with pytest.raises(ValueError):
+        action_from_form(MultiDict({"type": "conquer", "region": "seven"}))
+
+
+# -- hidden information -----------------------------------------------------------------------------------
+def test_another_seat_s_coins_never_reach_a_page_before_the_end(app: Flask) -> None:
+    game_id, links = start_game(app)
+    client = app.test_client()
+    client.get(links[0])
+    step(client, game_id, type="pick", combo="0")
+
+    def coins(state: dict[str, Any]) -> None:
+        state["players"][0]["coins"] = 424242
+        state["players"][1]["coins"] = 987654
+
+    edit_state(app, game_id, coins)
+    pages = [client.get(f"/games/{game_id}/turn"), client.get(f"/games/{game_id}")]
+    pages += [client.get(f"/games/{game_id}/history"), client.get(f"/games/{game_id}/history?step=1")]
+    for page in pages:
+        assert page.status_code == 200
+        assert "987654" not in page.text
+    assert "424242" in pages[0].text and "424242" in pages[1].text  # one's own coins are shown
+    game = stored(app, game_id)
+    for page in pages:
+        assert game.seed not in page.text
+
+
+def test_the_history_replays_public_views_of_each_step(app: Flask) -> None:
+    game_id, links = start_game(app)
+    client = app.test_client()
+    client.get(links[0])
+    step(client, game_id, type="pick", combo="0")
+    state = rules.GameState.from_json(stored(app, game_id).state or {})
+    target = next(a.region for a in rules.legal_actions(state, 0) if a.type == "conquer")
+    step(client, game_id, type="conquer", region=str(target))
+    with Session(get_engine(app)) as session:
+        versions = [a.version for a in session.exec(select(GameAction).where(GameAction.game_id == game_id)).all()]
+    assert versions == [2, 3]
+    after_pick = client.get(f"/games/{game_id}/history?step=2").text
+    after_conquest = client.get(f"/games/{game_id}/history?step=3").text
+    assert "After step 2: P0 picked combo 1" in after_pick
+    assert f"P0 conquered region {target}" in after_conquest
+    assert "P0&#39;s" not in after_pick.split("</svg>")[0] and "P0&#39;s" in after_conquest.split("</svg>")[0]
+    start = client.get(f"/games/{game_id}/history?step=0").text
+    assert "The board at the start" in start
+
+
+# -- lobby ------------------------------------------------------------------------------------------------
+def new_game_form(client: Any, **fields: Any) -> dict[str, Any]:
+    page = client.get("/games/new")
+    assert page.status_code == 200
+    data = {
+        "csrf_token": csrf_of(page.text),
+        "name": "Lobby game",
+        "name-0": "Ann",
+        "email-0": "ann@example.org",
+        "zone-0": "Europe/Paris",
+        "name-1": "Bob",
+        "email-1": "bob@example.org",
+        "turn_hours": "48",
+        "defender_hours": "12",
+        "reminders": ["24", "2"],
+        "redeploy": "ask",
+        "start": "accepted",
+        "auto_pass_alert_after": "3",
+    }
+    data.update(fields)
+    return data
+
+
+def test_the_host_creates_a_game_and_sees_the_admin_link(app: Flask) -> None:
+    client = app.test_client()
+    answer = client.post("/games/new", data=new_game_form(client))
+    assert answer.status_code == 303
+    created = client.get(answer.headers["Location"]).text
+    assert "Lobby game is created" in created and "/admin/" in created
+    with Session(get_engine(app)) as session:
+        game = session.exec(select(Game)).one()
+    assert game.settings["redeploy"] == "ask"
+    assert game.settings["turn_length_seconds"] == 48 * 3600
+    assert game.settings["reminders_before_seconds"] == [24 * 3600, 2 * 3600]
+    assert game.settings["auto_pass_alert_after"] == 3
+    assert game.status == "inviting"
+
+
+def test_the_create_form_refuses_with_readable_words_and_keeps_what_was_typed(app: Flask) -> None:
+    client = app.test_client()
+    answer = client.post(
+        "/games/new", data=new_game_form(client, **{"email-1": "not an address", "zone-0": "Mars/Base"})
+    )
+    assert answer.status_code == 400
+    assert "Player 2 email" in answer.text and "Player 1 time zone" in answer.text
+    assert 'value="Lobby game"' in answer.text
+    same = client.post("/games/new", data=new_game_form(client, **{"email-1": "ANN@example.org"}))
+    assert same.status_code == 400 and "different email" in same.text
+
+
+# -- the mailbox ------------------------------------------------------------------------------------------
+def write_mail(folder: Path, name: str, to: str, subject: str, at: datetime, html: bool = True) -> None:
+    message = EmailMessage()
+    message["From"] = "Small World by Mail <game@example.org>"
+    message["To"] = to
+    message["Subject"] = subject
+    message["Date"] = format_datetime(at)
+    message.set_content(f"Hello,\n\nYour link: http://localhost/play/token-for-{subject.replace(' ', '-')}\n")
+    if html:
+        message.add_alternative(f"<p>Hello, <a href='http://localhost/play/x'>{subject}</a></p>", subtype="html")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(message.as_bytes())
+
+
+def test_the_mailbox_lists_mails_newest_first_per_recipient(app: Flask) -> None:
+    folder = Path(app.config["MAIL_DIR"])
+    now = datetime(2030, 1, 1, 12, tzinfo=UTC)
+    write_mail(folder, "20300101-120000-aaaa.eml", "ann@example.org", "first for Ann", now)
+    write_mail(folder, "20300101-130000-bbbb.eml", "bob@example.org", "for Bob", now + timedelta(hours=1))
+    write_mail(folder, "20300101-140000-cccc.eml", "ann@example.org", "second for Ann", now + timedelta(hours=2))
+    (folder / ".writing-dddd.eml").write_bytes(b"half written")
+    client = app.test_client()
+    listing = client.get("/mailbox/").text
+    assert listing.index("second for Ann") < listing.index("for Bob") < listing.index("first for Ann")
+    assert "half written" not in listing
+    anns = client.get("/mailbox/?to=ann@example.org").text
+    assert "for Bob" not in anns and "first for Ann" in anns
+    text = client.get("/mailbox/20300101-140000-cccc.eml").text
+    assert '<a href="http://localhost/play/token-for-second-for-Ann">' in text
+    html = client.get("/mailbox/20300101-140000-cccc.eml/html")
+    assert html.mimetype == "text/html" and "second for Ann</a>" in html.text
+    for bad in ("/mailbox/..%2Fsmallworld.sqlite", "/mailbox/nothing.eml", "/mailbox/.writing-dddd.eml"):
+        assert client.get(bad).status_code == 404
+
+
+def test_there_is_no_mailbox_in_production(make_app: Any) -> None:
+    app = make_app(ENV="production", SECRET_KEY="a-long-random-production-secret")
+    write_mail(Path(app.config["MAIL_DIR"]), "20300101-120000-aaaa.eml", "ann@example.org", "hi", datetime.now(UTC))
+    client = app.test_client()
+    for path in ("/mailbox/", "/mailbox/20300101-120000-aaaa.eml", "/mailbox/20300101-120000-aaaa.eml/html"):
+        assert client.get(path).status_code == 404
+    assert "Mailbox" not in client.get("/").text
