@@ -176,9 +176,10 @@ def replace_player(
     now: datetime | None = None,
 ) -> Game:
     """Give a seat to someone else: same seat, new player; the old seat secret is revoked, so every old
-    link of the seat dies; the new player is invited with the game as it stands."""
+    link of the seat dies; the new player is invited with the game as it stands. Before the game starts
+    (an invitation nobody answers), the newcomer accepts their own invitation like the others."""
     now = now or utcnow()
-    game = _running(session, game_id, paused_ok=True)
+    game = _running(session, game_id, paused_ok=True, inviting_ok=True)
     seat = _seat(session, game_id, seat_no)
     email = email.strip().lower()
     if "@" not in email or len(email) > 320:
@@ -195,11 +196,12 @@ def replace_player(
         session.flush()
     seat.player_id = new.id or 0
     seat.secret = secrets.token_urlsafe(16)
-    seat.accepted_at = now
+    started = game.state is not None
+    seat.accepted_at = now if started else None
     seat.removed = False
     session.add(seat)
-    state = load_state(game)
-    if game.status == "active" and seat_no in rules.awaiting(state):
+    awaited = rules.awaiting(load_state(game)) if started else set()
+    if game.status == "active" and seat_no in awaited:
         # A fresh turn for the newcomer.
         game.deadline_at = now + timedelta(seconds=settings_of(game).turn_length_seconds)
         game.reminders_due_at = next_reminder_at(game.deadline_at, settings_of(game).reminders_before_seconds, now)
@@ -214,11 +216,11 @@ def replace_player(
             "player_name": new.display_name,
             "players": [p.display_name for _, p in seats_of(session, game_id)],
             "turn_url": links.turn_url(game_id, seat_no, seat.secret),
-            "invite_url": links.turn_url(game_id, seat_no, seat.secret),
+            "invite_url": (links.turn_url if started else links.invite_url)(game_id, seat_no, seat.secret),
             "replacing": old.display_name if old else None,
-            "your_turn": seat_no in rules.awaiting(state),
+            "your_turn": seat_no in awaited,
             "turn_length_seconds": settings_of(game).turn_length_seconds,
-            "starts_at_once": True,
+            "starts_at_once": started,
         },
     )
     details = {"seat": seat_no, "from": old.display_name if old else None, "to": new.display_name}
@@ -244,7 +246,8 @@ def remove_player(session: Session, game_id: int, actor: Actor, links: LinkMaker
 
 
 def cancel(session: Session, game_id: int, actor: Actor, links: LinkMaker, reason: str = "") -> Game:
-    game = _running(session, game_id, paused_ok=True)
+    """End the game for good, running or still waiting for its invitations to be accepted."""
+    game = _running(session, game_id, paused_ok=True, inviting_ok=True)
     game.status = "cancelled"
     game.deadline_at = game.reminders_due_at = None
     game.finished_at = utcnow()
@@ -306,12 +309,14 @@ def resend_mail(session: Session, game_id: int, mail_id: int, actor: Actor) -> O
 
 
 # -- internals --------------------------------------------------------------------------------------------
-def _running(session: Session, game_id: int, paused_ok: bool = False) -> Game:
+def _running(session: Session, game_id: int, paused_ok: bool = False, inviting_ok: bool = False) -> Game:
     game = get_game(session, game_id)
-    allowed = ("active", "paused") if paused_ok else ("active",)
+    allowed = ("active",) + (("paused",) if paused_ok else ()) + (("inviting",) if inviting_ok else ())
     if game.status not in allowed:
         if game.status == "paused":
             raise Conflict("The game is paused: resume it first")
+        if game.status == "inviting":
+            raise Conflict("The game has not started yet: it waits for every player to accept the invitation")
         raise Conflict(f"The game is {game.status}: nothing to manage")
     return game
 
@@ -342,6 +347,8 @@ def _act(
         _announce(session, game, player, notice, actor, details, version)
     for player in also or []:
         _announce(session, game, player, notice, actor, details, version)
+    if game.state is None:
+        return _commit_before_start(session, game, version)
     state_before = load_state(game)
     state = new_state or state_before
     kind = "options" if new_state is not None else "admin"
@@ -355,6 +362,25 @@ def _act(
     )
     result = _commit_step(session, game, entry, state, links, utcnow(), None, -1)
     return result.game
+
+
+def _commit_before_start(session: Session, game: Game, version: int) -> Game:
+    """An act on a game still inviting: there is no rules state nor event log yet, so the audit entry is its
+    record; the version moves on all the same (under the same guard as a step)."""
+    session.flush()
+    moved = session.execute(
+        sa.update(Game)
+        .where(col(Game.id) == game.id, col(Game.version) == version - 1)
+        .values(version=version)
+        .execution_options(synchronize_session=False)
+    )
+    if moved.rowcount != 1:  # type: ignore[attr-defined]
+        session.rollback()
+        raise Conflict("The game changed meanwhile: reload it and try again")
+    game.version = version
+    session.add(game)
+    session.commit()
+    return game
 
 
 def _options_change(before: rules.GameState, after: rules.GameState) -> dict[str, Any]:

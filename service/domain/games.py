@@ -121,7 +121,7 @@ def start_game(session: Session, game: Game, links: LinkMaker, now: datetime | N
     state = rules.new_game(len(seats), seed=game.seed, options={"redeploy": settings.redeploy})
     game.status = "active"
     game.started_at = now or utcnow()
-    game.version = 1
+    game.version += 1  # 1 for a game that had no admin act before it started (admin._commit_before_start)
     after_change(session, game, state, links, now=game.started_at)
 
 
