@@ -74,6 +74,8 @@ def init_app(app: Flask) -> None:
         # trusting exactly as many hops as there are proxies: a client cannot forge its way past them.
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=0, x_port=0)  # type: ignore[method-assign]
     app.json = BoundedJSONProvider(app)
+    # Key rotation (DESIGN §7) covers the session cookies too: one signed with an old key still opens.
+    app.config["SECRET_KEY_FALLBACKS"] = list(app.config["OLD_SECRET_KEYS"])
     if app.config["SESSION_COOKIE_SAMESITE"] is None:
         app.config["SESSION_COOKIE_SAMESITE"] = "Lax"
     if str(app.config["BASE_URL"]).startswith("https://"):

@@ -166,3 +166,27 @@ def test_behind_a_proxy_the_forwarded_address_counts_only_when_configured(make_a
 
         response = app.test_client().get("/whoami", headers={"X-Forwarded-For": "203.0.113.7"})
         assert response.get_data(as_text=True) == expected
+
+
+def test_a_session_cookie_signed_with_an_old_key_still_opens_after_rotation(make_app: Callable[..., Flask]) -> None:
+    from flask import session
+
+    old = make_app(SECRET_KEY="old-key")
+    rotated = make_app(SECRET_KEY="new-key", OLD_SECRET_KEYS=["old-key"])
+    dropped = make_app(SECRET_KEY="new-key")
+    for app in (old, rotated, dropped):
+
+        @app.get("/seat-in-session")
+        def seat() -> str:
+            session.setdefault("seat", {"game": 1, "seat": 0})
+            return str(session.get("seat", {}).get("game"))
+
+    client = old.test_client()
+    client.get("/seat-in-session")
+    cookie = client.get_cookie("session")
+    assert cookie is not None
+    for app, expected in ((rotated, True), (dropped, False)):
+        other = app.test_client()
+        other.set_cookie("session", cookie.value)
+        with other.session_transaction() as opened:
+            assert ("seat" in opened) is expected

@@ -1,0 +1,85 @@
+"""gunicorn settings for the web processes: ``gunicorn --config deploy/gunicorn.conf.py 'service:create_app()'``.
+
+Every value can be changed from the environment without editing this file (the variables below, all
+optional). The service's own settings are the ``SMALLWORLD_*`` variables (README, "Configuration").
+
+- ``GUNICORN_BIND`` (``0.0.0.0:8000``): address and port.
+- ``WEB_CONCURRENCY`` (2 × CPUs + 1, at most 8): worker processes on this host.
+- ``GUNICORN_THREADS`` (4): threads per worker process. A request mostly waits for PostgreSQL, so a few
+  threads per process serve more players with less memory; each thread uses at most one database
+  connection, within SQLAlchemy's pool of 5 (+10 overflow) per process.
+- ``GUNICORN_TIMEOUT`` (30): seconds before a stuck worker is killed and replaced.
+- ``GUNICORN_LOG_LEVEL`` (``info``).
+
+Access log lines never carry a signed link: the token in ``/play/…``, ``/invite/…``, ``/admin/…`` and
+``/unsubscribe/…`` is replaced by ``…`` (a log is read by more people than the players), and the
+``Authorization`` header is not logged.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+from typing import Any
+
+from gunicorn.glogging import Logger
+
+bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
+workers = int(os.environ.get("WEB_CONCURRENCY", min(multiprocessing.cpu_count() * 2 + 1, 8)))
+worker_class = "gthread"
+threads = int(os.environ.get("GUNICORN_THREADS", 4))
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", 30))
+graceful_timeout = 30
+keepalive = 5
+
+# Each worker builds its own app, so no database connection is ever shared across a fork.
+preload_app = False
+# Replace each worker after a while, a guard against slow leaks; the jitter keeps them from all restarting
+# at once.
+max_requests = 2000
+max_requests_jitter = 200
+
+# Containers: the workers' heartbeat files on a RAM disk, not on the container's overlay filesystem.
+if os.path.isdir("/dev/shm"):
+    worker_tmp_dir = "/dev/shm"
+
+proc_name = "smallworld-web"
+# gunicorn's runtime control socket (gunicornc) is not used; off, so several masters on one host never share it.
+control_socket_disable = True
+accesslog = "-"
+errorlog = "-"
+loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
+access_log_format = '%(h)s "%(m)s %(U)s%(q)s %(H)s" %(s)s %(B)s %(M)sms "%(a)s"'
+
+#: A signed link in a path: the purpose, then the token (see service/links.py).
+SIGNED_PATH = re.compile(r"^(/(?:play|invite|admin/login|admin|unsubscribe))/[^/?\s]+")
+
+
+def redacted(path: str) -> str:
+    """``path`` without its signed token, if it has one.
+
+    >>> redacted("/play/eyJnIjoxfQ.abc.def")
+    '/play/…'
+    >>> redacted("/admin/login/eyJ.x.y")
+    '/admin/login/…'
+    >>> redacted("/api/games/3")
+    '/api/games/3'
+    """
+    return SIGNED_PATH.sub(r"\1/…", path)
+
+
+class RedactingLogger(Logger):
+    """gunicorn's logger, with signed tokens cut out of the request line and path it logs."""
+
+    def atoms(self, resp: Any, req: Any, environ: Any, request_time: Any) -> dict[str, Any]:
+        atoms: dict[str, Any] = super().atoms(resp, req, environ, request_time)
+        if isinstance(atoms.get("U"), str):
+            atoms["U"] = redacted(atoms["U"])
+        if isinstance(atoms.get("r"), str):  # "GET /play/<token> HTTP/1.1"
+            method, _, rest = atoms["r"].partition(" ")
+            atoms["r"] = f"{method} {redacted(rest)}"
+        return atoms
+
+
+logger_class = RedactingLogger

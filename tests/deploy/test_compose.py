@@ -1,0 +1,136 @@
+"""deploy/: the compose file validates and describes the production process set; the env example names every
+setting; the gunicorn settings load; the Dockerfile copies every package.
+
+``docker-compose config`` (Debian's docker-compose 1.29, which validates against the Compose Specification
+schema without a Docker engine) runs when installed; CI installs it (.ci/run) and requires it.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from service.config import DEFAULTS, PREFIX
+from tests.conftest import service_unavailable
+from worker import queues
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+APP_SERVICES = {"migrate", "web", "worker", "mail-worker", "beat"}
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    document: dict[str, Any] = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    return document
+
+
+def env_with_secrets(tmp_path: Path, **overrides: str) -> Path:
+    """A copy of deploy/ with a .env made from env.example, its three secrets filled in."""
+    folder = tmp_path / "deploy"
+    folder.mkdir()
+    shutil.copy(DEPLOY / "compose.yaml", folder / "compose.yaml")
+    values = {"SMALLWORLD_SECRET_KEY": "k", "POSTGRES_PASSWORD": "p", "REDIS_PASSWORD": "r", **overrides}
+    lines = []
+    for line in (DEPLOY / "env.example").read_text().splitlines():
+        name = line.split("=", 1)[0]
+        lines.append(f"{name}={values[name]}" if name in values else line)
+    (folder / ".env").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def docker_compose() -> str:
+    found = shutil.which("docker-compose")
+    if found is None:
+        service_unavailable("docker-compose is not installed (apt-get install --no-install-recommends docker-compose)")
+    return found
+
+
+def test_docker_compose_validates_the_file(tmp_path: Path) -> None:
+    folder = env_with_secrets(tmp_path)
+    checked = subprocess.run([docker_compose(), "config", "-q"], cwd=folder, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+    resolved = yaml.safe_load(
+        subprocess.run([docker_compose(), "config"], cwd=folder, capture_output=True, text=True, check=True).stdout
+    )
+    web = resolved["services"]["web"]["environment"]
+    assert web["SMALLWORLD_ENV"] == "production"
+    assert web["SMALLWORLD_DATABASE_URL"] == "postgresql://smallworld:p@postgres:5432/smallworld"
+    assert web["SMALLWORLD_BROKER_URL"] == "redis://:r@redis:6379/0"
+    assert web["SMALLWORLD_RATELIMIT_STORAGE_URI"] == "redis://:r@redis:6379/2"
+
+
+def test_docker_compose_refuses_to_run_without_the_passwords(tmp_path: Path) -> None:
+    folder = env_with_secrets(tmp_path, POSTGRES_PASSWORD="")
+    checked = subprocess.run([docker_compose(), "config", "-q"], cwd=folder, capture_output=True, text=True)
+    assert checked.returncode != 0 and "set POSTGRES_PASSWORD in deploy/.env" in checked.stderr
+
+
+def test_the_services_are_the_production_process_set(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    assert set(services) == APP_SERVICES | {"postgres", "redis", "mailpit"}
+    assert "pg_isready" in " ".join(services["postgres"]["healthcheck"]["test"])
+    assert services["migrate"]["command"] == ["smallworld", "db", "upgrade"]
+    assert services["migrate"]["restart"] == "no"
+    assert services["migrate"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+    for name in APP_SERVICES - {"migrate"}:
+        assert services[name]["depends_on"]["migrate"]["condition"] == "service_completed_successfully", name
+    assert services["web"]["command"][:3] == ["gunicorn", "--config", "/etc/smallworld/gunicorn.conf.py"]
+    assert services["beat"]["command"] == ["smallworld", "beat"]
+    assert "deploy" not in services["beat"] and "scale" not in services["beat"]  # one beat, never scaled
+    assert services["mailpit"]["profiles"] == ["staging"]
+    # Every app service runs the one image, with the same settings.
+    assert len({services[name]["image"] for name in APP_SERVICES}) == 1
+    assert all(services[name]["env_file"] == ".env" for name in APP_SERVICES)
+
+
+def test_the_workers_consume_every_queue_between_them(compose: dict[str, Any]) -> None:
+    consumed = set()
+    for name in ("worker", "mail-worker"):
+        command = compose["services"][name]["command"]
+        assert command[:2] == ["smallworld", "worker"]
+        consumed |= set(command[command.index("-Q") + 1].split(","))
+    assert consumed == set(queues.ALL)
+
+
+def test_the_env_example_names_every_setting() -> None:
+    text = (DEPLOY / "env.example").read_text()
+    named = set(re.findall(rf"^#? ?{PREFIX}_([A-Z_]+)=", text, flags=re.MULTILINE))
+    missing = {*DEFAULTS, "INSTANCE_PATH"} - named
+    assert not missing, f"deploy/env.example does not mention {sorted(missing)}"
+    unknown = named - {*DEFAULTS, "INSTANCE_PATH"}
+    assert not unknown, f"deploy/env.example names settings the service does not read: {sorted(unknown)}"
+    assert re.search(r"^SMALLWORLD_SECRET_KEY=$", text, flags=re.MULTILINE)  # never a usable default
+
+
+def test_the_gunicorn_settings_load_and_redact_signed_links() -> None:
+    from gunicorn.config import Config
+
+    config = Config()
+    namespace: dict[str, Any] = {"__file__": str(DEPLOY / "gunicorn.conf.py")}
+    exec(compile((DEPLOY / "gunicorn.conf.py").read_text(), "gunicorn.conf.py", "exec"), namespace)
+    for name, value in namespace.items():
+        if name in config.settings:
+            config.set(name, value)
+    assert config.worker_class_str == "gthread" and config.threads >= 1 and not config.preload_app
+    assert namespace["redacted"]("/play/eyJnIjoxfQ.a.b") == "/play/…"
+    assert namespace["redacted"]("/unsubscribe/x.y.z?w=1") == "/unsubscribe/…?w=1"
+    assert namespace["redacted"]("/api/games/1") == "/api/games/1"
+
+
+def test_the_image_gets_every_package_and_the_web_settings() -> None:
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    packages = {pattern.rstrip("*") for pattern in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]}
+    copied = set(re.findall(r"^COPY (\w+) \./\1$", dockerfile, flags=re.MULTILINE))
+    assert packages <= copied, f"the image misses {sorted(packages - copied)}"
+    assert "--constraint constraints.txt" in dockerfile
+    assert "COPY deploy/gunicorn.conf.py /etc/smallworld/gunicorn.conf.py" in dockerfile
+    assert re.search(r"^USER smallworld$", dockerfile, flags=re.MULTILINE)  # never root
