@@ -8,7 +8,7 @@ from typing import Any
 
 from flask import Flask
 
-from service import api, db, health, links_pages, pages, rate_limits, security, unsubscribe
+from service import admin_pages, api, db, health, links_pages, pages, rate_limits, security, unsubscribe
 from service import config as configuration
 from service.links import LinkMaker, signer_for
 from worker.app import celery_init_app
@@ -38,6 +38,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(links_pages.bp)
     app.register_blueprint(unsubscribe.bp)
     pages.init_app(app)
+    admin_pages.init_app(app)
 
     from service import cli  # imports this module for its console script
 

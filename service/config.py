@@ -69,6 +69,8 @@ DEFAULTS: dict[str, Any] = {
     "RATELIMIT_LINKS": "120 per minute",
     "RATELIMIT_BAD_LINKS": "10 per minute; 100 per day",
     "RATELIMIT_ACTIONS": "60 per minute",
+    # Sign-in links asked for on the site admins' sign-in form, per client address.
+    "RATELIMIT_ADMIN_SIGN_IN": "5 per minute; 30 per day",
 }
 
 
