@@ -378,12 +378,15 @@ def target_areas(top: Topology) -> list[float]:
 
 
 def region_cost(poly: list[Point], target: float) -> float:
-    """Lower is better: the area near its target, a round shape, no very short side."""
+    """Lower is better: the area near its target (above rather than below), a round shape, no very short side,
+    no neck, no spike."""
     area = polygon_area(poly)
     sides = [math.dist(poly[i], poly[(i + 1) % len(poly)]) for i in range(len(poly))]
     perimeter = sum(sides)
     roundness = 4 * math.pi * area / (perimeter * perimeter)
-    value = math.log(area / target) ** 2 + 1.5 * (1 - roundness) ** 2
+    # A region too small to hold its labels is worse than one too large.
+    ratio = math.log(area / target)
+    value = ratio**2 * (3 if ratio < 0 else 1) + 1.5 * (1 - roundness) ** 2
     value += sum(0.01 * (14 - d) for d in sides if d < 14)
     # Necks and slivers: a corner close to a side of its own outline that does not end at it.
     n = len(poly)

@@ -43,6 +43,11 @@ FONT = "system-ui,-apple-system,'Segoe UI',Roboto,sans-serif"
 TEXT = f'font-family="{FONT}"'
 REGION_STROKE = 'stroke="#3b2f22" stroke-width="2" stroke-linejoin="round"'
 
+#: Regions with less room than this around their label point show tokens without the race's name.
+SMALL_REGION = 44
+#: Width of a character of a race's name on a chip (14 px bold, italic when In Decline), generously.
+CHAR_WIDTH = 8.8
+
 #: How the frame is drawn: border regions are those that touch it.
 FRAME_WIDTH = 10
 MARGIN = FRAME_WIDTH
@@ -223,9 +228,10 @@ def _labels(state: Mapping[str, Any], board: rules.Board, shape: RegionShape, ma
         race = r.get("race") or ""
         owner = r.get("owner")
         declined = owner is not None and in_decline(state, owner, race)
-        # Lost Tribes are everywhere at the start: their badge says it, no name needed.
-        name = "" if owner is None else race
-        chip_width = 26 + 12 * len(str(tokens)) + (8 * len(name) + 10 if name else 6)
+        # The badge says whose tokens these are and the stripes whether they are In Decline, so the race's
+        # name is left out where there is little room (and for the Lost Tribes, whose badge says it).
+        name = "" if owner is None or shape.room < SMALL_REGION else race
+        chip_width = 26 + 12 * len(str(tokens)) + (CHAR_WIDTH * len(name) + 10 if name else 6)
 
         def occupant(x: float, y: float) -> str:
             return _chip(p, x, y, chip_width, owner, tokens, name, declined)
