@@ -38,6 +38,23 @@ def open_mail_link(page: Page, live: LiveServer, to: str, subject: str, kind: st
     settled(page, lambda: page.locator(f"pre.mail-text a[href*='/{kind}/']").first.click())
 
 
+def unlabelled(page: Page) -> list[str]:
+    """Controls a screen reader could not name: form fields without a label, buttons and links without
+    words (the map's regions are links named by their description)."""
+    return list(
+        page.evaluate(
+            """() => Array.from(document.querySelectorAll('input, select, textarea, button, a[href]'))
+                .filter(el => el.type !== 'hidden' && !el.closest('[hidden]'))
+                .filter(el => {
+                    if (el.getAttribute('aria-label')) return false;
+                    if (el.labels && el.labels.length) return false;
+                    return !(el.textContent || '').trim();
+                })
+                .map(el => el.outerHTML.slice(0, 120))"""
+        )
+    )
+
+
 def region(page: Page, number: int, prefix: str = "turnmap") -> Locator:
     return page.locator(f"#{prefix}-region-{number}")
 

@@ -32,6 +32,7 @@ from .steps import (
     play_randomly_until,
     region,
     settled,
+    unlabelled,
 )
 
 DESKTOP = {"width": 1280, "height": 800}
@@ -69,6 +70,7 @@ def test_a_game_created_in_the_browser_and_each_player_s_first_turn_played_from_
     page.locator("#name-1").fill("Bob")
     page.locator("#email-1").fill(BOB)
     page.get_by_label("Time for a turn, in hours").fill("24")
+    assert unlabelled(page) == []
     settled(page, lambda: page.get_by_role("button", name="Create the game and send the invitations").click())
     expect(page.get_by_role("heading", name="Browser game is created")).to_be_visible()
     assert "/admin/" in page.get_by_label("Admin link").input_value()
@@ -87,6 +89,7 @@ def test_a_game_created_in_the_browser_and_each_player_s_first_turn_played_from_
     # Ann: pick the first combo.
     settled(page, lambda: page.locator(".combo button").first.click())
     expect(page.locator(".messages").get_by_role("status")).to_contain_text("You picked the")
+    assert unlabelled(page) == []
     race = game_state(live, game_id).players[0].active.race
 
     # Conquer by clicking a region of the map: a region offered with its cost.
@@ -129,6 +132,7 @@ def test_a_game_created_in_the_browser_and_each_player_s_first_turn_played_from_
     page.get_by_role("button", name=re.compile(f"One token more on Region {first}")).click()
     page.get_by_role("button", name=re.compile(f"One token fewer on Region {second}")).click()
     expect(page.locator("[data-placed]")).to_have_text(str(count))
+    assert unlabelled(page) == []
     settled(page, lambda: page.get_by_role("button", name="Save this redeployment").click())
     expect(page.locator(".messages").get_by_role("status")).to_contain_text("Redeployment saved")
     state = game_state(live, game_id)

@@ -354,3 +354,26 @@ def test_there_is_no_mailbox_in_production(make_app: Any) -> None:
     for path in ("/mailbox/", "/mailbox/20300101-120000-aaaa.eml", "/mailbox/20300101-120000-aaaa.eml/html"):
         assert client.get(path).status_code == 404
     assert "Mailbox" not in client.get("/").text
+
+
+def test_the_die_of_a_final_conquest_is_shown(app: Flask) -> None:
+    game_id, links = start_game(app)
+    client = app.test_client()
+    client.get(links[0])
+    state = rules.GameState.from_json(stored(app, game_id).state or {})
+    combo = next(i for i, c in enumerate(state.combos) if c.power != "Berserk")  # Berserk rolls before naming
+    step(client, game_id, type="pick", combo=str(combo))
+
+    def one_token_in_hand(data: dict[str, Any]) -> None:
+        data["players"][0]["active"]["hand"] = 1
+
+    edit_state(app, game_id, one_token_in_hand)
+    state = rules.GameState.from_json(stored(app, game_id).state or {})
+    target = next(a.region for a in rules.legal_actions(state, 0) if a.type == "final_conquest")
+    page = client.get(f"/games/{game_id}/turn?region={target}")
+    assert f"Roll the die for region {target}" in page.text
+    step(client, game_id, type="final_conquest", region=str(target))
+    die = rules.GameState.from_json(stored(app, game_id).state or {}).last["die"]
+    page = client.get(f"/games/{game_id}/turn").text
+    assert f"The die rolled {die}:" in page
+    assert f'<span class="die" aria-hidden="true">{die}</span>' in page
