@@ -68,6 +68,24 @@ def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.load_default(size=size)
 
 
+@functools.lru_cache(maxsize=4096)
+def _text_mask(text: str, size: int, anchor: str) -> tuple[Image.Image, int, int]:
+    """The antialiased shape of ``text``, and where it sits from its anchor point. Cached: the same few
+    hundred labels (numbers, terrains, races) come back in every picture a worker draws."""
+    font = _font(size)
+    left, top, right, bottom = font.getbbox(text, anchor=anchor)
+    mask = Image.new("L", (max(1, int(right - left)), max(1, int(bottom - top))), 0)
+    ImageDraw.Draw(mask).text((-left, -top), text, font=font, fill=255, anchor=anchor)
+    return mask, int(left), int(top)
+
+
+def _text(
+    image: Image.Image, at: tuple[int, int], text: str, size: int, fill: tuple[int, int, int], anchor: str = "la"
+) -> None:
+    mask, left, top = _text_mask(text, size, anchor)
+    image.paste(fill, (at[0] + left, at[1] + top), mask)
+
+
 def _tint(colour: tuple[int, int, int], amount: float) -> tuple[int, int, int]:
     """``colour`` mixed with white (``amount`` 0: unchanged, 1: white)."""
     return tuple(round(c + (255 - c) * amount) for c in colour)  # type: ignore[return-value]
@@ -100,18 +118,18 @@ def draw(board: Mapping[str, Any]) -> bytes:
     title = "The board"
     if board.get("turn") and board.get("turns"):
         title += f" at game turn {board['turn']} of {board['turns']}"
-    pen.text((MARGIN, MARGIN), title, font=_font(16), fill=INK)
+    _text(image, (MARGIN, MARGIN), title, 16, INK)
 
     top = MARGIN + TITLE_H
     for number, region in enumerate(board["regions"]):
         row, column = divmod(number, COLUMNS)
         x = MARGIN + column * (CELL_W + GAP)
         y = top + row * (CELL_H + GAP)
-        _draw_region(pen, (x, y), number, region, you)
+        _draw_region(image, pen, (x, y), number, region, you)
 
     rows = -(-len(board["regions"]) // COLUMNS)
     y = top + rows * CELL_H + (rows - 1) * GAP + 10
-    _draw_legend(pen, (MARGIN, y), board)
+    _draw_legend(image, pen, (MARGIN, y), board)
 
     out = io.BytesIO()
     # A palette image: a few dozen colours, so a third of the bytes of RGB, and quick to compress.
@@ -120,7 +138,12 @@ def draw(board: Mapping[str, Any]) -> bytes:
 
 
 def _draw_region(
-    pen: ImageDraw.ImageDraw, at: tuple[int, int], number: int, region: Mapping[str, Any], you: int | None
+    image: Image.Image,
+    pen: ImageDraw.ImageDraw,
+    at: tuple[int, int],
+    number: int,
+    region: Mapping[str, Any],
+    you: int | None,
 ) -> None:
     x, y = at
     terrain = region.get("terrain", "")
@@ -141,25 +164,24 @@ def _draw_region(
     pen.rounded_rectangle(box, radius=6, fill=fill, outline=outline, width=3 if outline == INK else 1)
     band = TERRAIN_COLOURS.get(terrain, (200, 200, 200))
     pen.rounded_rectangle((x + 3, y + 3, x + CELL_W - 4, y + 3 + BAND_H), radius=3, fill=band)
-    pen.text((x + 6, y + 2), f"{number} {terrain}", font=_font(11), fill=_text_colour(band))
+    _text(image, (x + 6, y + 2), f"{number} {terrain}", 11, _text_colour(band))
 
     ink = _text_colour(fill)
     tokens = region.get("tokens", 0)
     if tokens:
-        pen.text((x + CELL_W // 2, y + 33), str(tokens), font=_font(18), fill=ink, anchor="mm")
+        _text(image, (x + CELL_W // 2, y + 33), str(tokens), 18, ink, anchor="mm")
     if race:
         name = race if len(race) <= 11 else race[:10] + "."
-        pen.text((x + CELL_W // 2, y + CELL_H - 10), name, font=_font(11), fill=ink, anchor="mm")
+        _text(image, (x + CELL_W // 2, y + CELL_H - 10), name, 11, ink, anchor="mm")
     marks = [MARK_LETTERS[m] for m in region.get("marks", []) if m in MARK_LETTERS]
     if region.get("encampments", 0) > 1:
         marks = [f"E{region['encampments']}" if m == "E" else m for m in marks]
     if marks:
-        pen.text((x + CELL_W - 6, y + 24), " ".join(marks), font=_font(11), fill=ink, anchor="ra")
+        _text(image, (x + CELL_W - 6, y + 24), " ".join(marks), 11, ink, anchor="ra")
 
 
-def _draw_legend(pen: ImageDraw.ImageDraw, at: tuple[int, int], board: Mapping[str, Any]) -> None:
+def _draw_legend(image: Image.Image, pen: ImageDraw.ImageDraw, at: tuple[int, int], board: Mapping[str, Any]) -> None:
     x, y = at
-    font = _font(13)
     for seat, player in enumerate(board["players"]):
         colour = seat_colour(seat)
         pen.rectangle((x, y + 3, x + 12, y + 15), fill=colour)
@@ -171,7 +193,7 @@ def _draw_legend(pen: ImageDraw.ImageDraw, at: tuple[int, int], board: Mapping[s
         label = player["name"] + (" (you)" if seat == board.get("you") else "")
         if troops:
             label += ": " + ", ".join(troops)
-        pen.text((x + 34, y + 3), label, font=font, fill=INK)
+        _text(image, (x + 34, y + 3), label, 13, INK)
         y += LEGEND_ROW_H
     key = "Grey: Lost Tribe. Pale: In Decline. L Lair, F Fortress, E Encampment, H Hole, He Hero, D Dragon"
-    pen.text((x, y + 3), key, font=_font(12), fill=GREY_INK)
+    _text(image, (x, y + 3), key, 12, GREY_INK)

@@ -16,11 +16,12 @@ import ssl
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from email.message import EmailMessage
-from email.policy import SMTP
+from email.message import Message
 from email.utils import parseaddr, parsedate_to_datetime
 from pathlib import Path
 from typing import Any, Protocol
+
+from .compose import to_bytes
 
 SECURITY = ("none", "starttls", "ssl")
 
@@ -35,7 +36,7 @@ class DeliveryError(Exception):
 
 
 class Connection(Protocol):
-    def send(self, message: EmailMessage) -> None: ...
+    def send(self, message: Message) -> None: ...
 
 
 class Backend(Protocol):
@@ -44,7 +45,7 @@ class Backend(Protocol):
         ...
 
 
-def envelope_addresses(message: EmailMessage) -> tuple[str, list[str]]:
+def envelope_addresses(message: Message) -> tuple[str, list[str]]:
     return parseaddr(str(message["From"]))[1], [parseaddr(str(message["To"]))[1]]
 
 
@@ -101,14 +102,15 @@ class SMTPConnection:
         self.smtp: smtplib.SMTP | None = None
         self.broken: str | None = None
 
-    def send(self, message: EmailMessage) -> None:
+    def send(self, message: Message) -> None:
         if self.broken:
             raise DeliveryError(f"not tried: {self.broken}", connection_lost=True)
         sender, recipients = envelope_addresses(message)
+        raw = to_bytes(message)  # 7-bit: quoted-printable bodies, encoded headers
         try:
             if self.smtp is None:
                 self.smtp = self.backend._connect()
-            refused = self.smtp.send_message(message, from_addr=sender, to_addrs=recipients)
+            refused = self.smtp.sendmail(sender, recipients, raw)
         except smtplib.SMTPRecipientsRefused as error:
             code, reply = next(iter(error.recipients.values()))
             raise DeliveryError(_reply("recipient refused", code, reply), permanent=_permanent(code)) from None
@@ -173,17 +175,17 @@ class FileBackend:
         self.directory.mkdir(parents=True, exist_ok=True)
         yield self
 
-    def path_for(self, message: EmailMessage) -> Path:
+    def path_for(self, message: Message) -> Path:
         date = parsedate_to_datetime(str(message["Date"]))
         digest = hashlib.sha256(str(message["Message-ID"]).encode()).hexdigest()[:16]
         return self.directory / f"{date:%Y%m%d-%H%M%S}-{digest}.eml"
 
-    def send(self, message: EmailMessage) -> None:
+    def send(self, message: Message) -> None:
         target = self.path_for(message)
         try:
             handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=".writing-", suffix=".eml")
             with os.fdopen(handle, "wb") as out:
-                out.write(message.as_bytes(policy=SMTP))
+                out.write(to_bytes(message))
             os.replace(temporary, target)
         except OSError as error:
             raise DeliveryError(f"cannot write {target}: {error}") from None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .compose import Envelope, compose
+from .compose import Envelope, compose, to_bytes
 from .render import render
 from .samples import ALL
 
@@ -46,7 +46,7 @@ def write_previews(out: Path) -> list[Path]:
             thread_id="<game-17.20260301093005000000@smallworld.invalid>",
             unsubscribe_url=sample.unsubscribe_url,
         )
-        (out / f"{name}.eml").write_bytes(compose(rendered, envelope).as_bytes())
+        (out / f"{name}.eml").write_bytes(to_bytes(compose(rendered, envelope)))
         written.append(out / f"{name}.html")
     return written
 

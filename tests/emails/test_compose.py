@@ -6,14 +6,14 @@ import email
 import email.policy
 from datetime import UTC, datetime
 
-from emails.compose import Envelope, compose, thread_id
+from emails.compose import Envelope, compose, thread_id, to_bytes
 from emails.render import BOARD_CID, render
 from emails.samples import SAMPLES, Sample
 
 THREAD = thread_id(17, datetime(2026, 2, 20, 18, 0, tzinfo=UTC), "smallworld.invalid")
 
 
-def composed(name: str, message_id: str = "<row-42@smallworld.invalid>") -> email.message.EmailMessage:
+def composed(name: str, message_id: str = "<row-42@smallworld.invalid>") -> email.message.Message:
     sample: Sample = SAMPLES[name]
     rendered = render(
         sample.message,
@@ -35,8 +35,8 @@ def composed(name: str, message_id: str = "<row-42@smallworld.invalid>") -> emai
     return compose(rendered, envelope)
 
 
-def reparsed(message: email.message.EmailMessage) -> email.message.EmailMessage:
-    return email.message_from_bytes(message.as_bytes(), policy=email.policy.default)  # type: ignore[return-value]
+def reparsed(message: email.message.Message) -> email.message.EmailMessage:
+    return email.message_from_bytes(to_bytes(message), policy=email.policy.default)  # type: ignore[return-value]
 
 
 def test_every_mail_of_a_game_is_in_one_thread() -> None:
@@ -80,12 +80,13 @@ def test_the_turn_mail_carries_the_board_picture_inline() -> None:
 
 
 def test_the_same_row_gives_the_same_bytes() -> None:
-    assert composed("your_turn").as_bytes() == composed("your_turn").as_bytes()
-    assert composed("your_turn").as_bytes() != composed("your_turn", "<row-43@smallworld.invalid>").as_bytes()
+    assert to_bytes(composed("your_turn")) == to_bytes(composed("your_turn"))
+    assert to_bytes(composed("your_turn")) != to_bytes(composed("your_turn", "<row-43@smallworld.invalid>"))
 
 
 def test_every_line_is_seven_bit_and_short() -> None:
     for name in SAMPLES:
-        raw = composed(name).as_bytes()
+        raw = to_bytes(composed(name))
         assert raw.isascii(), name
+        assert b"\n" not in raw.replace(b"\r\n", b""), "only CRLF line ends"
         assert max(len(line) for line in raw.split(b"\r\n")) <= 998, name

@@ -1,0 +1,173 @@
+"""Outbox delivery rate into a local SMTP server (aiosmtpd), with and without connection reuse.
+
+Run by hand, never in CI (DESIGN §8 target: at least 100 mails/s to a local SMTP server with connection
+reuse)::
+
+    .venv/bin/python bench/mail.py                       # SQLite, 1000 mails per row
+    .venv/bin/python bench/mail.py --mails 2000 --postgres postgresql+psycopg://postgres@127.0.0.1/test
+
+Each row writes ``--mails`` mails into the outbox the way the domain does, then drains it in process with
+``service.domain.delivery.deliver_due_mail`` (claim, render, compose, send, record each outcome) and times
+the drain (wall time, and the CPU time of this process, which also runs the SMTP server: the CPU time is
+the fairer number on a busy machine). ``batch 100`` is the service's setting: one SMTP connection and one
+claim per 100 mails; ``batch 1`` opens a connection (and claims) per mail. ``your_turn`` mails carry the
+board picture (a PNG drawn per mail); ``auto_passed`` mails are text and HTML only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from aiosmtpd.controller import Controller
+from sqlalchemy import create_engine, make_url, text
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from emails.delivery import backend_from_config  # noqa: E402
+from emails.samples import BOARD  # noqa: E402
+from service import create_app  # noqa: E402
+from service.db import get_engine, get_session, upgrade_database  # noqa: E402
+from service.domain import delivery  # noqa: E402
+from service.domain.outbox import queue_mail  # noqa: E402
+from service.models import Player, utcnow  # noqa: E402
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.mails = 0
+        self.sessions: set[int] = set()
+        self.lock = threading.Lock()
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        with self.lock:
+            self.mails += 1
+            self.sessions.add(id(session))
+        return "250 OK"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+CONTEXTS = {
+    "auto_passed": {"game_name": "Benchmark", "player_name": "Ann", "reason": "deadline", "defending": False},
+    "your_turn": {
+        "game_name": "Benchmark",
+        "player_name": "Ann",
+        "turn_url": "https://smallworld.example/play/token",
+        "deadline_at": "2030-01-01T12:00:00+00:00",
+        "turn": 4,
+        "turns": 10,
+        "board": BOARD,
+    },
+}
+
+
+def fill(app: Any, template: str, count: int) -> None:
+    with app.app_context():
+        session = get_session()
+        player = Player(email=f"{uuid.uuid4().hex[:8]}@example.org", display_name="Ann")
+        session.add(player)
+        session.flush()
+        for n in range(count):
+            queue_mail(session, player=player, template=template, context=CONTEXTS[template])
+            if n % 500 == 499:
+                session.commit()
+        session.commit()
+
+
+def run(app: Any, counter: Counter, template: str, count: int, batch: int) -> tuple[float, float, int, int]:
+    fill(app, template, count)
+    counter.mails, counter.sessions = 0, set()
+    settings = delivery.MailSettings(sender="Bench <bench@example.org>", batch_size=batch, budget_seconds=3600)
+    with app.app_context():
+        started, cpu = time.perf_counter(), time.process_time()
+        report = delivery.deliver_due_mail(
+            get_session(), backend_from_config(app.config), app.extensions["smallworld.links"], settings, now=utcnow()
+        )
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    assert report.sent == count and counter.mails == count, (report, counter.mails)
+    return elapsed, cpu, counter.mails, len(counter.sessions)
+
+
+def postgres_schema(url: str) -> tuple[str, Any]:
+    engine = create_engine(url)
+    name = f"bench_{uuid.uuid4().hex[:10]}"
+    with engine.connect() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{name}"'))
+        connection.commit()
+
+    def drop() -> None:
+        with engine.connect() as connection:
+            connection.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
+            connection.commit()
+        engine.dispose()
+
+    scoped = make_url(url).update_query_dict({"options": f"-csearch_path={name}"}).render_as_string(hide_password=False)
+    return scoped, drop
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mails", type=int, default=1000, help="mails per row (default 1000)")
+    parser.add_argument("--postgres", help="also measure on this PostgreSQL database (a schema is created)")
+    args = parser.parse_args()
+
+    counter = Counter()
+    port = free_port()
+    controller = Controller(counter, hostname="127.0.0.1", port=port)
+    controller.start()
+    databases: list[tuple[str, str | None, Any]] = [("SQLite", None, None)]
+    if args.postgres:
+        url, drop = postgres_schema(args.postgres)
+        databases.append(("PostgreSQL", url, drop))
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    print(
+        f"{'database':<11} {'mail':<11} {'batch':>5} {'mails':>6} {'seconds':>8} {'mails/s':>8} "
+        f"{'CPU ms/mail':>12} {'SMTP connections':>17}"
+    )
+    try:
+        for label, url, _ in databases:
+            settings: dict[str, Any] = {
+                "TESTING": True,
+                "INSTANCE_PATH": tempfile.mkdtemp(prefix="bench-mail-"),
+                "MAIL_BACKEND": "smtp",
+                "SMTP_HOST": "127.0.0.1",
+                "SMTP_PORT": port,
+                # No broker round trip per commit: the drain below is the only delivery.
+                "BROKER_URL": "memory://",
+            }
+            if url:
+                settings["DATABASE_URL"] = url
+            app = create_app(settings)
+            upgrade_database(get_engine(app))
+            for template in ("auto_passed", "your_turn"):
+                for batch in (100, 1):
+                    count = args.mails if batch > 1 else max(1, args.mails // 4)
+                    elapsed, cpu, sent, connections = run(app, counter, template, count, batch)
+                    print(
+                        f"{label:<11} {template:<11} {batch:>5} {sent:>6} {elapsed:>8.2f} "
+                        f"{sent / elapsed:>8.0f} {cpu / sent * 1000:>12.1f} {connections:>17}"
+                    )
+            get_engine(app).dispose()
+    finally:
+        controller.stop()
+        for _, _, drop in databases:
+            if drop:
+                drop()
+
+
+if __name__ == "__main__":
+    main()
