@@ -131,6 +131,8 @@ def feedback(before: GameState, after: GameState, action: dict[str, Any], seat: 
         return "Conquests over: place your tokens, then end your turn."
     if kind == "redeploy":
         return "Redeployment saved."
+    if kind == "end_turn" and before.phase == "defend":
+        return "Your redeployment is done; the game goes on."
     if kind in ("end_turn", "decline"):
         score = last.get("score")
         scored = f" You scored {score_words(score)}." if score else ""

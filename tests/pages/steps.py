@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+from flask import Flask
 from playwright.sync_api import Locator, Page
 from sqlmodel import Session
 
@@ -95,11 +96,11 @@ def game_state(live: LiveServer, game_id: int) -> rules.GameState:
         return rules.GameState.from_json(game.state)
 
 
-def play_randomly_until(live: LiveServer, game_id: int, seed: int, done: Callable[[rules.GameState], bool]) -> None:
+def play_randomly_until(app: Flask, game_id: int, seed: int, done: Callable[[rules.GameState], bool]) -> None:
     """Random legal steps through the domain operation (as the API would), until ``done(state)``."""
     rnd = random.Random(seed)
-    links = live.app.extensions["smallworld.links"]
-    with Session(get_engine(live.app)) as session:
+    links = app.extensions["smallworld.links"]
+    with Session(get_engine(app)) as session:
         for _ in range(3000):
             game = session.get(Game, game_id)
             assert game is not None and game.state is not None

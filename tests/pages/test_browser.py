@@ -205,7 +205,7 @@ def test_turn_page_screenshots_on_every_board(live: LiveServer, new_context: Any
                 and any(a.type == "conquer" for a in rules.legal_actions(state, 0))
             )
 
-        play_randomly_until(live, game_id, seed=players, done=ready)
+        play_randomly_until(live.app, game_id, seed=players, done=ready)
         for page, size, name in ((desktop, DESKTOP, "desktop"), (phone, PHONE, "phone")):
             settled(page, lambda page=page, url=turn_url: page.goto(url))
             expect(page.get_by_role("heading", name=re.compile("Your turn"))).to_be_visible()

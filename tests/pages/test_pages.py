@@ -26,15 +26,16 @@ from service.domain import games
 from service.models import Game, GameAction, Seat
 from service.pages.forms import action_from_form
 from service.schemas import CreateGame
+from tests.pages.steps import play_randomly_until
 
 
-def start_game(app: Flask, players: int = 2) -> tuple[int, list[str]]:
+def start_game(app: Flask, players: int = 2, **settings: Any) -> tuple[int, list[str]]:
     """A game started at once; its id and each seat's turn link (as a path)."""
     request = CreateGame.model_validate(
         {
             "name": "Page test",
             "players": [{"name": f"P{i}", "email": f"p{i}@example.org"} for i in range(players)],
-            "settings": {"start_when_all_accepted": False},
+            "settings": {"start_when_all_accepted": False, **settings},
         }
     )
     links = app.extensions["smallworld.links"]
@@ -377,3 +378,29 @@ def test_the_die_of_a_final_conquest_is_shown(app: Flask) -> None:
     page = client.get(f"/games/{game_id}/turn").text
     assert f"The die rolled {die}:" in page
     assert f'<span class="die" aria-hidden="true">{die}</span>' in page
+
+
+def test_an_attacked_player_redeploys_on_their_page_when_the_game_asks(app: Flask) -> None:
+    game_id, links = start_game(app, redeploy="ask")
+    play_randomly_until(app, game_id, seed=3, done=lambda state: state.phase == "defend")
+    state = rules.GameState.from_json(stored(app, game_id).state or {})
+    defender = state.defenders[0]
+    client = app.test_client()
+    page = client.get(links[defender], follow_redirects=True)
+    assert page.request.path == f"/games/{game_id}/turn"
+    assert "Redeploy after the attack" in page.text
+    # The inputs start with what each region keeps plus the tokens in hand, spread: saving them is legal.
+    inputs = dict(
+        re.findall(
+            r'name="(tokens-\d+)" type="number" inputmode="numeric"\s+min="\d+" max="\d+" value="(\d+)"', page.text
+        )
+    )
+    assert inputs
+    assert step(client, game_id, type="redeploy", **inputs).status_code == 302
+    assert "Redeployment saved" in client.get(f"/games/{game_id}/turn").text
+    confirm = client.get(f"/games/{game_id}/turn?confirm=end_turn").text
+    assert "Finish your redeployment?" in confirm and "You will score" not in confirm
+    step(client, game_id, type="end_turn")
+    after = rules.GameState.from_json(stored(app, game_id).state or {})
+    assert after.phase != "defend" and defender not in after.defenders
+    assert "redeployment is done" in client.get(f"/games/{game_id}", follow_redirects=True).text
