@@ -224,8 +224,9 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
             "why_not": why_not(state, seat, selected, choices),
             "cost": marks.get(selected),
         }
+    # The template sees the player's view only (``public``), never the full state: it holds the other
+    # players' coins and the random generator.
     return page_context(viewer, view, public, names) | {
-        "state": state,
         "choices": choices,
         "map_svg": map_svg,
         "marks": marks,
