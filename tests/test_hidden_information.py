@@ -1,0 +1,245 @@
+"""Hidden information over a whole game (DESIGN §4): no page, API response or mail a player receives before
+the end holds another player's coins (the scanner is tests/hidden_information.py).
+
+A three-player game in ``ask`` mode (defenders get their own redeploy step and mail), played through the
+JSON API with tokens from the mails, with some turns left to the deadline (auto-pass mails, reminders, the
+host's alert) and some admin acts (notices). Every mail is rendered and "sent" as in production; each is
+scanned for its recipient's seat. Every seat's API view and the awaited seats' turn pages are scanned at
+every step; at each new game turn, every seat's history (API), game page, turn page and history page too,
+and the game page without a seat (refused).
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import random
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from email.message import EmailMessage, Message
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlmodel import select
+
+import rules
+from emails.delivery import to_bytes
+from rules.bots import concrete
+from service.db import get_session
+from service.domain import deadlines, delivery
+from service.models import Game
+from tests.hidden_information import CoinWatch, with_canaries
+
+BASE = "https://smallworld.example"
+NEVER = timedelta(days=3650)
+LINK = re.compile(re.escape(BASE) + r"/(play|invite|admin|unsubscribe)/([A-Za-z0-9_\-.]+)")
+
+
+class CollectingBackend:
+    """A mail backend that keeps what it is given (the same composed messages SMTP would carry)."""
+
+    def __init__(self) -> None:
+        self.sent: list[EmailMessage] = []
+
+    @contextmanager
+    def open(self) -> Iterator[CollectingBackend]:
+        yield self
+
+    def send(self, message: Message) -> None:
+        # Read back from the bytes that would go over SMTP, as a mail client would.
+        parsed = email.message_from_bytes(to_bytes(message), policy=email.policy.default)
+        self.sent.append(parsed)  # type: ignore[arg-type]
+
+
+def text_parts(message: EmailMessage) -> list[str]:
+    return [
+        str(part.get_content())
+        for part in message.walk()
+        if part.get_content_type() in ("text/plain", "text/html") and not part.is_multipart()
+    ]
+
+
+class Table:
+    """The game as its players see it: their clients, their mailboxes, the watch on their coins."""
+
+    def __init__(self, app: Flask, players: int) -> None:
+        self.app = app
+        self.api = app.test_client()
+        self.backend = CollectingBackend()
+        self.delivered = 0
+        self.watch = CoinWatch(players)
+        self.emails = [f"p{i}@example.org" for i in range(players)]
+        self.tokens: dict[int, str] = {}
+        self.pages: dict[int, Any] = {}
+        self.templates: set[str] = set()
+        self.game_id = 0
+        self.finished = False
+
+    def state(self) -> dict[str, Any] | None:
+        with self.app.app_context():
+            game = get_session().get(Game, self.game_id)
+            assert game is not None
+            self.finished = game.status == "finished"
+            return game.state
+
+    def deliver(self, now: Any = None) -> list[tuple[int, EmailMessage]]:
+        """Send what is due, as the mail worker would, and scan each new mail for its recipient."""
+        with self.app.app_context():
+            delivery.deliver_due_mail(
+                get_session(),
+                self.backend,
+                self.app.extensions["smallworld.links"],
+                delivery.MailSettings.from_config(self.app.config),
+                now=now,
+            )
+        new = self.backend.sent[self.delivered :]
+        self.delivered = len(self.backend.sent)
+        self.watch.note(self.state())
+        received = []
+        for message in new:
+            seat = self.emails.index(str(message["To"]).split("<")[-1].rstrip(">").strip())
+            self.templates.add(str(message["Subject"]))
+            if not self.finished:
+                for index, part in enumerate(text_parts(message)):
+                    self.watch.scan_text(part, seat, f"mail {message['Subject']!r} part {index}")
+            received.append((seat, message))
+        return received
+
+    def get(self, seat: int, path: str) -> Any:
+        response = self.api.get(path, headers={"Authorization": f"Bearer {self.tokens[seat]}"})
+        assert response.status_code == 200, (path, response.get_data(as_text=True)[:300])
+        body = response.get_json()
+        if not self.finished:
+            self.watch.scan_json(body, seat, f"GET {path}")
+        return body
+
+    def page(self, seat: int | None, path: str) -> None:
+        client = self.pages[seat] if seat is not None else self.app.test_client()
+        response = client.get(path, follow_redirects=True)
+        assert response.status_code == (200 if seat is not None else 403), (seat, path, response.status_code)
+        if not self.finished:
+            self.watch.scan_text(response.get_data(as_text=True), seat, f"page {path}")
+
+    def look_around(self, pages: bool) -> None:
+        """Every seat reads the API; with ``pages``, every page it can open too (and someone without a link
+        tries the game page). The awaited seats' turn pages are read at every step."""
+        state = self.state()
+        self.watch.note(state)
+        if self.finished or state is None:
+            return
+        awaited = rules.awaiting(rules.GameState.from_json(state))
+        for seat in sorted(self.tokens):
+            self.get(seat, f"/api/games/{self.game_id}")
+            self.get(seat, f"/api/games/{self.game_id}/legal-actions")
+            if pages:
+                self.get(seat, f"/api/games/{self.game_id}/history")
+                for path in ("", "/history"):
+                    self.page(seat, f"/games/{self.game_id}{path}")
+            if pages or seat in awaited:
+                self.page(seat, f"/games/{self.game_id}/turn")
+        if pages:
+            self.page(None, f"/games/{self.game_id}")
+
+
+def play_a_whole_game(app: Flask, rnd: random.Random) -> Table:
+    table = Table(app, players=3)
+    body = {
+        "name": "Secret coins",
+        "players": [{"name": f"Player {i}", "email": e} for i, e in enumerate(table.emails)],
+        "settings": {"redeploy": "ask", "reminders_before_seconds": [3600], "auto_pass_alert_after": 1},
+    }
+    created = table.api.post("/api/games", json=body)
+    assert created.status_code == 201
+    table.game_id = created.get_json()["id"]
+    admin = created.get_json()["admin_url"].rsplit("/", 1)[-1]
+
+    for seat, mail in table.deliver():
+        for kind, token in LINK.findall("\n".join(text_parts(mail))):
+            if kind == "invite":
+                accepted = table.api.post("/api/invitations/accept", headers={"Authorization": f"Bearer {token}"})
+                assert accepted.status_code == 200
+                table.tokens[seat] = accepted.get_json()["turn_url"].rsplit("/", 1)[-1]
+    assert sorted(table.tokens) == [0, 1, 2]
+    for seat, token in table.tokens.items():
+        table.pages[seat] = app.test_client()
+        assert table.pages[seat].get(f"/play/{token}").status_code == 302  # the seat's session
+
+    table.deliver()
+    table.look_around(pages=True)
+
+    last_step, last_turn = None, None
+    for _ in range(3000):
+        state = table.state()
+        if table.finished:
+            break
+        assert state is not None
+        awaited = sorted(rules.awaiting(rules.GameState.from_json(state)))
+        step_key = (state["turn"], state["current"], state["phase"], tuple(awaited))
+        if step_key != last_step:
+            # Every page at each new game turn (history pages replay the game: the costly part); the API
+            # and the awaited seat's turn page at every new step.
+            table.look_around(pages=state["turn"] != last_turn)
+            last_step, last_turn = step_key, state["turn"]
+        seat = awaited[0]
+        roll = rnd.random()
+        if roll < 0.04:
+            # Left to the deadline: a reminder first, then the auto-pass (and the host's alert).
+            with app.app_context():
+                game = get_session().get(Game, table.game_id)
+                assert game is not None and game.deadline_at is not None
+                deadline = game.deadline_at
+            for at in (deadline - timedelta(minutes=30), deadline + timedelta(seconds=1)):
+                with app.app_context():
+                    # (no outage guard: this test jumps the clock, it was never down)
+                    deadlines.sweep(get_session(), app.extensions["smallworld.links"], now=at, outage_after=NEVER)
+                table.deliver(now=at + timedelta(seconds=1))
+            continue
+        if roll < 0.06:
+            extended = table.api.post(
+                f"/api/admin/games/{table.game_id}/extend",
+                headers={"Authorization": f"Bearer {admin}"},
+                json={"hours": 1},
+            )
+            assert extended.status_code == 200
+            if not table.finished:
+                table.watch.scan_json(extended.get_json(), 0, "admin extend")
+            table.deliver()
+        legal = table.get(seat, f"/api/games/{table.game_id}/legal-actions")
+        action = concrete(rules.Action.from_json(rnd.choice(legal["actions"])), rnd).to_json()
+        done = table.api.post(
+            f"/api/games/{table.game_id}/actions",
+            headers={"Authorization": f"Bearer {table.tokens[seat]}"},
+            json={"version": legal["version"], "action": action},
+        )
+        assert done.status_code == 200, done.get_json()
+        table.watch.note(table.state())
+        if not table.finished:
+            table.watch.scan_json(done.get_json(), seat, f"POST actions {action['type']}")
+        table.deliver()
+    assert table.finished, "the game did not end"
+    table.deliver()
+    return table
+
+
+@pytest.mark.parametrize("seed", [11])
+def test_no_player_ever_receives_another_players_coins_before_the_end(
+    make_app: Callable[..., Flask], monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    # Every seat starts with a canary count of coins, in the game and in every replay of it.
+    monkeypatch.setattr(rules, "new_game", with_canaries(rules.new_game))
+    app = make_app(BASE_URL=BASE)
+    table = play_a_whole_game(app, random.Random(seed))
+    table.watch.assert_no_leaks()
+    table.watch.confirm_own_coins_seen(range(3))
+    subjects = " ".join(table.templates).lower()
+    for kind in ("invited", "your turn", "redeploy", "played for you", "reminder", "is over"):
+        assert kind in subjects, f"no {kind!r} mail in this game: {sorted(table.templates)}"
+    assert table.watch.scanned > 500
+    # After the end, everything is public: the final mail names every seat's coins.
+    with app.app_context():
+        final = get_session().exec(select(Game).where(Game.id == table.game_id)).one()
+    over = [m for m in table.backend.sent if "is over" in str(m["Subject"])]
+    assert over and all(str(row["coins"]) in "\n".join(text_parts(over[0])) for row in final.result or [])
