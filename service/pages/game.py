@@ -17,6 +17,7 @@ from flask import Blueprint, render_template, request
 from sqlmodel import select
 
 import rules
+from emails.times import zone as zone_of
 
 from ..db import get_session
 from ..domain import play, views
@@ -24,7 +25,7 @@ from ..maps import MapOptions, board_svg
 from ..models import GameAction
 from .access import viewer_for
 from .forms import int_or_none
-from .game_summary import page_context, zone_of
+from .game_summary import page_context
 from .narration import describe_step, name_of
 
 bp = Blueprint("game", __name__)

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 import rules
+from emails.times import local_time, time_left
+from emails.times import zone as zone_of
 
 from ..schemas import GameView
 from .abilities import POWERS, RACES
@@ -19,7 +21,7 @@ from .narration import PHASES, name_of
 
 
 def page_context(viewer: Viewer | None, view: GameView, public: dict[str, Any], names: list[str]) -> dict[str, Any]:
-    zone = zone_of(viewer.player.time_zone if viewer else "UTC")
+    zone = zone_of(viewer.player.time_zone if viewer else None)
     return {
         "game": view,
         "viewer": viewer,
@@ -79,31 +81,10 @@ def deadline(at: datetime | None, zone: ZoneInfo) -> dict[str, Any] | None:
     """The deadline in the viewer's time zone, and the time left (the page's script keeps it ticking)."""
     if at is None:
         return None
-    local = at.astimezone(zone)
-    return {
-        "iso": at.astimezone(UTC).isoformat(),
-        "local": f"{local:%A %-d %B, %H:%M} ({zone.key})",
-        "left": time_left(at - datetime.now(UTC)),
-    }
+    return {"iso": at.astimezone(UTC).isoformat(), "local": local_time(at, zone.key), "left": left_words(at)}
 
 
-def time_left(delta: Any) -> str:
-    seconds = int(delta.total_seconds())
-    if seconds <= 0:
-        return "the deadline has passed"
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes = rest // 60
-    if days:
-        return f"{days} day{'s' if days > 1 else ''} {hours} h left"
-    if hours:
-        return f"{hours} h {minutes} min left"
-    return f"{max(minutes, 1)} min left"
-
-
-def zone_of(name: str) -> ZoneInfo:
-    """The named time zone, or UTC for a name this system does not know."""
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        return ZoneInfo("UTC")
+def left_words(at: datetime) -> str:
+    """The time left before ``at``, as the pages say it (``pages.js`` says it the same way)."""
+    remaining = at - datetime.now(UTC)
+    return f"{time_left(remaining)} left" if remaining.total_seconds() > 0 else "the deadline has passed"

@@ -104,14 +104,19 @@ function tick() {
   }
 }
 
+// As emails/times.py's time_left: the two largest units that matter, no minutes beside days.
 function words(seconds) {
   if (seconds <= 0) return "the deadline has passed";
-  const days = Math.floor(seconds / 86400);
-  const hours = Math.floor((seconds % 86400) / 3600);
-  const minutes = Math.floor((seconds % 3600) / 60);
-  if (days) return `${days} day${days > 1 ? "s" : ""} ${hours} h left`;
-  if (hours) return `${hours} h ${minutes} min left`;
-  return `${Math.max(minutes, 1)} min left`;
+  if (seconds < 60) return "less than a minute left";
+  let minutes = Math.floor(seconds / 60);
+  const days = Math.floor(minutes / 1440);
+  minutes -= days * 1440;
+  const hours = Math.floor(minutes / 60);
+  minutes -= hours * 60;
+  const parts = [[days, "day"], [hours, "hour"], [days ? 0 : minutes, "minute"]]
+    .filter(([n]) => n)
+    .map(([n, unit]) => `${n} ${unit}${n === 1 ? "" : "s"}`);
+  return `${parts.slice(0, 2).join(" ")} left`;
 }
 
 // The host's own time zone as the first player's default, on the create-game form.
