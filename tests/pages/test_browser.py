@@ -216,3 +216,42 @@ def test_turn_page_screenshots_on_every_board(live: LiveServer, new_context: Any
             path = artifacts / f"turn-{board}-{size['width']}x{size['height']}.png"
             page.screenshot(path=str(path), full_page=True)
             print(f"screenshot: {path}")
+
+
+def test_a_whole_turn_works_without_javascript(live: LiveServer, new_context: Any) -> None:
+    """Plain HTML forms that POST and redirect: the basic flow needs no script."""
+    page = new_context(viewport=PHONE, java_script_enabled=False).new_page()
+    request = CreateGame.model_validate(
+        {
+            "name": "No script",
+            "players": [{"name": n, "email": f"{n.lower()}.noscript@example.org"} for n in ("Ann", "Bob")],
+            "settings": {"start_when_all_accepted": False},
+        }
+    )
+    links = live.app.extensions["smallworld.links"]
+    with Session(get_engine(live.app)) as session:
+        game, _ = games.create_game(session, request, links)
+        game_id = game.id or 0
+        seat = games.seats_of(session, game_id)[0][0]
+        turn_url = links.turn_url(game_id, 0, seat.secret)
+
+    page.goto(turn_url)
+    page.locator(".combo button").first.click()
+    expect(page.locator(".message-done")).to_contain_text("You picked the")
+    # From the list of conquests.
+    first = offered(page, "choice-conquer")[0]
+    page.get_by_label("Conquer a region").select_option(str(first))
+    page.get_by_role("button", name="Conquer", exact=True).click()
+    expect(page.locator(".message-done")).to_contain_text(f"Region {first} is yours")
+    # From the map: without a script a region opens its panel, whose button conquers it.
+    second = offered(page, "choice-conquer")[0]
+    region(page, second).click()
+    expect(page.locator("#region-panel")).to_contain_text(f"Region {second}")
+    page.get_by_role("button", name=f"Conquer region {second}", exact=True).click()
+    expect(page.locator(".message-done")).to_contain_text(f"Region {second} is yours")
+    page.get_by_role("button", name="End conquests and redeploy").click()
+    page.get_by_role("button", name="Save this redeployment").click()
+    expect(page.locator(".message-done")).to_contain_text("Redeployment saved")
+    page.get_by_role("link", name="End turn…").click()
+    page.get_by_role("button", name="Yes, end my turn").click()
+    expect(page.get_by_text("Bob is picking a combo")).to_be_visible()
