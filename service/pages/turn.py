@@ -71,7 +71,7 @@ def act(game_id: int) -> Response:
     try:
         result = play.submit_action(db, game_id, viewer.number, action, version, _links(), idempotency_key=key)
     except Conflict as error:
-        flash(_conflict_words(error), "refusal")
+        flash(_conflict_words(error, version), "refusal")
         return redirect(url_for(".page", game_id=game_id))
     except DomainError as error:
         flash(error.message, "refusal")
@@ -86,13 +86,14 @@ def act(game_id: int) -> Response:
 @bp.post("/games/<int:game_id>/turn/undo")
 def undo(game_id: int) -> Response:
     viewer = viewer_for(game_id)
-    try:
-        version = int(request.form.get("version", ""))
-        result = play.undo(get_session(), game_id, viewer.number, version, _links())
-    except ValueError:
+    version = int_or_none(request.form.get("version"))
+    if version is None:
         flash("That form was incomplete: reload the page and try again.", "refusal")
+        return redirect(url_for(".page", game_id=game_id))
+    try:
+        result = play.undo(get_session(), game_id, viewer.number, version, _links())
     except Conflict as error:
-        flash(_conflict_words(error), "refusal")
+        flash(_conflict_words(error, version), "refusal")
     except DomainError as error:
         flash(error.message, "refusal")
     else:
@@ -101,8 +102,9 @@ def undo(game_id: int) -> Response:
     return redirect(url_for(".page", game_id=game_id))
 
 
-def _conflict_words(error: Conflict) -> str:
-    if "moved on" in error.message or "applied first" in error.message:
+def _conflict_words(error: Conflict, version: int) -> str:
+    """A stale page is said in page words (the API's "reload and retry" is done for the player)."""
+    if error.extra.get("version", version) != version:
         return "The game changed since this page was drawn (another tab?). Here it is as it stands now."
     return error.message
 
