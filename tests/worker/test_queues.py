@@ -1,0 +1,40 @@
+"""worker.queues and the beat schedule: mail on its own queue, consumed by every `smallworld worker`;
+the periodic sweep and drain; late acknowledgement for the tasks that may run twice."""
+
+from __future__ import annotations
+
+import doctest
+
+from flask import Flask
+
+from worker import queues
+from worker.schedule import BEAT_SCHEDULE
+from worker.tasks.deadlines import SWEEP_DEADLINES, sweep_deadlines
+from worker.tasks.mail import DELIVER_OUTBOX, deliver_outbox
+
+
+def test_mail_goes_to_the_mail_queue_and_the_rest_to_the_default_one(app: Flask) -> None:
+    celery_app = app.extensions["celery"]
+    route = celery_app.amqp.router.route
+    assert route({}, DELIVER_OUTBOX)["queue"].name == "mail"
+    assert route({}, SWEEP_DEADLINES)["queue"].name == "celery"
+
+
+def test_a_worker_consumes_every_queue_unless_told_otherwise() -> None:
+    assert doctest.testmod(queues).failed == 0
+    assert queues.with_queues([]) == ["-Q", "celery,mail"]
+    assert queues.with_queues(["--queues=mail"]) == ["--queues=mail"]
+
+
+def test_beat_sweeps_the_deadlines_and_drains_the_outbox_every_30_seconds() -> None:
+    tasks = {entry["task"]: entry for entry in BEAT_SCHEDULE.values()}
+    for name in (SWEEP_DEADLINES, DELIVER_OUTBOX):
+        assert tasks[name]["schedule"].total_seconds() == 30
+        assert tasks[name]["options"]["expires"] < 30  # a stale one is dropped, not run late
+
+
+def test_the_drain_and_the_sweep_are_acknowledged_late_since_running_them_twice_is_harmless(app: Flask) -> None:
+    # A worker killed midway leaves the message to another worker; rows are claimed in the database and
+    # every auto-pass is guarded by the game's version, so a second run does nothing twice.
+    assert deliver_outbox.acks_late and sweep_deadlines.acks_late
+    assert app.extensions["celery"].conf.worker_prefetch_multiplier == 1
