@@ -17,7 +17,8 @@ from typing import Any
 
 from flask import Flask, current_app
 
-from ..pages.game_summary import zone_of
+from emails import times
+
 from ..rate_limits import client_address
 from ..schemas import GameView
 from . import game, site
@@ -44,5 +45,5 @@ def init_app(app: Flask) -> None:
 def audit_for_players(game_view: GameView, viewer: Any = None) -> list[AuditLine]:
     """The game's audit log as its players read it, in the viewer's time zone (the game page's partial)."""
     player = getattr(viewer, "player", None)
-    zone = zone_of(getattr(player, "time_zone", None) or "UTC")
+    zone = times.zone(getattr(player, "time_zone", None) or "UTC")
     return audit_lines(game_view.audit, zone, [s.name for s in game_view.seats])

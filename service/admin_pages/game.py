@@ -33,7 +33,7 @@ from ..domain.errors import BadRequest, Conflict, DomainError
 from ..domain.games import seats_of, settings_of
 from ..links import LinkMaker
 from ..models import Game, OutboxMail, Player
-from ..pages.game_summary import deadline, time_left, zone_of
+from ..pages.game_summary import deadline
 from ..pages.lobby import REMINDER_CHOICES
 from ..schemas import HOUR, ChangeSettings, ReplacePlayer
 from .access import Manager, manager_for, remember_host
@@ -133,7 +133,7 @@ def page_context(manager: Manager) -> dict[str, Any]:
         "awaited_names": [names[s] for s in sorted(awaited) if s < len(names)],
         "deadline": deadline(game.deadline_at, zone),
         "deadline_input": f"{game.deadline_at.astimezone(zone):%Y-%m-%dT%H:%M}" if game.deadline_at else "",
-        "paused_left": time_left(timedelta(seconds=game.paused_remaining or 0)) if game.status == "paused" else None,
+        "paused_left": clock_words(game.paused_remaining) if game.status == "paused" else None,
         "zone": zone.key,
         "zones": sorted(known_zones()),
         "settings": settings,
@@ -153,9 +153,9 @@ def admin_zone(game: Game) -> ZoneInfo:
     """The zone this browser chose for the admin pages, else the host player's, else UTC."""
     chosen = session.get(ZONE)
     if isinstance(chosen, str) and chosen:
-        return zone_of(chosen)
+        return times.zone(chosen)
     host = get_session().exec(select(Player).where(Player.email == game.host_email)).first()
-    return zone_of(host.time_zone if host else "UTC")
+    return times.zone(host.time_zone if host else "UTC")
 
 
 def mail_rows(game: Game, zone: ZoneInfo) -> list[dict[str, Any]]:
@@ -194,6 +194,11 @@ def mail_counts(game: Game) -> dict[str, int]:
         .all()
     )
     return {status: count for status, count in rows}
+
+
+def clock_words(seconds: int | None) -> str:
+    """The time kept on a paused game's clock ("5 hours 7 minutes", or "none")."""
+    return times.time_left(timedelta(seconds=seconds)) if seconds else "none"
 
 
 @cache

@@ -7,11 +7,12 @@ be used to find out who is one; the link goes by mail only to an existing accoun
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from flask import Blueprint, current_app, flash, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response
+
+from emails import times
 
 from ..db import get_session
 from ..domain import site_admins
@@ -20,9 +21,9 @@ from ..domain.games_overview import STATUSES, GameFilters, list_games
 from ..links import LOGIN_MAX_AGE, LinkMaker
 from ..models import utcnow
 from ..pages.forms import int_or_none
-from ..pages.game_summary import deadline, time_left, zone_of
+from ..pages.game_summary import deadline
 from .access import forget_admin_rights, remember_site_admin, require_site_admin, signed_in_site_admin
-from .game import ZONE
+from .game import ZONE, clock_words
 
 bp = Blueprint("site_admin", __name__)
 
@@ -92,12 +93,12 @@ def games() -> Any:
     )
     now = utcnow()
     listing = list_games(get_session(), filters, now)
-    zone = zone_of(session.get(ZONE) or "UTC")
+    zone = times.zone(session.get(ZONE) or "UTC")
     rows = [
         {
             "row": row,
             "deadline": deadline(row.deadline_at, zone),
-            "paused_left": time_left_words(row.paused_remaining) if row.status == "paused" else None,
+            "paused_left": clock_words(row.paused_remaining) if row.status == "paused" else None,
         }
         for row in listing.rows
     ]
@@ -113,7 +114,3 @@ def games() -> Any:
         previous_url=url_for(".games", **query, page=listing.page - 1) if listing.page > 1 else None,
         next_url=url_for(".games", **query, page=listing.page + 1) if listing.has_next else None,
     )
-
-
-def time_left_words(seconds: int | None) -> str:
-    return time_left(timedelta(seconds=seconds or 0))

@@ -42,7 +42,7 @@ def test_the_admin_link_opens_the_game_s_page_in_the_host_s_time_zone(admin_app:
     assert "You manage this game as the game&#39;s host" in page.text
     assert "Turn</dt><dd>1 of 10" in page.text and "Waiting for</dt><dd>Player 0" in page.text
     local = stored(admin_app, game_id).deadline_at.astimezone(PARIS)  # type: ignore[union-attr]
-    assert f"{local:%H:%M} (Europe/Paris)" in page.text, "the host player's zone by default"
+    assert f"{local:%H:%M %Z} (Europe/Paris)" in page.text, "the host player's zone by default"
     assert 'Time left</dt><dd><span class="countdown"' in page.text
 
     page = act(browser, game_id, "zone", zone="Asia/Tokyo")
