@@ -18,6 +18,18 @@ PHASES = {
     "over": "the game is over",
 }
 
+#: Admin acts as the steps tell them (``service.models.GameAction`` of kind ``admin`` or ``options``).
+ADMIN_ACTS = {
+    "extend": "The deadline was moved",
+    "pause": "The game was paused",
+    "resume": "The game was resumed",
+    "settings": "The game's settings were changed",
+    "replace": "A seat was given to a new player",
+    "remove": "A player was removed from the game",
+    "cancel": "The game was cancelled",
+    "vacation": "A player took some vacation",
+}
+
 
 def name_of(seat: int | None, names: Sequence[str]) -> str:
     if seat is None:
@@ -36,6 +48,8 @@ def describe_step(
         reason = (action or {}).get("reason", "deadline")
         why = "the deadline passed" if reason == "deadline" else f"{reason}"
         return f"{who}'s turn was completed automatically ({why})"
+    if kind in ("admin", "options"):  # an admin act (service.domain.admin); who did it is in the log of changes
+        return ADMIN_ACTS.get(str((action or {}).get("act")), "The game's settings were changed")
     a = action or {}
     kind = a.get("type", kind)
     region = a.get("region")
