@@ -100,7 +100,8 @@ def page_context(manager: Manager) -> dict[str, Any]:
     zone = admin_zone(game)
     settings = settings_of(game)
     state = rules.GameState.from_json(game.state) if game.state else None
-    awaited = set(view.awaiting)
+    # Whom the game waits for, paused or not (the game view names nobody while the clock is stopped).
+    awaited = rules.awaiting(state) if state is not None and game.status in ("active", "paused") else set()
     held = seats_of(db, game.id or 0)
     names = [p.display_name for _, p in held]
     seats = [
@@ -211,11 +212,12 @@ def _hours(seconds: int) -> str:
 
 
 # -- the acts ---------------------------------------------------------------------------------------------
-def _back(game_id: int, anchor: str = "") -> Response:
-    return redirect(url_for(".page", game_id=game_id) + (f"#{anchor}" if anchor else ""), code=303)
+def _back(game_id: int) -> Response:
+    # To the top of the page, where the outcome is shown (a link to a section would scroll it out of view).
+    return redirect(url_for(".page", game_id=game_id), code=303)
 
 
-def _run(game_id: int, anchor: str, done: str, act: Any) -> Response:
+def _run(game_id: int, done: str, act: Any) -> Response:
     """Run one act; flash its outcome (the domain's refusal as it is) and go back to the page."""
     try:
         act()
@@ -223,7 +225,7 @@ def _run(game_id: int, anchor: str, done: str, act: Any) -> Response:
         flash(error.message, "refusal")
     else:
         flash(done, "done")
-    return _back(game_id, anchor)
+    return _back(game_id)
 
 
 def _same_step(manager: Manager) -> None:
@@ -251,7 +253,7 @@ def extend(game_id: int) -> Response:
                 get_session(), game_id, manager.actor, _links(), by=timedelta(seconds=round(amount * unit))
             )
 
-    return _run(game_id, "deadline", "The deadline was moved; the players were told.", act)
+    return _run(game_id, "The deadline was moved; the players were told.", act)
 
 
 @bp.post("/admin/games/<int:game_id>/pause")
@@ -260,7 +262,6 @@ def pause(game_id: int) -> Response:
     reason = request.form.get("reason", "")
     return _run(
         game_id,
-        "deadline",
         "The game is paused; the players were told why.",
         lambda: admin.pause(get_session(), game_id, manager.actor, _links(), reason),
     )
@@ -271,7 +272,6 @@ def resume(game_id: int) -> Response:
     manager = manager_for(game_id)
     return _run(
         game_id,
-        "deadline",
         "The game runs again with the time that was left; the players were told.",
         lambda: admin.resume(get_session(), game_id, manager.actor, _links()),
     )
@@ -285,7 +285,7 @@ def pass_now(game_id: int) -> Response:
         _same_step(manager)
         admin.pass_now(get_session(), game_id, manager.actor, _links())
 
-    return _run(game_id, "deadline", "The turn was passed; the next player was told.", act)
+    return _run(game_id, "The turn was passed; the next player was told.", act)
 
 
 @bp.post("/admin/games/<int:game_id>/settings")
@@ -315,7 +315,7 @@ def change_settings(game_id: int) -> Response:
             raise BadRequest(_first_error(error, SETTING_LABELS)) from None
         admin.change_settings(get_session(), game_id, manager.actor, _links(), **changes)
 
-    return _run(game_id, "settings", "The settings were changed for the turns to come; the players were told.", act)
+    return _run(game_id, "The settings were changed for the turns to come; the players were told.", act)
 
 
 SETTING_LABELS = {
@@ -347,7 +347,6 @@ def replace(game_id: int) -> Response:
 
     return _run(
         game_id,
-        "players",
         "The seat has a new player, who was invited; the old links of the seat no longer work.",
         act,
     )
@@ -364,7 +363,7 @@ def remove(game_id: int) -> Response:
             raise BadRequest("Choose the player to remove.") from None
         admin.remove_player(get_session(), game_id, manager.actor, _links(), seat)
 
-    return _run(game_id, "players", "The player was removed: their turns are passed automatically.", act)
+    return _run(game_id, "The player was removed: their turns are passed automatically.", act)
 
 
 @bp.post("/admin/games/<int:game_id>/cancel")
@@ -373,7 +372,6 @@ def cancel(game_id: int) -> Response:
     reason = request.form.get("reason", "")
     return _run(
         game_id,
-        "",
         "The game is cancelled; the players were told.",
         lambda: admin.cancel(get_session(), game_id, manager.actor, _links(), reason),
     )
@@ -384,7 +382,6 @@ def resend(game_id: int, mail_id: int) -> Response:
     manager = manager_for(game_id)
     return _run(
         game_id,
-        "mail",
         "The mail will be sent again within a minute.",
         lambda: admin.resend_mail(get_session(), game_id, mail_id, manager.actor),
     )
@@ -399,7 +396,7 @@ def choose_zone(game_id: int) -> Response:
         flash(f"Times are shown in {name}.", "done")
     else:
         flash(f"{name or 'That'} is not a time zone this server knows: try a name like Europe/Paris.", "refusal")
-    return _back(game_id, "status")
+    return _back(game_id)
 
 
 # -- reading the forms ------------------------------------------------------------------------------------
