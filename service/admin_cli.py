@@ -1,6 +1,7 @@
 """``smallworld admin …``: the admin acts from a shell, through the same domain operations.
 
 smallworld admin create EMAIL          a site admin account (prints its sign-in link)
+smallworld admin sign-out EMAIL        end every session and sign-in link of that account
 smallworld admin extend GAME 24h       push the deadline back (30m, 24h, 2d)
 smallworld admin pause GAME "reason"   / resume GAME / pass GAME / cancel GAME
 smallworld admin turn-length GAME 48h  future turns
@@ -22,7 +23,7 @@ from flask.cli import AppGroup
 from sqlmodel import select
 
 from .db import get_session
-from .domain import admin
+from .domain import admin, site_admins
 from .domain.errors import DomainError
 from .models import Game, SiteAdmin
 
@@ -70,6 +71,18 @@ def create(email: str) -> None:
     else:
         click.echo(f"Site admin {email} exists.")
     click.echo(f"Sign-in link (valid 30 minutes): {_links().login_url(account.id, account.secret)}")
+
+
+@group.command("sign-out")
+@click.argument("email")
+def sign_out(email: str) -> None:
+    """End every session of a site admin account and every sign-in link already mailed to it."""
+    session = get_session()
+    account = site_admins.find(session, email)
+    if account is None:
+        raise click.ClickException(f"There is no site admin {site_admins.normalise_email(email)}")
+    site_admins.sign_out_everywhere(session, account.id or 0)
+    click.echo(f"Site admin {account.email} is signed out everywhere.")
 
 
 @group.command("games")

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 from click import BadParameter
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from service.admin_cli import parse_duration
 from service.db import get_engine
-from service.models import Game
+from service.models import Game, SiteAdmin
 
 from ..api.conftest import new_game_body
 
@@ -50,3 +50,16 @@ def test_a_site_admin_account_gets_a_sign_in_link(app: Any) -> None:
     assert result.exit_code == 0
     assert "Site admin boss@example.org created." in result.output
     assert "/admin/login/" in result.output
+
+
+def test_signing_a_site_admin_out_everywhere_rotates_the_secret(app: Any) -> None:
+    runner = app.test_cli_runner()
+    runner.invoke(args=["admin", "create", "boss@example.org"])
+    with Session(get_engine(app)) as session:
+        before = session.exec(select(SiteAdmin)).one().secret
+    result = runner.invoke(args=["admin", "sign-out", "Boss@Example.org"])
+    assert result.exit_code == 0 and "signed out everywhere" in result.output
+    with Session(get_engine(app)) as session:
+        assert session.exec(select(SiteAdmin)).one().secret != before
+    result = runner.invoke(args=["admin", "sign-out", "nobody@example.org"])
+    assert result.exit_code != 0 and "There is no site admin nobody@example.org" in result.output
