@@ -161,10 +161,11 @@ def test_signing_out_forgets_the_admin_rights_of_this_browser_only(admin_app: Fl
     assert other.get(f"/admin/games/{game_id}").status_code == 200
 
 
+@pytest.mark.parametrize("database", ["sqlite", "postgres"])
 def test_the_games_list_filters_by_player_waiting_stalled_and_failed_mail(
-    make_app: Callable[..., Flask],
+    make_app: Callable[..., Flask], request: pytest.FixtureRequest, database: str
 ) -> None:
-    app = make_app()
+    app = make_app(**({"DATABASE_URL": request.getfixturevalue("postgres_url")} if database == "postgres" else {}))
     waiting = new_game(app, name="Waiting on Zoe")  # players p0..p2@waiting-on-zoe.example; p0 on turn
     overdue = new_game(app, name="Overdue")
     inviting = new_game(app, name="Old invitation", start=False)
