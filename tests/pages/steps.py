@@ -96,19 +96,21 @@ def game_state(live: LiveServer, game_id: int) -> rules.GameState:
         return rules.GameState.from_json(game.state)
 
 
-def play_randomly_until(app: Flask, game_id: int, seed: int, done: Callable[[rules.GameState], bool]) -> None:
-    """Random legal steps through the domain operation (as the API would), until ``done(state)``."""
+def play_randomly_until(app: Flask, game_id: int, seed: int, done: Callable[[rules.GameState], bool]) -> bool:
+    """Random legal steps through the domain operation (as the API would), until ``done(state)``; False if
+    the game ended first."""
     rnd = random.Random(seed)
     links = app.extensions["smallworld.links"]
     with Session(get_engine(app)) as session:
-        for _ in range(3000):
+        while True:
             game = session.get(Game, game_id)
             assert game is not None and game.state is not None
             session.refresh(game)
             state = rules.GameState.from_json(game.state)
             if done(state):
-                return
+                return True
+            if state.over:
+                return False
             seat = min(rules.awaiting(state))
             action = random_action(state, seat, rnd).to_json()
             play.submit_action(session, game_id, seat, action, game.version, links)
-    raise AssertionError("the game never reached the state asked for")

@@ -183,29 +183,36 @@ def test_turn_page_screenshots_on_every_board(live: LiveServer, new_context: Any
     links = live.app.extensions["smallworld.links"]
     names = ["Ann", "Bob", "Cyd", "Dee", "Eve"]
     for players, board in BOARDS:
-        request = CreateGame.model_validate(
-            {
-                "name": f"Screenshots on the {board} board",
-                "players": [{"name": n, "email": f"{n.lower()}.{board}@example.org"} for n in names[:players]],
-                "settings": {"start_when_all_accepted": False},
-            }
-        )
-        with Session(get_engine(live.app)) as session:
-            game, _ = games.create_game(session, request, links)
-            game_id = game.id or 0
-            seat = games.seats_of(session, game_id)[0][0]
-            turn_url = links.turn_url(game_id, 0, seat.secret)
 
         def ready(state: rules.GameState) -> bool:
-            # Seat 1 (index 0) in the middle of its conquests on turn 3, with more to conquer.
+            # Seat 1 (index 0) at the start of a turn from turn 3 on, with regions to conquer.
             return (
                 state.turn >= 3
                 and state.current == 0
-                and state.phase == "conquer"
+                and state.phase == "start"
                 and any(a.type == "conquer" for a in rules.legal_actions(state, 0))
             )
 
-        play_randomly_until(live.app, game_id, seed=players, done=ready)
+        # The games are random (their seed is secret): one that never gets there is played again.
+        for attempt in range(5):
+            request = CreateGame.model_validate(
+                {
+                    "name": f"Screenshots on the {board} board",
+                    "players": [
+                        {"name": n, "email": f"{n.lower()}.{board}.{attempt}@example.org"} for n in names[:players]
+                    ],
+                    "settings": {"start_when_all_accepted": False},
+                }
+            )
+            with Session(get_engine(live.app)) as session:
+                game, _ = games.create_game(session, request, links)
+                game_id = game.id or 0
+                seat = games.seats_of(session, game_id)[0][0]
+                turn_url = links.turn_url(game_id, 0, seat.secret)
+            if play_randomly_until(live.app, game_id, seed=players, done=ready):
+                break
+        else:
+            raise AssertionError(f"{board}: five random games never came to the turn to show")
         for page, size, name in ((desktop, DESKTOP, "desktop"), (phone, PHONE, "phone")):
             settled(page, lambda page=page, url=turn_url: page.goto(url))
             expect(page.get_by_role("heading", name=re.compile("Your turn"))).to_be_visible()
