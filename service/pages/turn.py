@@ -19,6 +19,7 @@ from werkzeug.wrappers import Response
 
 import rules
 from rules.state import GameState
+from rules.troops import hand_for_conquest
 
 from ..db import get_session
 from ..domain import play, views
@@ -226,9 +227,14 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
             "why_not": why_not(state, seat, selected, choices),
             "cost": marks.get(selected),
         }
+    # Before the first step of the conquests the tokens are still on the board: one stays in each region
+    # and the others come to hand (rulebook, "Ready your Troops"); say how many that will be.
+    active = state.players[seat].active
+    readied_hand = hand_for_conquest(state, seat, active) if active and state.phase == "start" else None
     # The template sees the player's view only (``public``), never the full state: it holds the other
     # players' coins and the random generator.
     return page_context(viewer, view, public, names) | {
+        "readied_hand": readied_hand,
         "choices": choices,
         "map_svg": map_svg,
         "marks": marks,
