@@ -404,3 +404,18 @@ def test_an_attacked_player_redeploys_on_their_page_when_the_game_asks(app: Flas
     after = rules.GameState.from_json(stored(app, game_id).state or {})
     assert after.phase != "defend" and defender not in after.defenders
     assert "redeployment is done" in client.get(f"/games/{game_id}", follow_redirects=True).text
+
+
+def test_the_pages_of_a_game_still_inviting(app: Flask) -> None:
+    players = [{"name": "A", "email": "a@example.org"}, {"name": "B", "email": "b@example.org"}]
+    request = CreateGame.model_validate({"name": "Not yet", "players": players})
+    links = app.extensions["smallworld.links"]
+    with Session(get_engine(app)) as session:
+        game, _ = games.create_game(session, request, links)
+        game_id = game.id or 0
+        seat = games.seats_of(session, game_id)[0][0]
+        invite = links.invite_url(game_id, 0, seat.secret).removeprefix(links.base_url)
+    client = app.test_client()
+    assert client.get(invite, follow_redirects=True).request.path == f"/games/{game_id}"
+    assert "Waiting for every player to accept" in client.get(f"/games/{game_id}").text
+    assert "has not started yet" in client.get(f"/games/{game_id}/history").text
