@@ -68,7 +68,7 @@ def describe_step(
     if kind == "end_conquest":
         return f"{who} ended their conquests"
     if kind == "redeploy":
-        placed = ", ".join(f"{n} on {r}" for r, n in sorted((a.get("tokens") or {}).items(), key=lambda x: int(x[0])))
+        placed = _placements(a)
         return f"{who} redeployed{ghouls}: {placed}" if placed else f"{who} redeployed"
     if kind == "end_turn":
         return f"{who} ended their turn" + (" and went In Decline" if a.get("decline") else "")
@@ -79,7 +79,7 @@ def describe_step(
     if kind == "dragon":
         return f"{who}'s Dragon took region {region}"
     if kind == "place_encampments":
-        placed = ", ".join(f"{n} on {r}" for r, n in sorted((a.get("tokens") or {}).items(), key=lambda x: int(x[0])))
+        placed = _placements(a)
         return f"{who} placed Encampments: {placed}" if placed else f"{who} took up their Encampments"
     if kind == "place_fortress":
         return f"{who} built a Fortress on region {region}"
@@ -88,6 +88,12 @@ def describe_step(
     if kind == "choose_ally":
         return f"{who} made peace with {name_of(a.get('target'), names)}"
     return f"{who}: {kind.replace('_', ' ')}"
+
+
+def _placements(action: Mapping[str, Any]) -> str:
+    """A ``tokens`` distribution as "3 on 4, 1 on 12", by region number."""
+    tokens = action.get("tokens") or {}
+    return ", ".join(f"{tokens[r]} on {r}" for r in sorted(tokens, key=int))
 
 
 def score_words(score: Mapping[str, Any]) -> str:
