@@ -23,7 +23,7 @@ from ..models import utcnow
 from ..pages.forms import int_or_none
 from ..pages.game_summary import deadline
 from .access import forget_admin_rights, remember_site_admin, require_site_admin, signed_in_site_admin
-from .game import ZONE, clock_words
+from .game import ZONE, clock_words, known_zones
 
 bp = Blueprint("site_admin", __name__)
 
@@ -79,6 +79,19 @@ def sign_out_everywhere() -> Response:
     return redirect(url_for(".sign_in"), code=303)
 
 
+@bp.post("/admin/zone")
+def choose_zone() -> Response:
+    """The time zone of the games list (and of every admin page in this browser)."""
+    require_site_admin()
+    name = request.form.get("zone", "").strip()
+    if name in known_zones():
+        session[ZONE] = name
+        flash(f"Times are shown in {name}.", "done")
+    else:
+        flash(f"{name or 'That'} is not a time zone this server knows: try a name like Europe/Paris.", "refusal")
+    return redirect(url_for(".games"), code=303)
+
+
 @bp.get("/admin/games")
 def games() -> Any:
     account = require_site_admin()
@@ -105,6 +118,7 @@ def games() -> Any:
     query: dict[str, Any] = {k: v for k, v in args.items() if k != "page"}
     return render_template(
         "admin/games.html",
+        zones=sorted(known_zones()),
         account=account,
         listing=listing,
         rows=rows,

@@ -207,6 +207,12 @@ def test_the_games_list_filters_by_player_waiting_stalled_and_failed_mail(
     assert "deadline passed, not auto-passed yet" in page.text
     assert "inviting for 5 days" in page.text and "Player 2 auto-passed 2 times in a row" in page.text
     assert "1 failed mail" in browser.get("/admin/games").text
+    # Times in the zone chosen (UTC until then).
+    assert "UTC" in browser.get("/admin/games").text
+    form = browser.get("/admin/games")
+    token = re.search(r'name="csrf_token" value="([^"]+)"', form.text).group(1)  # type: ignore[union-attr]
+    shown = browser.post("/admin/zone", data={"csrf_token": token, "zone": "Asia/Tokyo"}, follow_redirects=True)
+    assert "Times are shown in Asia/Tokyo." in shown.text and "JST (Asia/Tokyo)" in shown.text
     assert stored(app, waiting).status == "active"
 
 
