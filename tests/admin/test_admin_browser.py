@@ -89,7 +89,7 @@ def test_a_site_admin_signs_in_from_the_mail_and_finds_the_game(
     page.goto(mail.context["login_url"])
     expect(page.get_by_role("heading", name="All games")).to_be_visible()
     page.get_by_label("Player (part of a name or an email address)").fill("found-by-admin")
-    page.get_by_role("button", name="Show").click()
+    page.get_by_role("button", name="Show the games").click()
     expect(page.locator("table.games-table tbody tr")).to_have_count(1)
     page.screenshot(path=artifacts / "admin-games-1280.png", full_page=True)
     page.get_by_role("link", name="Found by admin").click()
