@@ -7,9 +7,10 @@ One sweep, in order:
    back by the gap's length, and their players told, instead of everyone being auto-passed at once. Only
    the sweep whose conditional update moves the recorded time from the value it read does this, so two
    sweeps starting together never push twice.
-2. **Auto-pass** every active game whose ``deadline_at`` has passed, through the domain operation
-   :func:`service.domain.play.auto_pass` guarded by the version read under the row lock (``FOR UPDATE SKIP
-   LOCKED`` on PostgreSQL; SQLite runs one writer at a time). A concurrent or repeated sweep finds the row
+2. **Auto-pass** every active game whose ``deadline_at`` has passed, one game per transaction, through the
+   domain operation :func:`service.domain.play.auto_pass` guarded by the version read under the row lock
+   (the next due game is found and locked by one statement, ``FOR UPDATE SKIP LOCKED`` on PostgreSQL;
+   SQLite runs one writer at a time). A concurrent or repeated sweep finds the row
    locked, or the version moved, and does nothing: one auto-pass, one mail.
 3. **Reminders**: for each game whose ``reminders_due_at`` has passed, every reminder of the current step
    whose time has come and that has no :class:`~service.models.ReminderSent` record yet. The record is
@@ -49,7 +50,7 @@ from .play import auto_pass, load_state, next_reminder_at
 
 logger = logging.getLogger(__name__)
 
-#: Games read per query; the sweep loops until nothing is due or its time budget is spent.
+#: Games with reminders due read per query; the sweep loops until none is left or its time budget is spent.
 BATCH = 200
 
 
@@ -171,26 +172,36 @@ def _push_back(session: Session, links: LinkMaker, since: datetime, now: datetim
 def _auto_pass_due(session: Session, links: LinkMaker, now: datetime, stop_at: float, report: SweepReport) -> None:
     given_up: set[int] = set()
     while time.monotonic() < stop_at:
-        query = select(Game.id).where(Game.status == "active", Game.deadline_at <= now)  # type: ignore[operator]
-        if given_up:
-            query = query.where(Game.id.not_in(given_up))  # type: ignore[union-attr]
-        due = list(session.execute(query.order_by(Game.deadline_at, Game.id).limit(BATCH)).scalars())  # type: ignore[arg-type]
-        session.rollback()  # no transaction (and, on SQLite, no write lock) held between games
-        if not due:
+        game = _lock_next_due(session, now, given_up)
+        if game is None:  # nothing is due, or every due game is another sweep's now
             return
-        for game_id in due:
-            if not _pass_one(session, links, game_id, now, report):
-                given_up.add(game_id)
-            if time.monotonic() >= stop_at:
-                return
+        if not _pass_one(session, links, game, now, report):
+            given_up.add(game.id or 0)
 
 
-def _pass_one(session: Session, links: LinkMaker, game_id: int, now: datetime, report: SweepReport) -> bool:
-    """Auto-pass one due game; ``False`` when it cannot be done (the sweep then leaves it alone)."""
-    game = _lock_if(session, game_id, col(Game.deadline_at) <= now)
-    if game is None:  # another sweep holds it, or it is no longer due
-        report.raced += 1
-        return True
+def _lock_next_due(session: Session, now: datetime, given_up: set[int]) -> Game | None:
+    """The due game with the earliest deadline, locked for this transaction; ``None`` when none is left.
+
+    One statement finds and locks it, one game per transaction. On PostgreSQL the games other sweeps hold
+    are skipped (``SKIP LOCKED``), so concurrent sweeps take different games instead of each trying the
+    same ones in turn. Ordered by the deadline alone, which its index gives without sorting every due row.
+    """
+    query = select(Game).where(col(Game.status) == "active", col(Game.deadline_at) <= now)
+    if given_up:
+        query = query.where(col(Game.id).not_in(given_up))
+    query = query.order_by(col(Game.deadline_at)).limit(1).execution_options(populate_existing=True)
+    if _is_postgres(session):
+        query = query.with_for_update(skip_locked=True)
+    game = session.exec(query).first()
+    if game is None:
+        session.rollback()  # no transaction (and, on SQLite, no write lock) held between sweeps
+    return game
+
+
+def _pass_one(session: Session, links: LinkMaker, game: Game, now: datetime, report: SweepReport) -> bool:
+    """Auto-pass one due game, locked by the caller; ``False`` when it was not passed (the sweep then
+    leaves it alone: it would be found due again at once)."""
+    game_id = game.id or 0
     try:
         state = load_state(game)
         if state.over:
@@ -203,10 +214,10 @@ def _pass_one(session: Session, links: LinkMaker, game_id: int, now: datetime, r
             return False
         version = game.version
         auto_pass(session, game_id, awaited[0], links, expected_version=version, reason="deadline", now=now)
-    except Conflict:
+    except Conflict:  # moved on meanwhile (a player's step): not due now, or not this sweep's to retry
         session.rollback()
         report.raced += 1
-        return True
+        return False
     except Exception as error:  # one broken game must not stop the sweep for every other game
         session.rollback()
         report.errors += 1

@@ -20,7 +20,7 @@ from sqlmodel import Session, select
 import rules
 
 from ..links import LinkMaker
-from ..models import Game, GameAction, utcnow
+from ..models import Game, GameAction, Player, Seat, utcnow
 from .errors import BadRequest, Conflict, IllegalMove
 from .games import finish_game, get_game, seats_of, settings_of
 from .outbox import queue_mail
@@ -204,7 +204,7 @@ def auto_pass(
                     "admin_url": links.admin_url(game_id, game.admin_secret),
                 },
             )
-    return _commit_step(session, game, record, new_state, links, now, None, seat)
+    return _commit_step(session, game, record, new_state, links, now, None, seat, seats=seats)
 
 
 def replay(game: Game, entries: list[GameAction]) -> rules.GameState:
@@ -239,8 +239,19 @@ def initial_options(game: Game, entries: list[GameAction]) -> dict[str, Any]:
     return {"redeploy": settings_of(game).redeploy}
 
 
-def after_change(session: Session, game: Game, state: rules.GameState, links: LinkMaker, now: datetime) -> None:
-    """Store the new state; when the awaited step changed, start its clock and mail whoever must act."""
+def after_change(
+    session: Session,
+    game: Game,
+    state: rules.GameState,
+    links: LinkMaker,
+    now: datetime,
+    *,
+    seats: dict[int, tuple[Seat, Player]] | None = None,
+) -> None:
+    """Store the new state; when the awaited step changed, start its clock and mail whoever must act.
+
+    ``seats`` (by seat number), when the caller has read them in this transaction, are not read again.
+    """
     game.state = state.to_json()
     session.add(game)
     if state.over:
@@ -254,7 +265,8 @@ def after_change(session: Session, game: Game, state: rules.GameState, links: Li
     settings = settings_of(game)
     defending = state.phase == "defend"
     length = settings.defender_turn_length_seconds if defending else settings.turn_length_seconds
-    seats = {s.seat: (s, p) for s, p in seats_of(session, game.id or 0)}
+    if seats is None:
+        seats = {s.seat: (s, p) for s, p in seats_of(session, game.id or 0)}
     awaited_seats = sorted(rules.awaiting(state))
     if awaited_seats and all(seats[n][0].removed for n in awaited_seats):
         # A seat its host removed (admin.remove_player) is passed at the next sweep, not a whole turn later.
@@ -334,6 +346,8 @@ def _commit_step(
     now: datetime,
     idempotency_key: str | None,
     seat: int,
+    *,
+    seats: dict[int, tuple[Seat, Player]] | None = None,
 ) -> StepResult:
     """Append the event and move the game's version on, exactly once even under races."""
     expected = game.version
@@ -348,7 +362,7 @@ def _commit_step(
         if moved.rowcount != 1:  # type: ignore[attr-defined]
             raise _Lost()
         game.version = expected + 1
-        after_change(session, game, new_state, links, now)
+        after_change(session, game, new_state, links, now, seats=seats)
         session.commit()
     except (IntegrityError, _Lost):
         session.rollback()
