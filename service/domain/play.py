@@ -188,7 +188,8 @@ def auto_pass(
     )
     passes = new_state.players[seat].auto_passes
     if passes >= settings_of(game).auto_pass_alert_after and state.phase != "defend":
-        host = next((p for s, p in seats.values() if p.email == game.host_email), None)
+        # The host need not hold a seat: create_game gave every host a player row for the admin link.
+        host = session.exec(select(Player).where(Player.email == game.host_email)).first()
         if host is not None:
             queue_mail(
                 session,

@@ -102,3 +102,16 @@ def test_create_game_writes_invitations_and_the_admin_link(db_session: Session, 
     assert {m.to_email for m in mails} == {"ann@example.org", "bo@example.org"}
     assert admin_url.startswith("https://smallworld.example/admin/")
     assert game.status == "inviting" and game.state is None
+
+
+def test_a_host_without_a_seat_hears_of_repeated_auto_passes(db_session: Session, links: LinkMaker) -> None:
+    request = CreateGame(
+        name="Hosted",
+        host_email="organiser@example.org",
+        players=[{"name": "Ann", "email": "ann@example.org"}, {"name": "Bo", "email": "bo@example.org"}],
+        settings={"start_when_all_accepted": False, "auto_pass_alert_after": 1},
+    )
+    game, _ = games.create_game(db_session, request, links)
+    play.auto_pass(db_session, game.id, 0, links)
+    alerts = db_session.exec(select(OutboxMail).where(OutboxMail.template == "host_alert")).all()
+    assert [m.to_email for m in alerts] == ["organiser@example.org"]
