@@ -17,6 +17,7 @@ from flask import current_app
 from service.db import get_session
 from service.domain import deadlines
 from service.logfmt import log
+from worker.tasks.mail import throttled_delivery_task
 
 logger = logging.getLogger(__name__)
 
@@ -26,12 +27,14 @@ SWEEP_DEADLINES = "worker.tasks.deadlines.sweep_deadlines"
 @shared_task(name=SWEEP_DEADLINES, acks_late=True)
 def sweep_deadlines(now: str | None = None) -> dict[str, Any]:
     """One sweep. ``now`` (ISO 8601) moves the clock, for tests only; beat sends none."""
-    report = deadlines.sweep(
-        get_session(),
-        current_app.extensions["smallworld.links"],
-        now=datetime.fromisoformat(now) if now else None,
-        outage_after=timedelta(seconds=current_app.config["OUTAGE_GUARD_SECONDS"]),
-    )
+    session = get_session()
+    with throttled_delivery_task(session):  # a sweep commits once per game: not a delivery task each
+        report = deadlines.sweep(
+            session,
+            current_app.extensions["smallworld.links"],
+            now=datetime.fromisoformat(now) if now else None,
+            outage_after=timedelta(seconds=current_app.config["OUTAGE_GUARD_SECONDS"]),
+        )
     summary = asdict(report)
     summary["now"] = report.now.isoformat()
     summary["outage"] = report.outage.total_seconds() if report.outage else None

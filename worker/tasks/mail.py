@@ -14,6 +14,8 @@ from __future__ import annotations
 import logging
 import time
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
@@ -33,6 +35,7 @@ logger = logging.getLogger(__name__)
 
 DELIVER_OUTBOX = "worker.tasks.mail.deliver_outbox"
 _QUEUED = "smallworld.mail_queued"
+_THROTTLE = "smallworld.mail_task_throttle"
 
 
 @shared_task(name=DELIVER_OUTBOX, acks_late=True)
@@ -91,8 +94,38 @@ BROKER_PAUSE = 30.0
 _broker_down_until: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
 
 
+@contextmanager
+def throttled_delivery_task(session: OrmSession, every: float = 1.0) -> Iterator[None]:
+    """Within: the commits of ``session`` that write mail send :func:`deliver_outbox` at most once every
+    ``every`` seconds, and once more at the end if mail was written since the last send.
+
+    For the deadline sweep, which commits once per game: a drain takes every due mail, so a task a second
+    delivers as soon, without a task (a broker round trip, then a drain finding nothing) per auto-pass.
+    """
+    throttle = session.info[_THROTTLE] = {"every": every, "sent_at": None, "pending": False}
+    try:
+        yield
+    finally:
+        session.info.pop(_THROTTLE, None)
+        if throttle["pending"]:
+            _send_delivery_task()
+
+
 def _send_if_mail_queued(session: OrmSession) -> None:
-    if not session.info.pop(_QUEUED, False) or not has_app_context():
+    if not session.info.pop(_QUEUED, False):
+        return
+    throttle = session.info.get(_THROTTLE)
+    if throttle is not None:
+        now = time.monotonic()
+        if throttle["sent_at"] is not None and now - throttle["sent_at"] < throttle["every"]:
+            throttle["pending"] = True  # sent at the next commit with mail after the wait, or at the end
+            return
+        throttle["sent_at"], throttle["pending"] = now, False
+    _send_delivery_task()
+
+
+def _send_delivery_task() -> None:
+    if not has_app_context():
         return  # no app (a script or a test on a bare session): the periodic drain delivers it
     celery_app = current_app.extensions.get("celery")
     if celery_app is None or time.monotonic() < _broker_down_until.get(celery_app, 0.0):
