@@ -66,9 +66,9 @@ class Mailbox:
     def new(self) -> list[Mail]:
         if not self.folder.exists():
             return []
-        fresh = sorted(
-            (p for p in self.folder.rglob("*.eml") if p not in self.seen), key=lambda p: p.stat().st_mtime_ns
-        )
+        # The file backend writes each mail under a temporary ".writing-…" name first, then renames it.
+        written = (p for p in self.folder.rglob("*.eml") if not p.name.startswith("."))
+        fresh = sorted((p for p in written if p not in self.seen), key=lambda p: p.stat().st_mtime_ns)
         mails = []
         for path in fresh:
             self.seen.add(path)
