@@ -3,7 +3,10 @@
 ``<board>.json`` (written once by ``python -m service.maps.generate``) gives each region of a board its
 outline (a polygon in SVG user units), the point where its labels go and the room around that point, and
 ``links``: adjacencies drawn as a line because they are not a shared edge. :func:`board_svg` draws a state
-(its JSON, or a ``rules.player_view`` of it) as an inline SVG string, for the pages and for mails.
+(its JSON, or a ``rules.player_view`` of it) as an inline SVG string, for the pages and for mails::
+
+    board_svg(rules.player_view(state, seat))            # what that seat may see
+    board_svg(view, MapOptions(href=..., marks=...))     # clickable regions, conquest costs
 """
 
 from __future__ import annotations

@@ -507,8 +507,3 @@ def legend_svg(p: str = "legend") -> Markup:
     )
     defs = f'<svg class="legend-defs" width="0" height="0" aria-hidden="true">{_defs(p)}</svg>'
     return Markup(f'{defs}<ul class="legend">{"".join(items)}</ul>')
-
-
-def render_for_state(state: rules.GameState, viewer: int | None = None, **options: Any) -> Markup:
-    """The board as ``viewer`` may see it (a convenience for callers holding a ``GameState``)."""
-    return board_svg(rules.player_view(state, viewer), MapOptions(**options))
