@@ -52,19 +52,21 @@ errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
 access_log_format = '%(h)s "%(m)s %(U)s%(q)s %(H)s" %(s)s %(B)s %(M)sms "%(a)s"'
 
-#: A signed link in a path: the purpose, then the token (see service/links.py).
-SIGNED_PATH = re.compile(r"^(/(?:play|invite|admin/login|admin|unsubscribe))/[^/?\s]+")
+#: A signed link in a path: the purpose, then the token (itsdangerous: payload.timestamp.signature).
+SIGNED_PATH = re.compile(r"^(/(?:play|invite|admin/login|admin|unsubscribe))/[\w-]+\.[\w-]+\.[\w-]+(?=$|[/?\s])")
 
 
 def redacted(path: str) -> str:
     """``path`` without its signed token, if it has one.
 
-    >>> redacted("/play/eyJnIjoxfQ.abc.def")
+    >>> redacted("/play/eyJnIjoxfQ.abc.d-_f")
     '/play/…'
     >>> redacted("/admin/login/eyJ.x.y")
     '/admin/login/…'
     >>> redacted("/api/games/3")
     '/api/games/3'
+    >>> redacted("/admin/games/3")
+    '/admin/games/3'
     """
     return SIGNED_PATH.sub(r"\1/…", path)
 

@@ -6,7 +6,7 @@ JSON API with tokens from the mails, with some turns left to the deadline (auto-
 host's alert) and some admin acts (notices). Every mail is rendered and "sent" as in production; each is
 scanned for its recipient's seat. Every seat's API view and the awaited seats' turn pages are scanned at
 every step; at each new game turn, every seat's history (API), game page, turn page and history page too,
-and the game page without a seat (refused).
+the host's admin page, and the game page without a seat (refused).
 """
 
 from __future__ import annotations
@@ -77,6 +77,7 @@ class Table:
         self.templates: set[str] = set()
         self.game_id = 0
         self.finished = False
+        self.host = app.test_client()
 
     def state(self) -> dict[str, Any] | None:
         with self.app.app_context():
@@ -142,6 +143,10 @@ class Table:
                 self.page(seat, f"/games/{self.game_id}/turn")
         if pages:
             self.page(None, f"/games/{self.game_id}")
+            # The host is a player too (seat 0): the game's admin page must not tell them the others' coins.
+            response = self.host.get(f"/admin/games/{self.game_id}")
+            assert response.status_code == 200
+            self.watch.scan_text(response.get_data(as_text=True), 0, "admin page")
 
 
 def play_a_whole_game(app: Flask, rnd: random.Random) -> Table:
@@ -155,6 +160,7 @@ def play_a_whole_game(app: Flask, rnd: random.Random) -> Table:
     assert created.status_code == 201
     table.game_id = created.get_json()["id"]
     admin = created.get_json()["admin_url"].rsplit("/", 1)[-1]
+    assert table.host.get(f"/admin/{admin}").status_code == 302  # the host's admin session
 
     for seat, mail in table.deliver():
         for kind, token in LINK.findall("\n".join(text_parts(mail))):

@@ -123,6 +123,7 @@ def test_the_gunicorn_settings_load_and_redact_signed_links() -> None:
     assert namespace["redacted"]("/play/eyJnIjoxfQ.a.b") == "/play/…"
     assert namespace["redacted"]("/unsubscribe/x.y.z?w=1") == "/unsubscribe/…?w=1"
     assert namespace["redacted"]("/api/games/1") == "/api/games/1"
+    assert namespace["redacted"]("/admin/games/1") == "/admin/games/1"
 
 
 def test_the_image_gets_every_package_and_the_web_settings() -> None:

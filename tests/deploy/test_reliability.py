@@ -1,0 +1,468 @@
+"""Faults in the production process set (tests/deploy/stack.py): workers killed mid-task, the service's
+PostgreSQL connections cut, a second beat started by mistake, Redis restarted. Through all of it: no action,
+mail or auto-pass lost or doubled, and every game finishes.
+
+Each run has two kinds of game. **Deadline games** play themselves: their turn lasts one second and the
+sweep (beat, every second) auto-passes each seat in turn, so the workers always have sweeps and mail in hand
+when they are killed. A **played game** is played over HTTP by bots with the links from their mails; each
+step carries an idempotency key, and a step whose answer was lost (a 500 while the database connection was
+cut, a dropped connection) is sent again with the same key, as a client should.
+
+The checks, at the end:
+
+- every game finished; the event log of each has one entry per version, none missing;
+- a deadline game has exactly one auto-pass per seat and game turn, each after the deadline its step was
+  given (a doubled auto-pass would have passed the next step before its deadline);
+- the played game's log holds exactly the steps the bots were told were applied, each once;
+- every mail of the outbox was sent and received; a mail received twice (its worker killed between the SMTP
+  server's "250" and its commit) is the same mail under the same Message-ID: same headers, same text and HTML
+  (its links are signed again when it is sent again, so their tokens carry a newer timestamp).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import os
+import random
+import re
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+import redis
+from sqlmodel import select
+
+import rules
+from rules.bots import concrete
+from service.db import get_session
+from service.models import Game, GameAction, OutboxMail, utcnow
+from tests.processes import free_port
+from tests.smtp import Received, SMTPServer
+from worker.tasks.mail import DELIVER_OUTBOX
+
+from .stack import Client, Stack, postgres_schema, terminate_connections, wait_until
+
+# About a minute each: run by hand (make test PYTEST_ARGS="-m slow tests/deploy"); deploy/README.md has the results.
+pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes, pytest.mark.slow]
+
+#: Players of every game; a 2-player game has 10 game turns.
+PLAYERS = 2
+
+
+# -- the games -----------------------------------------------------------------------------------------------
+def create_game(client: Client, tag: str, **settings: Any) -> tuple[int, list[str]]:
+    emails = [f"{tag}.{seat}@example.org" for seat in range(PLAYERS)]
+    body = {
+        "name": f"Game {tag}",
+        "players": [{"name": f"{tag} {seat}", "email": e} for seat, e in enumerate(emails)],
+        "settings": settings,
+    }
+    status, created = client.post("/api/games", body, retries=5)
+    assert status == 201, created
+    return created["id"], emails
+
+
+def deadline_games(client: Client, count: int) -> list[int]:
+    return [
+        create_game(client, f"deadline{n}", turn_length_seconds=1, start_when_all_accepted=False)[0]
+        for n in range(count)
+    ]
+
+
+@dataclass
+class Bots:
+    """Players of one game over HTTP, from the links in their mails; they remember what was applied."""
+
+    stack: Stack
+    game_id: int
+    tokens: dict[int, str]
+    applied: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    retried: int = 0
+
+    def play(self, stop: threading.Event) -> None:
+        client = self.stack.http()
+        rnd = random.Random(self.game_id)
+        try:
+            while not stop.is_set():
+                status, view = client.get(f"/api/games/{self.game_id}", token=self.tokens[0], retries=20)
+                assert status == 200, view
+                if view["status"] == "finished":
+                    return
+                if not view["awaiting"]:
+                    time.sleep(0.05)
+                    continue
+                seat = view["awaiting"][0]
+                status, legal = client.get(
+                    f"/api/games/{self.game_id}/legal-actions", token=self.tokens[seat], retries=20
+                )
+                assert status == 200, legal
+                if not legal["actions"]:
+                    continue
+                key = uuid.uuid4().hex
+                action = concrete(rules.Action.from_json(rnd.choice(legal["actions"])), rnd).to_json()
+                body = {"version": legal["version"], "action": action, "idempotency_key": key}
+                status, step = client.post(
+                    f"/api/games/{self.game_id}/actions", body, token=self.tokens[seat], retries=20
+                )
+                if status == 200:
+                    self.applied.append(key)
+                else:
+                    assert status == 409, (status, step)  # the game moved on meanwhile: look again
+        except BaseException as error:
+            self.errors.append(repr(error))
+            raise
+        finally:
+            self.retried += client.retried
+
+
+def join(stack: Stack, tag: str) -> Bots:
+    """A game whose players accept the invitations in their mails (the answer gives each its turn link)."""
+    client = stack.http()
+    game_id, emails = create_game(client, tag, start_when_all_accepted=True)
+    base = stack.env["SMALLWORLD_BASE_URL"]
+    tokens = {}
+    for seat, address in enumerate(emails):
+        [mail] = stack.smtp.mailbox.wait_for(
+            lambda got, a=address: [m for m in got if a in m.rcpt_tos and "invited" in (m.header("Subject") or "")],
+            timeout=30,
+        )
+        invite = re.findall(re.escape(base) + r"/invite/([A-Za-z0-9_\-.]+)", mail.text)[0]
+        status, accepted = client.post("/api/invitations/accept", None, token=invite, retries=5)
+        assert status == 200, accepted
+        tokens[seat] = accepted["turn_url"].rsplit("/", 1)[-1]
+    return Bots(stack, game_id, tokens)
+
+
+# -- the checks ------------------------------------------------------------------------------------------------
+def games(stack: Stack, ids: list[int]) -> list[Game]:
+    with stack.app.app_context():
+        return [get_session().get(Game, game_id) for game_id in ids]  # type: ignore[misc]
+
+
+def log_of(stack: Stack, game_id: int) -> list[GameAction]:
+    with stack.app.app_context():
+        query = select(GameAction).where(GameAction.game_id == game_id).order_by(GameAction.version)  # type: ignore[arg-type]
+        return list(get_session().exec(query).all())
+
+
+def outbox(stack: Stack) -> list[OutboxMail]:
+    with stack.app.app_context():
+        return list(get_session().exec(select(OutboxMail)).all())
+
+
+@dataclass
+class Findings:
+    auto_passes: int = 0
+    steps: int = 0
+    mails: int = 0
+    received: int = 0
+    redelivered: int = 0
+    identical_bytes: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def check_everything(stack: Stack, deadline_ids: list[int], bots: Bots) -> Findings:
+    found = Findings()
+    all_ids = [*deadline_ids, bots.game_id]
+    wait_until(lambda: all(g.status == "finished" for g in games(stack, all_ids)), 120, "every game to finish")
+    for game in games(stack, all_ids):
+        log = log_of(stack, game.id or 0)
+        assert [a.version for a in log] == list(range(2, 2 + len(log))), f"game {game.id}: a version is missing"
+    for game_id in deadline_ids:
+        log = log_of(stack, game_id)
+        turns = rules.GameState.from_json(games(stack, [game_id])[0].state or {}).turns
+        assert [a.kind for a in log] == ["auto_pass"] * (turns * PLAYERS), f"game {game_id}"
+        assert [a.seat for a in log] == [n % PLAYERS for n in range(turns * PLAYERS)]
+        # Each step's "your turn" mail holds the deadline it was given: no auto-pass came before its own
+        # deadline (a doubled one would have passed the next step early), and there is one mail per step.
+        turn_mails = sorted(
+            (m for m in outbox(stack) if m.game_id == game_id and m.template == "your_turn"), key=lambda m: m.id or 0
+        )
+        assert len(turn_mails) == len(log), f"game {game_id}: {len(turn_mails)} turn mails for {len(log)} steps"
+        for passed, mail in zip(log, turn_mails, strict=True):
+            deadline = datetime.fromisoformat(mail.context["deadline_at"])
+            assert passed.created_at >= deadline, f"game {game_id}: auto-passed before its deadline ({deadline})"
+        found.auto_passes += len(log)
+    log = log_of(stack, bots.game_id)
+    keys = [a.idempotency_key for a in log if a.kind == "action"]
+    assert Counter(keys) == Counter(bots.applied), "the played game's log is not the steps the bots were told of"
+    found.steps = len(keys)
+
+    # Mail: claims left by killed workers lapse after their lease; a drain "11 minutes later" sends them.
+    celery = stack.app.extensions["celery"]
+    later = (utcnow() + timedelta(minutes=11)).isoformat()
+    wait_until(
+        lambda: (
+            celery.send_task(DELIVER_OUTBOX, kwargs={"now": later}, ignore_result=False).get(timeout=30) is not None
+            and all(m.status == "sent" for m in outbox(stack))
+        ),
+        60,
+        "every mail to be sent",
+    )
+    rows = outbox(stack)
+    found.mails = len(rows)
+    received: dict[str, list[Received]] = {}
+    for mail in stack.smtp.mailbox.all():
+        received.setdefault(mail.header("Message-ID") or "", []).append(mail)
+    missing = [r.message_id for r in rows if r.message_id not in received]
+    assert not missing, f"{len(missing)} mails never arrived"
+    assert set(received) == {r.message_id for r in rows}, "a mail arrived that the outbox never held"
+    for message_id, copies in received.items():
+        for copy in copies[1:]:
+            assert same_mail(copies[0], copy), (
+                f"two different mails under {message_id}:\n"
+                + "\n".join(
+                    difflib.unified_diff(
+                        mail_text(copies[0]).splitlines(), mail_text(copy).splitlines(), lineterm="", n=0
+                    )
+                )[:3000]
+            )
+            found.redelivered += 1
+            found.identical_bytes += copy.content == copies[0].content
+    found.received = sum(len(c) for c in received.values())
+    return found
+
+
+SIGNED = re.compile(r"/(play|invite|admin|unsubscribe)/[A-Za-z0-9_\-.]+")
+HEADERS = ("Message-ID", "Date", "From", "To", "Subject", "In-Reply-To", "References", "List-Unsubscribe-Post")
+
+
+def mail_text(mail: Received) -> str:
+    """The mail as its reader sees it: its headers and its text and HTML parts, decoded; the signed tokens in
+    its links left out (a link signed again at a resend carries a newer timestamp, and works the same)."""
+    headers = [f"{name}: {mail.header(name)}" for name in HEADERS]
+    return SIGNED.sub(r"/\1/…", "\n".join([*headers, mail.text, mail.html]))
+
+
+def same_mail(first: Received, second: Received) -> bool:
+    return mail_text(first) == mail_text(second)
+
+
+# -- faults ------------------------------------------------------------------------------------------------------
+def kill_the_worker_delivering(stack: Stack, killed: list[str]) -> Any:
+    """An SMTP hook: when a mail arrives, SIGKILL the worker whose process sent it, before it hears "250"."""
+
+    def hook(_mail: Received) -> None:
+        if len(killed) >= 2:
+            return
+        for name, process in list(stack.processes.items()):
+            if not name.startswith("w"):
+                continue
+            with contextlib.suppress(psutil.Error):
+                family = [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]
+                for member in family:
+                    if any(c.raddr and c.raddr.port == stack.smtp.port for c in member.net_connections("tcp")):
+                        os.killpg(process.pid, signal.SIGKILL)
+                        killed.append(name)
+                        return
+
+    return hook
+
+
+def restart_dead_workers(stack: Stack) -> int:
+    """Start again every worker that is gone (killed by the test, or by the SMTP hook), as a supervisor would."""
+    restarted = 0
+    for name in ("w1", "w2"):
+        if not stack.alive().get(name, False):
+            if name in stack.processes:
+                stack.kill(name)  # reap it, and whatever of its pool is left
+            stack.start_worker(name)
+            restarted += 1
+    return restarted
+
+
+@pytest.fixture
+def smtp() -> Iterator[SMTPServer]:
+    server = SMTPServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@contextlib.contextmanager
+def running_stack(broker_url: str, smtp: SMTPServer, folder: Path) -> Iterator[Stack]:
+    name = f"smallworld-faults-{uuid.uuid4().hex[:8]}"
+    with postgres_schema(name) as database_url:
+        stack = Stack(database_url, broker_url, name, smtp, folder)
+        try:
+            stack.start_all(workers=2)
+            yield stack
+        except BaseException:
+            print(stack.logs())
+            raise
+        finally:
+            stack.close()
+
+
+# -- the tests -----------------------------------------------------------------------------------------------------
+def test_workers_killed_mid_task_connections_cut_and_a_second_beat(
+    redis_url: str, smtp: SMTPServer, tmp_path: Path
+) -> None:
+    started = time.monotonic()
+    with running_stack(redis_url, smtp, tmp_path) as stack:
+        lock = redis.Redis.from_url(redis_url)
+        lock_key = stack.app.extensions["celery"].conf.redbeat_key_prefix + ":lock"
+        wait_until(lambda: lock.exists(lock_key), 20, "beat to take the RedBeat lock")
+        stack.start_beat("beat2")  # by mistake: it must wait for the lock, not send every sweep twice
+
+        client = stack.http()
+        deadline_ids = deadline_games(client, 3)
+        bots = join(stack, "played")
+        stop = threading.Event()
+        player = threading.Thread(target=bots.play, args=(stop,), daemon=True)
+        player.start()
+
+        killed_delivering: list[str] = []
+        stack.smtp.mailbox.on_accept = kill_the_worker_delivering(stack, killed_delivering)
+        faults: Counter[str] = Counter()
+        try:
+            for round_ in range(12):
+                time.sleep(1.5)
+                if round_ % 3 == 0:
+                    # A burst, as a database failover would: requests and tasks in flight lose their connection.
+                    for _ in range(10):
+                        faults["database connections cut"] += terminate_connections(stack.application_name)
+                        time.sleep(0.1)
+                else:
+                    victim = f"w{1 + round_ % 2}"
+                    if stack.alive().get(victim):
+                        stack.kill(victim)  # SIGKILL to the worker and its pool: mid-sweep or mid-drain
+                        faults["workers killed (SIGKILL, random moment)"] += 1
+                faults["workers restarted"] += restart_dead_workers(stack)
+        finally:
+            stack.smtp.mailbox.on_accept = None
+        faults["workers killed between the SMTP reply and the commit"] = len(killed_delivering)
+        for _ in range(20):  # a worker the SMTP hook killed may take a moment to be seen dead
+            faults["workers restarted"] += restart_dead_workers(stack)
+            time.sleep(0.1)
+        for name in ("w1", "w2"):
+            stack.wait_for_worker(name, timeout=60)
+
+        player.join(timeout=120)
+        stop.set()
+        assert not bots.errors, bots.errors
+        found = check_everything(stack, deadline_ids, bots)
+        assert stack.alive()["beat"] and stack.alive()["beat2"]
+        senders = [line for line in stack.log("beat2").splitlines() if "Sending due task" in line]
+        assert not senders, f"the second beat sent tasks while the first held the lock: {senders[:3]}"
+        lock.close()
+
+    assert faults["workers killed (SIGKILL, random moment)"] >= 6 and faults["database connections cut"] >= 1
+    print(
+        f"\nfaults: {dict(faults)}; client retries: {bots.retried}\n"
+        f"result: {found.auto_passes} auto-passes and {found.steps} played steps, each once; "
+        f"{found.mails} mails sent, {found.received} received ({found.redelivered} sent again, the same mail; "
+        f"{found.identical_bytes} of them byte for byte); "
+        f"{time.monotonic() - started:.0f} s"
+    )
+
+
+@dataclass
+class OwnRedis:
+    """A Redis server of the test's own, on a port of its own: restarting it disturbs no other test."""
+
+    folder: Path
+    port: int = field(default_factory=free_port)
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        subprocess.run(
+            [
+                "redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "--port", str(self.port),
+                "--save", "", "--appendonly", "no", "--dir", str(self.folder),
+                "--logfile", str(self.folder / "redis.log"), "--pidfile", str(self.folder / "redis.pid"),
+            ],
+            check=True,
+        )  # fmt: skip
+        wait_until(lambda: redis.Redis(port=self.port).ping(), 10, f"Redis on port {self.port}")
+
+    def stop(self) -> None:
+        with contextlib.suppress(redis.RedisError):
+            redis.Redis(port=self.port).shutdown(nosave=True)
+        wait_until(lambda: not _answers(self.port), 10, "Redis to stop")
+
+
+def _answers(port: int) -> bool:
+    try:
+        return bool(redis.Redis(port=port, socket_connect_timeout=0.2).ping())
+    except redis.RedisError:
+        return False
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[OwnRedis]:
+    if subprocess.run(["which", "redis-server"], capture_output=True).returncode != 0:
+        pytest.skip("redis-server is not installed")
+    folder = tmp_path / "redis"
+    folder.mkdir()
+    server = OwnRedis(folder)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_redis_restarted_while_games_run(own_redis: OwnRedis, smtp: SMTPServer, tmp_path: Path) -> None:
+    started = time.monotonic()
+    with running_stack(own_redis.url, smtp, tmp_path) as stack:
+        # As deployed (compose.yaml: restart: unless-stopped), whatever exits is started again: beat exits when
+        # it loses Redis (RedBeat cannot extend its lock, sibson/redbeat#285), and a Celery worker may exit too
+        # (status 0) while it cannot reconnect; the web server rides it out (mail is sent by the next drain).
+        supervising = threading.Event()
+        supervisor = threading.Thread(target=stack.restart_policy, args=(supervising,), daemon=True)
+        supervisor.start()
+        client = stack.http()
+        deadline_ids = deadline_games(client, 2)
+        bots = join(stack, "played")
+        stop = threading.Event()
+        player = threading.Thread(target=bots.play, args=(stop,), daemon=True)
+        player.start()
+
+        time.sleep(3)
+        own_redis.stop()  # the broker, the rate-limit counters and RedBeat's lock and schedule: all gone
+        down_at = time.monotonic()
+        time.sleep(4)
+        status, health = client.get("/health", retries=3)
+        assert status == 503 and health["broker"]["reachable"] is False  # says so, and the site still serves
+        own_redis.start()
+        outage = time.monotonic() - down_at
+
+        for name in ("w1", "w2"):
+            stack.wait_for_worker(name, timeout=60)
+        wait_until(lambda: client.get("/health")[0] == 200, 30, "/health to be ok again")
+        player.join(timeout=120)
+        stop.set()
+        assert not bots.errors, bots.errors
+        found = check_everything(stack, deadline_ids, bots)
+        supervising.set()
+        supervisor.join()
+        alive = stack.alive()
+    # Everything runs again; what had to be restarted is reported (beat always: it exits when it loses Redis).
+    assert alive == {"web": True, "w1": True, "w2": True, "beat": True}, alive
+    assert "web" not in stack.restarts, f"the web server must ride out a Redis restart: {stack.restarts}"
+    print(
+        f"\nRedis down {outage:.1f} s; restarted by the restart policy: {stack.restarts or 'nothing'}; "
+        f"client retries: {bots.retried}\n"
+        f"result: {found.auto_passes} auto-passes and {found.steps} played steps, each once; "
+        f"{found.mails} mails sent, {found.received} received ({found.redelivered} sent again, the same mail; "
+        f"{found.identical_bytes} of them byte for byte); "
+        f"{time.monotonic() - started:.0f} s"
+    )
