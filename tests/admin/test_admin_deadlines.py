@@ -23,7 +23,7 @@ NO_OUTAGE = timedelta(days=3650)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def api_app(request: pytest.FixtureRequest, make_app: Callable[..., Flask]) -> Flask:
+def sweep_app(request: pytest.FixtureRequest, make_app: Callable[..., Flask]) -> Flask:
     """SQLite, and PostgreSQL (where the sweep locks rows with SKIP LOCKED); the embedded broker on both."""
     if request.param == "sqlite":
         return make_app()
@@ -58,45 +58,45 @@ def awaiting(app: Flask, game_id: int) -> set[int]:
     return rules.awaiting(rules.GameState.from_json(row(app, game_id).state))  # type: ignore[arg-type]
 
 
-def test_a_paused_game_is_never_auto_passed(api_app: Flask) -> None:
-    game_id = new_game(api_app, name="Paused")
-    links = api_app.extensions["smallworld.links"]
-    deadline = row(api_app, game_id).deadline_at
+def test_a_paused_game_is_never_auto_passed(sweep_app: Flask) -> None:
+    game_id = new_game(sweep_app, name="Paused")
+    links = sweep_app.extensions["smallworld.links"]
+    deadline = row(sweep_app, game_id).deadline_at
     assert deadline is not None
-    run(api_app, admin.pause, game_id, admin.HOST, links, "holidays", now=deadline - timedelta(hours=1))
+    run(sweep_app, admin.pause, game_id, admin.HOST, links, "holidays", now=deadline - timedelta(hours=1))
     for later in (timedelta(seconds=1), timedelta(days=1), timedelta(days=300)):
-        report = sweep(api_app, deadline + later)
+        report = sweep(sweep_app, deadline + later)
         assert (report.auto_passed, report.reminders, report.errors) == (0, 0, 0)
-    assert auto_passes(api_app, game_id) == []
-    assert row(api_app, game_id).status == "paused"
+    assert auto_passes(sweep_app, game_id) == []
+    assert row(sweep_app, game_id).status == "paused"
 
 
-def test_a_resumed_game_gets_exactly_the_time_that_was_left(api_app: Flask) -> None:
-    game_id = new_game(api_app, name="Resumed", turn_length_seconds=48 * 3600)
-    links = api_app.extensions["smallworld.links"]
-    deadline = row(api_app, game_id).deadline_at
+def test_a_resumed_game_gets_exactly_the_time_that_was_left(sweep_app: Flask) -> None:
+    game_id = new_game(sweep_app, name="Resumed", turn_length_seconds=48 * 3600)
+    links = sweep_app.extensions["smallworld.links"]
+    deadline = row(sweep_app, game_id).deadline_at
     assert deadline is not None
     paused_at = deadline - timedelta(hours=5, minutes=7, seconds=3)
-    run(api_app, admin.pause, game_id, admin.HOST, links, "holidays", now=paused_at)
-    assert row(api_app, game_id).paused_remaining == 5 * 3600 + 7 * 60 + 3
+    run(sweep_app, admin.pause, game_id, admin.HOST, links, "holidays", now=paused_at)
+    assert row(sweep_app, game_id).paused_remaining == 5 * 3600 + 7 * 60 + 3
 
     resumed_at = deadline + timedelta(days=9)  # long after the old deadline
-    run(api_app, admin.resume, game_id, admin.HOST, links, now=resumed_at)
+    run(sweep_app, admin.resume, game_id, admin.HOST, links, now=resumed_at)
     new_deadline = resumed_at + timedelta(hours=5, minutes=7, seconds=3)
-    assert row(api_app, game_id).deadline_at == new_deadline
-    assert sweep(api_app, new_deadline - timedelta(seconds=1)).auto_passed == 0
-    assert auto_passes(api_app, game_id) == []
-    assert sweep(api_app, new_deadline + timedelta(seconds=1)).auto_passed == 1
-    assert auto_passes(api_app, game_id) == [(0, {"reason": "deadline"})]
-    assert [e.act for e in audit_of(api_app, game_id)] == ["pause", "resume"]
+    assert row(sweep_app, game_id).deadline_at == new_deadline
+    assert sweep(sweep_app, new_deadline - timedelta(seconds=1)).auto_passed == 0
+    assert auto_passes(sweep_app, game_id) == []
+    assert sweep(sweep_app, new_deadline + timedelta(seconds=1)).auto_passed == 1
+    assert auto_passes(sweep_app, game_id) == [(0, {"reason": "deadline"})]
+    assert [e.act for e in audit_of(sweep_app, game_id)] == ["pause", "resume"]
 
 
 def test_a_deadline_extended_while_a_sweep_runs_is_not_auto_passed_at_the_old_time(
-    api_app: Flask, monkeypatch: pytest.MonkeyPatch
+    sweep_app: Flask, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    game_id = new_game(api_app, name="Extended")
-    links = api_app.extensions["smallworld.links"]
-    old = row(api_app, game_id).deadline_at
+    game_id = new_game(sweep_app, name="Extended")
+    links = sweep_app.extensions["smallworld.links"]
+    old = row(sweep_app, game_id).deadline_at
     assert old is not None
     auto_pass = deadlines.auto_pass
     extended: list[Game] = []
@@ -111,54 +111,54 @@ def test_a_deadline_extended_while_a_sweep_runs_is_not_auto_passed_at_the_old_ti
         return auto_pass(session, due_id, seat, *args, **kwargs)
 
     monkeypatch.setattr(deadlines, "auto_pass", host_extends_meanwhile)
-    report = sweep(api_app, old + timedelta(seconds=5))
+    report = sweep(sweep_app, old + timedelta(seconds=5))
     assert extended, f"the sweep found the game due: {report}"
     assert (report.auto_passed, report.errors) == (0, 0)
-    assert auto_passes(api_app, game_id) == []
-    assert mails_of(api_app, game_id, "auto_passed") == []
-    assert row(api_app, game_id).deadline_at == old + timedelta(hours=6)
-    assert [e.act for e in audit_of(api_app, game_id)] == ["extend"]
+    assert auto_passes(sweep_app, game_id) == []
+    assert mails_of(sweep_app, game_id, "auto_passed") == []
+    assert row(sweep_app, game_id).deadline_at == old + timedelta(hours=6)
+    assert [e.act for e in audit_of(sweep_app, game_id)] == ["extend"]
     monkeypatch.undo()
 
     # Sweeps at the old time and after do nothing more; at the new deadline, the turn is passed, once.
-    assert sweep(api_app, old + timedelta(hours=1)).auto_passed == 0
-    assert sweep(api_app, old + timedelta(hours=6, seconds=1)).auto_passed == 1
-    assert sweep(api_app, old + timedelta(hours=6, seconds=31)).auto_passed == 0
-    assert auto_passes(api_app, game_id) == [(0, {"reason": "deadline"})]
+    assert sweep(sweep_app, old + timedelta(hours=1)).auto_passed == 0
+    assert sweep(sweep_app, old + timedelta(hours=6, seconds=1)).auto_passed == 1
+    assert sweep(sweep_app, old + timedelta(hours=6, seconds=31)).auto_passed == 0
+    assert auto_passes(sweep_app, game_id) == [(0, {"reason": "deadline"})]
 
 
-def test_a_removed_player_s_turn_is_passed_at_the_next_sweep_each_time_it_comes(api_app: Flask) -> None:
-    game_id = new_game(api_app, name="Removed")
-    links = api_app.extensions["smallworld.links"]
-    run(api_app, admin.remove_player, game_id, admin.HOST, links, 0)
-    assert [e.act for e in audit_of(api_app, game_id)] == ["remove"]
-    assert sorted(m.context["change"] for m in mails_of(api_app, game_id, "admin_change")) == ["player_removed"] * 3
+def test_a_removed_player_s_turn_is_passed_at_the_next_sweep_each_time_it_comes(sweep_app: Flask) -> None:
+    game_id = new_game(sweep_app, name="Removed")
+    links = sweep_app.extensions["smallworld.links"]
+    run(sweep_app, admin.remove_player, game_id, admin.HOST, links, 0)
+    assert [e.act for e in audit_of(sweep_app, game_id)] == ["remove"]
+    assert sorted(m.context["change"] for m in mails_of(sweep_app, game_id, "admin_change")) == ["player_removed"] * 3
 
-    report = sweep(api_app, utcnow() + timedelta(seconds=1))
+    report = sweep(sweep_app, utcnow() + timedelta(seconds=1))
     assert report.auto_passed == 1
-    assert auto_passes(api_app, game_id) == [(0, {"reason": "deadline"})]
-    assert awaiting(api_app, game_id) == {1}
-    assert row(api_app, game_id).deadline_at > utcnow() + timedelta(hours=47), "the next player has a whole turn"
+    assert auto_passes(sweep_app, game_id) == [(0, {"reason": "deadline"})]
+    assert awaiting(sweep_app, game_id) == {1}
+    assert row(sweep_app, game_id).deadline_at > utcnow() + timedelta(hours=47), "the next player has a whole turn"
 
     # Seats 1 and 2 are passed by the host; seat 0's next turn is due at once, and it gets no turn mail.
-    turn_mails = len([m for m in mails_of(api_app, game_id, "your_turn") if m.to_email.startswith("p0@")])
-    run(api_app, admin.pass_now, game_id, admin.HOST, links)
-    run(api_app, admin.pass_now, game_id, admin.HOST, links)
-    assert awaiting(api_app, game_id) == {0}
-    assert row(api_app, game_id).deadline_at <= utcnow()  # type: ignore[operator]
-    assert len([m for m in mails_of(api_app, game_id, "your_turn") if m.to_email.startswith("p0@")]) == turn_mails
-    assert sweep(api_app, utcnow() + timedelta(seconds=1)).auto_passed == 1
-    assert [seat for seat, _ in auto_passes(api_app, game_id)] == [0, 1, 2, 0]
+    turn_mails = len([m for m in mails_of(sweep_app, game_id, "your_turn") if m.to_email.startswith("p0@")])
+    run(sweep_app, admin.pass_now, game_id, admin.HOST, links)
+    run(sweep_app, admin.pass_now, game_id, admin.HOST, links)
+    assert awaiting(sweep_app, game_id) == {0}
+    assert row(sweep_app, game_id).deadline_at <= utcnow()  # type: ignore[operator]
+    assert len([m for m in mails_of(sweep_app, game_id, "your_turn") if m.to_email.startswith("p0@")]) == turn_mails
+    assert sweep(sweep_app, utcnow() + timedelta(seconds=1)).auto_passed == 1
+    assert [seat for seat, _ in auto_passes(sweep_app, game_id)] == [0, 1, 2, 0]
 
 
-def test_a_player_removed_while_the_game_is_paused_is_passed_as_soon_as_it_resumes(api_app: Flask) -> None:
-    game_id = new_game(api_app, name="Removed while paused")
-    links = api_app.extensions["smallworld.links"]
-    run(api_app, admin.pause, game_id, admin.HOST, links, "a break")
-    run(api_app, admin.remove_player, game_id, admin.HOST, links, 0)
-    assert sweep(api_app, utcnow() + timedelta(days=3)).auto_passed == 0
+def test_a_player_removed_while_the_game_is_paused_is_passed_as_soon_as_it_resumes(sweep_app: Flask) -> None:
+    game_id = new_game(sweep_app, name="Removed while paused")
+    links = sweep_app.extensions["smallworld.links"]
+    run(sweep_app, admin.pause, game_id, admin.HOST, links, "a break")
+    run(sweep_app, admin.remove_player, game_id, admin.HOST, links, 0)
+    assert sweep(sweep_app, utcnow() + timedelta(days=3)).auto_passed == 0
     resumed_at = utcnow()
-    run(api_app, admin.resume, game_id, admin.HOST, links, now=resumed_at)
-    assert row(api_app, game_id).deadline_at == resumed_at
-    assert sweep(api_app, resumed_at + timedelta(seconds=1)).auto_passed == 1
-    assert [e.act for e in audit_of(api_app, game_id)] == ["pause", "remove", "resume"]
+    run(sweep_app, admin.resume, game_id, admin.HOST, links, now=resumed_at)
+    assert row(sweep_app, game_id).deadline_at == resumed_at
+    assert sweep(sweep_app, resumed_at + timedelta(seconds=1)).auto_passed == 1
+    assert [e.act for e in audit_of(sweep_app, game_id)] == ["pause", "remove", "resume"]
