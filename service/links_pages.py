@@ -33,8 +33,10 @@ def _links() -> LinkMaker:
 
 
 def start_seat_session(game_id: int, seat: int, secret: str) -> None:
-    """Remember the seat in the signed session cookie (the secret lets a replaced seat's session die)."""
-    session.clear()
+    """Remember the seat in the signed session cookie (the secret lets a replaced seat's session die).
+
+    Only the seat is replaced: a host who also plays keeps the admin right this browser holds.
+    """
     session["seat"] = {"game": game_id, "seat": seat, "secret": secret}
     session.permanent = True
 
