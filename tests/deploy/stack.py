@@ -147,7 +147,8 @@ class Stack:
         self._start(name, [SMALLWORLD, "worker", "-n", f"{name}@%h", "--concurrency", "2", *args])
 
     def start_beat(self, name: str = "beat") -> None:
-        self._start(name, [SMALLWORLD, "beat"])
+        # As in deploy/compose.yaml: RedBeat's lock lasts 5 × this, and a waiting beat tries it this often.
+        self._start(name, [SMALLWORLD, "beat", "--max-interval", "5"])
 
     def start_all(self, workers: int = 2) -> None:
         self.migrate()

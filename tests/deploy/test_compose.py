@@ -83,7 +83,7 @@ def test_the_services_are_the_production_process_set(compose: dict[str, Any]) ->
     for name in APP_SERVICES - {"migrate"}:
         assert services[name]["depends_on"]["migrate"]["condition"] == "service_completed_successfully", name
     assert services["web"]["command"][:3] == ["gunicorn", "--config", "/etc/smallworld/gunicorn.conf.py"]
-    assert services["beat"]["command"] == ["smallworld", "beat"]
+    assert services["beat"]["command"] == ["smallworld", "beat", "--max-interval", "5"]  # a dead beat's lock: 25 s
     assert "deploy" not in services["beat"] and "scale" not in services["beat"]  # one beat, never scaled
     assert services["mailpit"]["profiles"] == ["staging"]
     # Every app service runs the one image, with the same settings.
