@@ -21,7 +21,10 @@ bp = Blueprint("links", __name__)
 REFUSED = """<!doctype html>
 <html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Link not valid · Small World by Mail</title>
-<main style="font-family: system-ui, sans-serif; max-width: 36rem; margin: 3rem auto; padding: 0 1rem">
+<style nonce="{{ csp_nonce() }}">
+main { font-family: system-ui, sans-serif; max-width: 36rem; margin: 3rem auto; padding: 0 1rem }
+</style>
+<main>
 <h1>This link does not work</h1>
 <p>{{ message }}</p>
 <p>Links from your game's emails open your seat. If you copied one, make sure you copied all of it.</p>

@@ -36,15 +36,20 @@ def unsubscribe_url(links: LinkMaker, player_id: int, kind: str | None) -> str:
 PAGE = """<!doctype html>
 <html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{ title }} · Small World by Mail</title>
-<main style="font-family: system-ui, sans-serif; max-width: 36rem; margin: 3rem auto; padding: 0 1rem">
+<style nonce="{{ csp_nonce() }}">
+main { font-family: system-ui, sans-serif; max-width: 36rem; margin: 3rem auto; padding: 0 1rem }
+button { font-size: 1rem; padding: .6rem 1.2rem }
+.note { color: #666 }
+</style>
+<main>
 <h1>{{ title }}</h1>
 <p>{{ message }}</p>
 {% if form %}
 <form method="post">
-  <button type="submit" style="font-size: 1rem; padding: .6rem 1.2rem">Stop {{ what }}</button>
+  <button type="submit">Stop {{ what }}</button>
 </form>
 {% endif %}
-<p style="color: #666">Mails that let you play (invitations, your turn, redeploying after an attack) always come:
+<p class="note">Mails that let you play (invitations, your turn, redeploying after an attack) always come:
 the game needs them.</p>
 </main></html>"""
 

@@ -32,6 +32,18 @@ def assert_secure_headers(response: Any, where: str) -> None:
         assert re.search(r"script-src 'self'(;| 'nonce-)", policy), f"{where}: {policy!r}"
 
 
+def assert_nothing_inline_the_policy_would_block(response: Any, where: str) -> None:
+    """No inline script or style without this response's nonce, no style attribute, no on* handler."""
+    page = response.get_data(as_text=True)
+    policy = response.headers["Content-Security-Policy"]
+    nonce = re.search(r"'nonce-([^']+)'", policy)
+    for tag in re.findall(r"<(?:script|style)\b[^>]*>", page):
+        if "src=" not in tag:
+            assert nonce and f'nonce="{nonce[1]}"' in tag, f"{where}: {tag} would be blocked"
+    assert not re.search(r"\sstyle=\"", page), f"{where}: a style attribute, ignored under the policy"
+    assert not re.search(r"\son[a-z]+=\"", page), f"{where}: an inline event handler, blocked by the policy"
+
+
 def sample_url(rule: Any, token: str) -> str:
     """A URL for ``rule`` with plausible arguments: 1 for numbers, a real turn token for ``<token>``."""
     values = {}
@@ -62,6 +74,8 @@ def test_every_route_answers_with_the_security_headers_for_every_method(started:
             response = client.open(url, method=method, headers=bearer(token), json={})
             assert response.status_code < 500, (method, url, response.get_data(as_text=True)[:300])
             assert_secure_headers(response, url)
+            if response.mimetype == "text/html" and not url.startswith(API_DOCS_PREFIX):
+                assert_nothing_inline_the_policy_would_block(response, url)
             seen += 1
     assert seen > 20
 
