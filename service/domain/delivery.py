@@ -11,9 +11,10 @@ Never lose a mail, never send one twice:
   skipped (the player turned that kind of mail off, or a reminder whose step is over).
 - A worker that dies between the SMTP server's "250 OK" and that commit leaves the row claimed; when the
   lease ends, the row is sent again. It is then the **same mail**: the same ``Message-ID`` (stored in the
-  row), the same ``Date`` (the row's creation), and the same bytes (rendering is pure and the MIME
-  boundaries come from the ``Message-ID``), so a receiving side that drops a repeated ``Message-ID``
-  keeps one. At-least-once delivery with a stable identity is the most SMTP allows: the server's
+  row), the same ``Date`` (the row's creation) and the same text and structure (rendering is pure and
+  the MIME boundaries come from the ``Message-ID``); only the signed links in it are signed anew, with
+  the same meaning. A receiving side that drops a repeated ``Message-ID`` keeps one. At-least-once
+  delivery with a stable identity is the most SMTP allows: the server's
   acceptance and our commit cannot be one atomic step.
 """
 
