@@ -29,6 +29,7 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     },
 }
 
+
 def beat_schedule(sweep_seconds: float = 30) -> dict[str, dict[str, Any]]:
     """:data:`BEAT_SCHEDULE` with the sweeps every ``sweep_seconds`` (``SMALLWORLD_SWEEP_SECONDS``).
 
