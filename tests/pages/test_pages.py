@@ -146,9 +146,12 @@ def test_a_refused_step_shows_the_rules_own_message(app: Flask) -> None:
     game_id, links = start_game(app)
     client = app.test_client()
     client.get(links[0])
-    step(client, game_id, type="pick", combo="0")
+    # Halflings and Flying may enter anywhere: pick a combo that must enter from the border.
+    combos = rules.GameState.from_json(stored(app, game_id).state or {}).combos
+    combo = next(i for i, c in enumerate(combos) if c.race != "Halflings" and c.power != "Flying")
+    step(client, game_id, type="pick", combo=str(combo))
     state = rules.GameState.from_json(stored(app, game_id).state or {})
-    inland = next(r.id for r in state.board.regions if not r.border and not r.is_water)
+    inland = next(r.id for r in state.board.regions if r.id not in state.board.entry and not r.is_water)
     with pytest.raises(rules.IllegalAction) as refusal:
         rules.apply(state, {"type": "conquer", "player": 0, "region": inland})
     answer = step(client, game_id, type="conquer", region=str(inland))
