@@ -737,6 +737,7 @@ def main() -> None:
         raise KeyboardInterrupt(f"signal {signum}")
 
     signal.signal(signal.SIGTERM, interrupted)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # also when started in the background (ignored)
     command = " ".join([".venv/bin/python bench/sweep.py", shlex.join(sys.argv[1:])]).strip()
     schema = f"bench_sweep_{uuid.uuid4().hex[:10]}"
     base = make_url(args.postgres)
@@ -753,7 +754,7 @@ def main() -> None:
     print(f"machine: {machine()}, PostgreSQL {server}; load average {load_average()}")
     print(f"schema {schema}")
     folders: list[Path] = []
-    failed = False
+    failed = interrupted_by_user = False
     try:
         engine = create_engine(database_url)
         upgrade_database(engine)
@@ -827,7 +828,7 @@ def main() -> None:
             print(f"  due games another sweep held (raced): {due['raced']}; auto-pass failures: {due['errors']}")
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        failed = True
+        interrupted_by_user = True
     except BaseException:
         failed = True
         raise
@@ -840,12 +841,12 @@ def main() -> None:
         broker.close()
         print(f"schema {schema} dropped, {args.redis} emptied")
         failed = summary(results, args, command) or failed
-        for folder in folders:
+        for folder in folders:  # the instance folders, with the workers' logs
             if failed:
                 print(f"kept for a look: {folder}")
             else:
                 shutil.rmtree(folder, ignore_errors=True)
-    sys.exit(1 if failed else 0)
+    sys.exit(1 if failed else 130 if interrupted_by_user else 0)
 
 
 def summary(results: dict[str, Any], args: argparse.Namespace, command: str) -> bool:
