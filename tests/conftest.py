@@ -7,6 +7,7 @@ PostgreSQL and Redis are real (127.0.0.1, or ``SMALLWORLD_TEST_POSTGRES_URL`` /
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import tempfile
@@ -82,9 +83,9 @@ def runner(app: Flask) -> FlaskCliRunner:
     return app.test_cli_runner()
 
 
-@pytest.fixture
-def postgres_url() -> Iterator[str]:
-    """A URL of the test PostgreSQL database whose search path is a fresh, empty schema."""
+@contextlib.contextmanager
+def postgres_schema() -> Iterator[str]:
+    """A URL of the test PostgreSQL database whose search path is a fresh, empty schema, dropped at the end."""
     engine = create_engine(POSTGRES_URL, connect_args={"connect_timeout": 3})
     try:
         connection = engine.connect()
@@ -105,12 +106,12 @@ def postgres_url() -> Iterator[str]:
         engine.dispose()
 
 
-@pytest.fixture
-def redis_url() -> Iterator[str]:
-    """A URL of an empty Redis database that the test owns until it ends.
+@contextlib.contextmanager
+def redis_database() -> Iterator[str]:
+    """A URL of an empty Redis database that the caller owns until it leaves the block.
 
     Test runs on one machine (a developer's and CI's, say) share the database, and their workers
-    would take each other's tasks: a lock file lets one test at a time use it.
+    would take each other's tasks: a lock file lets one test (or module) at a time use it.
     """
     client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3, socket_timeout=3)
     try:
@@ -126,3 +127,17 @@ def redis_url() -> Iterator[str]:
         finally:
             client.flushdb()
             client.close()
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A URL of the test PostgreSQL database whose search path is a fresh, empty schema."""
+    with postgres_schema() as url:
+        yield url
+
+
+@pytest.fixture
+def redis_url() -> Iterator[str]:
+    """A URL of an empty Redis database that the test owns until it ends (see ``redis_database``)."""
+    with redis_database() as url:
+        yield url

@@ -9,15 +9,12 @@ plays in its own games, with its own addresses.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import random
 import re
 import signal
 import subprocess
-import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -25,10 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 from flask import Flask
-from sqlalchemy import create_engine, make_url, text
-from sqlalchemy.exc import OperationalError
 from sqlmodel import select
 
 import rules
@@ -37,7 +31,7 @@ from service import create_app, status
 from service.db import get_engine, get_session, upgrade_database
 from service.domain.outbox import queue_mail
 from service.models import Game, GameAction, OutboxMail, Player, utcnow
-from tests.conftest import POSTGRES_URL, REDIS_URL, service_unavailable
+from tests.conftest import postgres_schema, redis_database
 from tests.processes import service_environment, start, stop
 from tests.rules.builder import Builder
 from tests.smtp import Received, SMTPServer
@@ -105,7 +99,7 @@ class Stack:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    with _postgres_schema() as database_url, _redis_database() as redis_url:
+    with postgres_schema() as database_url, redis_database() as redis_url:
         smtp = SMTPServer()
         smtp.start()
         instance = tmp_path_factory.mktemp("instance")
@@ -129,61 +123,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             stack.stop_worker()
             smtp.stop()
             get_engine(app).dispose()
-
-
-def _postgres_schema() -> Any:
-    """A fresh schema for the module (the ``postgres_url`` fixture's, at module scope)."""
-    from contextlib import contextmanager
-
-    @contextmanager
-    def schema() -> Iterator[str]:
-        engine = create_engine(POSTGRES_URL, connect_args={"connect_timeout": 3})
-        try:
-            connection = engine.connect()
-        except OperationalError as error:
-            engine.dispose()
-            service_unavailable(f"PostgreSQL is not reachable at {POSTGRES_URL}: {error.orig}")
-        name = f"test_{uuid.uuid4().hex[:12]}"
-        with connection:
-            connection.execute(text(f'CREATE SCHEMA "{name}"'))
-            connection.commit()
-        try:
-            yield (
-                make_url(POSTGRES_URL)
-                .update_query_dict({"options": f"-csearch_path={name}"})
-                .render_as_string(hide_password=False)
-            )
-        finally:
-            with engine.connect() as connection:
-                connection.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
-                connection.commit()
-            engine.dispose()
-
-    return schema()
-
-
-def _redis_database() -> Any:
-    """The tests' Redis database, held for the module under the same lock as the ``redis_url`` fixture."""
-    from contextlib import contextmanager
-
-    @contextmanager
-    def database() -> Iterator[str]:
-        client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3, socket_timeout=3)
-        try:
-            client.ping()
-        except redis.RedisError as error:
-            client.close()
-            service_unavailable(f"Redis is not reachable at {REDIS_URL}: {error}")
-        with (Path(tempfile.gettempdir()) / "smallworld-tests-redis.lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            client.flushdb()
-            try:
-                yield REDIS_URL
-            finally:
-                client.flushdb()
-                client.close()
-
-    return database()
 
 
 # -- reading mails ----------------------------------------------------------------------------------------
