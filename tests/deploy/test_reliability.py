@@ -283,16 +283,6 @@ def restart_dead_workers(stack: Stack) -> int:
     return restarted
 
 
-@pytest.fixture
-def smtp() -> Iterator[SMTPServer]:
-    server = SMTPServer()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 @contextlib.contextmanager
 def running_stack(broker_url: str, smtp: SMTPServer, folder: Path) -> Iterator[Stack]:
     name = f"smallworld-faults-{uuid.uuid4().hex[:8]}"
@@ -310,10 +300,10 @@ def running_stack(broker_url: str, smtp: SMTPServer, folder: Path) -> Iterator[S
 
 # -- the tests -----------------------------------------------------------------------------------------------------
 def test_workers_killed_mid_task_connections_cut_and_a_second_beat(
-    redis_url: str, smtp: SMTPServer, tmp_path: Path
+    redis_url: str, smtp_server: SMTPServer, tmp_path: Path
 ) -> None:
     started = time.monotonic()
-    with running_stack(redis_url, smtp, tmp_path) as stack:
+    with running_stack(redis_url, smtp_server, tmp_path) as stack:
         lock = redis.Redis.from_url(redis_url)
         lock_key = stack.app.extensions["celery"].conf.redbeat_key_prefix + ":lock"
         wait_until(lambda: lock.exists(lock_key), 20, "beat to take the RedBeat lock")
@@ -424,9 +414,9 @@ def own_redis(tmp_path: Path) -> Iterator[OwnRedis]:
         server.stop()
 
 
-def test_redis_restarted_while_games_run(own_redis: OwnRedis, smtp: SMTPServer, tmp_path: Path) -> None:
+def test_redis_restarted_while_games_run(own_redis: OwnRedis, smtp_server: SMTPServer, tmp_path: Path) -> None:
     started = time.monotonic()
-    with running_stack(own_redis.url, smtp, tmp_path) as stack:
+    with running_stack(own_redis.url, smtp_server, tmp_path) as stack:
         # As deployed (compose.yaml: restart: unless-stopped), whatever exits is started again: beat exits when
         # it loses Redis (RedBeat cannot extend its lock, sibson/redbeat#285), and a Celery worker may exit too
         # (status 0) while it cannot reconnect; the web server rides it out (mail is sent by the next drain).

@@ -1,0 +1,1 @@
+from tests.smtp import smtp_server  # noqa: F401  (fixture)
