@@ -341,7 +341,7 @@ def _queue_reminders(session: Session, links: LinkMaker, game: Game, before: int
     for seat, player in seats_of(session, game.id or 0):
         if seat.seat not in awaited or seat.removed:
             continue
-        mail = queue_mail(
+        written = queue_mail(
             session,
             player=player,
             template="reminder",
@@ -360,7 +360,7 @@ def _queue_reminders(session: Session, links: LinkMaker, game: Game, before: int
                 "turns": state.turns,
             },
         )
-        queued += mail is not None
+        queued += written
     return queued
 
 

@@ -6,11 +6,18 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlmodel import Session
 
 from ..models import OutboxMail, Player, utcnow
 
 MAIL_DOMAIN = "smallworld.invalid"
+
+#: Set in ``session.info`` when a mail row was written in the session's transaction: the worker's commit hook
+#: (``worker.tasks.mail.send_after_commit``) then asks for a delivery once the transaction commits.
+MAIL_WRITTEN = "smallworld.mail_written"
+
+_INSERT = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}
 
 
 def queue_mail(
@@ -23,8 +30,12 @@ def queue_mail(
     game_id: int | None = None,
     dedupe_key: str | None = None,
     now: datetime | None = None,
-) -> OutboxMail | None:
+) -> bool:
     """Add one mail to the outbox; a second mail with the same ``dedupe_key`` is not written.
+
+    Returns whether the mail was written. One statement either way (``INSERT … ON CONFLICT (dedupe_key) DO
+    NOTHING``): no read first, and two transactions racing to write the same event's mail cannot both
+    write it, nor fail on the unique key.
 
     ``now`` is when the event happened (default: the real time): the mail is dated then, and states the
     time left from then (emails.render). A mail to someone who is not a player (a site admin's sign-in
@@ -32,21 +43,23 @@ def queue_mail(
     """
     if (player is None) == (to_email is None):
         raise ValueError("a mail goes to a player or to an address, exactly one of them")
-    address = player.email if player is not None else str(to_email)
+    values = {
+        "game_id": game_id,
+        "player_id": player.id if player is not None else None,
+        "to_email": player.email if player is not None else str(to_email),
+        "template": template,
+        "context": context,
+        "message_id": f"<{uuid.uuid4().hex}@{MAIL_DOMAIN}>",
+        "dedupe_key": dedupe_key,
+        "status": "pending",
+        "attempts": 0,
+        "created_at": now or utcnow(),
+        "next_attempt_at": utcnow(),  # due at once, whatever clock the event was timed by
+    }
+    insert = _INSERT[session.get_bind().dialect.name](OutboxMail).values(**values)
     if dedupe_key is not None:
-        found = session.exec(select(OutboxMail).where(OutboxMail.dedupe_key == dedupe_key)).first()
-        if found is not None:
-            return None
-    mail = OutboxMail(
-        game_id=game_id,
-        player_id=player.id if player is not None else None,
-        to_email=address,
-        template=template,
-        context=context,
-        message_id=f"<{uuid.uuid4().hex}@{MAIL_DOMAIN}>",
-        dedupe_key=dedupe_key,
-        created_at=now or utcnow(),
-        next_attempt_at=utcnow(),  # due at once, whatever clock the event was timed by
-    )
-    session.add(mail)
-    return mail
+        insert = insert.on_conflict_do_nothing(index_elements=["dedupe_key"])
+    written = session.execute(insert.returning(OutboxMail.id)).first() is not None  # type: ignore[arg-type]
+    if written:
+        session.info[MAIL_WRITTEN] = True
+    return written

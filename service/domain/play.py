@@ -15,6 +15,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session, select
 
 import rules
@@ -350,20 +351,20 @@ def _commit_step(
     *,
     seats: dict[int, tuple[Seat, Player]] | None = None,
 ) -> StepResult:
-    """Append the event and move the game's version on, exactly once even under races."""
+    """Append the event and move the game's version on, exactly once even under races.
+
+    Two guards: the event log's unique (game, version) refuses a second event made against the same
+    version, and the game's one UPDATE of this step (its version, snapshot, clock) is made ``WHERE version
+    = <the version the step was made against>``, so anything else that moved the game first wins.
+    """
     expected = game.version
     session.add(entry)
     try:
         session.flush()
-        moved = session.execute(
-            sa.update(Game)
-            .where(Game.id == game.id, Game.version == expected)  # type: ignore[arg-type]
-            .values(version=expected + 1)
-        )
-        if moved.rowcount != 1:  # type: ignore[attr-defined]
-            raise _Lost()
         game.version = expected + 1
-        after_change(session, game, new_state, links, now, seats=seats)
+        with session.no_autoflush:  # the game's changes go out in the guarded UPDATE, not on their own
+            after_change(session, game, new_state, links, now, seats=seats)
+            _update_if_unmoved(session, game, expected)
         session.commit()
     except (IntegrityError, _Lost):
         session.rollback()
@@ -374,6 +375,25 @@ def _commit_step(
         fresh = get_game(session, game.id or 0)
         raise Conflict("Another step was applied first: reload and retry", version=fresh.version) from None
     return StepResult(game=game, version=game.version, last=dict(new_state.last))
+
+
+def _update_if_unmoved(session: Session, game: Game, version: int) -> None:
+    """Write ``game``'s pending changes in one ``UPDATE … WHERE id = ? AND version = ?``; :class:`_Lost` if
+    the row's version is no longer ``version``. The changes are then the ORM's committed state, so the
+    commit's flush writes nothing more for the game."""
+    state = sa.inspect(game)
+    changes = {
+        attr.key: history.added[0]
+        for attr in state.mapper.column_attrs
+        if (history := state.attrs[attr.key].history).added
+    }
+    moved = session.execute(
+        sa.update(Game).where(Game.id == game.id, Game.version == version).values(**changes)  # type: ignore[arg-type]
+    )
+    if moved.rowcount != 1:  # type: ignore[attr-defined]
+        raise _Lost()
+    for key, value in changes.items():
+        set_committed_value(game, key, value)
 
 
 class _Lost(Exception):

@@ -5,10 +5,12 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from sqlalchemy import text
 from sqlmodel import Session, select
 
 from service.db import get_engine
-from service.models import Game, GameAction
+from service.domain import play
+from service.models import Game, GameAction, OutboxMail
 
 from .conftest import bearer, new_game_body, token_of
 
@@ -114,3 +116,47 @@ def test_many_racing_clicks_with_one_key_apply_once(api_app: Any, outbox: Any) -
     assert [status for status, _ in results] == [200] * 4, results
     assert {version for _, version in results} == {2}
     assert len(actions_logged(api_app, game_id)) == 1
+
+
+def test_a_game_moved_by_something_else_mid_step_refuses_the_step(
+    make_app: Any, postgres_url: str, redis_url: str, monkeypatch: Any
+) -> None:
+    """The step's one UPDATE of the game is guarded by the version it was made against: a change that lands
+    between the step's read and its write (here a bare version bump; no domain operation makes one without
+    an event) wins, and the step changes nothing. PostgreSQL only: on SQLite a step's transaction holds the
+    write lock from its first read (``BEGIN IMMEDIATE``), so nothing can land in between."""
+    app = make_app(DATABASE_URL=postgres_url, BROKER_URL=redis_url)
+    api = app.test_client()
+    created = api.post("/api/games", json=new_game_body(2, start_when_all_accepted=False))
+    game_id = created.get_json()["id"]
+    with Session(get_engine(app)) as session:
+        mails = session.exec(select(OutboxMail).order_by(OutboxMail.id)).all()  # type: ignore[arg-type]
+        tokens = {i: token_of(m.context["turn_url"]) for i, m in enumerate(mails) if m.template == "invitation"}
+        before = session.get(Game, game_id)
+        assert before is not None
+    apply = play.rules.apply
+
+    def apply_then_someone_else_moves_the_game(state: Any, action: Any) -> Any:
+        with get_engine(app).begin() as other:
+            other.execute(text("UPDATE games SET version = version + 1 WHERE id = :id"), {"id": game_id})
+        return apply(state, action)
+
+    monkeypatch.setattr(play.rules, "apply", apply_then_someone_else_moves_the_game)
+    refused = api.post(
+        f"/api/games/{game_id}/actions",
+        headers=bearer(tokens[0]),
+        json={"version": 1, "action": {"type": "pick", "combo": 0}},
+    )
+    assert refused.status_code == 409, refused.get_json()
+    assert refused.get_json() == {"error": "Another step was applied first: reload and retry", "version": 2}
+    assert actions_logged(app, game_id) == []
+    with Session(get_engine(app)) as session:
+        after = session.get(Game, game_id)
+        assert after is not None
+        assert (after.version, after.state, after.step_key, after.deadline_at) == (
+            2,
+            before.state,
+            before.step_key,
+            before.deadline_at,
+        )
+        assert len(session.exec(select(OutboxMail)).all()) == len(mails), "the step's mail was not written"

@@ -28,13 +28,12 @@ from sqlalchemy.orm import Session as OrmSession
 from emails.delivery import backend_from_config
 from service.db import get_session
 from service.domain import delivery
+from service.domain.outbox import MAIL_WRITTEN
 from service.logfmt import log
-from service.models import OutboxMail
 
 logger = logging.getLogger(__name__)
 
 DELIVER_OUTBOX = "worker.tasks.mail.deliver_outbox"
-_QUEUED = "smallworld.mail_queued"
 _THROTTLE = "smallworld.mail_task_throttle"
 
 
@@ -72,19 +71,13 @@ def send_after_commit() -> None:
     from a transaction that then rolls back, it would look for mail that never was (Warehouse enqueues
     its tasks after the commit for the same reason).
     """
-    if not event.contains(OrmSession, "after_flush", _note_new_mail):
-        event.listen(OrmSession, "after_flush", _note_new_mail)
+    if not event.contains(OrmSession, "after_commit", _send_if_mail_queued):
         event.listen(OrmSession, "after_commit", _send_if_mail_queued)
         event.listen(OrmSession, "after_rollback", _forget_mail_queued)
 
 
-def _note_new_mail(session: OrmSession, _flush_context: Any) -> None:
-    if any(isinstance(obj, OutboxMail) for obj in session.new):
-        session.info[_QUEUED] = True
-
-
 def _forget_mail_queued(session: OrmSession) -> None:
-    session.info.pop(_QUEUED, None)
+    session.info.pop(MAIL_WRITTEN, None)
 
 
 #: After a failed send, this process does not try again for this long (seconds). Reaching a broker that is
@@ -112,7 +105,7 @@ def throttled_delivery_task(session: OrmSession, every: float = 1.0) -> Iterator
 
 
 def _send_if_mail_queued(session: OrmSession) -> None:
-    if not session.info.pop(_QUEUED, False):
+    if not session.info.pop(MAIL_WRITTEN, False):
         return
     throttle = session.info.get(_THROTTLE)
     if throttle is not None:
