@@ -72,6 +72,19 @@ class GameFactory(Base):
         players = 2
 
 
+def reseed_new_game(session: Session, game_id: int, seed: str) -> None:
+    """Give a game that has just started (no step yet) the seed ``seed`` instead of its secret random one, and
+    the snapshot that seed deals, so that a test which plays it meets the same game every run. The seed and
+    the log still rebuild the snapshot (DESIGN §2), and seat 0 is still on turn, as the mails said."""
+    game = session.get(Game, game_id)
+    assert game is not None and game.state is not None
+    assert game.version == 1, "reseed a game before its first step"
+    game.seed = seed
+    game.state = rules.new_game(len(game.state["players"]), seed=seed, options=game.state["options"]).to_json()
+    session.add(game)
+    session.commit()
+
+
 class SeatFactory(Base):
     class Meta:
         model = Seat

@@ -26,11 +26,13 @@ from service.domain import games
 from service.models import Game, GameAction, Seat
 from service.pages.forms import action_from_form
 from service.schemas import CreateGame
+from tests.factories import reseed_new_game
 from tests.pages.steps import play_randomly_until
 
 
-def start_game(app: Flask, players: int = 2, **settings: Any) -> tuple[int, list[str]]:
-    """A game started at once; its id and each seat's turn link (as a path)."""
+def start_game(app: Flask, players: int = 2, *, seed: str | None = None, **settings: Any) -> tuple[int, list[str]]:
+    """A game started at once; its id and each seat's turn link (as a path). With ``seed``, the game is dealt
+    from that seed instead of a secret random one: the same game every run."""
     request = CreateGame.model_validate(
         {
             "name": "Page test",
@@ -42,6 +44,8 @@ def start_game(app: Flask, players: int = 2, **settings: Any) -> tuple[int, list
     with Session(get_engine(app)) as session:
         game, _ = games.create_game(session, request, links)
         game_id = game.id or 0
+        if seed is not None:
+            reseed_new_game(session, game_id, seed)
         paths = [
             links.turn_url(game_id, seat.seat, seat.secret).removeprefix(links.base_url)
             for seat, _ in games.seats_of(session, game_id)
@@ -143,7 +147,7 @@ def test_the_json_api_takes_no_csrf_token(app: Flask) -> None:
 
 
 def test_a_refused_step_shows_the_rules_own_message(app: Flask) -> None:
-    game_id, links = start_game(app)
+    game_id, links = start_game(app, seed="a-refused-step")
     client = app.test_client()
     client.get(links[0])
     # Halflings and Flying may enter anywhere: pick a combo that must enter from the border.
@@ -384,8 +388,8 @@ def test_the_die_of_a_final_conquest_is_shown(app: Flask) -> None:
 
 
 def test_an_attacked_player_redeploys_on_their_page_when_the_game_asks(app: Flask) -> None:
-    game_id, links = start_game(app, redeploy="ask")
-    play_randomly_until(app, game_id, seed=3, done=lambda state: state.phase == "defend")
+    game_id, links = start_game(app, seed="an-attacked-player", redeploy="ask")
+    assert play_randomly_until(app, game_id, seed=3, done=lambda state: state.phase == "defend")
     state = rules.GameState.from_json(stored(app, game_id).state or {})
     defender = state.defenders[0]
     client = app.test_client()

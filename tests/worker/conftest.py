@@ -18,6 +18,7 @@ from service.db import get_session
 from service.domain import deadlines, delivery, games
 from service.models import Game, GameAction, OutboxMail
 from service.schemas import CreateGame
+from tests.factories import reseed_new_game
 from tests.smtp import SMTPServer, smtp_server  # noqa: F401  (fixture)
 
 
@@ -31,8 +32,9 @@ def mail_app(request: pytest.FixtureRequest, make_app: Callable[..., Flask], smt
     return app
 
 
-def new_game(app: Flask, players: int = 2, **settings: Any) -> int:
-    """A game started at once (seat 0 on turn), created through the domain as the API would."""
+def new_game(app: Flask, players: int = 2, *, seed: str | None = None, **settings: Any) -> int:
+    """A game started at once (seat 0 on turn), created through the domain as the API would. With ``seed``,
+    the game is dealt from that seed instead of a secret random one: the same game every run."""
     request = CreateGame.model_validate(
         {
             "name": "Deadline test",
@@ -45,6 +47,8 @@ def new_game(app: Flask, players: int = 2, **settings: Any) -> int:
     )
     with app.app_context():
         game, _ = games.create_game(get_session(), request, app.extensions["smallworld.links"])
+        if seed is not None:
+            reseed_new_game(get_session(), game.id or 0, seed)
         return game.id or 0
 
 

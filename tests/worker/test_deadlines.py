@@ -205,14 +205,17 @@ def play_until(app: Flask, game_id: int, done: object, seed: int = 3, limit: int
 
 
 def test_a_defender_in_ask_mode_has_a_redeploy_step_with_its_own_deadline(mail_app: Flask) -> None:
+    # A seed whose game, played with play_until's choices, reaches a defence by one defender (seat 2).
     game_id = new_game(
         mail_app,
         players=3,
+        seed="a-defender-in-ask-mode",
         redeploy="ask",
         defender_turn_length_seconds=12 * HOUR,
         reminders_before_seconds=[24 * HOUR],
     )
     state = play_until(mail_app, game_id, lambda s: s.phase == "defend")
+    assert state.defenders == [2], "the seed no longer deals the game this test was written for: choose another"
     defender = state.defenders[0]
     game = game_row(mail_app, game_id)
     assert game.deadline_at == game.step_started_at + timedelta(hours=12)
