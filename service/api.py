@@ -144,12 +144,17 @@ def submit_action(game_id: int, json: SubmitAction) -> Any:
     game, seat = _seat_for(game_id)
     session = get_session()
     key = json.idempotency_key or request.headers.get("Idempotency-Key")
-    result = play.submit_action(session, game_id, seat, json.action, json.version, links(), idempotency_key=key)
+    # Read in the step's transaction: the step's mails need the seats, and the answer needs them and the
+    # audit trail after the commit, which would otherwise be another checkout and transaction.
+    inputs = views.ViewInputs(session, game_id)
+    result = play.submit_action(
+        session, game_id, seat, json.action, json.version, links(), idempotency_key=key, seats=inputs.seats_by_number()
+    )
     return StepOut(
         version=result.version,
         replayed=result.replayed,
         last=_public_last(result.last, seat),
-        game=views.game_view(session, result.game, seat),
+        game=views.game_view(session, result.game, seat, inputs),
     )
 
 

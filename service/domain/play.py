@@ -57,8 +57,12 @@ def submit_action(
     links: LinkMaker,
     idempotency_key: str | None = None,
     now: datetime | None = None,
+    seats: dict[int, tuple[Seat, Player]] | None = None,
 ) -> StepResult:
-    """Validate ``payload`` with the rules and apply it as ``seat``'s step."""
+    """Validate ``payload`` with the rules and apply it as ``seat``'s step.
+
+    ``seats`` (by seat number), when the caller has read them in this transaction, are not read again.
+    """
     if idempotency_key:
         earlier = _by_idempotency_key(session, game_id, idempotency_key)
         if earlier is not None:
@@ -92,7 +96,7 @@ def submit_action(
         undo_point=bool(new_state.last.get("undo_point")),
         idempotency_key=idempotency_key,
     )
-    return _commit_step(session, game, entry, new_state, links, now or utcnow(), idempotency_key, seat)
+    return _commit_step(session, game, entry, new_state, links, now or utcnow(), idempotency_key, seat, seats=seats)
 
 
 def undo(session: Session, game_id: int, seat: int, expected_version: int, links: LinkMaker) -> StepResult:

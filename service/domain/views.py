@@ -7,17 +7,38 @@ from sqlmodel import Session, select
 
 import rules
 
-from ..models import AuditEntry, Game, GameAction
+from ..models import AuditEntry, Game, GameAction, Player, Seat
 from ..schemas import AuditOut, GameView, HistoryEntry, LegalActions, SeatOut
 from .games import seats_of
 
 
-def game_view(session: Session, game: Game, viewer: int | None) -> GameView:
-    """What ``viewer`` (a seat, or None for a spectator) may see: never another seat's coins before the end."""
+class ViewInputs:
+    """What a game's view reads besides the game row: its seats (with their players) and its audit trail.
+
+    A step changes neither, so the API reads them in the step's own transaction, before its commit, and
+    builds the view after the commit without going back to the database.
+    """
+
+    def __init__(self, session: Session, game_id: int) -> None:
+        self.seats: list[tuple[Seat, Player]] = seats_of(session, game_id)
+        self.audit: list[AuditEntry] = list(
+            session.exec(select(AuditEntry).where(AuditEntry.game_id == game_id).order_by(sa.asc(AuditEntry.id)))
+        )
+
+    def seats_by_number(self) -> dict[int, tuple[Seat, Player]]:
+        return {seat.seat: (seat, player) for seat, player in self.seats}
+
+
+def game_view(session: Session, game: Game, viewer: int | None, inputs: ViewInputs | None = None) -> GameView:
+    """What ``viewer`` (a seat, or None for a spectator) may see: never another seat's coins before the end.
+
+    ``inputs``, when the caller read them already, are not read again.
+    """
+    inputs = inputs or ViewInputs(session, game.id or 0)
     state = rules.GameState.from_json(game.state) if game.state else None
     seats = [
         SeatOut(seat=s.seat, name=p.display_name, accepted=s.accepted_at is not None, removed=s.removed)
-        for s, p in seats_of(session, game.id or 0)
+        for s, p in inputs.seats
     ]
     over = game.status == "finished"
     return GameView(
@@ -34,12 +55,7 @@ def game_view(session: Session, game: Game, viewer: int | None) -> GameView:
         state=rules.player_view(state, viewer) if state else None,
         seed=game.seed if over else None,
         result=game.result if over else None,
-        audit=[
-            AuditOut(at=a.created_at, actor=a.actor, act=a.act, details=a.details)
-            for a in session.exec(
-                select(AuditEntry).where(AuditEntry.game_id == game.id).order_by(sa.asc(AuditEntry.id))
-            ).all()
-        ],
+        audit=[AuditOut(at=a.created_at, actor=a.actor, act=a.act, details=a.details) for a in inputs.audit],
     )
 
 
