@@ -33,7 +33,7 @@ from .schemas import (
 
 bp = Blueprint("admin_api", __name__, url_prefix="/api/admin")
 bp.register_error_handler(DomainError, domain_error)
-SECURITY = [{"seat": []}]
+SECURITY: list[dict[str, list[str]]] = [{"seat": []}]
 
 
 def _game(game_id: int) -> Game:

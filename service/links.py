@@ -35,8 +35,10 @@ class Signer:
     def _serializer(self, purpose: str) -> URLSafeTimedSerializer:
         if purpose not in PURPOSES:
             raise ValueError(f"unknown link purpose {purpose!r}")
-        # itsdangerous signs with the last key and verifies with any of them (key rotation).
-        return URLSafeTimedSerializer(list(self.keys), salt=f"smallworld.{purpose}")
+        # itsdangerous signs with the last key and verifies with any of them (key rotation). It takes a list of
+        # one kind, str or bytes: keys given as text are encoded as itsdangerous would (UTF-8).
+        keys = [key.encode() if isinstance(key, str) else key for key in self.keys]
+        return URLSafeTimedSerializer(keys, salt=f"smallworld.{purpose}")
 
     def sign(self, purpose: str, payload: dict[str, Any]) -> str:
         return str(self._serializer(purpose).dumps(payload))

@@ -6,7 +6,7 @@ import secrets
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 import rules
 
@@ -26,7 +26,7 @@ def get_game(session: Session, game_id: int, *, lock: bool = False) -> Game:
 
 def seats_of(session: Session, game_id: int) -> list[tuple[Seat, Player]]:
     rows = session.exec(
-        select(Seat, Player).where(Seat.game_id == game_id, Seat.player_id == Player.id).order_by(Seat.seat)
+        select(Seat, Player).where(Seat.game_id == game_id, Seat.player_id == Player.id).order_by(col(Seat.seat))
     ).all()
     return [(seat, player) for seat, player in rows]
 
@@ -64,6 +64,7 @@ def create_game(session: Session, request: CreateGame, links: LinkMaker) -> tupl
     assert game.id is not None
     for index, entry in enumerate(request.players):
         player = _player_for(session, entry.email, entry.name, entry.time_zone)
+        assert player.id is not None  # flushed by _player_for
         seat = Seat(game_id=game.id, player_id=player.id, seat=index, secret=secrets.token_urlsafe(16))
         session.add(seat)
         queue_mail(

@@ -3,8 +3,13 @@
 Run them with ``smallworld db upgrade``; write a new one with ``smallworld db revision -m ...``.
 """
 
+from typing import Any, Literal
+
 from alembic import context
-from sqlalchemy import DateTime
+from alembic.autogenerate.api import AutogenContext
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Column, DateTime
+from sqlalchemy.types import TypeEngine
 from sqlmodel import SQLModel
 
 import service.models  # noqa: F401  (registers the tables on SQLModel.metadata)
@@ -13,7 +18,7 @@ from service.db import UTCDateTime
 target_metadata = SQLModel.metadata
 
 
-def render_item(type_: str, obj: object, autogen_context: object) -> str | bool:
+def render_item(type_: str, obj: Any, autogen_context: AutogenContext) -> str | Literal[False]:
     # Migrations name the plain column type, so they never depend on the Python class that
     # converts values (which may move or change).
     if type_ == "type" and isinstance(obj, UTCDateTime):
@@ -21,7 +26,13 @@ def render_item(type_: str, obj: object, autogen_context: object) -> str | bool:
     return False
 
 
-def compare_type(context, inspected_column, metadata_column, inspected_type, metadata_type):  # type: ignore[no-untyped-def]
+def compare_type(
+    context: MigrationContext,
+    inspected_column: Column[Any],
+    metadata_column: Column[Any],
+    inspected_type: TypeEngine[Any],
+    metadata_type: TypeEngine[Any],
+) -> bool | None:
     if isinstance(metadata_type, UTCDateTime):
         return not isinstance(inspected_type, DateTime)
     return None

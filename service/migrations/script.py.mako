@@ -8,7 +8,7 @@ Create Date: ${create_date}
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel
+import sqlmodel.sql.sqltypes
 from alembic import op
 ${imports if imports else ""}
 revision: str = ${repr(up_revision)}

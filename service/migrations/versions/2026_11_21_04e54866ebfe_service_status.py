@@ -8,7 +8,7 @@ Create Date: 2026-11-21 10:23:44.565086
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel
+import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision: str = "04e54866ebfe"

@@ -8,7 +8,7 @@ Create Date: 2026-11-21 10:32:23.772600
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel
+import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision: str = "1c3060facad7"
