@@ -13,12 +13,16 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
-from flask import Flask, current_app, g
+from flask import Flask, current_app, g, jsonify, render_template, request
 from sqlalchemy import DateTime, Engine, TypeDecorator, event
 from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlmodel import Session, create_engine
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+
+#: Seconds a client is asked to wait (``Retry-After``) when the database could not be reached mid-request.
+RETRY_AFTER_SECONDS = 5
 
 _EXTENSION = "smallworld.db"
 
@@ -27,6 +31,8 @@ def init_app(app: Flask) -> None:
     """Create the app's engine and close each context's session when the context ends."""
     app.extensions[_EXTENSION] = make_engine(app.config["DATABASE_URL"])
     app.teardown_appcontext(_close_session)
+    app.register_error_handler(OperationalError, _database_unavailable)
+    app.register_error_handler(InterfaceError, _database_unavailable)
 
 
 def make_engine(url: str) -> Engine:
@@ -75,6 +81,19 @@ def get_session() -> Session:
         g.db_session = Session(get_engine(), expire_on_commit=False)
     session: Session = g.db_session
     return session
+
+
+def _database_unavailable(error: OperationalError | InterfaceError) -> Any:
+    """The database went away mid-request (a restart, a failover, a dropped connection; SQLite busy past its
+    timeout): the request's transaction was not committed, so the client may safely send it again. 503 with
+    ``Retry-After``, not 500: the request was fine, the service is briefly unavailable. A step sent again
+    with its idempotency key applies once (``service.domain.play``)."""
+    current_app.logger.warning("database unavailable mid-request: %s", error.orig or error)
+    message = "The game's database is briefly unavailable; nothing was changed. Try again in a few seconds."
+    headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+    if request.path.startswith("/api/"):
+        return jsonify({"error": message}), 503, headers
+    return render_template("refused.html", heading="Briefly unavailable", message=message), 503, headers
 
 
 def _close_session(_exception: BaseException | None) -> None:

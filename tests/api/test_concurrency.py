@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlmodel import Session, select
 
-from service.db import get_engine
+from service.db import get_engine, get_session
 from service.domain import play
 from service.models import Game, GameAction, OutboxMail
 
@@ -160,3 +160,42 @@ def test_a_game_moved_by_something_else_mid_step_refuses_the_step(
             before.deadline_at,
         )
         assert len(session.exec(select(OutboxMail)).all()) == len(mails), "the step's mail was not written"
+
+
+def test_a_step_whose_database_connection_drops_gets_503_and_applies_once_when_sent_again(
+    make_app: Any, postgres_url: str, redis_url: str, monkeypatch: Any
+) -> None:
+    """The server drops the step's connection mid-flight (as in a restart or failover): the answer is 503 with
+    ``Retry-After`` and a readable message, nothing is written, and the same step sent again with its
+    idempotency key applies once."""
+    app = make_app(DATABASE_URL=postgres_url, BROKER_URL=redis_url)
+    api = app.test_client()
+    created = api.post("/api/games", json=new_game_body(2, start_when_all_accepted=False))
+    game_id = created.get_json()["id"]
+    with Session(get_engine(app)) as session:
+        mail = session.exec(select(OutboxMail).where(OutboxMail.template == "invitation")).first()
+        assert mail is not None
+        token = token_of(mail.context["turn_url"])
+    apply = play.rules.apply
+    dropped: list[int] = []
+
+    def apply_while_the_connection_drops(state: Any, action: Any) -> Any:
+        if not dropped:
+            pid = get_session().connection().exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
+            with get_engine(app).connect() as other:
+                other.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+            dropped.append(pid)
+        return apply(state, action)
+
+    monkeypatch.setattr(play.rules, "apply", apply_while_the_connection_drops)
+    step = {"version": 1, "action": {"type": "pick", "combo": 0}, "idempotency_key": "click-1"}
+    failed = api.post(f"/api/games/{game_id}/actions", headers=bearer(token), json=step)
+    assert failed.status_code == 503, failed.get_data(as_text=True)
+    assert failed.headers["Retry-After"] == "5"
+    assert "briefly unavailable" in failed.get_json()["error"] and "Traceback" not in failed.get_json()["error"]
+    assert actions_logged(app, game_id) == []
+    again = api.post(f"/api/games/{game_id}/actions", headers=bearer(token), json=step)
+    assert again.status_code == 200, again.get_json()
+    assert again.get_json()["version"] == 2
+    assert [a.version for a in actions_logged(app, game_id)] == [2]
+    assert len(dropped) == 1

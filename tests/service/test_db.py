@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
+from urllib.parse import urlsplit
 
 import pytest
 from alembic import command
@@ -16,7 +17,7 @@ from sqlalchemy.exc import StatementError
 from sqlmodel import SQLModel
 
 from service import status
-from service.db import alembic_config, get_engine, get_session
+from service.db import alembic_config, get_engine, get_session, make_engine
 
 
 def assert_schema_is_current(engine: Engine) -> None:
@@ -85,3 +86,24 @@ def test_recording_again_replaces_the_time(app: Flask) -> None:
     first = datetime(2024, 1, 1, tzinfo=UTC)
     assert recorded_round_trip(app, first) == first
     assert recorded_round_trip(app, first + timedelta(minutes=1)) == first + timedelta(minutes=1)
+
+
+def test_a_database_that_cannot_be_reached_gets_503_with_retry_after_on_pages_and_the_api(
+    make_app: Callable[..., Flask],
+) -> None:
+    """Nothing listens on the database's port (a restart, a failover): a page or an API call that needs it
+    answers 503 with ``Retry-After`` and a readable message, never a 500 or a traceback."""
+    app = make_app()
+    # The app's engine now points where nothing listens (port 9, discard), as during a database restart.
+    app.extensions["smallworld.db"] = make_engine("postgresql+psycopg://postgres@127.0.0.1:9/nowhere")
+    client = app.test_client()
+    link = app.extensions["smallworld.links"].turn_url(1, 0, "secret")
+    page = client.get(urlsplit(link).path)
+    assert page.status_code == 503, page.status_code
+    assert page.headers["Retry-After"] == "5"
+    assert "briefly unavailable" in page.get_data(as_text=True) and "Traceback" not in page.get_data(as_text=True)
+    token = link.rsplit("/", 1)[-1]
+    answer = client.get("/api/games/1", headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 503
+    assert answer.headers["Retry-After"] == "5"
+    assert "briefly unavailable" in answer.get_json()["error"]
