@@ -1,6 +1,6 @@
 """Action round trip under load: gunicorn + PostgreSQL + Redis on this machine.
 
-    python bench/api_load.py [--players 50] [--seconds 60] [--workers 4] [--think 1.0]
+    python bench/api_load.py [--players 50] [--seconds 60] [--workers 4] [--think 1.0] [--runs 1]
 
 Starts gunicorn (``--workers`` sync workers; the machine's two cores are the budget for everything,
 this client included), on a fresh PostgreSQL schema with Redis as the broker. Creates one 2-player game
@@ -8,7 +8,8 @@ per concurrent player and runs ``--players`` bot players at once, each playing w
 waits for: fetch the legal actions, think (``--think`` seconds on average, exponentially distributed; 0
 for a stress test), submit a random one, repeat. The round trip
 timed is the action submission (HTTP → validate with the rules → commit with the outbox rows), as a
-player's click would make it. Prints p50/p95/p99 latency and actions/s.
+player's click would make it. Prints p50/p95/p99 latency and actions/s per run (``--runs``, each on new
+games against the same server), the load average around each run, and with several runs their medians.
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--think", type=float, default=1.0, help="mean seconds a player thinks before a step")
+    parser.add_argument("--runs", type=int, default=1, help="load runs against the same server (medians shown)")
     args = parser.parse_args()
     games = args.players
     import sqlalchemy as sa
@@ -140,29 +142,7 @@ def main() -> None:
                     break
             except OSError:
                 time.sleep(0.2)
-        client = Client(port)
-        for g in range(games):
-            body = {
-                "name": f"bench {g}",
-                "players": [{"name": f"P{i}", "email": f"g{g}p{i}@example.org"} for i in range(2)],
-                "settings": {"start_when_all_accepted": False},
-            }
-            status, created = client.call("POST", "/api/games", body)
-            assert status == 201, created
-        tokens = seat_tokens(schema)
-        latencies: list[float] = []
-        errors: list = []
-        stop = time.time() + args.seconds
-        threads = [
-            threading.Thread(target=player, args=(port, game_id, seats, stop, args.think, latencies, errors))
-            for game_id, seats in tokens.items()
-        ]
-        started = time.time()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        elapsed = time.time() - started
+        rows = [run_once(port, schema, games, run, args) for run in range(args.runs)]
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(10)
@@ -170,20 +150,63 @@ def main() -> None:
             connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
             connection.commit()
         admin.dispose()
-    cuts = statistics.quantiles([x * 1000 for x in latencies], n=100)
     print(
         f"# python bench/api_load.py --players {args.players} --seconds {args.seconds:g} "
-        f"--workers {args.workers} --think {args.think:g}"
+        f"--workers {args.workers} --think {args.think:g} --runs {args.runs}"
     )
     print(f"# {os.cpu_count()} cores; gunicorn {args.workers} sync workers; PostgreSQL + Redis on 127.0.0.1")
-    print(f"{'players':>7} {'actions':>8} {'actions/s':>10} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'errors':>6}")
-    print(
-        f"{len(threads):>7} {len(latencies):>8} {len(latencies) / elapsed:>10.1f} "
-        f"{cuts[49]:>7.1f} {cuts[94]:>7.1f} {cuts[98]:>7.1f} {len(errors):>6}"
-    )
-    if errors:
-        print("first errors:", errors[:3])
+    header = ("run", "players", "actions", "actions/s", "p50 ms", "p95 ms", "p99 ms", "errors", "load before/after")
+    print(" ".join(f"{h:>9}" for h in header))
+    for row in rows:
+        print(" ".join(f"{v:>9}" for v in row[:-1]))
+        if row[-1]:
+            print("  first errors:", row[-1][:3])
+    if len(rows) > 1:
+        medians = ["median", ""] + [statistics.median(float(r[i]) for r in rows) for i in range(2, 7)]
+        print(" ".join(f"{v:>9.1f}" if isinstance(v, float) else f"{v:>9}" for v in medians))
 
+
+def run_once(port: int, schema: str, games: int, run: int, args: argparse.Namespace) -> tuple:
+    """One load run on ``games`` new games; a row of the table (and the first errors, if any)."""
+    client = Client(port)
+    first = None
+    for g in range(games):
+        body = {
+            "name": f"bench {run}.{g}",
+            "players": [{"name": f"P{i}", "email": f"r{run}g{g}p{i}@example.org"} for i in range(2)],
+            "settings": {"start_when_all_accepted": False},
+        }
+        status, created = client.call("POST", "/api/games", body)
+        assert status == 201, created
+        first = first or created["id"]
+    tokens = {game_id: seats for game_id, seats in seat_tokens(schema).items() if game_id >= first}
+    latencies: list[float] = []
+    errors: list = []
+    load_before = os.getloadavg()[0]
+    stop = time.time() + args.seconds
+    threads = [
+        threading.Thread(target=player, args=(port, game_id, seats, stop, args.think, latencies, errors))
+        for game_id, seats in tokens.items()
+    ]
+    started = time.time()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.time() - started
+    cuts = statistics.quantiles([x * 1000 for x in latencies], n=100)
+    return (
+        run + 1,
+        len(threads),
+        len(latencies),
+        f"{len(latencies) / elapsed:.1f}",
+        f"{cuts[49]:.1f}",
+        f"{cuts[94]:.1f}",
+        f"{cuts[98]:.1f}",
+        len(errors),
+        f"{load_before:.1f}/{os.getloadavg()[0]:.1f}",
+        errors,
+    )
 
 if __name__ == "__main__":
     main()
