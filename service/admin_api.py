@@ -10,7 +10,7 @@ from typing import Any
 
 from flask import Blueprint
 from spectree import Response as Responses
-from sqlmodel import select
+from sqlmodel import col, select
 
 from .access import game_from_admin_token
 from .api import ERRORS, _bearer, domain_error, links, spec
@@ -50,7 +50,7 @@ def _view(game: Game) -> GameView:
 def admin_view(game: Game) -> AdminGameView:
     session = get_session()
     mails = session.exec(
-        select(OutboxMail).where(OutboxMail.game_id == game.id).order_by(OutboxMail.id.desc())  # type: ignore[union-attr]
+        select(OutboxMail).where(OutboxMail.game_id == game.id).order_by(col(OutboxMail.id).desc())
     ).all()
     game_view = _view(game)
     return AdminGameView(

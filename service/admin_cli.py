@@ -20,7 +20,7 @@ from typing import Any
 import click
 from flask import current_app
 from flask.cli import AppGroup
-from sqlmodel import select
+from sqlmodel import col, select
 
 from .db import get_session
 from .domain import admin, site_admins
@@ -90,7 +90,7 @@ def list_games() -> None:
     """Running games, soonest deadline first."""
     session = get_session()
     rows = session.exec(
-        select(Game).where(Game.status.in_(("inviting", "active", "paused"))).order_by(Game.deadline_at)  # type: ignore[attr-defined,arg-type]
+        select(Game).where(col(Game.status).in_(("inviting", "active", "paused"))).order_by(col(Game.deadline_at))
     ).all()
     for game in rows:
         _done(game)

@@ -292,13 +292,13 @@ def resend_mail(session: Session, game_id: int, mail_id: int, actor: Actor) -> O
         raise NotFound("There is no such mail in this game")
     # Conditional, so that two clicks (or two admins) put the mail back once, and a mail that is not
     # failed (pending, being sent, sent) is left alone.
-    moved = session.execute(
+    moved = session.exec(
         sa.update(OutboxMail)
         .where(col(OutboxMail.id) == mail_id, col(OutboxMail.status) == FAILED)
         .values(status=PENDING, attempts=0, next_attempt_at=utcnow())
         .execution_options(synchronize_session=False)
     )
-    if moved.rowcount != 1:  # type: ignore[attr-defined]
+    if moved.rowcount != 1:
         session.rollback()
         raise Conflict("That mail has not failed (it is waiting to be sent, or was sent): nothing to resend")
     details = {"mail": mail_id, "to": mail.to_email, "template": mail.template}
@@ -368,13 +368,13 @@ def _commit_before_start(session: Session, game: Game, version: int) -> Game:
     """An act on a game still inviting: there is no rules state nor event log yet, so the audit entry is its
     record; the version moves on all the same (under the same guard as a step)."""
     session.flush()
-    moved = session.execute(
+    moved = session.exec(
         sa.update(Game)
         .where(col(Game.id) == game.id, col(Game.version) == version - 1)
         .values(version=version)
         .execution_options(synchronize_session=False)
     )
-    if moved.rowcount != 1:  # type: ignore[attr-defined]
+    if moved.rowcount != 1:
         session.rollback()
         raise Conflict("The game changed meanwhile: reload it and try again")
     game.version = version

@@ -103,13 +103,13 @@ def _guard_outage(
     if now <= previous:  # a later sweep already recorded itself
         session.rollback()
         return
-    claimed = session.execute(
+    claimed = session.exec(
         sa.update(ServiceStatus)
-        .where(ServiceStatus.name == status.LAST_DEADLINE_SWEEP, ServiceStatus.at == previous)  # type: ignore[arg-type]
+        .where(col(ServiceStatus.name) == status.LAST_DEADLINE_SWEEP, col(ServiceStatus.at) == previous)
         .values(at=now)
         .execution_options(synchronize_session=False)
     )
-    if claimed.rowcount != 1:  # type: ignore[attr-defined]
+    if claimed.rowcount != 1:
         # Another sweep recorded itself since we read the time; it owns any outage push, committed with
         # its record (on PostgreSQL our update waited for that commit).
         session.rollback()
@@ -133,7 +133,7 @@ def _push_back(session: Session, links: LinkMaker, since: datetime, now: datetim
     """Move every deadline that fell in (since, now] forward by ``gap``, and tell the players it concerns."""
     query = (
         select(Game)
-        .where(Game.status == "active", Game.deadline_at > since, Game.deadline_at <= now)  # type: ignore[operator]
+        .where(Game.status == "active", col(Game.deadline_at) > since, col(Game.deadline_at) <= now)
         .execution_options(populate_existing=True)
     )
     if _is_postgres(session):
@@ -231,13 +231,13 @@ def _pass_one(session: Session, links: LinkMaker, game: Game, now: datetime, rep
 
 def _finish_left_over(session: Session, game: Game, state: rules.GameState, now: datetime, report: SweepReport) -> bool:
     """The safety net: the game is over by the rules but still active. Tally it, once (version guard)."""
-    moved = session.execute(
+    moved = session.exec(
         sa.update(Game)
-        .where(Game.id == game.id, Game.version == game.version)  # type: ignore[arg-type]
+        .where(col(Game.id) == game.id, col(Game.version) == game.version)
         .values(version=game.version + 1)
         .execution_options(synchronize_session=False)
     )
-    if moved.rowcount != 1:  # type: ignore[attr-defined]
+    if moved.rowcount != 1:
         session.rollback()
         report.raced += 1
         return True
@@ -254,10 +254,10 @@ def _finish_left_over(session: Session, game: Game, state: rules.GameState, now:
 def _send_due_reminders(session: Session, links: LinkMaker, now: datetime, stop_at: float, report: SweepReport) -> None:
     given_up: set[int] = set()
     while time.monotonic() < stop_at:
-        query = select(Game.id).where(Game.status == "active", Game.reminders_due_at <= now)  # type: ignore[operator]
+        query = select(Game.id).where(Game.status == "active", col(Game.reminders_due_at) <= now)
         if given_up:
-            query = query.where(Game.id.not_in(given_up))  # type: ignore[union-attr]
-        due = list(session.execute(query.order_by(Game.reminders_due_at, Game.id).limit(BATCH)).scalars())  # type: ignore[arg-type]
+            query = query.where(col(Game.id).not_in(given_up))
+        due = list(session.execute(query.order_by(col(Game.reminders_due_at), col(Game.id)).limit(BATCH)).scalars())
         session.rollback()
         if not due:
             return

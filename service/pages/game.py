@@ -14,7 +14,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from flask import Blueprint, render_template, request
-from sqlmodel import select
+from sqlmodel import col, select
 
 import rules
 from emails.times import zone as zone_of
@@ -55,7 +55,7 @@ def page(game_id: int) -> Any:
     entries = db.exec(
         select(GameAction)
         .where(GameAction.game_id == game_id, GameAction.kind != "undo")
-        .order_by(GameAction.version.desc())  # type: ignore[attr-defined]
+        .order_by(col(GameAction.version).desc())
         .limit(RECENT)
     ).all()
     recent = [
@@ -90,11 +90,7 @@ def history(game_id: int) -> Any:
     view = views.game_view(db, game, viewer.number)
     names = [s.name for s in view.seats]
     zone = zone_of(viewer.player.time_zone)
-    log = list(
-        db.exec(
-            select(GameAction).where(GameAction.game_id == game_id).order_by(GameAction.version)  # type: ignore[arg-type]
-        ).all()
-    )
+    log = list(db.exec(select(GameAction).where(GameAction.game_id == game_id).order_by(col(GameAction.version))).all())
     asked = int_or_none(request.args.get("step"))
 
     steps: list[Step] = []
