@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from email.utils import parseaddr
 from typing import Any
 
+from flask import current_app, has_app_context
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from ..models import OutboxMail, Player, utcnow
 
+#: The domain of Message-IDs made outside the service (a script on a bare session): reserved, never real.
 MAIL_DOMAIN = "smallworld.invalid"
 
 #: Set in ``session.info`` when a mail row was written in the session's transaction: the worker's commit hook
@@ -18,6 +21,17 @@ MAIL_DOMAIN = "smallworld.invalid"
 MAIL_WRITTEN = "smallworld.mail_written"
 
 _INSERT = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}
+
+
+def mail_domain() -> str:
+    """The domain our Message-IDs (and mail threads) are made under: the sender's (``SMALLWORLD_MAIL_FROM``),
+    as RFC 5322 §3.6.4 advises, so that they are unique to this service and spam filters see them match
+    the From domain."""
+    if has_app_context():
+        _, address = parseaddr(current_app.config.get("MAIL_FROM", ""))
+        if "@" in address:
+            return address.rsplit("@", 1)[1].lower()
+    return MAIL_DOMAIN
 
 
 def queue_mail(
@@ -49,7 +63,7 @@ def queue_mail(
         "to_email": player.email if player is not None else str(to_email),
         "template": template,
         "context": context,
-        "message_id": f"<{uuid.uuid4().hex}@{MAIL_DOMAIN}>",
+        "message_id": f"<{uuid.uuid4().hex}@{mail_domain()}>",
         "dedupe_key": dedupe_key,
         "status": "pending",
         "attempts": 0,
