@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from email.utils import parseaddr
 from typing import Any
 
 from flask import current_app, has_app_context
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlmodel import Session
+from sqlmodel import Session, col
 
 from ..models import OutboxMail, Player, utcnow
 
@@ -20,7 +21,11 @@ MAIL_DOMAIN = "smallworld.invalid"
 #: (``worker.tasks.mail.send_after_commit``) then asks for a delivery once the transaction commits.
 MAIL_WRITTEN = "smallworld.mail_written"
 
-_INSERT = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}
+#: The dialects' own INSERT, which has ``ON CONFLICT`` (both spell it the same).
+_INSERT: dict[str, Callable[[type[OutboxMail]], postgresql.Insert | sqlite.Insert]] = {
+    "postgresql": postgresql.insert,
+    "sqlite": sqlite.insert,
+}
 
 
 def mail_domain() -> str:
@@ -73,7 +78,7 @@ def queue_mail(
     insert = _INSERT[session.get_bind().dialect.name](OutboxMail).values(**values)
     if dedupe_key is not None:
         insert = insert.on_conflict_do_nothing(index_elements=["dedupe_key"])
-    written = session.execute(insert.returning(OutboxMail.id)).first() is not None  # type: ignore[arg-type]
+    written = session.execute(insert.returning(col(OutboxMail.id))).first() is not None
     if written:
         session.info[MAIL_WRITTEN] = True
     return written

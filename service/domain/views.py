@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlalchemy as sa
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 import rules
 
@@ -22,7 +22,7 @@ class ViewInputs:
     def __init__(self, session: Session, game_id: int) -> None:
         self.seats: list[tuple[Seat, Player]] = seats_of(session, game_id)
         self.audit: list[AuditEntry] = list(
-            session.exec(select(AuditEntry).where(AuditEntry.game_id == game_id).order_by(sa.asc(AuditEntry.id)))
+            session.exec(select(AuditEntry).where(AuditEntry.game_id == game_id).order_by(sa.asc(col(AuditEntry.id))))
         )
 
     def seats_by_number(self) -> dict[int, tuple[Seat, Player]]:
@@ -69,7 +69,7 @@ def legal_actions(game: Game, seat: int) -> LegalActions:
 def history(session: Session, game: Game) -> list[HistoryEntry]:
     """Every step in order. Actions, die rolls and times are public (DESIGN §4); coins are not in them."""
     rows = session.exec(
-        select(GameAction).where(GameAction.game_id == game.id).order_by(sa.asc(GameAction.version))
+        select(GameAction).where(GameAction.game_id == game.id).order_by(sa.asc(col(GameAction.version)))
     ).all()
     return [
         HistoryEntry(
