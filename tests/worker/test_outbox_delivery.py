@@ -151,10 +151,13 @@ def test_two_drains_at_once_send_every_mail_exactly_once(mail_app: Flask) -> Non
 
 
 class CrashAfterSending:
-    """A backend that sends over SMTP, then dies before the outcome is recorded (like a killed worker)."""
+    """A backend that sends over SMTP, then dies at its ``after``-th mail before the outcome is recorded
+    (like a killed worker)."""
 
-    def __init__(self, backend: Any) -> None:
+    def __init__(self, backend: Any, after: int = 1) -> None:
         self.backend = backend
+        self.after = after
+        self.sent = 0
 
     def open(self) -> Any:
         outer = self
@@ -170,7 +173,9 @@ class CrashAfterSending:
 
             def send(self, message: Any) -> None:
                 self.connection.send(message)
-                raise KeyboardInterrupt("killed between the server's 250 and the commit")
+                outer.sent += 1
+                if outer.sent == outer.after:
+                    raise KeyboardInterrupt("killed between the server's 250 and the commit")
 
         return Dying()
 
@@ -201,6 +206,70 @@ def test_a_drain_killed_after_sending_resends_the_very_same_mail_after_its_claim
     assert first.header("Message-ID") == second.header("Message-ID") == mail.message_id
     assert first.content == second.content  # not two different mails: the same one twice
     assert statuses(mail_app) == [("sent", 2)]
+
+
+def test_a_drain_that_fails_midway_keeps_the_outcomes_of_the_mails_sent_before(mail_app: Flask) -> None:
+    from emails import delivery as email_delivery
+    from service.domain import delivery
+
+    queue(mail_app, 3, template="auto_passed")
+    real = email_delivery.backend_from_config(mail_app.config)
+    settings = delivery.MailSettings(
+        **{**delivery.MailSettings.from_config(mail_app.config).__dict__, "record_seconds": 60}
+    )
+    with mail_app.app_context(), pytest.raises(KeyboardInterrupt):
+        delivery.deliver_due_mail(
+            get_session(), CrashAfterSending(real, after=2), mail_app.extensions["smallworld.links"], settings
+        )
+    # The first mail's outcome, still waiting for its group, is stored on the way out; the second mail's
+    # was never known, and the third was not tried: both go out when their claim lapses.
+    assert statuses(mail_app) == [("sent", 1), ("pending", 1), ("pending", 1)]
+
+
+class Watching:
+    """A backend that notes, as each mail goes out, the statuses committed so far."""
+
+    def __init__(self, app: Flask) -> None:
+        self.app = app
+        self.seen: list[list[str]] = []
+
+    def open(self) -> Any:
+        watching = self
+
+        class Connection:
+            def __enter__(self) -> Connection:
+                return self
+
+            def __exit__(self, *exc: object) -> None:
+                pass
+
+            def send(self, message: Any) -> None:
+                watching.seen.append([m.status for m in outbox(watching.app)])
+
+        return Connection()
+
+
+@pytest.mark.parametrize(
+    ("record_seconds", "committed_before_each_mail"),
+    [
+        (0, [["pending"] * 3, ["sent"] + ["pending"] * 2, ["sent"] * 2 + ["pending"]]),
+        (60, [["pending"] * 3] * 3),
+    ],
+)
+def test_outcomes_are_committed_together_once_the_oldest_waited_record_seconds(
+    mail_app: Flask, record_seconds: float, committed_before_each_mail: list[list[str]]
+) -> None:
+    from service.domain import delivery
+
+    queue(mail_app, 3, template="auto_passed")
+    watching = Watching(mail_app)
+    settings = delivery.MailSettings(
+        **{**delivery.MailSettings.from_config(mail_app.config).__dict__, "record_seconds": record_seconds}
+    )
+    with mail_app.app_context():
+        delivery.deliver_due_mail(get_session(), watching, mail_app.extensions["smallworld.links"], settings)
+    assert watching.seen == committed_before_each_mail
+    assert statuses(mail_app) == [("sent", 1)] * 3  # and all of them at the end of the batch
 
 
 def test_reminders_and_notices_honour_the_players_choice(mail_app: Flask) -> None:
