@@ -6,7 +6,7 @@ import email
 import email.policy
 from datetime import UTC, datetime
 
-from emails.compose import Envelope, compose, thread_id, to_bytes
+from emails.compose import WIRE, Envelope, compose, thread_id, to_bytes
 from emails.render import BOARD_CID, render
 from emails.samples import SAMPLES, Sample
 
@@ -90,3 +90,20 @@ def test_every_line_is_seven_bit_and_short() -> None:
         assert raw.isascii(), name
         assert b"\n" not in raw.replace(b"\r\n", b""), "only CRLF line ends"
         assert max(len(line) for line in raw.split(b"\r\n")) <= 998, name
+
+
+def test_headers_are_written_as_the_header_class_folds_them() -> None:
+    # WIRE skips building a Header for a value that fits on its line: the bytes must not change.
+    folding = email.policy.compat32.clone(linesep="\r\n", max_line_length=998)
+    values = [
+        "Small World by Mail <smallworld@smallworld.example>",
+        'multipart/alternative; boundary="=_smallworld_0123_0"',
+        "  spaces,  commas;\ttabs  ",
+        "=?utf-8?q?Zo=C3=AB?= <zoe@example.org>",
+        "Zoë <zoe@example.org>",
+        "<https://smallworld.example/unsubscribe/" + "x" * 990 + ">",
+        "two\r\n lines",
+        "",
+    ]
+    for value in values:
+        assert WIRE.fold_binary("X-Test", value) == folding.fold_binary("X-Test", value), value
