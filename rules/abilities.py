@@ -8,6 +8,7 @@ engine reads for declined troops too (``scores_in_decline``, ``conquers_in_decli
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
@@ -50,6 +51,12 @@ class Ability:
     def reaches(self, state: GameState, seat: int, troop: Troop, region: int, held: list[int]) -> bool:
         """Whether ``region`` counts as adjacent for conquest beyond the board's borders (Underworld)."""
         return False
+
+    def reachable(self, state: GameState, seat: int, troop: Troop, held: list[int]) -> Iterable[int] | None:
+        """The regions :meth:`reaches` may accept (at least all those it does), so that ``legal_actions``
+        checks only those; ``None``: any region. An ability that overrides ``reaches`` and not this is
+        asked about every region."""
+        return () if type(self).reaches is Ability.reaches else None
 
     def on_pick(self, state: GameState, seat: int, troop: Troop) -> None:
         """When the combo is picked (Bivouacking receives its Encampments)."""

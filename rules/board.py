@@ -44,6 +44,11 @@ class Board:
     caverns: frozenset[int]
     mountains: frozenset[int]
     edges: tuple[tuple[int, int], ...]
+    #: Regions that are not Seas or the Lake (Flying, Halflings: the regions they may reach anywhere).
+    land: frozenset[int]
+    #: :attr:`entry` in ascending order, and its land regions alone.
+    entry_order: tuple[int, ...]
+    land_entry_order: tuple[int, ...]
 
     def __len__(self) -> int:
         return len(self.regions)
@@ -81,6 +86,9 @@ def _build(data: dict) -> Board:
         caverns=frozenset(r.id for r in regions if r.cavern),
         mountains=frozenset(r.id for r in regions if r.terrain == "mountain"),
         edges=tuple((a, b) for a, b in data["adjacent"]),
+        land=frozenset(r.id for r in regions if not r.is_water),
+        entry_order=tuple(sorted(entry)),
+        land_entry_order=tuple(sorted(i for i in entry if not regions[i].is_water)),
     )
 
 

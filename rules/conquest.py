@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from . import rng
 from .abilities import RACES
 from .actions import ACTIVE, IllegalAction
 from .components import BASE_CONQUEST_COST, DIE_FACES, MAX_DIE_SHORTFALL
-from .state import LOST_TRIBE, REDEPLOY, GameState, Troop
-from .troops import abilities, acting_troop, declined_ghouls
+from .decline import vanish_if_gone
+from .state import CONQUER, LOST_TRIBE, PICK, REDEPLOY, START, GameState, Troop
+from .troops import abilities, acting_troop, declined_ghouls, has_flag, hooked
 
 
 def roll_die(state: GameState) -> int:
@@ -29,9 +32,9 @@ def defence(state: GameState, region: int) -> int:
 def conquest_cost(state: GameState, seat: int, troop: Troop, region: int) -> int:
     """Tokens needed to conquer ``region`` with ``troop``, race and power discounts included (min 1)."""
     cost = BASE_CONQUEST_COST + defence(state, region)
-    for ability in abilities(troop):
+    for ability in hooked(troop, "conquest_discount"):
         cost -= ability.conquest_discount(state, seat, troop, region)
-    return max(1, cost)
+    return cost if cost > 1 else 1
 
 
 def conquest_refusal(
@@ -42,8 +45,8 @@ def conquest_refusal(
     ``held``: the troop's regions, when the caller already has them (legal_actions asks for every region).
     """
     board = state.board
-    if not 0 <= region < len(board):
-        return f"There is no region {region} on this board (0 to {len(board) - 1})"
+    if not 0 <= region < len(board.regions):
+        return f"There is no region {region} on this board (0 to {len(board.regions) - 1})"
     r = state.regions[region]
     if r.owner == seat and r.race == troop.race:
         return f"Region {region} is already yours"
@@ -51,8 +54,7 @@ def conquest_refusal(
         marker = "the Dragon" if r.dragon else "Heroes" if r.hero else "a Hole-in-the-Ground"
         return f"Region {region} is immune: {marker} protects it"
     land = board.regions[region]
-    active_abilities = abilities(troop)
-    if land.is_water and not any(a.sails for a in active_abilities):
+    if land.is_water and not has_flag(troop, "sails"):
         return f"Region {region} is a {land.terrain}: only a Seafaring race may conquer Seas and the Lake"
     if r.owner >= 0 and r.owner != seat and not troop.declined:
         defender = state.players[r.owner]
@@ -64,22 +66,52 @@ def conquest_refusal(
         # Rulebook, "First Conquest": a border region, or the shore of a Sea on the edge of the board.
         if region in board.entry:
             return None
-        if not land.is_water and any(a.enters_anywhere for a in active_abilities):
+        if not land.is_water and has_flag(troop, "enters_anywhere"):
             return None
         return f"A race's first conquest must be on a border region or the shore of a border Sea; {region} is not"
-    if board.neighbours[region].intersection(held):
+    if not board.neighbours[region].isdisjoint(held):
         return None
-    if not land.is_water and any(a.flies for a in active_abilities):
+    if not land.is_water and has_flag(troop, "flies"):
         return None
-    if any(a.reaches(state, seat, troop, region, held) for a in active_abilities):
+    if any(a.reaches(state, seat, troop, region, held) for a in hooked(troop, "reaches")):
         return None
     return f"Region {region} is not adjacent to any region your {troop.race} hold"
 
 
+def conquest_candidates(state: GameState, seat: int, troop: Troop, held: list[int]) -> Sequence[int]:
+    """The regions worth asking :func:`conquest_refusal` about, in ascending order: every region it
+    accepts is among them (``held``: the troop's regions).
+
+    ``legal_actions`` asks only these instead of every region of the board: the regions next to those
+    held or that an ability reaches beyond (Underworld's Caverns), or the entry regions for a first
+    conquest, leaving out those held and, unless the troop sails, Seas and the Lake; every region for
+    Flying and for Halflings' first conquest.
+    """
+    board = state.board
+    sails = has_flag(troop, "sails")
+    if not held:
+        if has_flag(troop, "enters_anywhere"):
+            return range(len(board.regions))
+        return board.entry_order if sails else board.land_entry_order
+    if has_flag(troop, "flies"):
+        return range(len(board.regions))
+    neighbours = board.neighbours
+    near: set[int] = set()
+    for i in held:
+        near |= neighbours[i]
+    for ability in hooked(troop, "reaches"):
+        extra = ability.reachable(state, seat, troop, held)
+        if extra is None:
+            return range(len(board.regions))
+        near.update(extra)
+    near.difference_update(held)
+    if not sails:
+        near &= board.land
+    return sorted(near)
+
+
 def check_may_conquer(state: GameState, seat: int, kind: str) -> None:
     """Refuse a conquest outside the conquest steps of the player's own turn."""
-    from .state import CONQUER, PICK, START
-
     t = state.t
     if kind == ACTIVE:
         if state.phase not in (START, CONQUER):
@@ -99,8 +131,6 @@ def ready_troops(state: GameState, seat: int) -> None:
     Done lazily, at the first step of the turn's conquests, so that a player who does nothing (or is
     auto-passed) keeps the board as it stood.
     """
-    from .state import CONQUER, START
-
     t = state.edit_turn()
     if t.readied:
         return
@@ -112,15 +142,13 @@ def ready_troops(state: GameState, seat: int) -> None:
             r = state.edit_region(i)
             troop.hand += r.tokens - 1
             r.tokens = 1
-    for ability in abilities(troop):
+    for ability in hooked(troop, "on_ready"):
         ability.on_ready(state, seat, troop)
     if state.phase == START:
         state.phase = CONQUER
 
 
 def ready_ghouls(state: GameState, seat: int) -> Troop:
-    from .state import CONQUER, START
-
     ghouls = declined_ghouls(state, seat)
     assert ghouls is not None
     t = state.edit_turn()
@@ -157,8 +185,6 @@ def remove_occupant(state: GameState, region: int, attacker: int) -> bool:
     (Elves discard none); Mountains stay; Lairs and Fortresses go with the region; Encampments are
     never lost and are placed again.
     """
-    from .decline import vanish_if_gone
-
     r = state.edit_region(region)
     if not r.tokens:
         return False
@@ -192,7 +218,7 @@ def occupy(state: GameState, seat: int, troop: Troop, region: int, tokens: int, 
         t.conquered.append(region)
         if nonempty:
             t.nonempty_conquered += 1
-    for ability in abilities(troop):
+    for ability in hooked(troop, "on_conquer"):
         ability.on_conquer(state, seat, troop, region, nonempty)
 
 
@@ -253,8 +279,6 @@ def final_conquest(state: GameState, seat: int, region: int, kind: str) -> int:
 
 def abandon(state: GameState, seat: int, region: int) -> None:
     """Rulebook, "Abandoning a Region": empty it while readying troops, before the first conquest."""
-    from .state import CONQUER, START
-
     if state.phase not in (START, CONQUER) or state.t.conquests:
         raise IllegalAction("Regions can be abandoned only while readying troops, before your first conquest")
     if state.t.berserk_die is not None:
@@ -290,5 +314,5 @@ def end_conquests(state: GameState, seat: int) -> None:
         t.skeletons_added = True
         troop = state.edit_player(seat).active
         assert troop is not None
-        for ability in abilities(troop):
+        for ability in hooked(troop, "on_conquests_end"):
             ability.on_conquests_end(state, seat, troop)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .abilities import POWERS, RACES
 from .combos import return_race
 from .state import GameState, Troop
-from .troops import abilities
+from .troops import hooked
 
 
 def vanish(state: GameState, seat: int, race: str) -> None:
@@ -45,7 +45,7 @@ def go_into_decline(state: GameState, seat: int) -> None:
                 player = state.edit_player(seat)
     troop = player.active
     assert troop is not None
-    for ability in abilities(troop):
+    for ability in hooked(troop, "on_decline"):
         ability.on_decline(state, seat, troop)
     for i in state.regions_of(seat, troop.race):
         if not race.keeps_all_in_decline:

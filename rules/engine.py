@@ -12,7 +12,7 @@ from .combos import pick_combo
 from .decline import go_into_decline
 from .scoring import score_turn
 from .state import CONQUER, DEFEND, OVER, PICK, REDEPLOY, START, GameState
-from .troops import abilities, acting_troop, declined_ghouls, hand_for_conquest, total_tokens
+from .troops import abilities, acting_troop, declined_ghouls, hand_for_conquest, has_flag, hooked, total_tokens
 
 
 def awaiting(state: GameState) -> set[int]:
@@ -185,6 +185,11 @@ def legal_actions(state: GameState, player: int) -> list[Action]:
     """
     if player not in awaiting(state):
         return []
+    with state.reading():
+        return _legal_actions(state, player)
+
+
+def _legal_actions(state: GameState, player: int) -> list[Action]:
     phase = state.phase
     out: list[Action] = []
     p = state.players[player]
@@ -214,22 +219,22 @@ def legal_actions(state: GameState, player: int) -> list[Action]:
         out += _redeploy_choices(state, player, own_turn=True)
         if not redeploy.unplaced(state, player, own_turn=True):
             out.append(Action("end_turn", player))
-            if any(a.declines_after_scoring for a in abilities(troop)):
+            if has_flag(troop, "declines_after_scoring"):
                 out.append(Action("end_turn", player, decline=True))
-    for ability in abilities(troop):
+    for ability in hooked(troop, "legal"):
         out += ability.legal(state, player, troop)
     return out
 
 
 def _conquests(state: GameState, seat: int, troop: Any, kind: str) -> list[Action]:
-    hand = hand_for_conquest(state, seat, troop)
+    held = state.regions_of(seat, troop.race)
+    hand = hand_for_conquest(state, seat, troop, held)
     if hand < 1:
         return []
     berserk = kind == ACTIVE and any(a.name == "Berserk" for a in abilities(troop))
     die = state.t.berserk_die if kind == ACTIVE else None
     out = []
-    held = state.regions_of(seat, troop.race)
-    for region in range(len(state.regions)):
+    for region in conquest.conquest_candidates(state, seat, troop, held):
         if conquest.conquest_refusal(state, seat, troop, region, held):
             continue
         cost = conquest.conquest_cost(state, seat, troop, region)

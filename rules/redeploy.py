@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from .actions import IllegalAction
 from .state import GameState, Troop
-from .troops import abilities, total_tokens
+from .troops import hooked, total_tokens
 
 
 def kept_off_board(state: GameState, seat: int, troop: Troop, own_turn: bool) -> int:
     """Tokens the troop keeps off the board after its own redeployment (Amazons' 4), else 0."""
-    if not own_turn:
+    keepers = hooked(troop, "kept_off_board")
+    if not own_turn or not keepers:
         return 0
     # Rulebook, "Amazons": the 4 leave the map at the end of each redeployment and come back when troops are
     # readied; those still held back (troops not readied this turn) are not taken a second time.
     total = total_tokens(state, seat, troop) + troop.held
-    keep = max((a.kept_off_board(total) for a in abilities(troop)), default=0)
+    keep = max(a.kept_off_board(total) for a in keepers)
     return max(0, keep - troop.held)
 
 

@@ -6,10 +6,13 @@ replaces each region, player or troop it touches with a copy first (``edit_regio
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from .board import Board, load_board
+from .components import RACE_TOKENS
 
 SCHEMA_VERSION = 1
 LOST_TRIBE = "Lost Tribe"
@@ -202,6 +205,8 @@ class GameState:
     last: dict[str, Any] = field(default_factory=dict)
     # Copy-on-write bookkeeping for apply(); never serialised.
     _owned: set = field(default_factory=set, repr=False, compare=False)
+    # While the state is only read (see ``reading``): (seat, race) -> its regions, built once.
+    _holdings: dict[tuple[int, str | None], list[int]] | None = field(default=None, repr=False, compare=False)
 
     # -- reading ------------------------------------------------------------------------------------------
     @property
@@ -216,12 +221,37 @@ class GameState:
         return self.players[seat].troop_of(race)
 
     def regions_of(self, seat: int, race: str) -> list[int]:
-        return [i for i, r in enumerate(self.regions) if r.owner == seat and r.race == race]
+        """The regions ``seat``'s ``race`` holds, in ascending order (a new list)."""
+        holdings = self._holdings
+        if holdings is None:
+            return [i for i, r in enumerate(self.regions) if r.owner == seat and r.race == race]
+        if not holdings:
+            index: dict[tuple[int, str | None], list[int]] = {(-1, None): []}  # (-1, None): built
+            for i, r in enumerate(self.regions):
+                if r.owner >= 0:
+                    held = index.get((r.owner, r.race))
+                    if held is None:
+                        index[(r.owner, r.race)] = [i]
+                    else:
+                        held.append(i)
+            holdings.update(index)  # at once: another thread reading the same state sees all or nothing
+        return list(holdings.get((seat, race), ()))
+
+    @contextmanager
+    def reading(self) -> Iterator[GameState]:
+        """While nothing changes the state (``legal_actions``), ``regions_of`` answers from one pass
+        over the regions instead of one per question."""
+        if self._holdings is not None:  # already reading (a nested call)
+            yield self
+            return
+        self._holdings = {}
+        try:
+            yield self
+        finally:
+            self._holdings = None
 
     def box_left(self, race: str) -> int:
         """Tokens of this race still in the box (Components: a player never gets more than the box holds)."""
-        from .components import RACE_TOKENS
-
         used = sum(r.tokens for r in self.regions if r.race == race)
         for p in self.players:
             troop = p.troop_of(race)
@@ -250,6 +280,7 @@ class GameState:
             list(self.defenders),
             self.last,
             set(),
+            None,
         )
 
     def edit_region(self, i: int) -> RegionState:

@@ -14,6 +14,36 @@ def abilities(troop: Troop) -> tuple[Ability, ...]:
     return (RACES[troop.race], POWERS[troop.power])
 
 
+_HOOKED: dict[tuple[str, str, str], tuple[Ability, ...]] = {}
+_FLAGS: dict[tuple[str, str, str], bool] = {}
+
+
+def hooked(troop: Troop, hook: str) -> tuple[Ability, ...]:
+    """The troop's :func:`abilities` that override ``hook`` (an :class:`Ability` method), worked out once
+    per race and power: the engine calls only those, not the do-nothing defaults of the others."""
+    if troop.declined:
+        return ()
+    key = (troop.race, troop.power, hook)
+    found = _HOOKED.get(key)
+    if found is None:
+        default = getattr(Ability, hook)
+        found = _HOOKED[key] = tuple(
+            a for a in (RACES[troop.race], POWERS[troop.power]) if getattr(type(a), hook) is not default
+        )
+    return found
+
+
+def has_flag(troop: Troop, flag: str) -> bool:
+    """Whether the race or the power of the troop, while Active, sets ``flag`` (``sails``, ``flies``…)."""
+    if troop.declined:
+        return False
+    key = (troop.race, troop.power, flag)
+    found = _FLAGS.get(key)
+    if found is None:
+        found = _FLAGS[key] = bool(getattr(RACES[troop.race], flag) or getattr(POWERS[troop.power], flag))
+    return found
+
+
 def sails(troop: Troop) -> bool:
     """Seafaring: Seas and the Lake are kept In Decline (only an Active race conquers them)."""
     return POWERS[troop.power].sails
@@ -42,15 +72,17 @@ def acting_troop(state: GameState, seat: int, kind: str) -> Troop:
 
 def total_tokens(state: GameState, seat: int, troop: Troop) -> int:
     """Tokens of this troop on the board and in hand (not the Amazons' 4 held back)."""
-    return troop.hand + sum(
-        r.tokens for r in state.regions if r.owner == seat and r.race == troop.race
-    )
+    regions = state.regions
+    return troop.hand + sum([regions[i].tokens for i in state.regions_of(seat, troop.race)])
 
 
-def hand_for_conquest(state: GameState, seat: int, troop: Troop) -> int:
-    """Tokens the troop would have in hand to conquer with, once its troops are readied."""
+def hand_for_conquest(state: GameState, seat: int, troop: Troop, held: list[int] | None = None) -> int:
+    """Tokens the troop would have in hand to conquer with, once its troops are readied (``held``: the
+    troop's regions, when the caller has them)."""
     readied = state.t.ghouls_readied if troop.declined else state.t.readied
     if readied:
         return troop.hand
-    held = state.regions_of(seat, troop.race)
-    return total_tokens(state, seat, troop) + troop.held - len(held)
+    if held is None:
+        held = state.regions_of(seat, troop.race)
+    regions = state.regions
+    return troop.hand + sum([regions[i].tokens for i in held]) + troop.held - len(held)

@@ -9,13 +9,13 @@ from .decline import go_into_decline
 from .redeploy import auto_redeploy, needs_redeploy, place_camps, unplaced
 from .scoring import score_turn
 from .state import DEFEND, OVER, PICK, REDEPLOY, REDEPLOY_AUTO, START, GameState, TurnState
-from .troops import abilities
+from .troops import abilities, hooked
 
 
 def finish_own_turn(state: GameState, seat: int, *, decline_after: bool = False) -> dict[str, Any]:
     """Markers land, the turn is scored, (Stout) the race declines, and the turn passes."""
     for troop in list(state.players[seat].troops()):
-        for ability in abilities(troop):
+        for ability in hooked(troop, "on_end_turn"):
             ability.on_end_turn(state, seat, state.edit_troop(seat, troop.race))
     score = score_turn(state, seat)
     if decline_after:

@@ -13,6 +13,7 @@ from typing import Any
 from ..abilities import Power, register
 from ..actions import Action, IllegalAction
 from ..components import POWER_TOKENS
+from ..conquest import prepare, roll_die
 from ..state import CONQUER, START, GameState, Troop
 from ..troops import hand_for_conquest
 
@@ -33,8 +34,6 @@ class Berserk(Power):
         return []
 
     def apply(self, state: GameState, seat: int, troop: Troop, action: Action) -> dict[str, Any]:
-        from ..conquest import prepare, roll_die
-
         if state.phase not in (START, CONQUER):
             raise IllegalAction("Berserk rolls during your conquests")
         if state.t.berserk_die is not None:

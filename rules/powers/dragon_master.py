@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..abilities import Power, register
 from ..actions import Action, IllegalAction
 from ..components import POWER_TOKENS
+from ..conquest import conquest_candidates, conquest_refusal, occupy, prepare
 from ..state import CONQUER, START, GameState, Troop
 from ..troops import hand_for_conquest
 
@@ -23,8 +24,6 @@ class DragonMaster(Power):
     action_types = ("dragon",)
 
     def refusal(self, state: GameState, seat: int, troop: Troop, region: int) -> str | None:
-        from ..conquest import conquest_refusal
-
         if state.phase not in (START, CONQUER):
             return "The Dragon attacks during your conquests"
         if state.t.dragon_used:
@@ -38,16 +37,15 @@ class DragonMaster(Power):
             return []
         if hand_for_conquest(state, seat, troop) < 1:
             return []
+        held = state.regions_of(seat, troop.race)
         return [
             Action("dragon", seat, region=i)
-            for i in range(len(state.regions))
+            for i in conquest_candidates(state, seat, troop, held)
             if self.refusal(state, seat, troop, i)
             is None  # an empty region too: 1 token whatever it costs
         ]
 
     def apply(self, state: GameState, seat: int, troop: Troop, action: Action) -> None:
-        from ..conquest import occupy, prepare
-
         assert action.region is not None
         refusal = self.refusal(state, seat, troop, action.region)
         if refusal:

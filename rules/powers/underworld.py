@@ -24,3 +24,9 @@ class Underworld(Power):
     ) -> bool:
         caverns = state.board.caverns
         return region in caverns and any(i in caverns for i in held)
+
+    def reachable(
+        self, state: GameState, seat: int, troop: Troop, held: list[int]
+    ) -> frozenset[int]:
+        caverns = state.board.caverns
+        return caverns if any(i in caverns for i in held) else frozenset()

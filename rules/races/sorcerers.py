@@ -19,6 +19,7 @@ from typing import Any
 from ..abilities import Race, register
 from ..actions import Action, IllegalAction
 from ..components import RACE_TOKENS
+from ..conquest import conquest_refusal, ready_troops
 from ..state import CONQUER, START, GameState, Troop
 
 
@@ -29,8 +30,6 @@ class Sorcerers(Race):
     action_types = ("convert",)
 
     def refusal(self, state: GameState, seat: int, troop: Troop, region: int) -> str | None:
-        from ..conquest import conquest_refusal
-
         if state.phase not in (START, CONQUER) or state.t.berserk_die is not None:
             return "Sorcerers convert during your conquests"
         if not 0 <= region < len(state.regions):
@@ -61,9 +60,14 @@ class Sorcerers(Race):
     def legal(self, state: GameState, seat: int, troop: Troop) -> list[Action]:
         if state.phase not in (START, CONQUER):
             return []
+        # Only regions next to a Sorcerer region qualify (refusal); ask about those alone.
+        neighbours = state.board.neighbours
+        near: set[int] = set()
+        for i in state.regions_of(seat, troop.race):
+            near |= neighbours[i]
         return [
             Action("convert", seat, region=i)
-            for i in range(len(state.regions))
+            for i in sorted(near)
             if state.regions[i].owner not in (-1, seat)
             and self.refusal(state, seat, troop, i) is None
         ]
@@ -71,8 +75,6 @@ class Sorcerers(Race):
     def apply(
         self, state: GameState, seat: int, troop: Troop, action: Action
     ) -> dict[str, Any] | None:
-        from ..conquest import ready_troops
-
         assert action.region is not None
         refusal = self.refusal(state, seat, troop, action.region)
         if refusal:
