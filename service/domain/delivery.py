@@ -172,7 +172,28 @@ def _claim(session: Session, now: datetime, settings: MailSettings) -> list[_Job
             return []
         seat = sa.orm.aliased(Seat)
         rows = session.execute(
-            select(OutboxMail, Player, Game, seat)
+            # Columns named as the fields of _Job, not whole rows: a game's row holds its whole state, which
+            # a mail does not need.
+            sa.select(
+                col(OutboxMail.id),
+                col(OutboxMail.message_id),
+                col(OutboxMail.template),
+                col(OutboxMail.context),
+                col(OutboxMail.to_email),
+                col(OutboxMail.created_at),
+                col(OutboxMail.attempts),
+                col(OutboxMail.game_id),
+                col(Player.id).label("player_id"),
+                col(Player.display_name).label("player_name"),
+                col(Player.time_zone),
+                col(Player.wants_reminders),
+                col(Player.wants_notices),
+                col(Game.created_at).label("game_created_at"),
+                col(Game.status).label("game_status"),
+                col(Game.step_key).label("game_step_key"),
+                col(seat.seat),
+                col(seat.secret).label("seat_secret"),
+            )
             .outerjoin(Player, col(Player.id) == col(OutboxMail.player_id))
             .outerjoin(Game, col(Game.id) == col(OutboxMail.game_id))
             .outerjoin(
@@ -185,10 +206,8 @@ def _claim(session: Session, now: datetime, settings: MailSettings) -> list[_Job
             )
             .where(col(OutboxMail.id).in_(ids))
             .order_by(col(OutboxMail.id))
-            # Sessions keep objects after commit (service.db): read the rows as they are now.
-            .execution_options(populate_existing=True)
         ).all()
-        jobs = [_job(mail, player, game, held) for mail, player, game, held in rows]
+        jobs = [_job(row._mapping) for row in rows]
         session.commit()
     except BaseException:
         session.rollback()
@@ -196,27 +215,13 @@ def _claim(session: Session, now: datetime, settings: MailSettings) -> list[_Job
     return jobs
 
 
-def _job(mail: OutboxMail, player: Player | None, game: Game | None, seat: Seat | None) -> _Job:
-    return _Job(
-        id=mail.id or 0,
-        message_id=mail.message_id,
-        template=mail.template,
-        context=dict(mail.context or {}),
-        to_email=mail.to_email,
-        created_at=mail.created_at,
-        attempts=mail.attempts,
-        game_id=mail.game_id,
-        player_id=player.id if player else None,
-        player_name=player.display_name if player else None,
-        time_zone=player.time_zone if player else "UTC",
-        wants_reminders=player.wants_reminders if player else True,
-        wants_notices=player.wants_notices if player else True,
-        game_created_at=game.created_at if game else None,
-        game_status=game.status if game else None,
-        game_step_key=game.step_key if game else None,
-        seat=seat.seat if seat else None,
-        seat_secret=seat.secret if seat else None,
-    )
+def _job(row: sa.RowMapping) -> _Job:
+    values = dict(row)
+    values["context"] = dict(values["context"] or {})
+    # A mail to an address that is not a player's (no player row): the defaults of a new player.
+    if values["player_id"] is None:
+        values.update(time_zone="UTC", wants_reminders=True, wants_notices=True)
+    return _Job(**values)
 
 
 def _send_batch(
