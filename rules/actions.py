@@ -141,6 +141,31 @@ class Action:
         return cls(**kwargs)
 
 
+_OFFERS: dict[tuple[Any, ...], Action] = {}
+
+
+def offer(
+    type: str,
+    player: int,
+    region: int | None = None,
+    *,
+    combo: int | None = None,
+    troop: str = ACTIVE,
+    target: int | None = None,
+    decline: bool = False,
+) -> Action:
+    """``Action(type, player, region, …)`` for ``legal_actions``, made once and shared: the same few
+    actions (a conquest of region 12 by seat 1…) are offered again and again, and an Action never
+    changes."""
+    key = (type, player, region, combo, troop, target, decline)
+    found = _OFFERS.get(key)
+    if found is None:
+        found = _OFFERS[key] = Action(
+            type, player, region=region, combo=combo, troop=troop, target=target, decline=decline
+        )
+    return found
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from . import conquest, redeploy, turns
 from .abilities import ACTION_OWNERS
-from .actions import ACTIVE, DECLINED, Action, IllegalAction
+from .actions import ACTIVE, DECLINED, Action, IllegalAction, offer
 from .combos import pick_combo
 from .decline import go_into_decline
 from .scoring import score_turn
@@ -196,31 +196,31 @@ def _legal_actions(state: GameState, player: int) -> list[Action]:
     if phase == DEFEND:
         out += _redeploy_choices(state, player, own_turn=False)
         if not redeploy.unplaced(state, player, own_turn=False):
-            out.append(Action("end_turn", player))
+            out.append(offer("end_turn", player))
         return out
     ghouls = declined_ghouls(state, player)
     if ghouls is not None and phase in (PICK, START, CONQUER) and not state.t.ghouls_done and not state.t.conquests:
         out += _conquests(state, player, ghouls, DECLINED)
     if phase == PICK:
-        out += [Action("pick", player, combo=k) for k in range(min(p.coins + 1, len(state.combos)))]
+        out += [offer("pick", player, combo=k) for k in range(min(p.coins + 1, len(state.combos)))]
         if not state.combos:
-            out.append(Action("end_conquest", player))
+            out.append(offer("end_conquest", player))
         return out
     troop = p.active
     assert troop is not None
     if phase == START:
-        out.append(Action("decline", player))
+        out.append(offer("decline", player))
     if phase in (START, CONQUER):
         if not state.t.conquests and state.t.berserk_die is None:
-            out += [Action("abandon", player, region=i) for i in state.regions_of(player, troop.race)]
+            out += [offer("abandon", player, i) for i in state.regions_of(player, troop.race)]
         out += _conquests(state, player, troop, ACTIVE)
-        out.append(Action("end_conquest", player))
+        out.append(offer("end_conquest", player))
     if phase == REDEPLOY:
         out += _redeploy_choices(state, player, own_turn=True)
         if not redeploy.unplaced(state, player, own_turn=True):
-            out.append(Action("end_turn", player))
+            out.append(offer("end_turn", player))
             if has_flag(troop, "declines_after_scoring"):
-                out.append(Action("end_turn", player, decline=True))
+                out.append(offer("end_turn", player, decline=True))
     for ability in hooked(troop, "legal"):
         out += ability.legal(state, player, troop)
     return out
@@ -239,9 +239,9 @@ def _conquests(state: GameState, seat: int, troop: Any, kind: str) -> list[Actio
             continue
         cost = conquest.conquest_cost(state, seat, troop, region)
         if die is not None or hand >= cost:
-            out.append(Action("conquer", seat, region=region, troop=kind))
+            out.append(offer("conquer", seat, region, troop=kind))
         elif not berserk and cost - hand <= 3:
-            out.append(Action("final_conquest", seat, region=region, troop=kind))
+            out.append(offer("final_conquest", seat, region, troop=kind))
     return out
 
 

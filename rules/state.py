@@ -6,8 +6,6 @@ replaces each region, player or troop it touches with a copy first (``edit_regio
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
@@ -225,30 +223,16 @@ class GameState:
         holdings = self._holdings
         if holdings is None:
             return [i for i, r in enumerate(self.regions) if r.owner == seat and r.race == race]
-        if not holdings:
-            index: dict[tuple[int, str | None], list[int]] = {(-1, None): []}  # (-1, None): built
-            for i, r in enumerate(self.regions):
-                if r.owner >= 0:
-                    held = index.get((r.owner, r.race))
-                    if held is None:
-                        index[(r.owner, r.race)] = [i]
-                    else:
-                        held.append(i)
-            holdings.update(index)  # at once: another thread reading the same state sees all or nothing
-        return list(holdings.get((seat, race), ()))
+        held = holdings.get((seat, race))
+        if held is None:
+            held = [i for i, r in enumerate(self.regions) if r.owner == seat and r.race == race]
+            holdings[(seat, race)] = held
+        return list(held)
 
-    @contextmanager
-    def reading(self) -> Iterator[GameState]:
-        """While nothing changes the state (``legal_actions``), ``regions_of`` answers from one pass
-        over the regions instead of one per question."""
-        if self._holdings is not None:  # already reading (a nested call)
-            yield self
-            return
-        self._holdings = {}
-        try:
-            yield self
-        finally:
-            self._holdings = None
+    def reading(self) -> _Reading:
+        """``with state.reading(): …`` while nothing changes the state (``legal_actions``): ``regions_of``
+        remembers its answers instead of scanning the regions for each question."""
+        return _Reading(self)
 
     def box_left(self, race: str) -> int:
         """Tokens of this race still in the box (Components: a player never gets more than the box holds)."""
@@ -369,6 +353,23 @@ class GameState:
             defenders=list(data["defenders"]),
             last=dict(data["last"]),
         )
+
+
+class _Reading:
+    __slots__ = ("state", "outer")
+
+    def __init__(self, state: GameState) -> None:
+        self.state = state
+        self.outer = state._holdings is not None  # a nested call: the outer one clears the answers
+
+    def __enter__(self) -> GameState:
+        if not self.outer:
+            self.state._holdings = {}
+        return self.state
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.outer:
+            self.state._holdings = None
 
 
 def _compact(obj: Any) -> dict[str, Any]:

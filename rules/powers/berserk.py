@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..abilities import Power, register
-from ..actions import Action, IllegalAction
+from ..actions import Action, IllegalAction, offer
 from ..components import POWER_TOKENS
 from ..conquest import prepare, roll_die
 from ..state import CONQUER, START, GameState, Troop
@@ -30,7 +30,7 @@ class Berserk(Power):
             and state.t.berserk_die is None
             and hand_for_conquest(state, seat, troop)
         ):
-            return [Action("berserk_roll", seat)]
+            return [offer("berserk_roll", seat)]
         return []
 
     def apply(self, state: GameState, seat: int, troop: Troop, action: Action) -> dict[str, Any]:

@@ -9,7 +9,7 @@ Decline Ghouls or a Sorcerer conversion included) cannot be chosen.
 from __future__ import annotations
 
 from ..abilities import Power, register
-from ..actions import Action, IllegalAction
+from ..actions import Action, IllegalAction, offer
 from ..components import POWER_TOKENS
 from ..state import REDEPLOY, GameState, Troop
 
@@ -24,7 +24,7 @@ class Diplomat(Power):
         if state.phase != REDEPLOY:
             return []
         return [
-            Action("choose_ally", seat, target=other)
+            offer("choose_ally", seat, target=other)
             for other in range(len(state.players))
             if other != seat and other not in state.t.attacked
         ]

@@ -10,7 +10,7 @@ offers them all, as ``apply`` always accepted them.
 from __future__ import annotations
 
 from ..abilities import Power, register
-from ..actions import Action, IllegalAction
+from ..actions import Action, IllegalAction, offer
 from ..components import POWER_TOKENS
 from ..conquest import conquest_candidates, conquest_refusal, occupy, prepare
 from ..state import CONQUER, START, GameState, Troop
@@ -39,7 +39,7 @@ class DragonMaster(Power):
             return []
         held = state.regions_of(seat, troop.race)
         return [
-            Action("dragon", seat, region=i)
+            offer("dragon", seat, i)
             for i in conquest_candidates(state, seat, troop, held)
             if self.refusal(state, seat, troop, i)
             is None  # an empty region too: 1 token whatever it costs

@@ -9,7 +9,7 @@ places none.
 from __future__ import annotations
 
 from ..abilities import Power, register
-from ..actions import Action, IllegalAction
+from ..actions import Action, IllegalAction, offer
 from ..components import FORTRESSES, POWER_TOKENS
 from ..state import CONQUER, REDEPLOY, GameState, Troop
 
@@ -40,7 +40,7 @@ class Fortified(Power):
         if state.phase not in (CONQUER, REDEPLOY) or state.t.fortress_placed:
             return []
         return [
-            Action("place_fortress", seat, region=i)
+            offer("place_fortress", seat, i)
             for i in state.regions_of(seat, troop.race)
             if self.refusal(state, seat, troop, i) is None
         ]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..abilities import Race, register
-from ..actions import Action, IllegalAction
+from ..actions import Action, IllegalAction, offer
 from ..components import RACE_TOKENS
 from ..conquest import conquest_refusal, ready_troops
 from ..state import CONQUER, START, GameState, Troop
@@ -66,7 +66,7 @@ class Sorcerers(Race):
         for i in state.regions_of(seat, troop.race):
             near |= neighbours[i]
         return [
-            Action("convert", seat, region=i)
+            offer("convert", seat, i)
             for i in sorted(near)
             if state.regions[i].owner not in (-1, seat)
             and self.refusal(state, seat, troop, i) is None
