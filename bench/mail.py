@@ -11,7 +11,8 @@ Each row writes ``--mails`` mails into the outbox the way the domain does, then 
 the drain (wall time, and the CPU time of this process, which also runs the SMTP server: the CPU time is
 the fairer number on a busy machine). ``batch 100`` is the service's setting: one SMTP connection and one
 claim per 100 mails; ``batch 1`` opens a connection (and claims) per mail. ``your_turn`` mails carry the
-board picture (a PNG drawn per mail); ``auto_passed`` mails are text and HTML only.
+board picture (a PNG drawn per mail, each mail's board a little different, as in a real outbox);
+``auto_passed`` mails are text and HTML only.
 """
 
 from __future__ import annotations
@@ -73,6 +74,17 @@ CONTEXTS = {
 }
 
 
+def context_of(template: str, n: int) -> dict[str, Any]:
+    """The ``n``-th mail's context: boards differ in their token counts and reader, so no two pictures
+    in a row are the same."""
+    context = CONTEXTS[template]
+    if "board" not in context:
+        return context
+    board = context["board"]
+    regions = [dict(r, tokens=(r["tokens"] + n) % 9 + 1) if r.get("tokens") else r for r in board["regions"]]
+    return dict(context, board=dict(board, regions=regions, you=n % len(board["players"])))
+
+
 def fill(app: Any, template: str, count: int) -> None:
     with app.app_context():
         session = get_session()
@@ -80,7 +92,7 @@ def fill(app: Any, template: str, count: int) -> None:
         session.add(player)
         session.flush()
         for n in range(count):
-            queue_mail(session, player=player, template=template, context=CONTEXTS[template])
+            queue_mail(session, player=player, template=template, context=context_of(template, n))
             if n % 500 == 499:
                 session.commit()
         session.commit()
