@@ -59,7 +59,7 @@ def compose(rendered: Rendered, envelope: Envelope) -> Message:
     message = MIMEMultipart("alternative", boundary=next(boundaries))
     message["From"] = envelope.sender
     message["To"] = formataddr((envelope.to_name, envelope.to), charset="utf-8") if envelope.to_name else envelope.to
-    message["Subject"] = _header(rendered.subject)
+    message["Subject"] = _header(rendered.subject)  # type: ignore[assignment]  # compat32 takes a Header
     message["Date"] = format_datetime(envelope.date)
     message["Message-ID"] = envelope.message_id
     if envelope.thread_id and envelope.thread_id != envelope.message_id:
@@ -71,8 +71,10 @@ def compose(rendered: Rendered, envelope: Envelope) -> Message:
         message["List-Unsubscribe"] = f"<{envelope.unsubscribe_url}>"
         message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
 
-    message.attach(MIMEText(rendered.text, "plain", _UTF8_QP))
-    html = MIMEText(rendered.html, "html", _UTF8_QP)
+    # typeshed says str, but MIMEText takes a Charset (it calls set_payload with it), which is how the
+    # quoted-printable encoding is chosen.
+    message.attach(MIMEText(rendered.text, "plain", _UTF8_QP))  # type: ignore[arg-type]
+    html = MIMEText(rendered.html, "html", _UTF8_QP)  # type: ignore[arg-type]
     if rendered.images:
         related = MIMEMultipart("related", boundary=next(boundaries))
         related.attach(html)

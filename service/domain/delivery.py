@@ -40,7 +40,7 @@ from ..links import LinkMaker
 from ..logfmt import log
 from ..models import Game, OutboxMail, Player, Seat, utcnow
 from ..unsubscribe import unsubscribe_url
-from .outbox import MAIL_DOMAIN
+from .outbox import mail_domain
 
 logger = logging.getLogger(__name__)
 
@@ -336,7 +336,7 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
         to_name=job.player_name,
         sender=settings.sender,
         date=job.created_at,
-        thread_id=thread_id(job.game_id, job.game_created_at, MAIL_DOMAIN)
+        thread_id=thread_id(job.game_id, job.game_created_at, mail_domain())
         if job.game_id is not None and job.game_created_at is not None
         else None,
         unsubscribe_url=unsubscribe,

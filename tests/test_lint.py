@@ -1,0 +1,25 @@
+"""``make lint`` in the test suite, so CI holds the code to it: ruff's checks over the whole tree, and mypy
+over the packages (``pyproject.toml`` configures both)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["ruff", "check", "."], ["mypy", "rules", "service", "worker", "emails"]],
+    ids=["ruff", "mypy"],
+)
+def test_the_code_passes_the_linters(command: list[str], tmp_path: Path) -> None:
+    extra = ["--cache-dir", str(tmp_path / "cache")] if command[0] == "mypy" else ["--no-cache"]
+    result = subprocess.run(
+        [sys.executable, "-m", *command, *extra], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
