@@ -1,12 +1,21 @@
-"""A random-legal-move player, for tests, benchmarks and the demo."""
+"""A random-legal-move player, for tests, benchmarks and the demo.
+
+:func:`random_action` lists every legal action (``legal_actions``) and chooses among them by a fixed
+policy; :func:`sample_action` follows the same policy with the same probabilities but checks the
+regions a conquest could go to only as it draws them (the bulk of listing every legal action), and is
+what :func:`random_player` plays.
+"""
 
 from __future__ import annotations
 
 import random
 
 from .actions import DECLINED, Action
-from .engine import apply, awaiting, legal_actions
-from .state import GameState
+from .engine import ConquestOffers, apply, awaiting, legal_actions, legal_choices
+from .state import CONQUER, PICK, START, GameState
+
+#: Action types the policy counts as conquests.
+CONQUESTS = ("conquer", "final_conquest", "dragon", "convert")
 
 
 def concrete(choice: Action, rnd: random.Random) -> Action:
@@ -55,7 +64,7 @@ def random_action(state: GameState, player: int, rnd: random.Random) -> Action:
     rolls = [a for a in choices if a.type == "berserk_roll"]
     if rolls and rnd.random() < 0.5:
         return rolls[0]
-    conquests = [a for a in choices if a.type in ("conquer", "final_conquest", "dragon", "convert")]
+    conquests = [a for a in choices if a.type in CONQUESTS]
     if conquests and rnd.random() < 0.85:
         return concrete(rnd.choice(conquests), rnd)
     if state.phase in ("redeploy", "defend"):
@@ -67,9 +76,67 @@ def random_action(state: GameState, player: int, rnd: random.Random) -> Action:
     return concrete(rnd.choice(choices), rnd)
 
 
+def sample_action(state: GameState, player: int, rnd: random.Random) -> Action:
+    """:func:`random_action`'s policy, drawn without checking every region a conquest could go to.
+
+    Each action has the probability it has in :func:`random_action` (so every legal action may be
+    played, and only those ``legal_actions`` offers are), but other random numbers are drawn: a seed
+    plays another game. During the conquests, where :func:`random_action` chooses uniformly among a
+    list of legal actions, this draws from the actions known to be legal (``legal_choices``) and the
+    regions a conquest could go to (``ConquestOffers.regions``), in a random order without replacement,
+    checks each region drawn and takes the first legal action: uniform among the legal ones too, and
+    usually after a region or two rather than all of them. The die-or-not choice for a region is the
+    engine's (``ConquestOffers.at``). Picking, redeploying and defending list everything (cheap there).
+    """
+    if state.phase not in (PICK, START, CONQUER):
+        return random_action(state, player, rnd)
+    with state.reading():
+        known, offers = legal_choices(state, player)
+        # The branches of random_action, in its order; "if it exists and the die says so" is drawn the
+        # other way round where knowing it exists would need the regions checked (same probabilities).
+        ghouls = [o for o in offers if o.kind == DECLINED]
+        if ghouls and rnd.random() < 0.6:
+            action = _first_legal([], ghouls, rnd)
+            if action is not None:
+                return action
+        declines = [a for a in known if a.type == "decline"]
+        if declines and rnd.random() < 0.12:
+            return declines[0]
+        rolls = [a for a in known if a.type == "berserk_roll"]
+        if rolls and rnd.random() < 0.5:
+            return rolls[0]
+        conquests = [a for a in known if a.type in CONQUESTS]  # dragon, convert
+        if (conquests or offers) and rnd.random() < 0.85:
+            action = _first_legal(conquests, offers, rnd)
+            if action is not None:
+                return concrete(action, rnd)
+        action = _first_legal(known, offers, rnd)
+        assert action is not None, "the awaited player always has something to do"
+        return concrete(action, rnd)
+
+
+def _first_legal(known: list[Action], offers: list[ConquestOffers], rnd: random.Random) -> Action | None:
+    """A uniform choice among ``known`` and the legal actions of ``offers``, or None if there is none:
+    the first legal one in a random order (drawn one at a time, without replacement)."""
+    items: list[Action | tuple[ConquestOffers, int]] = list(known)
+    for o in offers:
+        items += [(o, region) for region in o.regions]
+    while items:
+        i = rnd.randrange(len(items))
+        item = items[i]
+        items[i] = items[-1]
+        items.pop()
+        if isinstance(item, Action):
+            return item
+        action = item[0].at(item[1])
+        if action is not None:
+            return action
+    return None
+
+
 def random_player(state: GameState, rnd: random.Random) -> Action:
-    """An action for whoever the game awaits."""
-    return random_action(state, min(awaiting(state)), rnd)
+    """An action for whoever the game awaits (:func:`sample_action`)."""
+    return sample_action(state, min(awaiting(state)), rnd)
 
 
 def play_random_game(state: GameState, rnd: random.Random, max_steps: int = 20000) -> GameState:

@@ -42,72 +42,105 @@ def conquest_refusal(
 ) -> str | None:
     """Why ``troop`` may not conquer ``region`` now (tokens aside), or None if it may.
 
-    ``held``: the troop's regions, when the caller already has them (legal_actions asks for every region).
+    ``held``: the troop's regions, when the caller already has them.
     """
-    board = state.board
-    if not 0 <= region < len(board.regions):
-        return f"There is no region {region} on this board (0 to {len(board.regions) - 1})"
-    r = state.regions[region]
-    if r.owner == seat and r.race == troop.race:
-        return f"Region {region} is already yours"
-    if r.immune:
-        marker = "the Dragon" if r.dragon else "Heroes" if r.hero else "a Hole-in-the-Ground"
-        return f"Region {region} is immune: {marker} protects it"
-    land = board.regions[region]
-    if land.is_water and not has_flag(troop, "sails"):
-        return f"Region {region} is a {land.terrain}: only a Seafaring race may conquer Seas and the Lake"
-    if r.owner >= 0 and r.owner != seat and not troop.declined:
-        defender = state.players[r.owner]
-        if defender.ally == seat and defender.active is not None and defender.active.race == r.race:
-            return f"You are at peace with player {r.owner}'s {r.race} (Diplomat) until their next turn"
-    if held is None:
-        held = state.regions_of(seat, troop.race)
-    if not held:
-        # Rulebook, "First Conquest": a border region, or the shore of a Sea on the edge of the board.
-        if region in board.entry:
+    return ConquestCheck(state, seat, troop, held).refusal(region)
+
+
+class ConquestCheck:
+    """The conquest rules for one troop in one state, with what they need worked out once:
+    :func:`conquest_refusal` and :func:`conquest_cost` for region after region (``legal_actions``).
+
+    ``held``: the troop's regions, when the caller already has them.
+    """
+
+    __slots__ = ("state", "seat", "troop", "held", "board", "sails", "discounts")
+
+    def __init__(self, state: GameState, seat: int, troop: Troop, held: list[int] | None = None) -> None:
+        self.state, self.seat, self.troop = state, seat, troop
+        self.held = state.regions_of(seat, troop.race) if held is None else held
+        self.board = state.board
+        self.sails = has_flag(troop, "sails")
+        self.discounts = hooked(troop, "conquest_discount")
+
+    def cost(self, region: int) -> int:
+        """:func:`conquest_cost`."""
+        r = self.state.regions[region]
+        cost = BASE_CONQUEST_COST + r.mountain + r.lair + r.fortress + r.encampments + r.tokens  # defence()
+        for ability in self.discounts:
+            cost -= ability.conquest_discount(self.state, self.seat, self.troop, region)
+        return cost if cost > 1 else 1
+
+    def refusal(self, region: int) -> str | None:
+        """:func:`conquest_refusal`."""
+        state, seat, troop, board, held = self.state, self.seat, self.troop, self.board, self.held
+        if not 0 <= region < len(board.regions):
+            return f"There is no region {region} on this board (0 to {len(board.regions) - 1})"
+        r = state.regions[region]
+        if r.owner == seat and r.race == troop.race:
+            return f"Region {region} is already yours"
+        if r.dragon or r.hero or r.hole:  # RegionState.immune
+            marker = "the Dragon" if r.dragon else "Heroes" if r.hero else "a Hole-in-the-Ground"
+            return f"Region {region} is immune: {marker} protects it"
+        land = board.regions[region]
+        water = land.is_water
+        if water and not self.sails:
+            return f"Region {region} is a {land.terrain}: only a Seafaring race may conquer Seas and the Lake"
+        if r.owner >= 0 and r.owner != seat and not troop.declined:
+            defender = state.players[r.owner]
+            if defender.ally == seat and defender.active is not None and defender.active.race == r.race:
+                return f"You are at peace with player {r.owner}'s {r.race} (Diplomat) until their next turn"
+        if not held:
+            # Rulebook, "First Conquest": a border region, or the shore of a Sea on the edge of the board.
+            if region in board.entry:
+                return None
+            if not water and has_flag(troop, "enters_anywhere"):
+                return None
+            return (
+                f"A race's first conquest must be on a border region or the shore of a border Sea; {region} is not"
+            )
+        if not board.neighbours[region].isdisjoint(held):
             return None
-        if not land.is_water and has_flag(troop, "enters_anywhere"):
+        if not water and has_flag(troop, "flies"):
             return None
-        return f"A race's first conquest must be on a border region or the shore of a border Sea; {region} is not"
-    if not board.neighbours[region].isdisjoint(held):
-        return None
-    if not land.is_water and has_flag(troop, "flies"):
-        return None
-    if any(a.reaches(state, seat, troop, region, held) for a in hooked(troop, "reaches")):
-        return None
-    return f"Region {region} is not adjacent to any region your {troop.race} hold"
+        if any(a.reaches(state, seat, troop, region, held) for a in hooked(troop, "reaches")):
+            return None
+        return f"Region {region} is not adjacent to any region your {troop.race} hold"
+
+    def candidates(self) -> Sequence[int]:
+        """The regions worth asking :meth:`refusal` about, in ascending order: every region it accepts is
+        among them.
+
+        ``legal_actions`` asks only these instead of every region of the board: the regions next to those
+        held or that an ability reaches beyond (Underworld's Caverns), or the entry regions for a first
+        conquest, leaving out those held and, unless the troop sails, Seas and the Lake; every region for
+        Flying and for Halflings' first conquest.
+        """
+        state, troop, board, held = self.state, self.troop, self.board, self.held
+        if not held:
+            if has_flag(troop, "enters_anywhere"):
+                return range(len(board.regions))
+            return board.entry_order if self.sails else board.land_entry_order
+        if has_flag(troop, "flies"):
+            return range(len(board.regions))
+        neighbours = board.neighbours
+        near: set[int] = set()
+        for i in held:
+            near |= neighbours[i]
+        for ability in hooked(troop, "reaches"):
+            extra = ability.reachable(state, self.seat, troop, held)
+            if extra is None:
+                return range(len(board.regions))
+            near.update(extra)
+        near.difference_update(held)
+        if not self.sails:
+            near &= board.land
+        return sorted(near)
 
 
 def conquest_candidates(state: GameState, seat: int, troop: Troop, held: list[int]) -> Sequence[int]:
-    """The regions worth asking :func:`conquest_refusal` about, in ascending order: every region it
-    accepts is among them (``held``: the troop's regions).
-
-    ``legal_actions`` asks only these instead of every region of the board: the regions next to those
-    held or that an ability reaches beyond (Underworld's Caverns), or the entry regions for a first
-    conquest, leaving out those held and, unless the troop sails, Seas and the Lake; every region for
-    Flying and for Halflings' first conquest.
-    """
-    board = state.board
-    sails = has_flag(troop, "sails")
-    if not held:
-        if has_flag(troop, "enters_anywhere"):
-            return range(len(board.regions))
-        return board.entry_order if sails else board.land_entry_order
-    if has_flag(troop, "flies"):
-        return range(len(board.regions))
-    neighbours = board.neighbours
-    near: set[int] = set()
-    for i in held:
-        near |= neighbours[i]
-    for ability in hooked(troop, "reaches"):
-        extra = ability.reachable(state, seat, troop, held)
-        if extra is None:
-            return range(len(board.regions))
-        near.update(extra)
-    near.difference_update(held)
-    if not sails:
-        near &= board.land
-    return sorted(near)
+    """:meth:`ConquestCheck.candidates`: the regions that may be conquered are among these."""
+    return ConquestCheck(state, seat, troop, held).candidates()
 
 
 def check_may_conquer(state: GameState, seat: int, kind: str) -> None:

@@ -9,6 +9,7 @@ from . import conquest, redeploy, turns
 from .abilities import ACTION_OWNERS
 from .actions import ACTIVE, DECLINED, Action, IllegalAction, offer
 from .combos import pick_combo
+from .components import MAX_DIE_SHORTFALL
 from .decline import go_into_decline
 from .scoring import score_turn
 from .state import CONQUER, DEFEND, OVER, PICK, REDEPLOY, START, GameState
@@ -186,10 +187,24 @@ def legal_actions(state: GameState, player: int) -> list[Action]:
     if player not in awaiting(state):
         return []
     with state.reading():
-        return _legal_actions(state, player)
+        return _legal_actions(state, player, None)
 
 
-def _legal_actions(state: GameState, player: int) -> list[Action]:
+def legal_choices(state: GameState, player: int) -> tuple[list[Action], list[ConquestOffers]]:
+    """:func:`legal_actions` with its ``conquer`` and ``final_conquest`` actions not listed but left to
+    ask region by region: ``(actions, offers)``, where ``legal_actions`` lists ``actions`` and every
+    ``offers[i].all()`` (those of In Decline Ghouls first). For a player that draws regions at random
+    and checks only those drawn (``rules.bots.sample_action``). Call it inside ``with state.reading():``
+    to share the regions_of answers with the offers' checks."""
+    offers: list[ConquestOffers] = []
+    if player not in awaiting(state):
+        return [], offers
+    with state.reading():
+        return _legal_actions(state, player, offers), offers
+
+
+def _legal_actions(state: GameState, player: int, offers: list[ConquestOffers] | None) -> list[Action]:
+    """``offers``: a list to put the conquests in as ConquestOffers (legal_choices), or None to list them."""
     phase = state.phase
     out: list[Action] = []
     p = state.players[player]
@@ -200,7 +215,7 @@ def _legal_actions(state: GameState, player: int) -> list[Action]:
         return out
     ghouls = declined_ghouls(state, player)
     if ghouls is not None and phase in (PICK, START, CONQUER) and not state.t.ghouls_done and not state.t.conquests:
-        out += _conquests(state, player, ghouls, DECLINED)
+        _conquests(state, player, ghouls, DECLINED, out, offers)
     if phase == PICK:
         out += [offer("pick", player, combo=k) for k in range(min(p.coins + 1, len(state.combos)))]
         if not state.combos:
@@ -213,7 +228,7 @@ def _legal_actions(state: GameState, player: int) -> list[Action]:
     if phase in (START, CONQUER):
         if not state.t.conquests and state.t.berserk_die is None:
             out += [offer("abandon", player, i) for i in state.regions_of(player, troop.race)]
-        out += _conquests(state, player, troop, ACTIVE)
+        _conquests(state, player, troop, ACTIVE, out, offers)
         out.append(offer("end_conquest", player))
     if phase == REDEPLOY:
         out += _redeploy_choices(state, player, own_turn=True)
@@ -226,23 +241,45 @@ def _legal_actions(state: GameState, player: int) -> list[Action]:
     return out
 
 
-def _conquests(state: GameState, seat: int, troop: Any, kind: str) -> list[Action]:
-    held = state.regions_of(seat, troop.race)
-    hand = hand_for_conquest(state, seat, troop, held)
-    if hand < 1:
-        return []
-    berserk = kind == ACTIVE and any(a.name == "Berserk" for a in abilities(troop))
-    die = state.t.berserk_die if kind == ACTIVE else None
-    out = []
-    for region in conquest.conquest_candidates(state, seat, troop, held):
-        if conquest.conquest_refusal(state, seat, troop, region, held):
-            continue
-        cost = conquest.conquest_cost(state, seat, troop, region)
-        if die is not None or hand >= cost:
-            out.append(offer("conquer", seat, region, troop=kind))
-        elif not berserk and cost - hand <= 3:
-            out.append(offer("final_conquest", seat, region, troop=kind))
-    return out
+def _conquests(
+    state: GameState, seat: int, troop: Any, kind: str, out: list[Action], offers: list[ConquestOffers] | None
+) -> None:
+    if offers is None:
+        out += ConquestOffers(state, seat, troop, kind).all()
+    else:
+        offers.append(ConquestOffers(state, seat, troop, kind))
+
+
+class ConquestOffers:
+    """The ``conquer`` and ``final_conquest`` actions of one troop now, region by region: :meth:`all` for
+    ``legal_actions``, :meth:`at` for a player that tries regions one at a time (``rules.bots``)."""
+
+    __slots__ = ("check", "seat", "kind", "hand", "die", "berserk", "regions")
+
+    def __init__(self, state: GameState, seat: int, troop: Any, kind: str) -> None:
+        self.check = check = conquest.ConquestCheck(state, seat, troop)
+        self.seat, self.kind = seat, kind
+        self.hand = hand_for_conquest(state, seat, troop, check.held)
+        self.berserk = kind == ACTIVE and any(a.name == "Berserk" for a in abilities(troop))
+        self.die = state.t.berserk_die if kind == ACTIVE else None
+        #: The regions to ask :meth:`at` about (none without a token in hand).
+        self.regions = check.candidates() if self.hand >= 1 else ()
+
+    def at(self, region: int) -> Action | None:
+        """The action conquering ``region`` (one of :attr:`regions`) now, or None."""
+        check = self.check
+        if check.refusal(region):
+            return None
+        cost, hand = check.cost(region), self.hand
+        if self.die is not None or hand >= cost:
+            return offer("conquer", self.seat, region, troop=self.kind)
+        if not self.berserk and cost - hand <= MAX_DIE_SHORTFALL:
+            return offer("final_conquest", self.seat, region, troop=self.kind)
+        return None
+
+    def all(self) -> list[Action]:
+        at = self.at
+        return [action for action in map(at, self.regions) if action is not None]
 
 
 def _ghouls_redeploy(state: GameState, troop: Any, own_turn: bool) -> bool:
