@@ -111,6 +111,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--think", type=float, default=1.0, help="mean seconds a player thinks before a step")
     parser.add_argument("--runs", type=int, default=1, help="load runs against the same server (medians shown)")
+    parser.add_argument(
+        "--limits",
+        action="store_true",
+        help="with the rate limiter on, counting in Redis as in production (per-address link limit raised: "
+        "this one client plays every seat; the per-seat step limit as configured)",
+    )
     args = parser.parse_args()
     games = args.players
     import sqlalchemy as sa
@@ -129,6 +135,12 @@ def main() -> None:
         # One client address plays every seat here: per-address limits would measure the limiter.
         SMALLWORLD_RATELIMIT_ENABLED="false",
     )
+    if args.limits:
+        env.update(
+            SMALLWORLD_RATELIMIT_ENABLED="true",
+            SMALLWORLD_RATELIMIT_STORAGE_URI=REDIS,
+            SMALLWORLD_RATELIMIT_LINKS="1000000 per minute",
+        )
     subprocess.run([sys.executable, "-m", "service", "db", "upgrade"], env=env, check=True, cwd=ROOT)
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers),
@@ -152,9 +164,10 @@ def main() -> None:
         admin.dispose()
     print(
         f"# python bench/api_load.py --players {args.players} --seconds {args.seconds:g} "
-        f"--workers {args.workers} --think {args.think:g} --runs {args.runs}"
+        f"--workers {args.workers} --think {args.think:g} --runs {args.runs}{' --limits' * args.limits}"
     )
-    print(f"# {os.cpu_count()} cores; gunicorn {args.workers} sync workers; PostgreSQL + Redis on 127.0.0.1")
+    limiter = "rate limits counted in Redis" if args.limits else "rate limits off"
+    print(f"# {os.cpu_count()} cores; gunicorn {args.workers} sync workers; PostgreSQL + Redis on 127.0.0.1; {limiter}")
     header = ("run", "players", "actions", "actions/s", "p50 ms", "p95 ms", "p99 ms", "errors", "load before/after")
     print(" ".join(f"{h:>9}" for h in header))
     for row in rows:
