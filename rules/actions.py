@@ -142,6 +142,7 @@ class Action:
 
 
 _OFFERS: dict[tuple[Any, ...], Action] = {}
+_OFFERED: set[int] = set()  # id() of the actions in _OFFERS, which live as long as the process
 
 
 def offer(
@@ -160,10 +161,16 @@ def offer(
     key = (type, player, region, combo, troop, target, decline)
     found = _OFFERS.get(key)
     if found is None:
-        found = _OFFERS[key] = Action(
-            type, player, region=region, combo=combo, troop=troop, target=target, decline=decline
-        )
+        made = Action(type, player, region=region, combo=combo, troop=troop, target=target, decline=decline)
+        made.check()
+        found = _OFFERS.setdefault(key, made)  # another thread's, if it was first: that one is kept
+        _OFFERED.add(id(found))
     return found
+
+
+def is_offered(action: Action) -> bool:
+    """Whether ``action`` is one that :func:`offer` made (and checked)."""
+    return id(action) in _OFFERED
 
 
 def _is_int(value: Any) -> bool:

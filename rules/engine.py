@@ -7,7 +7,7 @@ from typing import Any
 
 from . import conquest, redeploy, turns
 from .abilities import ACTION_OWNERS
-from .actions import ACTIVE, DECLINED, Action, IllegalAction, offer
+from .actions import ACTIVE, DECLINED, Action, IllegalAction, is_offered, offer
 from .combos import pick_combo
 from .components import MAX_DIE_SHORTFALL
 from .decline import go_into_decline
@@ -33,7 +33,7 @@ def apply(state: GameState, action: Action | dict[str, Any]) -> GameState:
     """
     if not isinstance(action, Action):
         action = Action.from_json(action)
-    else:
+    elif not is_offered(action):
         action.check()  # an Action built in Python is held to what from_json accepts
     seat = action.player
     if state.phase == OVER:
@@ -55,6 +55,8 @@ def apply(state: GameState, action: Action | dict[str, Any]) -> GameState:
 
 
 def _revealed_combo(before: GameState, after: GameState) -> bool:
+    if after.combos == before.combos:  # the usual case, at C speed: the very same Combo objects
+        return False
     shown = {(c.race, c.power) for c in before.combos}
     return any((c.race, c.power) not in shown for c in after.combos)
 
