@@ -203,8 +203,10 @@ class GameState:
     last: dict[str, Any] = field(default_factory=dict)
     # Copy-on-write bookkeeping for apply(); never serialised.
     _owned: set = field(default_factory=set, repr=False, compare=False)
-    # While the state is only read (see ``reading``): (seat, race) -> its regions, built once.
+    # regions_of answers remembered, (seat, race) -> regions, while the state is read (``reading``) or
+    # edited (from ``fork`` to ``done``; then the regions edited since, ``_edited``, are asked again).
     _holdings: dict[tuple[int, str | None], list[int]] | None = field(default=None, repr=False, compare=False)
+    _edited: set[int] = field(default_factory=set, repr=False, compare=False)
 
     # -- reading ------------------------------------------------------------------------------------------
     @property
@@ -227,7 +229,17 @@ class GameState:
         if held is None:
             held = [i for i, r in enumerate(self.regions) if r.owner == seat and r.race == race]
             holdings[(seat, race)] = held
-        return list(held)
+        edited = self._edited
+        if not edited:
+            return list(held)
+        # A region not edited since fork() is the very object it was when the answer was remembered
+        # (copy on write: regions change only through edit_region); an edited one may have changed
+        # hands, even after the answer, through the RegionState edit_region returned.
+        out = [i for i in held if i not in edited]
+        regions = self.regions
+        out += [i for i in edited if regions[i].owner == seat and regions[i].race == race]
+        out.sort()
+        return out
 
     def reading(self) -> _Reading:
         """``with state.reading(): …`` while nothing changes the state (``legal_actions``): ``regions_of``
@@ -264,7 +276,8 @@ class GameState:
             list(self.defenders),
             self.last,
             set(),
-            None,
+            {},
+            set(),
         )
 
     def edit_region(self, i: int) -> RegionState:
@@ -272,6 +285,7 @@ class GameState:
         if key not in self._owned:
             self.regions[i] = self.regions[i].copy()
             self._owned.add(key)
+            self._edited.add(i)
         return self.regions[i]
 
     def edit_player(self, seat: int) -> PlayerState:
@@ -302,6 +316,8 @@ class GameState:
     def done(self) -> GameState:
         """End an edit: the result may now be shared."""
         self._owned = set()
+        self._holdings = None
+        self._edited = set()
         return self
 
     # -- JSON ---------------------------------------------------------------------------------------------

@@ -1,0 +1,70 @@
+"""``GameState.regions_of`` remembers its answers while a state is read (``reading``) or edited (from
+``fork`` to ``done``); they stay those of a scan of the regions, whatever is edited in between, also
+through a RegionState kept from ``edit_region`` and changed after the question."""
+
+from __future__ import annotations
+
+import random
+
+from rules import GameState, apply, new_game
+from rules.bots import random_player
+from rules.state import LOST_TRIBE
+
+
+def scan(state: GameState, seat: int, race: str | None) -> list[int]:
+    return [i for i, r in enumerate(state.regions) if r.owner == seat and r.race == race]
+
+
+def some_states() -> list[GameState]:
+    out = []
+    for seed in range(4):
+        rnd = random.Random(seed)
+        state = new_game(2 + seed, seed=seed)
+        step = 0
+        while not state.over:
+            if step % 40 == 0:
+                out.append(state)
+            state = apply(state, random_player(state, rnd))
+            step += 1
+    return out
+
+
+def test_regions_of_while_editing_answers_as_a_scan_does() -> None:
+    rnd = random.Random(0)
+    for state in some_states():
+        before = state.to_json()
+        holders = sorted({(r.owner, r.race) for r in state.regions if r.owner >= 0}, key=repr)
+        holders += [(s, "Ratmen") for s in range(len(state.players))]
+        new = state.fork()
+        kept = []  # RegionStates from edit_region, changed later on
+        for _ in range(200):
+            seat, race = rnd.choice(holders)
+            what = rnd.random()
+            if what < 0.4:
+                assert new.regions_of(seat, race) == scan(new, seat, race)
+            elif what < 0.7:
+                kept.append(new.edit_region(rnd.randrange(len(new.regions))))
+            elif kept:
+                r = rnd.choice(kept)
+                if rnd.random() < 0.3:
+                    r.clear_occupant()
+                else:
+                    r.owner, r.race, r.tokens = seat, race, 1 + r.tokens
+        for seat, race in holders:
+            assert new.regions_of(seat, race) == scan(new, seat, race)
+        new.done()
+        assert state.to_json() == before  # the edits went to copies
+        for seat, race in holders:
+            assert new.regions_of(seat, race) == scan(new, seat, race)
+
+
+def test_regions_of_while_reading_answers_as_a_scan_does() -> None:
+    for state in some_states():
+        with state.reading():
+            for _ in range(2):  # asked again: the remembered answer
+                for seat in range(len(state.players)):
+                    for race in ("Ratmen", LOST_TRIBE, *(t.race for t in state.players[seat].troops())):
+                        held = state.regions_of(seat, race)
+                        assert held == scan(state, seat, race)
+                        held.append(99)  # a new list each time: the caller may change it
+        assert state._holdings is None
