@@ -12,7 +12,7 @@ import random
 
 from .actions import DECLINED, Action
 from .engine import ConquestOffers, apply, awaiting, legal_actions, legal_choices
-from .state import CONQUER, PICK, START, GameState
+from .state import CONQUER, DEFEND, PICK, REDEPLOY, START, GameState
 
 #: Action types the policy counts as conquests.
 CONQUESTS = ("conquer", "final_conquest", "dragon", "convert")
@@ -68,12 +68,16 @@ def random_action(state: GameState, player: int, rnd: random.Random) -> Action:
     if conquests and rnd.random() < 0.85:
         return concrete(rnd.choice(conquests), rnd)
     if state.phase in ("redeploy", "defend"):
-        placing = [a for a in choices if a.type != "end_turn"]
-        if placing and rnd.random() < 0.5:
-            return concrete(rnd.choice(placing), rnd)
-        ends = [a for a in choices if a.type == "end_turn"]
-        return rnd.choice(ends) if ends else concrete(rnd.choice(placing), rnd)
+        return _redeploy_or_end(choices, rnd)
     return concrete(rnd.choice(choices), rnd)
+
+
+def _redeploy_or_end(choices: list[Action], rnd: random.Random) -> Action:
+    placing = [a for a in choices if a.type != "end_turn"]
+    if placing and rnd.random() < 0.5:
+        return concrete(rnd.choice(placing), rnd)
+    ends = [a for a in choices if a.type == "end_turn"]
+    return rnd.choice(ends) if ends else concrete(rnd.choice(placing), rnd)
 
 
 def sample_action(state: GameState, player: int, rnd: random.Random) -> Action:
@@ -88,6 +92,8 @@ def sample_action(state: GameState, player: int, rnd: random.Random) -> Action:
     usually after a region or two rather than all of them. The die-or-not choice for a region is the
     engine's (``ConquestOffers.at``). Picking, redeploying and defending list everything (cheap there).
     """
+    if state.phase in (REDEPLOY, DEFEND):  # random_action's other branches offer nothing here
+        return _redeploy_or_end(legal_actions(state, player), rnd)
     if state.phase not in (PICK, START, CONQUER):
         return random_action(state, player, rnd)
     with state.reading():

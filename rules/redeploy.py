@@ -64,12 +64,12 @@ def redeploy(
     if zeros and any(n > 1 for n in given.values()):
         raise IllegalAction("With too few tokens for every region, place one per region and no more")
     for region, count in given.items():
-        r = state.edit_region(region)
         if count == 0:
+            r = state.edit_region(region)
             troop.camps += r.encampments
             r.clear_occupant()
-        else:
-            r.tokens = count
+        elif state.regions[region].tokens != count:  # copy on write: a region left as it was is shared
+            state.edit_region(region).tokens = count
     troop.hand = keep
 
 
