@@ -1,9 +1,10 @@
 """Full random games per second, per board, through the public rules API.
 
-    python bench/rules_playout.py [--games N] [--seconds S]
+    python bench/rules_playout.py [--games N] [--repeats R]
 
 Every game is played to the end by ``rules.bots.random_player`` with all races and powers in the stacks;
-each step goes through ``rules.apply`` (copy-on-write, validation) and ``rules.legal_actions``. Prints a
+each step goes through ``rules.apply`` (copy-on-write, validation); the bot (``rules.bots.sample_action``)
+gets the legal actions from the engine, the conquests region by region as it draws them. Prints a
 table: games/s (wall clock, and from process CPU time, which other work on a shared machine disturbs less),
 steps per game, microseconds (of CPU) per step, snapshot size at the end, and the load average.
 """

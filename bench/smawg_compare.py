@@ -33,13 +33,21 @@ dependency of this project) and Python >= 3.11.
 What each side plays
 --------------------
 * Ours: ``rules.new_game(5, seed)`` on the ``5-players`` board, then ``rules.bots.random_player``
-  until the game is over, through ``rules.apply`` (copy-on-write, full validation) and
-  ``rules.legal_actions`` (full enumeration) on every step -- ``play()`` of bench/rules_playout.py,
-  imported, which also serialises the final state to JSON once per game (counted against us).
-  All 14 races and 20 special powers are in the stacks, with their rules.
+  until the game is over, every step through ``rules.apply`` (copy-on-write, full validation of the
+  rules) -- ``play()`` of bench/rules_playout.py, imported, which also serialises the final state to
+  JSON once per game (counted against us). All 14 races and 20 special powers are in the stacks, with
+  their rules. ``random_player`` is ``rules.bots.sample_action``: before choosing, it gets every legal
+  action but the conquests from the engine (``rules.engine.legal_choices``: picks, decline, abandons,
+  end of the conquests, redeployment, race and power actions, Dragon and Sorcerer targets), and the
+  regions a conquest could go to (the neighbours of the regions held, entry regions...); where it
+  chooses uniformly among legal actions it draws those in a random order and checks each region drawn
+  with the engine's own rules (``ConquestOffers.at``: refusal, cost, die or not) until one is legal --
+  the same strategy as the smawg driver below, which shuffles candidate regions and tries them. It
+  plays ``rules.bots.random_action``'s policy with the same probabilities (tests/rules/test_bots.py).
+  ``apply`` skips the field check (``Action.check``) for the actions the engine made and checked itself
+  when it offered them (``rules.actions.offer``); the rules are checked on every step as for any action.
 * ours/apply (for information): the same games, recorded untimed, replayed through ``new_game`` and
-  ``rules.apply`` alone -- the engine without the bot's ``legal_actions`` enumeration, which takes
-  most of the "ours" time (the smawg driver below never enumerates).
+  ``rules.apply`` alone -- the engine without the bot.
 * smawg: ``Game(assets.shuffle(rng), shuffle_data=False)`` on its ``standard_5_players.json``
   (48 regions, 8 turns, 14 races, 20 abilities, 5 visible combos), then the random driver below
   until ``game.has_ended``. Its map is the same board as our ``5-players`` (same regions, terrain,
@@ -55,7 +63,8 @@ What each side plays
 The smawg driver (no legal-move enumeration exists in smawg)
 -----------------------------------------------------------
 smawg can only answer "is this action legal?" (the Game method raises ``RulesViolation``, or the
-``game.rules.check_*`` dry runs). The driver mirrors the policy of ``rules.bots.random_action``:
+``game.rules.check_*`` dry runs). The driver mirrors the policy of ``rules.bots.random_action``
+(``random_player`` plays the same policy):
 decline 12% of the time when it may; otherwise conquer 85% of the time when a conquest is legal;
 otherwise one of "end the conquests" and "abandon region r" uniformly; when redeploying, spread the
 tokens in hand at random with one ``deploy`` per region that receives any, then ``end_turn``.
@@ -68,10 +77,11 @@ but only accepted calls count as actions. Nothing is checked twice: the accepted
 move. This is as cheap as a driver of smawg's public API gets without re-implementing its rules.
 
 Not the same game, so compare with care: same board and turn count, but our engine runs race and
-power rules on every step and enumerates every legal action before each random choice, our
-``apply`` copies the state (smawg mutates one ``Game`` in place), and our actions are coarser (one
-``redeploy`` sets the whole distribution; smawg needs ``start_redeployment`` + one ``deploy`` per
-region). Both sides include game setup (shuffling the stacks) in their time.
+power rules on every step, our bot also lists every legal action that is not a conquest before each
+random choice (the smawg driver only generates candidate regions), our ``apply`` copies the state
+(smawg mutates one ``Game`` in place), and our actions are coarser (one ``redeploy`` sets the whole
+distribution; smawg needs ``start_redeployment`` + one ``deploy`` per region). Both sides include game
+setup (shuffling the stacks) in their time.
 """
 
 from __future__ import annotations
