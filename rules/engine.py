@@ -293,8 +293,10 @@ def _ghouls_redeploy(state: GameState, troop: Any, own_turn: bool) -> bool:
 def _redeploy_choices(state: GameState, seat: int, own_turn: bool) -> list[Action]:
     out = []
     for troop in state.players[seat].troops():
+        if troop.declined and not _ghouls_redeploy(state, troop, own_turn):
+            continue  # asked first: no scan of the regions for an In Decline race that stays put
         held = state.regions_of(seat, troop.race)
-        if not held or (troop.declined and not _ghouls_redeploy(state, troop, own_turn)):
+        if not held:
             continue
         if troop.declined and troop is not declined_ghouls(state, seat):
             # "troop": "declined" names the In Decline Ghouls; other In Decline races (a second one

@@ -117,8 +117,8 @@ def needs_redeploy(state: GameState, seat: int) -> bool:
 def unplaced(state: GameState, seat: int, own_turn: bool) -> str | None:
     """Why the player may not end the turn yet (tokens still in hand), or None."""
     for troop in state.players[seat].troops():
-        if not state.regions_of(seat, troop.race):
-            continue
+        if troop.hand <= 0 or not state.regions_of(seat, troop.race):
+            continue  # nothing in hand: nothing unplaced, whatever is kept off the board (never < 0)
         extra = troop.hand - kept_off_board(state, seat, troop, own_turn)
         if extra > 0:
             return f"You still have {extra} {troop.race} token{'s' if extra > 1 else ''} in hand: redeploy them first"
