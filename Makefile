@@ -19,6 +19,7 @@ test: $(VENV)/.installed-dev
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy rules service worker emails
 
 # Re-pin every dependency (needs PyPI). Commit the new constraints.txt.

@@ -143,9 +143,21 @@ def main() -> None:
         )
     subprocess.run([sys.executable, "-m", "service", "db", "upgrade"], env=env, check=True, cwd=ROOT)
     server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", str(args.workers),
-         "--log-level", "warning", "service:create_app()"],
-        env=env, cwd=ROOT, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(args.workers),
+            "--log-level",
+            "warning",
+            "service:create_app()",
+        ],
+        env=env,
+        cwd=ROOT,
+        start_new_session=True,
     )
     try:
         for _ in range(100):
@@ -220,6 +232,7 @@ def run_once(port: int, schema: str, games: int, run: int, args: argparse.Namesp
         f"{load_before:.1f}/{os.getloadavg()[0]:.1f}",
         errors,
     )
+
 
 if __name__ == "__main__":
     main()

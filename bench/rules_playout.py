@@ -67,9 +67,7 @@ def main() -> None:
     print(f"# python bench/rules_playout.py --games {args.games} --repeats {args.repeats}")
     load = os.getloadavg()
     print(f"# load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print(
-        f"{'board':<10} {'games/s':>9} {'games/CPU-s':>12} {'steps/game':>11} {'µs/step':>8} {'max JSON bytes':>15}"
-    )
+    print(f"{'board':<10} {'games/s':>9} {'games/CPU-s':>12} {'steps/game':>11} {'µs/step':>8} {'max JSON bytes':>15}")
     for players in (2, 3, 4, 5):
         row = bench(players, args.games, args.repeats)
         print(

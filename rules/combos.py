@@ -39,9 +39,7 @@ def pick_combo(state: GameState, seat: int, index: int) -> None:
         raise IllegalAction(f"There is no combo {index}; choose 0 to {len(state.combos) - 1}")
     player = state.edit_player(seat)
     if player.coins < index:
-        raise IllegalAction(
-            f"Combo {index} costs {index} coins (one on each combo above it); you have {player.coins}"
-        )
+        raise IllegalAction(f"Combo {index} costs {index} coins (one on each combo above it); you have {player.coins}")
     for above in range(index):
         state.edit_combo(above).coins += 1
     chosen = state.combos.pop(index)

@@ -96,9 +96,7 @@ class ConquestCheck:
                 return None
             if not water and has_flag(troop, "enters_anywhere"):
                 return None
-            return (
-                f"A race's first conquest must be on a border region or the shore of a border Sea; {region} is not"
-            )
+            return f"A race's first conquest must be on a border region or the shore of a border Sea; {region} is not"
         if not board.neighbours[region].isdisjoint(held):
             return None
         if not water and has_flag(troop, "flies"):

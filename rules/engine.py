@@ -139,9 +139,7 @@ def _redeploy(state: GameState, seat: int, action: Action) -> None:
     troop = acting_troop(state, seat, action.troop)
     if troop.declined and not _ghouls_redeploy(state, troop, state.phase == REDEPLOY):
         raise IllegalAction("Your In Decline Ghouls neither conquered this turn nor have tokens in hand to redeploy")
-    redeploy.redeploy(
-        state, seat, state.edit_troop(seat, troop.race), action.tokens, own_turn=state.phase == REDEPLOY
-    )
+    redeploy.redeploy(state, seat, state.edit_troop(seat, troop.race), action.tokens, own_turn=state.phase == REDEPLOY)
 
 
 def _end_turn(state: GameState, seat: int, action: Action) -> dict[str, Any]:

@@ -45,9 +45,7 @@ def redeploy(
     placed = total - keep
     if sum(given.values()) != placed:
         kept = f" ({keep} stay off the board)" if keep else ""
-        raise IllegalAction(
-            f"Redeployment must place exactly {placed} tokens{kept}; this places {sum(given.values())}"
-        )
+        raise IllegalAction(f"Redeployment must place exactly {placed} tokens{kept}; this places {sum(given.values())}")
     if not own_turn:
         # Rulebook, "Enemy Losses & Withdrawals": an attacked player redeploys the tokens in hand into
         # regions still occupied; moving tokens already on the board is the active player's "Troop

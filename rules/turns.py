@@ -83,5 +83,3 @@ def start_next_turn(state: GameState) -> None:
     player = state.edit_player(nxt)
     player.ally = None  # Diplomat: the peace holds "until your next turn"
     state.phase = PICK if player.active is None else START
-
-

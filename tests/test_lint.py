@@ -1,5 +1,5 @@
-"""``make lint`` in the test suite, so CI holds the code to it: ruff's checks over the whole tree, and mypy
-over the packages (``pyproject.toml`` configures both)."""
+"""``make lint`` in the test suite, so CI holds the code to it: ruff's checks and formatting over the whole
+tree, and mypy over the packages (``pyproject.toml`` configures them)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.parametrize(
     "command",
-    [["ruff", "check", "."], ["mypy", "rules", "service", "worker", "emails"]],
-    ids=["ruff", "mypy"],
+    [["ruff", "check", "."], ["ruff", "format", "--check", "."], ["mypy", "rules", "service", "worker", "emails"]],
+    ids=["ruff", "ruff-format", "mypy"],
 )
 def test_the_code_passes_the_linters(command: list[str], tmp_path: Path) -> None:
     extra = ["--cache-dir", str(tmp_path / "cache")] if command[0] == "mypy" else ["--no-cache"]

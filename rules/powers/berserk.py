@@ -25,11 +25,7 @@ class Berserk(Power):
     action_types = ("berserk_roll",)
 
     def legal(self, state: GameState, seat: int, troop: Troop) -> list[Action]:
-        if (
-            state.phase in (START, CONQUER)
-            and state.t.berserk_die is None
-            and hand_for_conquest(state, seat, troop)
-        ):
+        if state.phase in (START, CONQUER) and state.t.berserk_die is None and hand_for_conquest(state, seat, troop):
             return [offer("berserk_roll", seat)]
         return []
 

@@ -49,14 +49,10 @@ class Bivouacking(Power):
         wanted = dict(action.tokens)
         foreign = sorted(set(wanted) - held)
         if foreign:
-            raise IllegalAction(
-                f"Encampments go only in your own regions; {foreign[0]} is not yours"
-            )
+            raise IllegalAction(f"Encampments go only in your own regions; {foreign[0]} is not yours")
         if sum(wanted.values()) > total:
             placed = sum(wanted.values())
-            raise IllegalAction(
-                f"You have {total} Encampments (of {ENCAMPMENTS}); this places {placed}"
-            )
+            raise IllegalAction(f"You have {total} Encampments (of {ENCAMPMENTS}); this places {placed}")
         for i in held:
             count = wanted.get(i, 0)
             if state.regions[i].encampments != count:

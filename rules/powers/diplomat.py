@@ -31,14 +31,10 @@ class Diplomat(Power):
 
     def apply(self, state: GameState, seat: int, troop: Troop, action: Action) -> None:
         if state.phase != REDEPLOY:
-            raise IllegalAction(
-                "The Diplomat chooses an ally at the end of the turn, after the conquests"
-            )
+            raise IllegalAction("The Diplomat chooses an ally at the end of the turn, after the conquests")
         target = action.target
         if target is None or not 0 <= target < len(state.players) or target == seat:
             raise IllegalAction("Choose another player of this game as your ally")
         if target in state.t.attacked:
-            raise IllegalAction(
-                f"You attacked player {target}'s Active race this turn; choose someone else"
-            )
+            raise IllegalAction(f"You attacked player {target}'s Active race this turn; choose someone else")
         state.edit_player(seat).ally = target

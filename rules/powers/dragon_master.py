@@ -41,8 +41,7 @@ class DragonMaster(Power):
         return [
             offer("dragon", seat, i)
             for i in conquest_candidates(state, seat, troop, held)
-            if self.refusal(state, seat, troop, i)
-            is None  # an empty region too: 1 token whatever it costs
+            if self.refusal(state, seat, troop, i) is None  # an empty region too: 1 token whatever it costs
         ]
 
     def apply(self, state: GameState, seat: int, troop: Troop, action: Action) -> None:

@@ -32,9 +32,7 @@ class Heroic(Power):
         if len(set(wanted)) != len(wanted):
             raise IllegalAction("The two Heroes go in two different regions")
         if len(wanted) != min(HEROES, len(held)):
-            raise IllegalAction(
-                f"Place {min(HEROES, len(held))} Heroes, each in a different region you hold"
-            )
+            raise IllegalAction(f"Place {min(HEROES, len(held))} Heroes, each in a different region you hold")
         for region in wanted:
             if region not in held:
                 raise IllegalAction(f"Region {region} is not held by your {troop.race}")

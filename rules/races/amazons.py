@@ -24,9 +24,7 @@ class Amazons(Race):
 
     def on_end_turn(self, state: GameState, seat: int, troop: Troop) -> None:
         """After redeployment remove 4 tokens, leaving one per region where possible (rulings)."""
-        owed = (
-            min(CONQUEST_ONLY, troop.held + troop.hand + _on_board(state, seat, troop)) - troop.held
-        )
+        owed = min(CONQUEST_ONLY, troop.held + troop.hand + _on_board(state, seat, troop)) - troop.held
         take = min(owed, troop.hand)
         troop.hand -= take
         troop.held += take

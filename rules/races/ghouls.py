@@ -19,6 +19,4 @@ class Ghouls(Race):
     name = "Ghouls"
     tokens = RACE_TOKENS["Ghouls"][0]
     keeps_all_in_decline = True
-    conquers_in_decline = (
-        True  # before the Active race's conquests (rulings); the engine orders them
-    )
+    conquers_in_decline = True  # before the Active race's conquests (rulings); the engine orders them

@@ -15,9 +15,7 @@ class Halflings(Race):
     tokens = RACE_TOKENS["Halflings"][0]
     enters_anywhere = True
 
-    def on_conquer(
-        self, state: GameState, seat: int, troop: Troop, region: int, nonempty: bool
-    ) -> None:
+    def on_conquer(self, state: GameState, seat: int, troop: Troop, region: int, nonempty: bool) -> None:
         if troop.holes < HOLES:
             state.edit_region(region).hole = True
             troop.holes += 1

@@ -41,16 +41,11 @@ class Sorcerers(Race):
         if victim is None or victim.race != r.race:
             return f"Sorcerers convert only Active tokens; region {region} is In Decline"
         if r.tokens != 1:
-            return (
-                f"Sorcerers convert a token alone in its region; region {region} holds {r.tokens}"
-            )
+            return f"Sorcerers convert a token alone in its region; region {region} holds {r.tokens}"
         if r.encampments:
             return f"An Encampment protects the token in region {region} from Sorcerers"
         if r.owner in state.t.converted:
-            return (
-                "Sorcerers convert once per turn per opponent; "
-                f"you already converted player {r.owner}"
-            )
+            return f"Sorcerers convert once per turn per opponent; you already converted player {r.owner}"
         if not state.board.neighbours[region].intersection(state.regions_of(seat, troop.race)):
             return f"Region {region} is not adjacent to one of your Sorcerer regions"
         if state.box_left(troop.race) < 1:
@@ -68,13 +63,10 @@ class Sorcerers(Race):
         return [
             offer("convert", seat, i)
             for i in sorted(near)
-            if state.regions[i].owner not in (-1, seat)
-            and self.refusal(state, seat, troop, i) is None
+            if state.regions[i].owner not in (-1, seat) and self.refusal(state, seat, troop, i) is None
         ]
 
-    def apply(
-        self, state: GameState, seat: int, troop: Troop, action: Action
-    ) -> dict[str, Any] | None:
+    def apply(self, state: GameState, seat: int, troop: Troop, action: Action) -> dict[str, Any] | None:
         assert action.region is not None
         refusal = self.refusal(state, seat, troop, action.region)
         if refusal:

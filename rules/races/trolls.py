@@ -14,9 +14,7 @@ class Trolls(Race):
     name = "Trolls"
     tokens = RACE_TOKENS["Trolls"][0]
 
-    def on_conquer(
-        self, state: GameState, seat: int, troop: Troop, region: int, nonempty: bool
-    ) -> None:
+    def on_conquer(self, state: GameState, seat: int, troop: Troop, region: int, nonempty: bool) -> None:
         # Lairs leave with the region (conquered or abandoned: RegionState.clear_occupant).
         if sum(r.lair for r in state.regions) < TROLL_LAIRS:
             state.edit_region(region).lair = True

@@ -80,10 +80,7 @@ def missing(counts: dict[str, Counter]) -> dict[str, list[str]]:
         "auto_pass races": sorted(RACES),
         "auto_pass powers": sorted(POWERS),
     }
-    out = {
-        group: [name for name in names if not counts[group][name]]
-        for group, names in wanted.items()
-    }
+    out = {group: [name for name in names if not counts[group][name]] for group, names in wanted.items()}
     return {group: names for group, names in out.items() if names}
 
 
@@ -97,8 +94,7 @@ def report(counts: dict[str, Counter], games: int) -> str:
 
 def test_random_games_play_every_race_power_and_action(request, record_property):
     counts: dict[str, Counter] = {
-        group: Counter()
-        for group in ("games", "races", "powers", "actions", "auto_pass races", "auto_pass powers")
+        group: Counter() for group in ("games", "races", "powers", "actions", "auto_pass races", "auto_pass powers")
     }
     games = 0
     while games < MAX_GAMES:

@@ -6,12 +6,7 @@ from tests.rules.builder import Builder, act
 
 def test_two_coins_each_turn_while_active():
     state = (
-        Builder(2)
-        .clear_board()
-        .active(0, "Ratmen", "Alchemist", hand=0)
-        .region(3, seat=0)
-        .at(0, "redeploy")
-        .build()
+        Builder(2).clear_board().active(0, "Ratmen", "Alchemist", hand=0).region(3, seat=0).at(0, "redeploy").build()
     )
     assert turn_score(state, 0) == {"regions": 1, "bonus": {"Alchemist": 2}, "total": 3}
     assert act(state, "end_turn", 0).last["score"]["bonus"] == {"Alchemist": 2}

@@ -12,11 +12,7 @@ from tests.rules.invariants import check_invariants
 
 def camping(camps_on_board=None, camps_off=0, phase="redeploy", redeploy="auto"):
     camps_on_board = camps_on_board or {}
-    b = (
-        Builder(2, redeploy=redeploy)
-        .clear_board()
-        .active(0, "Humans", "Bivouacking", hand=0, camps=camps_off)
-    )
+    b = Builder(2, redeploy=redeploy).clear_board().active(0, "Humans", "Bivouacking", hand=0, camps=camps_off)
     for region in (3, 4, 9):
         b.region(region, seat=0, encampments=camps_on_board.get(region, 0))
     return b.at(0, phase).build()

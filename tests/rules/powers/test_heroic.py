@@ -142,14 +142,7 @@ def test_the_heroes_disappear_when_the_race_goes_in_decline():
 
 
 def test_stout_heroes_land_then_leave_with_the_decline():
-    state = (
-        Builder(2)
-        .clear_board()
-        .active(0, "Humans", "Stout", hand=0)
-        .region(3, seat=0)
-        .at(0, "redeploy")
-        .build()
-    )
+    state = Builder(2).clear_board().active(0, "Humans", "Stout", hand=0).region(3, seat=0).at(0, "redeploy").build()
     assert heroes(act(state, "end_turn", 0, decline=True)) == []
 
 

@@ -7,13 +7,7 @@ from tests.rules.builder import Builder, act
 
 def mounted(power="Mounted"):
     return (
-        Builder(2)
-        .clear_board()
-        .active(0, "Ratmen", power, hand=6)
-        .region(3, seat=0)
-        .region(6)
-        .at(0, "conquer")
-        .build()
+        Builder(2).clear_board().active(0, "Ratmen", power, hand=6).region(3, seat=0).region(6).at(0, "conquer").build()
     )
 
 

@@ -38,12 +38,7 @@ def test_seafaring_conquers_the_lake():
 
 def test_a_sea_leads_on_to_its_shores():
     state = (
-        Builder(2)
-        .clear_board()
-        .active(0, "Ratmen", "Seafaring", hand=6)
-        .region(22, seat=0)
-        .at(0, "conquer")
-        .build()
+        Builder(2).clear_board().active(0, "Ratmen", "Seafaring", hand=6).region(22, seat=0).at(0, "conquer").build()
     )
     assert {15, 20, 21} <= {a.region for a in legal_actions(state, 0) if a.type == "conquer"}
 

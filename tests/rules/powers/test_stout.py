@@ -58,14 +58,7 @@ def test_a_race_without_stout_cannot_decline_at_the_end_of_the_turn():
 
 
 def test_stout_declines_only_once_the_tokens_are_redeployed():
-    state = (
-        Builder(2)
-        .clear_board()
-        .active(0, "Humans", "Stout", hand=2)
-        .region(1, seat=0)
-        .at(0, "redeploy")
-        .build()
-    )
+    state = Builder(2).clear_board().active(0, "Humans", "Stout", hand=2).region(1, seat=0).at(0, "redeploy").build()
     assert not any(a.type == "end_turn" for a in legal_actions(state, 0))
     with pytest.raises(IllegalAction, match="in hand"):
         act(state, "end_turn", 0, decline=True)
@@ -90,12 +83,7 @@ def test_the_stout_decline_removes_the_earlier_in_decline_race():
 
 def test_stout_may_still_decline_at_the_start_of_a_turn():
     state = (
-        Builder(2)
-        .clear_board()
-        .active(0, "Humans", "Stout", hand=0)
-        .region(1, seat=0, tokens=2)
-        .at(0, "start")
-        .build()
+        Builder(2).clear_board().active(0, "Humans", "Stout", hand=0).region(1, seat=0, tokens=2).at(0, "start").build()
     )
     assert act(state, "decline", 0).players[0].declined[0].race == "Humans"
 

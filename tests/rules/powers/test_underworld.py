@@ -10,14 +10,7 @@ from tests.rules.builder import Builder, act, region_of
 
 
 def underworld(held=3, race="Ratmen"):
-    return (
-        Builder(2)
-        .active(0, race, "Underworld", hand=6)
-        .empty(held)
-        .region(held, seat=0)
-        .at(0, "conquer")
-        .build()
-    )
+    return Builder(2).active(0, race, "Underworld", hand=6).empty(held).region(held, seat=0).at(0, "conquer").build()
 
 
 def cost(state, region):
@@ -54,25 +47,13 @@ def test_a_cavern_is_no_border_region_for_the_first_conquest():
 def test_the_cost_never_falls_below_one():
     # Giants on Mountain 8, next to Cavern 3: 2 - 1 (Giants) - 1 (Cavern).
     state = (
-        Builder(2)
-        .clear_board()
-        .active(0, "Giants", "Underworld", hand=6)
-        .region(8, seat=0)
-        .at(0, "conquer")
-        .build()
+        Builder(2).clear_board().active(0, "Giants", "Underworld", hand=6).region(8, seat=0).at(0, "conquer").build()
     )
     assert cost(state, 3) == 1
 
 
 def test_without_underworld_caverns_are_ordinary():
-    state = (
-        Builder(2)
-        .active(0, "Ratmen", "Hill", hand=6)
-        .empty(3)
-        .region(3, seat=0)
-        .at(0, "conquer")
-        .build()
-    )
+    state = Builder(2).active(0, "Ratmen", "Hill", hand=6).empty(3).region(3, seat=0).at(0, "conquer").build()
     assert cost(state, 14) == 3
     with pytest.raises(IllegalAction, match="not adjacent"):
         act(state, "conquer", 0, region=17)

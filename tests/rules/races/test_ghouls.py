@@ -23,11 +23,7 @@ def ghouls_in_decline(*, active: tuple[str, str] | None = ("Ratmen", "Hill"), ph
 
 
 def ghoul_conquests(state, seat=0):
-    return {
-        a.region
-        for a in legal_actions(state, seat)
-        if a.type == "conquer" and a.troop == "declined"
-    }
+    return {a.region for a in legal_actions(state, seat) if a.type == "conquer" and a.troop == "declined"}
 
 
 def test_ghouls_keep_every_token_when_going_in_decline():
@@ -129,9 +125,7 @@ def test_the_diplomats_peace_does_not_bind_in_decline_ghouls():
     )
     state.players[1].ally = 0  # seat 1 made peace with seat 0 at the end of their turn
     assert 9 in ghoul_conquests(state)
-    assert 8 not in {
-        a.region for a in legal_actions(state, 0) if a.troop == "active" and a.region is not None
-    }
+    assert 8 not in {a.region for a in legal_actions(state, 0) if a.troop == "active" and a.region is not None}
     state = act(state, "conquer", 0, region=9, troop="declined")
     assert region_of(state, 9)["race"] == "Ghouls"
     with pytest.raises(IllegalAction, match="at peace"):
@@ -173,9 +167,7 @@ def test_conquering_ghouls_redeploy_at_the_end_of_the_turn():
 
 
 def test_auto_pass_places_the_ghouls_hand_by_the_auto_rule():
-    state = act(
-        ghouls_in_decline(), "conquer", 0, region=10, troop="declined"
-    )  # empty: 2 of the 3 in hand
+    state = act(ghouls_in_decline(), "conquer", 0, region=10, troop="declined")  # empty: 2 of the 3 in hand
     state = auto_pass(state, 0)
     assert state.players[0].declined[0].hand == 0
     # The one left in hand goes to the region with the fewest tokens, ties to the lowest number.
@@ -195,9 +187,7 @@ def test_a_ghoul_final_conquest_ends_the_ghouls_conquests_only():
         .at(0, "start")
         .build()
     )
-    assert any(
-        a.type == "final_conquest" and a.troop == "declined" for a in legal_actions(state, 0)
-    )
+    assert any(a.type == "final_conquest" and a.troop == "declined" for a in legal_actions(state, 0))
     state = act(state, "final_conquest", 0, region=9, troop="declined")
     assert state.phase == "conquer" and ghoul_conquests(state) == set()
     assert any(a.type == "conquer" and a.troop == "active" for a in legal_actions(state, 0))
@@ -212,9 +202,7 @@ def test_in_decline_ghouls_may_still_conquer_after_the_active_race_abandons_a_re
 
 
 def test_a_player_auto_passed_after_the_ghouls_conquered_places_them_and_picks_nothing():
-    state = act(
-        ghouls_in_decline(active=None, phase="pick"), "conquer", 0, region=10, troop="declined"
-    )
+    state = act(ghouls_in_decline(active=None, phase="pick"), "conquer", 0, region=10, troop="declined")
     state = auto_pass(state, 0)
     assert state.players[0].active is None and state.players[0].declined[0].hand == 0
     assert [region_of(state, i)["tokens"] for i in (3, 4, 10)] == [2, 1, 2]

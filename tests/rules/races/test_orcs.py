@@ -27,9 +27,7 @@ def test_each_non_empty_region_conquered_is_worth_one_more_coin():
 
 def test_empty_regions_conquered_give_no_bonus():
     state = orcs()
-    state = act(
-        state, "conquer", 0, region=5
-    )  # a Mountain, but empty (rulebook: "considered empty")
+    state = act(state, "conquer", 0, region=5)  # a Mountain, but empty (rulebook: "considered empty")
     assert turn_score(state, 0)["bonus"] == {}
 
 

@@ -50,14 +50,7 @@ def test_one_per_two_rounded_down():
 
 
 def test_empty_regions_bring_nothing():
-    state = (
-        Builder(2)
-        .clear_board()
-        .active(0, "Skeletons", "Hill", hand=10)
-        .region(5, seat=0)
-        .at(0, "conquer")
-        .build()
-    )
+    state = Builder(2).clear_board().active(0, "Skeletons", "Hill", hand=10).region(5, seat=0).at(0, "conquer").build()
     state = conquer_all(state, 6, 11)
     hand = state.players[0].active.hand
     assert act(state, "end_conquest", 0).players[0].active.hand == hand
@@ -103,9 +96,7 @@ def test_the_new_skeletons_are_redeployed_at_the_end_of_the_turn():
     state = conquer_all(state, 6, 11)  # 3 + 3 of the 7
     state = act(state, "end_conquest", 0)
     (choice,) = [a for a in legal_actions(state, 0) if a.type == "redeploy"]
-    assert (
-        choice.count == 1 + 3 + 3 + 1 + 1
-    )  # the region held, the two conquests, the 1 left, the new one
+    assert choice.count == 1 + 3 + 3 + 1 + 1  # the region held, the two conquests, the 1 left, the new one
     state = finish_turn(state, 0)
     assert sum(state.regions[i].tokens for i in state.regions_of(0, "Skeletons")) == 9
 

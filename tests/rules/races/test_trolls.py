@@ -8,14 +8,7 @@ from tests.rules.invariants import check_invariants
 
 
 def trolls_conquering(hand=8):
-    return (
-        Builder(2)
-        .active(0, "Trolls", "Hill", hand=hand)
-        .empty(1)
-        .region(1, seat=0)
-        .at(0, "conquer")
-        .build()
-    )
+    return Builder(2).active(0, "Trolls", "Hill", hand=hand).empty(1).region(1, seat=0).at(0, "conquer").build()
 
 
 def test_a_lair_is_placed_in_each_region_the_trolls_conquer():
