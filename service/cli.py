@@ -160,7 +160,16 @@ cli = FlaskGroup(
 @click.option("--turn-length", default="5s", show_default=True, help="Time for a turn, e.g. 5s, 1m.")
 @click.option("--url", default=None, help="Play against this running service instead of starting one.")
 @click.option("--mail-dir", default=None, type=click.Path(file_okay=False), help="With --url: its mail folder.")
-def demo(players: int, seed: int, turn_length: str, url: str | None, mail_dir: str | None) -> None:
+@click.option(
+    "--smtp",
+    default=None,
+    is_flag=False,
+    flag_value="",
+    metavar="[HOST:PORT]",
+    help="Read the mail over SMTP: the demo runs an SMTP server there (alone: a free port) that the service "
+    "sends to (with --url: that service's SMTP settings must point at it).",
+)
+def demo(players: int, seed: int, turn_length: str, url: str | None, mail_dir: str | None, smtp: str | None) -> None:
     """Watch a whole game played by bots through the real service, mail and deadlines included.
 
     Without --url it starts its own embedded stack (like ``serve``) and stops it at the end. Exits 0
@@ -172,7 +181,7 @@ def demo(players: int, seed: int, turn_length: str, url: str | None, mail_dir: s
 
     seconds = _seconds(turn_length)
     try:
-        demo_module.run(players, seed, seconds, url, Path(mail_dir) if mail_dir else None, out=click.echo)
+        demo_module.run(players, seed, seconds, url, Path(mail_dir) if mail_dir else None, out=click.echo, smtp=smtp)
     except demo_module.DemoFailed as failure:
         raise click.ClickException(str(failure)) from None
 

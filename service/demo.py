@@ -1,10 +1,10 @@
 """``smallworld demo``: a whole game played by bots through the real stack.
 
-The bots behave like people with a mail client and a browser: they read their mail (``.eml`` files of the
-``file`` backend), follow the signed links in it, read the legal actions over HTTP and submit random
-ones. One bot misses some deadlines on purpose, so that reminders and auto-passes happen. The worker
-delivers the mail, sweeps the deadlines and mails the final table. At the end the demo checks that
-the game finished and that its invariants held:
+The bots behave like people with a mail client and a browser: they read their mail (the ``.eml`` files of
+the ``file`` backend, or what the service sends over SMTP to the demo's own SMTP server), follow the signed
+links in it, read the legal actions over HTTP and submit random ones. One bot misses some deadlines on
+purpose, so that reminders and auto-passes happen. The worker delivers the mail, sweeps the deadlines and
+mails the final table. At the end the demo checks that the game finished and that its invariants held:
 
 - every mail has its own Message-ID, and every player got exactly one final table;
 - every deadline missed on purpose was auto-passed, once, with one mail saying so;
@@ -22,6 +22,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -45,11 +46,21 @@ class DemoFailed(Exception):
 # -- the mailbox ------------------------------------------------------------------------------------------
 @dataclass
 class Mail:
-    path: Path
     to: str
     subject: str
     message_id: str
     text: str
+
+    @classmethod
+    def parse(cls, raw: bytes) -> Mail:
+        message = BytesParser(policy=policy.default).parsebytes(raw)
+        body = message.get_body(preferencelist=("plain",))
+        return cls(
+            to=str(message["To"]),
+            subject=str(message["Subject"]),
+            message_id=str(message["Message-ID"]),
+            text=body.get_content() if body is not None else "",
+        )
 
     def links(self, kind: str) -> list[str]:
         return [token for found_kind, token in LINK.findall(self.text) if found_kind == kind]
@@ -69,21 +80,46 @@ class Mailbox:
         # The file backend writes each mail under a temporary ".writing-…" name first, then renames it.
         written = (p for p in self.folder.rglob("*.eml") if not p.name.startswith("."))
         fresh = sorted((p for p in written if p not in self.seen), key=lambda p: p.stat().st_mtime_ns)
-        mails = []
-        for path in fresh:
-            self.seen.add(path)
-            with path.open("rb") as handle:
-                message = BytesParser(policy=policy.default).parse(handle)
-            body = message.get_body(preferencelist=("plain",))
-            mail = Mail(
-                path=path,
-                to=str(message["To"]),
-                subject=str(message["Subject"]),
-                message_id=str(message["Message-ID"]),
-                text=body.get_content() if body is not None else "",
-            )
-            mails.append(mail)
-            self.all.append(mail)
+        mails = [Mail.parse(path.read_bytes()) for path in fresh]
+        self.seen.update(fresh)
+        self.all.extend(mails)
+        return mails
+
+
+class SmtpMailbox(Mailbox):
+    """An SMTP server of the demo's own (aiosmtpd) that the service sends its mail to (``smtp`` backend):
+    every message it accepts, in the order it accepted them. Listens from ``__enter__`` to ``__exit__``."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        super().__init__(Path(os.devnull))
+        self.host, self.port = host, port or free_port()
+        self._received: list[bytes] = []
+        self._lock = threading.Lock()
+        self._controller: Any = None
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        with self._lock:
+            self._received.append(envelope.original_content or envelope.content)
+        return "250 OK"
+
+    def __enter__(self) -> SmtpMailbox:
+        from aiosmtpd.controller import Controller
+
+        self._controller = Controller(self, hostname=self.host, port=self.port)
+        try:
+            self._controller.start()
+        except Exception as error:  # the port taken, or the address not ours
+            raise DemoFailed(f"cannot receive mail on {self.host}:{self.port}: {error}") from None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._controller.stop()
+
+    def new(self) -> list[Mail]:
+        with self._lock:
+            raw, self._received = self._received, []
+        mails = [Mail.parse(data) for data in raw]
+        self.all.extend(mails)
         return mails
 
 
@@ -163,11 +199,12 @@ def free_port() -> int:
 class EmbeddedStack:
     """``smallworld serve`` in a fresh instance folder, with a fast deadline sweep; stopped with Ctrl-C."""
 
-    def __init__(self, sweep_seconds: float) -> None:
+    def __init__(self, sweep_seconds: float, smtp: SmtpMailbox | None = None) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="smallworld-demo-"))
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.sweep_seconds = sweep_seconds
+        self.smtp = smtp
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -183,6 +220,12 @@ class EmbeddedStack:
             # Every bot plays from 127.0.0.1: as many people behind one address as there are bots.
             "SMALLWORLD_RATELIMIT_LINKS": "3000 per minute",
         }
+        if self.smtp is not None:  # mail goes out over SMTP, to the demo's own server
+            env |= {
+                "SMALLWORLD_MAIL_BACKEND": "smtp",
+                "SMALLWORLD_SMTP_HOST": self.smtp.host,
+                "SMALLWORLD_SMTP_PORT": str(self.smtp.port),
+            }
         self.log = (self.folder / "serve.log").open("wb")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "service", "serve", "--port", str(self.port)],
@@ -224,15 +267,43 @@ def run(
     mail_dir: Path | None,
     out: Any = print,
     time_limit: float = 900,
+    smtp: str | None = None,
 ) -> dict[str, Any]:
-    """Play one game; return the final game view. Raises :class:`DemoFailed` when an invariant breaks."""
-    if url is not None:
-        if mail_dir is None:
-            raise DemoFailed("with --url, give --mail-dir: the folder where that service writes its mail")
-        return _play(Http(url), Mailbox(mail_dir), players, seed, turn_seconds, out, time_limit)
-    with EmbeddedStack(sweep_seconds=1) as stack:
-        out(f"Service started at {stack.url} (instance folder {stack.folder})")
-        return _play(Http(stack.url), Mailbox(stack.mail_dir), players, seed, turn_seconds, out, time_limit)
+    """Play one game; return the final game view. Raises :class:`DemoFailed` when an invariant breaks.
+
+    The bots read their mail from ``mail_dir`` (a service with the ``file`` backend) or, with ``smtp``
+    (``HOST:PORT``, or ``""`` for a free port on 127.0.0.1), from an SMTP server the demo runs there, which
+    the service must send to. With ``url`` the service is already running; without, the demo starts one
+    (and points its ``smtp`` backend at the demo's server when ``smtp`` is given).
+    """
+    if url is not None and (mail_dir is None) == (smtp is None):
+        raise DemoFailed(
+            "with --url, give either --mail-dir (the folder where that service writes its mail) or "
+            "--smtp HOST:PORT (where the demo receives the mail that service sends)"
+        )
+    if smtp is None:
+        if url is not None:
+            assert mail_dir is not None
+            return _play(Http(url), Mailbox(mail_dir), players, seed, turn_seconds, out, time_limit)
+        with EmbeddedStack(sweep_seconds=1) as stack:
+            out(f"Service started at {stack.url} (instance folder {stack.folder})")
+            return _play(Http(stack.url), Mailbox(stack.mail_dir), players, seed, turn_seconds, out, time_limit)
+    with SmtpMailbox(*_host_and_port(smtp)) as mailbox:
+        out(f"Receiving the mail over SMTP on {mailbox.host}:{mailbox.port}")
+        if url is not None:
+            return _play(Http(url), mailbox, players, seed, turn_seconds, out, time_limit)
+        with EmbeddedStack(sweep_seconds=1, smtp=mailbox) as stack:
+            out(f"Service started at {stack.url} (instance folder {stack.folder})")
+            return _play(Http(stack.url), mailbox, players, seed, turn_seconds, out, time_limit)
+
+
+def _host_and_port(text: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``:PORT`` or ``PORT`` (host 127.0.0.1), or empty (a free port)."""
+    host, _, port = text.rpartition(":")
+    try:
+        return host or "127.0.0.1", int(port) if port else 0
+    except ValueError:
+        raise DemoFailed(f"--smtp wants HOST:PORT, not {text!r}") from None
 
 
 def _play(
