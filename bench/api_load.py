@@ -8,7 +8,8 @@ per concurrent player and runs ``--players`` bot players at once, each playing w
 waits for: fetch the legal actions, think (``--think`` seconds on average, exponentially distributed; 0
 for a stress test), submit a random one, repeat. The round trip
 timed is the action submission (HTTP → validate with the rules → commit with the outbox rows), as a
-player's click would make it. Prints p50/p95/p99 latency and actions/s per run (``--runs``, each on new
+player's click would make it, and the server's own time for the same requests (gunicorn's access log).
+Prints p50/p95/p99 latency and actions/s per run (``--runs``, each on new
 games against the same server), the load average around each run, and with several runs their medians.
 """
 
@@ -142,6 +143,8 @@ def main() -> None:
             SMALLWORLD_RATELIMIT_LINKS="1000000 per minute",
         )
     subprocess.run([sys.executable, "-m", "service", "db", "upgrade"], env=env, check=True, cwd=ROOT)
+    access_log = Path(f"/tmp/{schema}/access.log")
+    access_log.parent.mkdir(parents=True, exist_ok=True)
     server = subprocess.Popen(
         [
             sys.executable,
@@ -153,6 +156,11 @@ def main() -> None:
             str(args.workers),
             "--log-level",
             "warning",
+            # The server's own time per request (µs), to tell it from the client's share of the round trip.
+            "--access-logfile",
+            str(access_log),
+            "--access-logformat",
+            "%(m)s %(U)s %(s)s %(D)s",
             "service:create_app()",
         ],
         env=env,
@@ -166,7 +174,7 @@ def main() -> None:
                     break
             except OSError:
                 time.sleep(0.2)
-        rows = [run_once(port, schema, games, run, args) for run in range(args.runs)]
+        rows = [run_once(port, schema, games, run, args, access_log) for run in range(args.runs)]
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(10)
@@ -180,18 +188,31 @@ def main() -> None:
     )
     limiter = "rate limits counted in Redis" if args.limits else "rate limits off"
     print(f"# {os.cpu_count()} cores; gunicorn {args.workers} sync workers; PostgreSQL + Redis on 127.0.0.1; {limiter}")
-    header = ("run", "players", "actions", "actions/s", "p50 ms", "p95 ms", "p99 ms", "errors", "load before/after")
+    print("# p50/p95/p99: the client's round trip of a step; server p50/p99: gunicorn's time for the same requests")
+    header = (
+        "run",
+        "players",
+        "actions",
+        "actions/s",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "server p50",
+        "server p99",
+        "errors",
+        "load before/after",
+    )
     print(" ".join(f"{h:>9}" for h in header))
     for row in rows:
         print(" ".join(f"{v:>9}" for v in row[:-1]))
         if row[-1]:
             print("  first errors:", row[-1][:3])
     if len(rows) > 1:
-        medians = ["median", ""] + [statistics.median(float(r[i]) for r in rows) for i in range(2, 7)]
+        medians = ["median", ""] + [statistics.median(float(r[i]) for r in rows) for i in range(2, 9)]
         print(" ".join(f"{v:>9.1f}" if isinstance(v, float) else f"{v:>9}" for v in medians))
 
 
-def run_once(port: int, schema: str, games: int, run: int, args: argparse.Namespace) -> tuple:
+def run_once(port: int, schema: str, games: int, run: int, args: argparse.Namespace, access_log: Path) -> tuple:
     """One load run on ``games`` new games; a row of the table (and the first errors, if any)."""
     client = Client(port)
     first = None
@@ -208,6 +229,7 @@ def run_once(port: int, schema: str, games: int, run: int, args: argparse.Namesp
     latencies: list[float] = []
     errors: list = []
     load_before = os.getloadavg()[0]
+    logged_before = access_log.stat().st_size
     stop = time.time() + args.seconds
     threads = [
         threading.Thread(target=player, args=(port, game_id, seats, stop, args.think, latencies, errors))
@@ -220,6 +242,12 @@ def run_once(port: int, schema: str, games: int, run: int, args: argparse.Namesp
         thread.join()
     elapsed = time.time() - started
     cuts = statistics.quantiles([x * 1000 for x in latencies], n=100)
+    time.sleep(0.5)  # gunicorn writes its access log line after the answer
+    with access_log.open() as log:
+        log.seek(logged_before)
+        steps = [line.split() for line in log]
+    served = [int(f[3]) / 1000 for f in steps if len(f) == 4 and f[0] == "POST" and f[1].endswith("/actions")]
+    server_cuts = statistics.quantiles(served, n=100)
     return (
         run + 1,
         len(threads),
@@ -228,6 +256,8 @@ def run_once(port: int, schema: str, games: int, run: int, args: argparse.Namesp
         f"{cuts[49]:.1f}",
         f"{cuts[94]:.1f}",
         f"{cuts[98]:.1f}",
+        f"{server_cuts[49]:.1f}",
+        f"{server_cuts[98]:.1f}",
         len(errors),
         f"{load_before:.1f}/{os.getloadavg()[0]:.1f}",
         errors,
