@@ -22,7 +22,7 @@ from ..models import AuditEntry, Game, GameAction, OutboxMail, Player, Seat, utc
 from ..schemas import GameSettings
 from .delivery import FAILED, PENDING
 from .errors import BadRequest, Conflict, NotFound
-from .games import get_game, seats_of, settings_of
+from .games import get_game, seats_of, settings_of, update_if_unmoved
 from .outbox import queue_mail
 from .play import _commit_step, auto_pass, load_state, next_reminder_at
 
@@ -367,18 +367,11 @@ def _act(
 def _commit_before_start(session: Session, game: Game, version: int) -> Game:
     """An act on a game still inviting: there is no rules state nor event log yet, so the audit entry is its
     record; the version moves on all the same (under the same guard as a step)."""
-    session.flush()
-    moved = session.exec(
-        sa.update(Game)
-        .where(col(Game.id) == game.id, col(Game.version) == version - 1)
-        .values(version=version)
-        .execution_options(synchronize_session=False)
-    )
-    if moved.rowcount != 1:
-        session.rollback()
-        raise Conflict("The game changed meanwhile: reload it and try again")
-    game.version = version
-    session.add(game)
+    with session.no_autoflush:  # the act's changes to the game go out in the guarded UPDATE
+        game.version = version
+        if not update_if_unmoved(session, game, version - 1):
+            session.rollback()
+            raise Conflict("The game changed meanwhile: reload it and try again")
     session.commit()
     return game
 

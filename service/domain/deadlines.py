@@ -44,7 +44,7 @@ from ..links import LinkMaker
 from ..logfmt import log
 from ..models import Game, ReminderSent, ServiceStatus, utcnow
 from .errors import Conflict
-from .games import finish_game, seats_of, settings_of
+from .games import finish_game, seats_of, settings_of, update_if_unmoved
 from .outbox import queue_mail
 from .play import auto_pass, load_state, next_reminder_at
 
@@ -231,19 +231,14 @@ def _pass_one(session: Session, links: LinkMaker, game: Game, now: datetime, rep
 
 def _finish_left_over(session: Session, game: Game, state: rules.GameState, now: datetime, report: SweepReport) -> bool:
     """The safety net: the game is over by the rules but still active. Tally it, once (version guard)."""
-    moved = session.exec(
-        sa.update(Game)
-        .where(col(Game.id) == game.id, col(Game.version) == game.version)
-        .values(version=game.version + 1)
-        .execution_options(synchronize_session=False)
-    )
-    if moved.rowcount != 1:
-        session.rollback()
-        report.raced += 1
-        return True
-    game.version += 1
-    finish_game(session, game, state, now)
-    session.add(game)
+    with session.no_autoflush:  # the tally goes out in the guarded UPDATE of the game
+        version = game.version
+        game.version += 1
+        finish_game(session, game, state, now)
+        if not update_if_unmoved(session, game, version):
+            session.rollback()
+            report.raced += 1
+            return True
     session.commit()
     report.finished += 1
     log(logger, logging.WARNING, "deadline.finished_left_over_game", game=game.id, version=game.version)

@@ -6,6 +6,8 @@ import secrets
 from datetime import datetime
 from typing import Any
 
+import sqlalchemy as sa
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session, col, select
 
 import rules
@@ -22,6 +24,28 @@ def get_game(session: Session, game_id: int, *, lock: bool = False) -> Game:
     if game is None:
         raise NotFound(f"There is no game {game_id}")
     return game
+
+
+def update_if_unmoved(session: Session, game: Game, version: int) -> bool:
+    """Write ``game``'s pending changes in one ``UPDATE … WHERE id = ? AND version = ?``; ``False`` (and
+    nothing written) if the row's version is no longer ``version``: something else moved the game first.
+
+    The changes are then the ORM's committed state, so the commit's flush writes nothing more for the game.
+    Callers change the game under ``session.no_autoflush`` until this runs, or a flush would write it first
+    without the guard.
+    """
+    state = sa.inspect(game)
+    changes = {
+        attr.key: history.added[0]
+        for attr in state.mapper.column_attrs
+        if (history := state.attrs[attr.key].history).added
+    }
+    moved = session.exec(sa.update(Game).where(col(Game.id) == game.id, col(Game.version) == version).values(**changes))
+    if moved.rowcount != 1:
+        return False
+    for key, value in changes.items():
+        set_committed_value(game, key, value)
+    return True
 
 
 def seats_of(session: Session, game_id: int) -> list[tuple[Seat, Player]]:

@@ -15,7 +15,6 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session, select
 
 import rules
@@ -23,7 +22,7 @@ import rules
 from ..links import LinkMaker
 from ..models import Game, GameAction, Player, Seat, utcnow
 from .errors import BadRequest, Conflict, IllegalMove
-from .games import finish_game, get_game, seats_of, settings_of
+from .games import finish_game, get_game, seats_of, settings_of, update_if_unmoved
 from .outbox import queue_mail
 from .turn_mail import step_details
 
@@ -368,7 +367,8 @@ def _commit_step(
         game.version = expected + 1
         with session.no_autoflush:  # the game's changes go out in the guarded UPDATE, not on their own
             after_change(session, game, new_state, links, now, seats=seats)
-            _update_if_unmoved(session, game, expected)
+            if not update_if_unmoved(session, game, expected):
+                raise _Lost()
         session.commit()
     except (IntegrityError, _Lost):
         session.rollback()
@@ -379,25 +379,6 @@ def _commit_step(
         fresh = get_game(session, game.id or 0)
         raise Conflict("Another step was applied first: reload and retry", version=fresh.version) from None
     return StepResult(game=game, version=game.version, last=dict(new_state.last))
-
-
-def _update_if_unmoved(session: Session, game: Game, version: int) -> None:
-    """Write ``game``'s pending changes in one ``UPDATE … WHERE id = ? AND version = ?``; :class:`_Lost` if
-    the row's version is no longer ``version``. The changes are then the ORM's committed state, so the
-    commit's flush writes nothing more for the game."""
-    state = sa.inspect(game)
-    changes = {
-        attr.key: history.added[0]
-        for attr in state.mapper.column_attrs
-        if (history := state.attrs[attr.key].history).added
-    }
-    moved = session.execute(
-        sa.update(Game).where(Game.id == game.id, Game.version == version).values(**changes)  # type: ignore[arg-type]
-    )
-    if moved.rowcount != 1:  # type: ignore[attr-defined]
-        raise _Lost()
-    for key, value in changes.items():
-        set_committed_value(game, key, value)
 
 
 class _Lost(Exception):
