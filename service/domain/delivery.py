@@ -336,7 +336,7 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
         to_name=job.player_name,
         sender=settings.sender,
         date=job.created_at,
-        thread_id=thread_id(job.game_id, job.game_created_at, mail_domain())
+        thread_id=thread_id(job.game_id, job.game_created_at, mail_domain(settings.sender))
         if job.game_id is not None and job.game_created_at is not None
         else None,
         unsubscribe_url=unsubscribe,

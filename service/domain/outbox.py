@@ -28,15 +28,14 @@ _INSERT: dict[str, Callable[[type[OutboxMail]], postgresql.Insert | sqlite.Inser
 }
 
 
-def mail_domain() -> str:
-    """The domain our Message-IDs (and mail threads) are made under: the sender's (``SMALLWORLD_MAIL_FROM``),
-    as RFC 5322 §3.6.4 advises, so that they are unique to this service and spam filters see them match
-    the From domain."""
-    if has_app_context():
-        _, address = parseaddr(current_app.config.get("MAIL_FROM", ""))
-        if "@" in address:
-            return address.rsplit("@", 1)[1].lower()
-    return MAIL_DOMAIN
+def mail_domain(sender: str | None = None) -> str:
+    """The domain our Message-IDs (and mail threads) are made under: the sender's (``sender``, by default
+    the app's ``SMALLWORLD_MAIL_FROM``), as RFC 5322 §3.6.4 advises, so that they are unique to this
+    service and spam filters see them match the From domain."""
+    if sender is None and has_app_context():
+        sender = current_app.config.get("MAIL_FROM")
+    _, address = parseaddr(sender or "")
+    return address.rsplit("@", 1)[1].lower() if "@" in address else MAIL_DOMAIN
 
 
 def queue_mail(
