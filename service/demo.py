@@ -66,13 +66,23 @@ class Mail:
         return [token for found_kind, token in LINK.findall(self.text) if found_kind == kind]
 
 
-class Mailbox:
+class Inbox:
+    """Where the bots' mail arrives: :meth:`new` gives what came since it was last asked, ``all`` keeps it."""
+
+    def __init__(self) -> None:
+        self.all: list[Mail] = []
+
+    def new(self) -> list[Mail]:
+        raise NotImplementedError
+
+
+class Mailbox(Inbox):
     """The ``.eml`` files the ``file`` backend writes, read in the order they were written."""
 
     def __init__(self, folder: Path) -> None:
+        super().__init__()
         self.folder = folder
         self.seen: set[Path] = set()
-        self.all: list[Mail] = []
 
     def new(self) -> list[Mail]:
         if not self.folder.exists():
@@ -86,12 +96,12 @@ class Mailbox:
         return mails
 
 
-class SmtpMailbox(Mailbox):
+class SmtpMailbox(Inbox):
     """An SMTP server of the demo's own (aiosmtpd) that the service sends its mail to (``smtp`` backend):
     every message it accepts, in the order it accepted them. Listens from ``__enter__`` to ``__exit__``."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
-        super().__init__(Path(os.devnull))
+        super().__init__()
         self.host, self.port = host, port or free_port()
         self._received: list[bytes] = []
         self._lock = threading.Lock()
@@ -197,9 +207,10 @@ def free_port() -> int:
 
 
 class EmbeddedStack:
-    """``smallworld serve`` in a fresh instance folder, with a fast deadline sweep; stopped with Ctrl-C."""
+    """``smallworld serve`` in a fresh instance folder, with a fast deadline sweep; stopped with Ctrl-C.
+    With ``smtp`` (host, port) its mail goes there over SMTP instead of into files."""
 
-    def __init__(self, sweep_seconds: float, smtp: SmtpMailbox | None = None) -> None:
+    def __init__(self, sweep_seconds: float, smtp: tuple[str, int] | None = None) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="smallworld-demo-"))
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -220,12 +231,9 @@ class EmbeddedStack:
             # Every bot plays from 127.0.0.1: as many people behind one address as there are bots.
             "SMALLWORLD_RATELIMIT_LINKS": "3000 per minute",
         }
-        if self.smtp is not None:  # mail goes out over SMTP, to the demo's own server
-            env |= {
-                "SMALLWORLD_MAIL_BACKEND": "smtp",
-                "SMALLWORLD_SMTP_HOST": self.smtp.host,
-                "SMALLWORLD_SMTP_PORT": str(self.smtp.port),
-            }
+        if self.smtp is not None:  # mail goes out over SMTP (to the demo's own server)
+            host, port = self.smtp
+            env |= {"SMALLWORLD_MAIL_BACKEND": "smtp", "SMALLWORLD_SMTP_HOST": host, "SMALLWORLD_SMTP_PORT": str(port)}
         self.log = (self.folder / "serve.log").open("wb")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "service", "serve", "--port", str(self.port)],
@@ -292,7 +300,7 @@ def run(
         out(f"Receiving the mail over SMTP on {mailbox.host}:{mailbox.port}")
         if url is not None:
             return _play(Http(url), mailbox, players, seed, turn_seconds, out, time_limit)
-        with EmbeddedStack(sweep_seconds=1, smtp=mailbox) as stack:
+        with EmbeddedStack(sweep_seconds=1, smtp=(mailbox.host, mailbox.port)) as stack:
             out(f"Service started at {stack.url} (instance folder {stack.folder})")
             return _play(Http(stack.url), mailbox, players, seed, turn_seconds, out, time_limit)
 
@@ -307,7 +315,7 @@ def _host_and_port(text: str) -> tuple[str, int]:
 
 
 def _play(
-    http: Http, mailbox: Mailbox, players: int, seed: int, turn_seconds: int, out: Any, time_limit: float
+    http: Http, mailbox: Inbox, players: int, seed: int, turn_seconds: int, out: Any, time_limit: float
 ) -> dict[str, Any]:
     rnd = random.Random(seed)
     tag = f"{seed}-{int(time.time())}"
@@ -376,7 +384,7 @@ def _play(
 _last_line = [""]
 
 
-def _progress(out: Any, view: dict[str, Any], bots: list[Bot], mailbox: Mailbox) -> None:
+def _progress(out: Any, view: dict[str, Any], bots: list[Bot], mailbox: Inbox) -> None:
     """One live line: the turn, whose turn it is, how many mails went out (printed when it changes)."""
     state = view.get("state") or {}
     waiting = ", ".join(bots[s].name for s in view.get("awaiting", [])) or "-"
@@ -390,7 +398,7 @@ def _check(
     http: Http,
     final: dict[str, Any],
     bots: list[Bot],
-    mailbox: Mailbox,
+    mailbox: Inbox,
     over_mails: Counter[str],
     game_id: int,
     redeploy: str,
@@ -431,7 +439,7 @@ def _check(
         raise DemoFailed("the history does not replay to the final state")
 
 
-def _table(out: Any, final: dict[str, Any], seconds: float, mailbox: Mailbox, bots: list[Bot]) -> None:
+def _table(out: Any, final: dict[str, Any], seconds: float, mailbox: Inbox, bots: list[Bot]) -> None:
     names = {s["seat"]: s["name"] for s in final["seats"]}
     lazy = bots[-1]
     reminders = sum(1 for m in mailbox.all if m.subject.startswith("Reminder"))
