@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -30,15 +31,16 @@ def api(api_app: Flask) -> Any:
 @pytest.fixture
 def outbox(api_app: Flask) -> Callable[..., list[OutboxMail]]:
     """The mails written so far, oldest first (optionally one template only)."""
+    return functools.partial(read_outbox, api_app)
 
-    def read(template: str | None = None) -> list[OutboxMail]:
-        with Session(get_engine(api_app)) as session:
-            query = select(OutboxMail).order_by(OutboxMail.id)  # type: ignore[arg-type]
-            if template:
-                query = query.where(OutboxMail.template == template)
-            return list(session.exec(query).all())
 
-    return read
+def read_outbox(app: Flask, template: str | None = None) -> list[OutboxMail]:
+    """The mails ``app`` has written so far, oldest first (optionally one template only)."""
+    with Session(get_engine(app)) as session:
+        query = select(OutboxMail).order_by(OutboxMail.id)  # type: ignore[arg-type]
+        if template:
+            query = query.where(OutboxMail.template == template)
+        return list(session.exec(query).all())
 
 
 def token_of(url: str) -> str:

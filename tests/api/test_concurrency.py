@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any
 
@@ -12,7 +13,7 @@ from service.db import get_engine, get_session
 from service.domain import play
 from service.models import Game, GameAction, OutboxMail
 
-from .conftest import bearer, new_game_body, token_of
+from .conftest import bearer, new_game_body, read_outbox, token_of
 
 
 def started(api: Any, outbox: Any, players: int = 2) -> tuple[int, dict[int, str]]:
@@ -127,11 +128,9 @@ def test_a_game_moved_by_something_else_mid_step_refuses_the_step(
     write lock from its first read (``BEGIN IMMEDIATE``), so nothing can land in between."""
     app = make_app(DATABASE_URL=postgres_url, BROKER_URL=redis_url)
     api = app.test_client()
-    created = api.post("/api/games", json=new_game_body(2, start_when_all_accepted=False))
-    game_id = created.get_json()["id"]
+    game_id, tokens = started(api, functools.partial(read_outbox, app))
+    mails = read_outbox(app)
     with Session(get_engine(app)) as session:
-        mails = session.exec(select(OutboxMail).order_by(OutboxMail.id)).all()  # type: ignore[arg-type]
-        tokens = {i: token_of(m.context["turn_url"]) for i, m in enumerate(mails) if m.template == "invitation"}
         before = session.get(Game, game_id)
         assert before is not None
     apply = play.rules.apply
@@ -170,12 +169,8 @@ def test_a_step_whose_database_connection_drops_gets_503_and_applies_once_when_s
     idempotency key applies once."""
     app = make_app(DATABASE_URL=postgres_url, BROKER_URL=redis_url)
     api = app.test_client()
-    created = api.post("/api/games", json=new_game_body(2, start_when_all_accepted=False))
-    game_id = created.get_json()["id"]
-    with Session(get_engine(app)) as session:
-        mail = session.exec(select(OutboxMail).where(OutboxMail.template == "invitation")).first()
-        assert mail is not None
-        token = token_of(mail.context["turn_url"])
+    game_id, tokens = started(api, functools.partial(read_outbox, app))
+    token = tokens[0]
     apply = play.rules.apply
     dropped: list[int] = []
 
