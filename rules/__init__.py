@@ -15,29 +15,36 @@ Nothing here does I/O or imports Flask, SQLModel or Celery.
 
 from . import powers as _powers  # noqa: F401  (registers the 20 powers)
 from . import races as _races  # noqa: F401  (registers the 14 races)
-from .abilities import POWERS, RACES
-from .actions import Action, IllegalAction
+from .abilities import ABILITIES, POWERS, RACES, registered
+from .actions import ACTION_KINDS, Action, ActionKind, IllegalAction
 from .board import BOARD_NAMES, Board, board_for_players, load_board
-from .conquest import conquest_cost, conquest_refusal
+from .cost import ConquestCost, conquest_breakdown, conquest_cost, conquest_refusal
 from .engine import apply, auto_pass, awaiting, legal_actions
+from .regions import region_markers
 from .scoring import turn_score
 from .setup import new_game, with_options
 from .state import SCHEMA_VERSION, GameState
+from .telling import region_name, score_words, tell
 from .view import final_standings, player_view
 
 __all__ = [
+    "ABILITIES",
+    "ACTION_KINDS",
     "BOARD_NAMES",
     "POWERS",
     "RACES",
     "SCHEMA_VERSION",
     "Action",
+    "ActionKind",
     "Board",
+    "ConquestCost",
     "GameState",
     "IllegalAction",
     "apply",
     "auto_pass",
     "awaiting",
     "board_for_players",
+    "conquest_breakdown",
     "conquest_cost",
     "conquest_refusal",
     "final_standings",
@@ -45,6 +52,11 @@ __all__ = [
     "load_board",
     "new_game",
     "player_view",
+    "region_markers",
+    "region_name",
+    "registered",
+    "score_words",
+    "tell",
     "turn_score",
     "with_options",
 ]

@@ -10,32 +10,74 @@ from dataclasses import dataclass
 from typing import Any
 
 ACTIVE = "active"
-DECLINED = "declined"  # In Decline Ghouls acting
-
-# type -> the fields it takes (besides "type" and "player").
-ACTION_FIELDS: dict[str, tuple[str, ...]] = {
-    "pick": ("combo",),
-    "decline": (),
-    "abandon": ("region",),
-    "conquer": ("region", "troop"),
-    "final_conquest": ("region", "troop"),
-    "end_conquest": (),
-    "redeploy": ("tokens", "troop"),
-    "end_turn": ("decline",),
-    # Added by races and powers.
-    "convert": ("region",),  # Sorcerers
-    "berserk_roll": (),  # Berserk
-    "dragon": ("region",),  # Dragon Master
-    "place_encampments": ("tokens",),  # Bivouacking: region -> encampments
-    "place_fortress": ("region",),  # Fortified
-    "place_heroes": ("regions",),  # Heroic
-    "choose_ally": ("target",),  # Diplomat
-}
+DECLINED = "declined"  # an In Decline race that still conquers, acting
 
 
-#: Choices legal_actions describes rather than enumerates (DESIGN §3); their JSON carries the regions to fill
-#: and the ``count`` of tokens (or Encampments, or Heroes) to place.
-DESCRIBED = ("redeploy", "place_encampments")
+@dataclass(frozen=True, slots=True)
+class ActionKind:
+    """One type of action: the fields its JSON takes (besides ``type`` and ``player``) and what it is.
+
+    The engine's own kinds are :data:`BASE_KINDS`; a race or power adds its own (its ``actions``), which
+    :func:`rules.abilities.register` puts in :data:`ACTION_KINDS`.
+    """
+
+    type: str
+    fields: tuple[str, ...] = ()
+    #: What a button or a form for it says ("Conquer", "Roll the die first").
+    label: str = ""
+    #: ``legal_actions`` offers a description of the choice rather than every choice (DESIGN §3):
+    #: ``"spread"``: ``tokens``, up to ``count`` over ``regions``; ``"choose"``: ``count`` of ``regions``.
+    choice: str | None = None
+    #: The step conquers a region (a conquest by other means than the tokens' count).
+    conquers: bool = False
+    #: The step rolls the reinforcement die before a conquest.
+    rolls: bool = False
+
+
+#: The actions of the base game (rulebook, "Game Turn"). Races and powers register theirs.
+BASE_KINDS: tuple[ActionKind, ...] = (
+    ActionKind("pick", ("combo",), "Pick this combo"),
+    ActionKind("decline", (), "Go In Decline"),
+    ActionKind("abandon", ("region",), "Abandon"),
+    ActionKind("conquer", ("region", "troop"), "Conquer", conquers=True),
+    ActionKind("final_conquest", ("region", "troop"), "Roll the die for", conquers=True),
+    ActionKind("end_conquest", (), "End the conquests"),
+    ActionKind("redeploy", ("tokens", "troop"), "Redeploy", choice="redeploy"),
+    ActionKind("end_turn", ("decline",), "End the turn"),
+)
+
+#: Every known action type (the base game's and the registered races' and powers'), by type.
+ACTION_KINDS: dict[str, ActionKind] = {kind.type: kind for kind in BASE_KINDS}
+#: type -> the fields it takes (besides "type" and "player"): :data:`ACTION_KINDS`' fields.
+ACTION_FIELDS: dict[str, tuple[str, ...]] = {kind.type: kind.fields for kind in BASE_KINDS}
+#: The types that conquer a region, and those that roll the die first (kept with ACTION_KINDS).
+CONQUERING: set[str] = {kind.type for kind in BASE_KINDS if kind.conquers}
+ROLLING: set[str] = {kind.type for kind in BASE_KINDS if kind.rolls}
+
+
+def add_kind(kind: ActionKind) -> None:
+    """Make an action type known (:func:`rules.abilities.register`)."""
+    assert kind.type not in ACTION_KINDS, f"action type {kind.type!r} is already known"
+    ACTION_KINDS[kind.type] = kind
+    ACTION_FIELDS[kind.type] = kind.fields
+    if kind.conquers:
+        CONQUERING.add(kind.type)
+    if kind.rolls:
+        ROLLING.add(kind.type)
+
+
+def remove_kind(name: str) -> None:
+    """Forget an action type again (:func:`rules.abilities.unregister`)."""
+    del ACTION_KINDS[name]
+    del ACTION_FIELDS[name]
+    CONQUERING.discard(name)
+    ROLLING.discard(name)
+
+
+def is_described(kind: str) -> bool:
+    """Whether ``legal_actions`` describes this type's choice (its JSON may carry ``regions`` and ``count``)."""
+    found = ACTION_KINDS.get(kind)
+    return found is not None and found.choice is not None
 
 
 class IllegalAction(ValueError):
@@ -49,7 +91,7 @@ class Action:
     region: int | None = None
     combo: int | None = None
     troop: str = ACTIVE
-    #: ``redeploy``: the whole distribution, ((region, tokens), …); ``place_encampments``: likewise.
+    #: ``redeploy``: the whole distribution, ((region, tokens), …); a "spread" choice's kinds likewise.
     tokens: tuple[tuple[int, int], ...] = ()
     regions: tuple[int, ...] = ()
     target: int | None = None
@@ -103,9 +145,9 @@ class Action:
         if not isinstance(kind, str) or kind not in ACTION_FIELDS:  # a list or an object is unhashable
             known = ", ".join(sorted(ACTION_FIELDS))
             raise IllegalAction(f"Unknown action type {kind!r}; expected one of: {known}")
-        # "regions" and "count" describe a choice offered by legal_actions (DESCRIBED); apply ignores them.
+        # "regions" and "count" describe a choice offered by legal_actions (is_described); apply ignores them.
         allowed = set(ACTION_FIELDS[kind]) | {"type", "player", "count"}
-        if kind in DESCRIBED:
+        if is_described(kind):
             allowed.add("regions")
         extra = sorted(set(data) - allowed)
         if extra:
@@ -131,7 +173,7 @@ class Action:
                 if not isinstance(decline, bool):
                     raise IllegalAction("'decline' must be true or false")
                 kwargs[name] = decline
-        if kind in DESCRIBED and "regions" in data:
+        if is_described(kind) and "regions" in data:
             regions = data["regions"]
             if not isinstance(regions, list) or not all(_is_int(r) for r in regions):
                 raise IllegalAction("'regions' must be a list of region numbers")

@@ -44,7 +44,7 @@ class Board:
     caverns: frozenset[int]
     mountains: frozenset[int]
     edges: tuple[tuple[int, int], ...]
-    #: Regions that are not Seas or the Lake (Flying, Halflings: the regions they may reach anywhere).
+    #: Regions that are not Seas or the Lake (those a race that flies may reach).
     land: frozenset[int]
     #: :attr:`entry` in ascending order, and its land regions alone.
     entry_order: tuple[int, ...]

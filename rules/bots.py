@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import random
 
-from .actions import DECLINED, Action
+from .actions import ACTION_KINDS, CONQUERING, DECLINED, ROLLING, Action
 from .engine import ConquestOffers, apply, awaiting, legal_actions, legal_choices
 from .state import CONQUER, DEFEND, PICK, REDEPLOY, START, GameState
 
-#: Action types the policy counts as conquests.
-CONQUESTS = ("conquer", "final_conquest", "dragon", "convert")
+#: Action types the policy counts as conquests (``ActionKind.conquers``: the base game's and the abilities').
+CONQUESTS = CONQUERING
 
 
 def concrete(choice: Action, rnd: random.Random) -> Action:
-    """Turn a described choice (``redeploy``, ``place_encampments``, ``place_heroes``) into an action."""
+    """Turn a described choice (``redeploy``, or an ability's kind whose ``choice`` is ``"spread"`` or
+    ``"choose"``) into an action."""
     if choice.type == "redeploy":
         count = choice.count or 0
         regions = list(choice.regions)
@@ -35,14 +36,15 @@ def concrete(choice: Action, rnd: random.Random) -> Action:
             kept = set(rnd.sample(regions, count))
             spread = {r: int(r in kept) for r in regions}
         return Action("redeploy", choice.player, troop=choice.troop, tokens=tuple(sorted(spread.items())))
-    if choice.type == "place_encampments":
-        camps: dict[int, int] = {}
+    kind = ACTION_KINDS.get(choice.type)
+    if kind is not None and kind.choice == "spread":  # up to ``count`` over ``regions``
+        placed: dict[int, int] = {}
         for _ in range(rnd.randint(0, choice.count or 0)):
             r = rnd.choice(choice.regions)
-            camps[r] = camps.get(r, 0) + 1
-        return Action("place_encampments", choice.player, tokens=tuple(sorted(camps.items())))
-    if choice.type == "place_heroes":
-        return Action("place_heroes", choice.player, regions=tuple(rnd.sample(choice.regions, choice.count or 0)))
+            placed[r] = placed.get(r, 0) + 1
+        return Action(choice.type, choice.player, tokens=tuple(sorted(placed.items())))
+    if kind is not None and kind.choice == "choose":  # ``count`` of ``regions``
+        return Action(choice.type, choice.player, regions=tuple(rnd.sample(choice.regions, choice.count or 0)))
     return choice
 
 
@@ -51,17 +53,17 @@ def random_action(state: GameState, player: int, rnd: random.Random) -> Action:
     conquests are preferred to ending them, and ``end_turn`` waits until the redeploy is done.
 
     So that random games play every rule (tests/rules/test_coverage.py), some legal moves are favoured:
-    In Decline Ghouls usually use their moment before the Active race, a race goes In Decline now and then,
-    and Berserk usually rolls before conquering.
+    an In Decline race that still conquers usually uses its moment before the Active race, a race goes In
+    Decline now and then, and a die that may be rolled before a conquest (``ActionKind.rolls``) usually is.
     """
     choices = legal_actions(state, player)
-    ghouls = [a for a in choices if a.troop == DECLINED and a.type in ("conquer", "final_conquest")]
-    if ghouls and rnd.random() < 0.6:
-        return rnd.choice(ghouls)
+    declined = [a for a in choices if a.troop == DECLINED and a.type in ("conquer", "final_conquest")]
+    if declined and rnd.random() < 0.6:
+        return rnd.choice(declined)
     declines = [a for a in choices if a.type == "decline"]
     if declines and rnd.random() < 0.12:
         return declines[0]
-    rolls = [a for a in choices if a.type == "berserk_roll"]
+    rolls = [a for a in choices if a.type in ROLLING]
     if rolls and rnd.random() < 0.5:
         return rolls[0]
     conquests = [a for a in choices if a.type in CONQUESTS]
@@ -100,18 +102,18 @@ def sample_action(state: GameState, player: int, rnd: random.Random) -> Action:
         known, offers = legal_choices(state, player)
         # The branches of random_action, in its order; "if it exists and the die says so" is drawn the
         # other way round where knowing it exists would need the regions checked (same probabilities).
-        ghouls = [o for o in offers if o.kind == DECLINED]
-        if ghouls and rnd.random() < 0.6:
-            action = _first_legal([], ghouls, rnd)
+        declined = [o for o in offers if o.kind == DECLINED]
+        if declined and rnd.random() < 0.6:
+            action = _first_legal([], declined, rnd)
             if action is not None:
                 return action
         declines = [a for a in known if a.type == "decline"]
         if declines and rnd.random() < 0.12:
             return declines[0]
-        rolls = [a for a in known if a.type == "berserk_roll"]
+        rolls = [a for a in known if a.type in ROLLING]
         if rolls and rnd.random() < 0.5:
             return rolls[0]
-        conquests = [a for a in known if a.type in CONQUESTS]  # dragon, convert
+        conquests = [a for a in known if a.type in CONQUESTS]  # the abilities' conquering kinds
         if (conquests or offers) and rnd.random() < 0.85:
             action = _first_legal(conquests, offers, rnd)
             if action is not None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .abilities import POWERS, RACES
+from .abilities import POWERS, RACES, hooks_of
 from .combos import return_race
+from .regions import vacate
 from .state import GameState, Troop
-from .troops import hooked
 
 
 def vanish(state: GameState, seat: int, race: str) -> None:
@@ -14,10 +14,10 @@ def vanish(state: GameState, seat: int, race: str) -> None:
     troop = player.troop_of(race)
     assert troop is not None and troop.declined
     for i in state.regions_of(seat, race):
-        state.edit_region(i).clear_occupant()
+        vacate(state, i)
     player.declined = [t for t in player.declined if t.race != race]
     if not POWERS[troop.power].counts_toward_decline_limit:
-        # Spirit kept its badge while In Decline; now it goes to the discards like any other.
+        # A badge that does not count toward the limit stayed with its race; now it goes to the discards.
         state.power_discard.append(troop.power)
     return_race(state, race)
 
@@ -29,10 +29,11 @@ def vanish_if_gone(state: GameState, seat: int, troop: Troop) -> None:
 
 
 def go_into_decline(state: GameState, seat: int) -> None:
-    """Flip the Active race: one token per region (Ghouls keep all), the badge discarded (not Spirit).
+    """Flip the Active race: one token per region (unless the race keeps them all), the badge discarded
+    (unless it does not count toward the limit).
 
-    Rulebook, "Entering In Decline": the earlier In Decline race leaves first, unless one of the two is
-    Spirit, which never counts toward the one-race limit (rulings).
+    Rulebook, "Entering In Decline": the earlier In Decline race leaves first, unless one of the two does
+    not count toward the one-race limit. What the troop kept aside leaves with its abilities (``on_decline``).
     """
     player = state.edit_player(seat)
     troop = player.active
@@ -45,12 +46,12 @@ def go_into_decline(state: GameState, seat: int) -> None:
                 player = state.edit_player(seat)
     troop = player.active
     assert troop is not None
-    for ability in hooked(troop, "on_decline"):
+    for ability in hooks_of(troop).on_decline:
         ability.on_decline(state, seat, troop)
     for i in state.regions_of(seat, troop.race):
         if not race.keeps_all_in_decline:
             state.edit_region(i).tokens = 1
-    troop.hand = troop.held = troop.camps = 0
+    troop.hand = 0
     troop.declined = True
     if power.counts_toward_decline_limit:
         state.power_discard.append(troop.power)

@@ -6,14 +6,15 @@ from collections.abc import Callable
 from typing import Any
 
 from . import conquest, redeploy, turns
-from .abilities import ACTION_OWNERS
+from .abilities import ACTION_OWNERS, RACES, Ability, abilities, hooks_of, names_with, with_turn_state
 from .actions import ACTIVE, DECLINED, Action, IllegalAction, is_offered, offer
 from .combos import pick_combo
 from .components import MAX_DIE_SHORTFALL
+from .cost import ConquestCheck
 from .decline import go_into_decline
 from .scoring import score_turn
-from .state import CONQUER, DEFEND, OVER, PICK, REDEPLOY, START, GameState
-from .troops import abilities, acting_troop, declined_ghouls, hand_for_conquest, has_flag, hooked, total_tokens
+from .state import CONQUER, DEFEND, OVER, PICK, REDEPLOY, START, GameState, Troop
+from .troops import acting_troop, conquering_declined, hand_for_conquest, total_tokens
 
 
 def awaiting(state: GameState) -> set[int]:
@@ -43,6 +44,10 @@ def apply(state: GameState, action: Action | dict[str, Any]) -> GameState:
     waiting = awaiting(state)
     if seat not in waiting:
         raise IllegalAction(f"It is not your turn: the game is waiting for player {min(waiting)}")
+    for ability in vetoes(state, seat):
+        refusal = ability.refuse(state, seat, action)
+        if refusal:
+            raise IllegalAction(refusal)
     handler = _HANDLERS.get(action.type, _ability_action)
     new = state.fork()
     info = handler(new, seat, action) or {}
@@ -52,6 +57,18 @@ def apply(state: GameState, action: Action | dict[str, Any]) -> GameState:
         # step (e.g. a conquest wiping out an In Decline race whose banner fills a short column).
         new.last["undo_point"] = True
     return new.done()
+
+
+def vetoes(state: GameState, seat: int) -> tuple[Ability, ...]:
+    """The abilities asked whether ``seat`` may take an action now (``refuse``): those of the player's
+    Active race and, on the player's own turn, those with state for this turn."""
+    troop = state.players[seat].active
+    found = hooks_of(troop).refuse if troop is not None else ()
+    if state.t.abilities and seat == state.current and state.phase != DEFEND:
+        extra = [a for a in with_turn_state(state, "refuse") if a not in found]
+        if extra:
+            return found + tuple(extra)
+    return found
 
 
 def _revealed_combo(before: GameState, after: GameState) -> bool:
@@ -137,16 +154,21 @@ def _redeploy(state: GameState, seat: int, action: Action) -> None:
     if state.phase not in (REDEPLOY, DEFEND):
         raise IllegalAction("Redeployment comes after your conquests: end your conquests first")
     troop = acting_troop(state, seat, action.troop)
-    if troop.declined and not _ghouls_redeploy(state, troop, state.phase == REDEPLOY):
-        raise IllegalAction("Your In Decline Ghouls neither conquered this turn nor have tokens in hand to redeploy")
+    if troop.declined and not _declined_redeploys(state, troop, state.phase == REDEPLOY):
+        raise IllegalAction(
+            f"Your In Decline {troop.race} neither conquered this turn nor have tokens in hand to redeploy"
+        )
     redeploy.redeploy(state, seat, state.edit_troop(seat, troop.race), action.tokens, own_turn=state.phase == REDEPLOY)
 
 
 def _end_turn(state: GameState, seat: int, action: Action) -> dict[str, Any]:
     if state.phase == DEFEND:
         if action.decline:
-            # Stout (rulebook): "at the end of a regular turn of conquests" - one's own turn only.
-            raise IllegalAction("A Stout race goes In Decline at the end of its own turn, not after an attack")
+            # Rulebook, "Stout": "at the end of a regular turn of conquests" - one's own turn only.
+            raise IllegalAction(
+                f"A {names_with('declines_after_scoring')} race goes In Decline at the end of its own turn, "
+                "not after an attack"
+            )
         turns.defender_done(state, seat)
         return {"undo_point": True}
     return {"undo_point": True, "score": turns.end_turn(state, seat, action.decline)}
@@ -181,8 +203,8 @@ def legal_actions(state: GameState, player: int) -> list[Action]:
     """What ``player`` may do now (empty when nothing is awaited from them).
 
     Choices that cannot be enumerated are one action describing the choice: ``redeploy`` (``regions`` to
-    fill, ``count`` tokens to place; for a defender, ``tokens`` holds what each region keeps at least),
-    ``place_encampments`` and ``place_heroes``.
+    fill, ``count`` tokens to place; for a defender, ``tokens`` holds what each region keeps at least) and
+    the abilities' kinds whose ``choice`` is ``"spread"`` or ``"choose"``.
     """
     if player not in awaiting(state):
         return []
@@ -193,9 +215,9 @@ def legal_actions(state: GameState, player: int) -> list[Action]:
 def legal_choices(state: GameState, player: int) -> tuple[list[Action], list[ConquestOffers]]:
     """:func:`legal_actions` with its ``conquer`` and ``final_conquest`` actions not listed but left to
     ask region by region: ``(actions, offers)``, where ``legal_actions`` lists ``actions`` and every
-    ``offers[i].all()`` (those of In Decline Ghouls first). For a player that draws regions at random
-    and checks only those drawn (``rules.bots.sample_action``). Call it inside ``with state.reading():``
-    to share the regions_of answers with the offers' checks."""
+    ``offers[i].all()`` (those of an In Decline race that still conquers first). For a player that draws
+    regions at random and checks only those drawn (``rules.bots.sample_action``). Call it inside
+    ``with state.reading():`` to share the regions_of answers with the offers' checks."""
     offers: list[ConquestOffers] = []
     if player not in awaiting(state):
         return [], offers
@@ -213,9 +235,10 @@ def _legal_actions(state: GameState, player: int, offers: list[ConquestOffers] |
         if not redeploy.unplaced(state, player, own_turn=False):
             out.append(offer("end_turn", player))
         return out
-    ghouls = declined_ghouls(state, player)
-    if ghouls is not None and phase in (PICK, START, CONQUER) and not state.t.ghouls_done and not state.t.conquests:
-        _conquests(state, player, ghouls, DECLINED, out, offers)
+    refusers = vetoes(state, player)
+    declined = conquest.declined_may_conquer(state, player) if p.declined else None
+    if declined is not None:
+        _conquests(state, player, declined, DECLINED, out, offers, refusers)
     if phase == PICK:
         out += [offer("pick", player, combo=k) for k in range(min(p.coins + 1, len(state.combos)))]
         if not state.combos:
@@ -226,42 +249,54 @@ def _legal_actions(state: GameState, player: int, offers: list[ConquestOffers] |
     if phase == START:
         out.append(offer("decline", player))
     if phase in (START, CONQUER):
-        if not state.t.conquests and state.t.berserk_die is None:
+        if not state.t.conquests:
             out += [offer("abandon", player, i) for i in state.regions_of(player, troop.race)]
-        _conquests(state, player, troop, ACTIVE, out, offers)
+        _conquests(state, player, troop, ACTIVE, out, offers, refusers)
         out.append(offer("end_conquest", player))
     if phase == REDEPLOY:
         out += _redeploy_choices(state, player, own_turn=True)
         if not redeploy.unplaced(state, player, own_turn=True):
             out.append(offer("end_turn", player))
-            if has_flag(troop, "declines_after_scoring"):
+            if hooks_of(troop).declines_after_scoring:
                 out.append(offer("end_turn", player, decline=True))
-    for ability in hooked(troop, "legal"):
+    for ability in hooks_of(troop).legal:
         out += ability.legal(state, player, troop)
+    if refusers:
+        out = [a for a in out if not any(r.refuse(state, player, a) for r in refusers)]
     return out
 
 
 def _conquests(
-    state: GameState, seat: int, troop: Any, kind: str, out: list[Action], offers: list[ConquestOffers] | None
+    state: GameState,
+    seat: int,
+    troop: Troop,
+    kind: str,
+    out: list[Action],
+    offers: list[ConquestOffers] | None,
+    refusers: tuple[Ability, ...],
 ) -> None:
     if offers is None:
-        out += ConquestOffers(state, seat, troop, kind).all()
+        out += ConquestOffers(state, seat, troop, kind, refusers).all()
     else:
-        offers.append(ConquestOffers(state, seat, troop, kind))
+        offers.append(ConquestOffers(state, seat, troop, kind, refusers))
 
 
 class ConquestOffers:
     """The ``conquer`` and ``final_conquest`` actions of one troop now, region by region: :meth:`all` for
     ``legal_actions``, :meth:`at` for a player that tries regions one at a time (``rules.bots``)."""
 
-    __slots__ = ("check", "seat", "kind", "hand", "die", "berserk", "regions")
+    __slots__ = ("check", "seat", "kind", "hand", "rolled", "refusers", "regions")
 
-    def __init__(self, state: GameState, seat: int, troop: Any, kind: str) -> None:
-        self.check = check = conquest.ConquestCheck(state, seat, troop)
+    def __init__(
+        self, state: GameState, seat: int, troop: Troop, kind: str, refusers: tuple[Ability, ...] | None = None
+    ) -> None:
+        self.check = check = ConquestCheck(state, seat, troop)
         self.seat, self.kind = seat, kind
         self.hand = hand_for_conquest(state, seat, troop, check.held)
-        self.berserk = kind == ACTIVE and any(a.name == "Berserk" for a in abilities(troop))
-        self.die = state.t.berserk_die if kind == ACTIVE else None
+        #: A die rolled before this conquest waits (``pending_roll``): every region it may conquer is
+        #: offered, whatever it costs.
+        self.rolled = kind == ACTIVE and check.roll is not None
+        self.refusers = vetoes(state, seat) if refusers is None else refusers
         #: The regions to ask :meth:`at` about (none without a token in hand).
         self.regions = check.candidates() if self.hand >= 1 else ()
 
@@ -270,35 +305,39 @@ class ConquestOffers:
         check = self.check
         if check.refusal(region):
             return None
-        cost, hand = check.cost(region), self.hand
-        if self.die is not None or hand >= cost:
-            return offer("conquer", self.seat, region, troop=self.kind)
-        if not self.berserk and cost - hand <= MAX_DIE_SHORTFALL:
-            return offer("final_conquest", self.seat, region, troop=self.kind)
-        return None
+        cost = check.price(region, None)
+        if self.rolled or self.hand >= cost:
+            action = offer("conquer", self.seat, region, troop=self.kind)
+        elif cost - self.hand <= MAX_DIE_SHORTFALL:
+            action = offer("final_conquest", self.seat, region, troop=self.kind)
+        else:
+            return None
+        if self.refusers and any(r.refuse(self.check.state, self.seat, action) for r in self.refusers):
+            return None
+        return action
 
     def all(self) -> list[Action]:
         at = self.at
         return [action for action in map(at, self.regions) if action is not None]
 
 
-def _ghouls_redeploy(state: GameState, troop: Any, own_turn: bool) -> bool:
-    """In Decline Ghouls redeploy tokens in hand, and, having conquered this turn, all of them "exactly as if
-    they were still Active" (rulebook, "Ghouls")."""
-    return bool(troop.hand) or (own_turn and state.t.ghouls_readied)
+def _declined_redeploys(state: GameState, troop: Troop, own_turn: bool) -> bool:
+    """An In Decline race redeploys tokens in hand, and, having conquered this turn, all of them "exactly as
+    if they were still Active" (rulebook, "Ghouls")."""
+    return bool(troop.hand) or (own_turn and RACES[troop.race].declined_readied(state))
 
 
 def _redeploy_choices(state: GameState, seat: int, own_turn: bool) -> list[Action]:
     out = []
     for troop in state.players[seat].troops():
-        if troop.declined and not _ghouls_redeploy(state, troop, own_turn):
+        if troop.declined and not _declined_redeploys(state, troop, own_turn):
             continue  # asked first: no scan of the regions for an In Decline race that stays put
         held = state.regions_of(seat, troop.race)
         if not held:
             continue
-        if troop.declined and troop is not declined_ghouls(state, seat):
-            # "troop": "declined" names the In Decline Ghouls; other In Decline races (a second one
-            # with Spirit) keep one token per region and have nothing to redeploy.
+        if troop.declined and troop is not conquering_declined(state, seat):
+            # "troop": "declined" names the In Decline race that still conquers; other In Decline races
+            # keep one token per region and have nothing to redeploy.
             continue
         if not own_turn and not troop.hand:
             continue  # a defender places only tokens in hand (rules/redeploy.py)

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
+from .abilities import hooks_of
 from .actions import IllegalAction
+from .regions import vacate
 from .state import GameState, Troop
-from .troops import hooked, total_tokens
+from .troops import total_tokens
 
 
 def kept_off_board(state: GameState, seat: int, troop: Troop, own_turn: bool) -> int:
-    """Tokens the troop keeps off the board after its own redeployment (Amazons' 4), else 0."""
-    keepers = hooked(troop, "kept_off_board")
+    """Tokens in hand the troop keeps off the board after its own redeployment (``kept_off_board``), else 0."""
+    keepers = hooks_of(troop).kept_off_board
     if not own_turn or not keepers:
         return 0
-    # Rulebook, "Amazons": the 4 leave the map at the end of each redeployment and come back when troops are
-    # readied; those still held back (troops not readied this turn) are not taken a second time.
-    total = total_tokens(state, seat, troop) + troop.held
-    keep = max(a.kept_off_board(total) for a in keepers)
-    return max(0, keep - troop.held)
+    return max(a.kept_off_board(state, seat, troop) for a in keepers)
 
 
 def redeploy(
@@ -24,8 +22,8 @@ def redeploy(
 ) -> None:
     """Set the whole distribution of the troop's tokens over the regions it holds.
 
-    Every region keeps at least one token; every token in hand is placed (rulings), except those the race
-    keeps off the board (Amazons). Where that cannot leave one per region, regions given 0 are abandoned.
+    Every region keeps at least one token; every token in hand is placed (rulings), except those an ability
+    keeps off the board. Where that cannot leave one per region, regions given 0 are abandoned.
     """
     held = state.regions_of(seat, troop.race)
     if not held:
@@ -63,9 +61,7 @@ def redeploy(
         raise IllegalAction("With too few tokens for every region, place one per region and no more")
     for region, count in given.items():
         if count == 0:
-            r = state.edit_region(region)
-            troop.camps += r.encampments
-            r.clear_occupant()
+            vacate(state, region)
         elif state.regions[region].tokens != count:  # copy on write: a region left as it was is shared
             state.edit_region(region).tokens = count
     troop.hand = keep
@@ -78,7 +74,8 @@ def fewest_tokens(state: GameState, regions: list[int]) -> int:
 
 def auto_redeploy(state: GameState, seat: int, own_turn: bool) -> None:
     """DESIGN §4 ``auto``: tokens in hand go one at a time onto the owner's region with the fewest tokens
-    (ties: lowest region number); Encampments likewise, onto the weakest region."""
+    (ties: lowest region number); then the abilities place their own pieces by the same rule
+    (``on_auto_redeploy``)."""
     for troop in list(state.players[seat].troops()):
         held = state.regions_of(seat, troop.race)
         if not held:
@@ -90,25 +87,12 @@ def auto_redeploy(state: GameState, seat: int, own_turn: bool) -> None:
             for _ in range(to_place):
                 state.edit_region(fewest_tokens(state, held)).tokens += 1
             troop.hand -= to_place
-        if troop.camps and not troop.declined:
-            place_camps(state, seat, state.edit_troop(seat, troop.race))
-
-
-def place_camps(state: GameState, seat: int, troop: Troop) -> None:
-    """Encampments off the board go one at a time onto the weakest region (tokens + Encampments; ties:
-    lowest number): the ``auto`` rule, also used for those an attack displaced (rulebook, "Bivouacking":
-    they "are redeployed at the end of the current player's turn")."""
-    held = state.regions_of(seat, troop.race)
-    if not held:
-        return
-    for _ in range(troop.camps):
-        target = min(held, key=lambda i: (state.regions[i].tokens + state.regions[i].encampments, i))
-        state.edit_region(target).encampments += 1
-    troop.camps = 0
+        for ability in hooks_of(troop).on_auto_redeploy:
+            ability.on_auto_redeploy(state, seat, state.edit_troop(seat, troop.race))
 
 
 def needs_redeploy(state: GameState, seat: int) -> bool:
-    """Whether an attacked player has tokens (or Encampments) in hand and a region to put them in."""
+    """Whether an attacked player has tokens in hand and a region to put them in."""
     return any(troop.hand and state.regions_of(seat, troop.race) for troop in state.players[seat].troops())
 
 

@@ -12,7 +12,7 @@ def turn_score(state: GameState, seat: int) -> dict[str, Any]:
     """What the player scores now: 1 coin per region (Active and In Decline) plus the bonuses.
 
     Returns ``{"regions": n, "bonus": {ability: coins}, "total": coins}``. Bonuses are the Active race's and
-    power's, and the In Decline ones that say they persist (Dwarves).
+    power's, and the In Decline races' that say they persist (``scores_in_decline``).
     """
     regions = 0
     bonus: dict[str, int] = {}
@@ -38,5 +38,5 @@ def score_turn(state: GameState, seat: int) -> dict[str, Any]:
 
 
 def tokens_on_board(state: GameState, seat: int) -> int:
-    """Tie-break: race tokens (Active + In Decline) on the board (Amazons' held-back 4 excluded)."""
+    """Tie-break: race tokens (Active + In Decline) on the board (none kept aside, rulings)."""
     return sum(r.tokens for r in state.regions if r.owner == seat)

@@ -6,22 +6,22 @@ replaces each region, player or troop it touches with a copy first (``edit_regio
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from .board import Board, load_board
-from .components import RACE_TOKENS
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 LOST_TRIBE = "Lost Tribe"
 
 # Phases of a turn (DESIGN §4: a turn is a sequence of steps).
-PICK = "pick"  # no Active race: pick a combo (In Decline Ghouls may conquer first)
+PICK = "pick"  # no Active race: pick a combo (an In Decline race that still conquers may do so first)
 START = "start"  # Active race on hand: go In Decline, or ready troops and conquer
 CONQUER = "conquer"  # conquests under way
 REDEPLOY = "redeploy"  # conquests over: redeploy, place markers, end the turn
 DEFEND = "defend"  # ``ask`` mode: attacked players redeploy their tokens in hand
 OVER = "over"
+PHASES = (PICK, START, CONQUER, REDEPLOY, DEFEND, OVER)
 
 REDEPLOY_AUTO = "auto"
 REDEPLOY_ASK = "ask"
@@ -29,37 +29,19 @@ REDEPLOY_ASK = "ask"
 
 @dataclass(slots=True)
 class RegionState:
-    """What lies on one region. ``owner`` is a seat, or -1 for nobody or the Lost Tribes."""
+    """What lies on one region in the base game. ``owner`` is a seat, or -1 for nobody or the Lost Tribes.
+
+    The markers of races and powers (Lairs, Fortresses…) are in their own state (``GameState.abilities``):
+    ``rules.region_markers`` lists those on a region.
+    """
 
     owner: int = -1
     race: str | None = None
     tokens: int = 0
     mountain: bool = False
-    lair: bool = False
-    fortress: bool = False
-    encampments: int = 0
-    hole: bool = False
-    hero: bool = False
-    dragon: bool = False
 
     def copy(self) -> RegionState:
-        return RegionState(
-            self.owner,
-            self.race,
-            self.tokens,
-            self.mountain,
-            self.lair,
-            self.fortress,
-            self.encampments,
-            self.hole,
-            self.hero,
-            self.dragon,
-        )
-
-    @property
-    def immune(self) -> bool:
-        """Rulings: Dragon, Heroes and Holes-in-the-Ground make a region immune to conquest and every power."""
-        return self.dragon or self.hero or self.hole
+        return RegionState(self.owner, self.race, self.tokens, self.mountain)
 
     @property
     def occupied(self) -> bool:
@@ -67,16 +49,11 @@ class RegionState:
         return self.tokens > 0
 
     def clear_occupant(self) -> None:
-        """The occupant leaves; markers that belong to it leave too (Lair, Fortress, power markers)."""
+        """The occupant leaves (Mountains stay). ``rules.regions.vacate`` also takes away the markers that
+        leave with it; this alone does not."""
         self.owner = -1
         self.race = None
         self.tokens = 0
-        self.lair = False
-        self.fortress = False
-        self.encampments = 0
-        self.hole = False
-        self.hero = False
-        self.dragon = False
 
 
 @dataclass(slots=True)
@@ -87,22 +64,10 @@ class Troop:
     power: str
     declined: bool = False
     hand: int = 0  # tokens off the board, to be placed this turn (or after an attack)
-    held: int = 0  # Amazons: the 4 tokens kept off the board until the next Ready your Troops
-    picked_turn: int = 0  # the game turn the combo was picked (Wealthy, no decline on the pick turn)
-    holes: int = 0  # Halflings: Holes-in-the-Ground placed so far (2 at most, ever)
-    camps: int = 0  # Bivouacking: Encampments off the board, waiting to be placed
+    picked_turn: int = 0  # the game turn the combo was picked (no decline on the pick turn)
 
     def copy(self) -> Troop:
-        return Troop(
-            self.race,
-            self.power,
-            self.declined,
-            self.hand,
-            self.held,
-            self.picked_turn,
-            self.holes,
-            self.camps,
-        )
+        return Troop(self.race, self.power, self.declined, self.hand, self.picked_turn)
 
 
 @dataclass(slots=True)
@@ -149,37 +114,43 @@ class TurnState:
     """What happened so far in the current player's turn; reset when the turn passes."""
 
     picked: bool = False
-    readied: bool = False
-    ghouls_readied: bool = False
-    ghouls_done: bool = False
-    conquests: int = 0  # conquests by the Active race (incl. conversions and the Dragon)
+    readied: bool = False  # the Active race's troops were readied (rulebook, "Ready your Troops")
+    conquests: int = 0  # conquests by the Active race (every conquering step)
     conquered: list[int] = field(default_factory=list)
     nonempty_conquered: int = 0
     attacked: list[int] = field(default_factory=list)  # seats whose Active race was attacked
-    converted: list[int] = field(default_factory=list)  # Sorcerers: once per turn per opponent
-    berserk_die: int | None = None
-    dragon_used: bool = False
-    fortress_placed: bool = False
-    heroes_placed: bool = False
-    skeletons_added: bool = False
+    #: Races' and powers' state for this turn, by name (``rules.abilities.Slot``).
+    abilities: dict[str, Any] = field(default_factory=dict)
 
     def copy(self) -> TurnState:
         return TurnState(
             self.picked,
             self.readied,
-            self.ghouls_readied,
-            self.ghouls_done,
             self.conquests,
             list(self.conquered),
             self.nonempty_conquered,
             list(self.attacked),
-            list(self.converted),
-            self.berserk_die,
-            self.dragon_used,
-            self.fortress_placed,
-            self.heroes_placed,
-            self.skeletons_added,
+            dict(self.abilities),
         )
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields that differ from their default (DESIGN §8: snapshots stay small)."""
+        out: dict[str, Any] = {}
+        if self.picked:
+            out["picked"] = True
+        if self.readied:
+            out["readied"] = True
+        if self.conquests:
+            out["conquests"] = self.conquests
+        if self.conquered:
+            out["conquered"] = list(self.conquered)
+        if self.nonempty_conquered:
+            out["nonempty_conquered"] = self.nonempty_conquered
+        if self.attacked:
+            out["attacked"] = list(self.attacked)
+        if self.abilities:
+            out["abilities"] = {name: slot.to_json() for name, slot in self.abilities.items()}
+        return out
 
 
 @dataclass(slots=True)
@@ -201,12 +172,18 @@ class GameState:
     defenders: list[int] = field(default_factory=list)  # ``ask`` mode: seats still to redeploy, in order
     #: What the last step did: ``{"kind", "player", "undo_point", "die", "score"}`` (DESIGN §4, undo).
     last: dict[str, Any] = field(default_factory=dict)
+    #: Races' and powers' own state, by name (``rules.abilities.Slot``; absent while unused): markers on
+    #: the board, tokens kept aside… Replaced through :meth:`set_slot`, never changed in place.
+    abilities: dict[str, Any] = field(default_factory=dict)
     # Copy-on-write bookkeeping for apply(); never serialised.
     _owned: set = field(default_factory=set, repr=False, compare=False)
     # regions_of answers remembered, (seat, race) -> regions, while the state is read (``reading``) or
     # edited (from ``fork`` to ``done``; then the regions edited since, ``_edited``, are asked again).
     _holdings: dict[tuple[int, str | None], list[int]] | None = field(default=None, repr=False, compare=False)
     _edited: set[int] = field(default_factory=set, repr=False, compare=False)
+    # What the abilities' markers do to the board, worked out from ``abilities`` once (``rules.cost``); the
+    # slots change only through set_slot, which forgets it.
+    _marks: Any = field(default=None, repr=False, compare=False)
 
     # -- reading ------------------------------------------------------------------------------------------
     @property
@@ -247,13 +224,10 @@ class GameState:
         return _Reading(self)
 
     def box_left(self, race: str) -> int:
-        """Tokens of this race still in the box (Components: a player never gets more than the box holds)."""
-        used = sum(r.tokens for r in self.regions if r.race == race)
-        for p in self.players:
-            troop = p.troop_of(race)
-            if troop is not None:
-                used += troop.hand + troop.held
-        return RACE_TOKENS[race][1] - used
+        """Tokens of this race still in the box (``rules.troops.box_left``)."""
+        from .troops import box_left  # the hooks of the races live above the state
+
+        return box_left(self, race)
 
     # -- copy on write ------------------------------------------------------------------------------------
     def fork(self) -> GameState:
@@ -275,9 +249,11 @@ class GameState:
             self.options,
             list(self.defenders),
             self.last,
+            self.abilities,  # copied by set_slot before a change
             set(),
             {},
             set(),
+            self._marks,
         )
 
     def edit_region(self, i: int) -> RegionState:
@@ -306,6 +282,18 @@ class GameState:
             self._owned.add("t")
         return self.t
 
+    def set_slot(self, name: str, value: Any) -> None:
+        """Replace the state of the race or power ``name`` (None: remove it). Copy on write: the dict is
+        copied once per edit, the slots themselves are immutable."""
+        self._marks = None
+        if "a" not in self._owned:
+            self.abilities = dict(self.abilities)
+            self._owned.add("a")
+        if value is None:
+            self.abilities.pop(name, None)
+        else:
+            self.abilities[name] = value
+
     def edit_combo(self, i: int) -> Combo:
         key = ("c", i)
         if key not in self._owned:
@@ -333,42 +321,24 @@ class GameState:
             "options": dict(self.options),
             "players": [_player_json(p) for p in self.players],
             "regions": [_region_json(r) for r in self.regions],
+            "abilities": {name: slot.to_json() for name, slot in self.abilities.items()},
             "combos": [[c.race, c.power, c.coins] for c in self.combos],
             "race_stack": list(self.race_stack),
             "power_stack": list(self.power_stack),
             "power_discard": list(self.power_discard),
             "rng": format(self.rng, "016x"),
-            "turn_state": _compact(self.t),
+            "turn_state": self.t.to_json(),
             "defenders": list(self.defenders),
             "last": dict(self.last),
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GameState:
-        if not isinstance(data, dict) or data.get("schema") != SCHEMA_VERSION:
-            raise ValueError(f"Not a game state of schema {SCHEMA_VERSION}")
-        t = TurnState(**data["turn_state"])
-        t.conquered = list(t.conquered)
-        t.attacked = list(t.attacked)
-        t.converted = list(t.converted)
-        return cls(
-            board_name=data["board"],
-            turns=data["turns"],
-            turn=data["turn"],
-            current=data["current"],
-            phase=data["phase"],
-            players=[_player_from(p) for p in data["players"]],
-            regions=[_region_from(r) for r in data["regions"]],
-            combos=[Combo(race, power, coins) for race, power, coins in data["combos"]],
-            race_stack=list(data["race_stack"]),
-            power_stack=list(data["power_stack"]),
-            power_discard=list(data["power_discard"]),
-            rng=int(data["rng"], 16),
-            t=t,
-            options=dict(data["options"]),
-            defenders=list(data["defenders"]),
-            last=dict(data["last"]),
-        )
+        """Read :meth:`to_json`'s form, checking it (``rules.schema``): a ValueError names the field at
+        fault. A schema-1 state (stored before the races and powers kept their own state) is converted."""
+        from .schema import read_state  # reading needs the races and powers, which build on the state
+
+        return read_state(data)
 
 
 class _Reading:
@@ -388,47 +358,29 @@ class _Reading:
             self.state._holdings = None
 
 
-def _compact(obj: Any) -> dict[str, Any]:
+def _region_json(r: RegionState) -> dict[str, Any]:
     """Fields that differ from their default only, to keep snapshots small (DESIGN §8: < 16 KB)."""
-    out = {}
-    for name, default in _defaults(type(obj)):
-        value = getattr(obj, name)
-        if value != default:
-            out[name] = list(value) if isinstance(value, list) else value
+    out: dict[str, Any] = {}
+    if r.owner != -1:
+        out["owner"] = r.owner
+    if r.race is not None:
+        out["race"] = r.race
+    if r.tokens:
+        out["tokens"] = r.tokens
+    if r.mountain:
+        out["mountain"] = True
     return out
 
 
-_DEFAULTS: dict[type, tuple[tuple[str, Any], ...]] = {}
-
-
-def _defaults(cls: type) -> tuple[tuple[str, Any], ...]:
-    """``(name, default)`` of the fields that have a default (a Troop's race and power have none).
-
-    Computed once per class: ``to_json`` runs after every step, and ``dataclasses.fields`` was most of
-    its time.
-    """
-    known = _DEFAULTS.get(cls)
-    if known is None:
-        out = []
-        for f in fields(cls):
-            if f.default is not MISSING:
-                out.append((f.name, f.default))
-            elif f.default_factory is not MISSING:
-                out.append((f.name, f.default_factory()))
-        known = _DEFAULTS[cls] = tuple(out)
-    return known
-
-
-def _region_json(r: RegionState) -> dict[str, Any]:
-    return _compact(r)
-
-
-def _region_from(d: dict[str, Any]) -> RegionState:
-    return RegionState(**d)
-
-
 def _troop_json(t: Troop) -> dict[str, Any]:
-    return {"race": t.race, "power": t.power} | _compact(t)
+    out: dict[str, Any] = {"race": t.race, "power": t.power}
+    if t.declined:
+        out["declined"] = True
+    if t.hand:
+        out["hand"] = t.hand
+    if t.picked_turn:
+        out["picked_turn"] = t.picked_turn
+    return out
 
 
 def _player_json(p: PlayerState) -> dict[str, Any]:
@@ -442,13 +394,3 @@ def _player_json(p: PlayerState) -> dict[str, Any]:
     if p.auto_passes:
         out["auto_passes"] = p.auto_passes
     return out
-
-
-def _player_from(d: dict[str, Any]) -> PlayerState:
-    return PlayerState(
-        coins=d["coins"],
-        active=Troop(**d["active"]) if "active" in d else None,
-        declined=[Troop(**t) for t in d.get("declined", [])],
-        ally=d.get("ally"),
-        auto_passes=d.get("auto_passes", 0),
-    )

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from .abilities import abilities, hooks_of, names_with, with_state
 from .actions import IllegalAction
 from .decline import go_into_decline
-from .redeploy import auto_redeploy, needs_redeploy, place_camps, unplaced
+from .redeploy import auto_redeploy, needs_redeploy, unplaced
 from .scoring import score_turn
 from .state import DEFEND, OVER, PICK, REDEPLOY, REDEPLOY_AUTO, START, GameState, TurnState
-from .troops import abilities, hooked
 
 
 def finish_own_turn(state: GameState, seat: int, *, decline_after: bool = False) -> dict[str, Any]:
-    """Markers land, the turn is scored, (Stout) the race declines, and the turn passes."""
+    """The abilities finish the turn (``on_end_turn``), the turn is scored, the race declines if asked
+    (``declines_after_scoring``), and the turn passes."""
     for troop in list(state.players[seat].troops()):
-        for ability in hooked(troop, "on_end_turn"):
+        for ability in hooks_of(troop).on_end_turn:
             ability.on_end_turn(state, seat, state.edit_troop(seat, troop.race))
     score = score_turn(state, seat)
     if decline_after:
@@ -33,20 +34,20 @@ def end_turn(state: GameState, seat: int, decline: bool) -> dict[str, Any]:
     if decline:
         troop = state.players[seat].active
         if troop is None or not any(a.declines_after_scoring for a in abilities(troop)):
-            raise IllegalAction("Only a Stout race may go In Decline at the end of a turn of conquests")
+            who = names_with("declines_after_scoring")
+            raise IllegalAction(f"Only a {who} race may go In Decline at the end of a turn of conquests")
     state.edit_player(seat).auto_passes = 0
     return finish_own_turn(state, seat, decline_after=decline)
 
 
 def pass_turn(state: GameState) -> None:
-    """Attacked players redeploy (``auto`` rule now, or ``ask``: each gets a step), then the next turn."""
+    """The abilities end the turn on the board (``on_turn_end``); attacked players redeploy (``auto`` rule
+    now, or ``ask``: each gets a step), then the next turn."""
     seat = state.current
     n = len(state.players)
     order = [(seat + k) % n for k in range(1, n)]
-    for s in order:
-        active = state.players[s].active
-        if active is not None and active.camps:
-            place_camps(state, s, state.edit_troop(s, active.race))
+    for ability in with_state(state, "on_turn_end"):
+        ability.on_turn_end(state)
     defenders = [s for s in order if needs_redeploy(state, s)]
     if state.options.get("redeploy", REDEPLOY_AUTO) == REDEPLOY_AUTO:
         for s in defenders:
@@ -81,5 +82,5 @@ def start_next_turn(state: GameState) -> None:
         return
     state.current, state.turn = nxt, turn
     player = state.edit_player(nxt)
-    player.ally = None  # Diplomat: the peace holds "until your next turn"
+    player.ally = None  # rulebook, "Diplomat": the peace holds "until your next turn"
     state.phase = PICK if player.active is None else START

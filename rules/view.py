@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .regions import all_markers
 from .scoring import tokens_on_board
 from .state import GameState
 
@@ -13,9 +14,13 @@ def player_view(state: GameState, player: int | None) -> dict[str, Any]:
 
     Rulebook, "Scoring Victory Coins": coins are hidden from other players until the end. The RNG and the
     order of the stacks below the column are never shown before the end (they would tell future die rolls
-    and combos); their sizes are.
+    and combos); their sizes are. For drawing the board, each region also lists the markers on it
+    (``rules.region_markers``: ``"lair": true``, ``"encampments": 2``…), which the JSON keeps in their
+    ability's state.
     """
     data = state.to_json()
+    for region, markers in zip(data["regions"], all_markers(state), strict=True):
+        region.update(markers)
     if state.over:
         return data
     for seat, p in enumerate(data["players"]):

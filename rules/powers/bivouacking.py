@@ -1,74 +1,149 @@
-"""Bivouacking: 5 Encampments, +1 defence each, moved freely at redeployment (rulebook,
-"Bivouacking").
+"""Bivouacking: 5 Encampments, +1 defence each, moved freely at redeployment (rulebook, "Bivouacking").
 
-Decisions (DESIGN §4, the ``auto`` rule): Encampments a player leaves aside at redeployment, or that
-come off the board when a region is abandoned or emptied (Amazons), land one at a time on the
-weakest region (tokens + Encampments, ties to the lowest number) at the end of the turn; those of a
-conquered region land the same way at the end of the attacker's turn, before any defender is asked
-(``ask`` mode). An auto-passed turn leaves those on the board where they are.
+Decisions (DESIGN §4, the ``auto`` rule): Encampments a player leaves aside at redeployment, or that come
+off the board when a region is abandoned or emptied, land one at a time on the weakest region (tokens +
+Encampments, ties to the lowest number) at the end of the turn; those of a conquered region land the same
+way at the end of the attacker's turn, before any defender is asked (``ask`` mode). An auto-passed turn
+leaves those on the board where they are.
+
+Its state: ``"Bivouacking": {"encampments": [3, 3, 9], "aside": 0}``, the region of each Encampment on the
+board (two on 3, one on 9) and those off the board, waiting to be placed.
 """
 
 from __future__ import annotations
 
-from ..abilities import Power, register
-from ..actions import Action, IllegalAction
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from ..abilities import Marker, Power, Slot, register
+from ..actions import Action, ActionKind, IllegalAction
 from ..components import ENCAMPMENTS, POWER_TOKENS
-from ..redeploy import place_camps
+from ..schema import schema_1_markers, schema_1_troop_field
 from ..state import REDEPLOY, GameState, Troop
+from ..telling import Step, placements
+
+# Rulebook: "Each Encampment counts as 1 Race token toward the defense of the Region in which it is placed
+# (thereby protecting a single Race token with an Encampment from the Sorcerer's Racial Power)".
+ENCAMPMENT = Marker("encampments", "Encampment", defence=1, guards=True, counted=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Camps(Slot):
+    #: The region of each Encampment on the board, in ascending order (a region twice: two there).
+    encampments: tuple[int, ...] = ()
+    #: Encampments off the board, waiting to be placed.
+    aside: int = 0
 
 
 @register
 class Bivouacking(Power):
     name = "Bivouacking"
     tokens = POWER_TOKENS["Bivouacking"]
-    action_types = ("place_encampments",)
+    summary = "5 Encampments, +1 defence each, moved at every redeployment."
+    source = 'Rulebook, "Bivouacking"'
+    description = (
+        "Deploy the 5 Encampment tokens in any of your Region(s), during your Troop Redeployment phase. Each "
+        "Encampment counts as 1 Race token toward the defense of the Region in which it is placed (thereby "
+        "protecting a single Race token with an Encampment from the Sorcerer's Racial Power). Multiple "
+        "Encampments may be placed in the same Region to obtain a higher defense bonus. Each turn you may break "
+        "camp and settle in any new Region you occupy. Encampments are never lost during an attack on the "
+        "Region they are in: they are redeployed at the end of the current player's turn. When the Race they "
+        "were associated with goes into Decline, they disappear."
+    )
+    actions = (ActionKind("place_encampments", ("tokens",), "Place the Encampments", choice="spread"),)
+    slot = Camps
+    markers = (ENCAMPMENT,)
+    schema_1_fields = frozenset({"encampments", "camps"})
 
     def legal(self, state: GameState, seat: int, troop: Troop) -> list[Action]:
         held = state.regions_of(seat, troop.race)
         if state.phase != REDEPLOY or not held:
             return []
-        return [
-            Action(
-                "place_encampments",
-                seat,
-                regions=tuple(held),
-                count=self.available(state, seat, troop),
-            )
-        ]
+        return [Action("place_encampments", seat, regions=tuple(held), count=self.available(state))]
 
-    @staticmethod
-    def available(state: GameState, seat: int, troop: Troop) -> int:
-        on_board = sum(state.regions[i].encampments for i in state.regions_of(seat, troop.race))
-        return on_board + troop.camps
+    def available(self, state: GameState) -> int:
+        camps = self.read(state, Camps)
+        return len(camps.encampments) + camps.aside
 
     def apply(self, state: GameState, seat: int, troop: Troop, action: Action) -> None:
         if state.phase != REDEPLOY:
             raise IllegalAction("Encampments are placed during your Troop Redeployment")
         held = set(state.regions_of(seat, troop.race))
-        total = self.available(state, seat, troop)
+        total = self.available(state)
         wanted = dict(action.tokens)
         foreign = sorted(set(wanted) - held)
         if foreign:
             raise IllegalAction(f"Encampments go only in your own regions; {foreign[0]} is not yours")
-        if sum(wanted.values()) > total:
-            placed = sum(wanted.values())
+        placed = sum(wanted.values())
+        if placed > total:
             raise IllegalAction(f"You have {total} Encampments (of {ENCAMPMENTS}); this places {placed}")
-        for i in held:
-            count = wanted.get(i, 0)
-            if state.regions[i].encampments != count:
-                state.edit_region(i).encampments = count
-        troop.camps = total - sum(wanted.values())
+        self.write(state, Camps(_sorted(Counter(wanted)), total - placed))
+
+    def on_pick(self, state: GameState, seat: int, troop: Troop) -> None:
+        self.write(state, Camps(aside=ENCAMPMENTS))
 
     def on_decline(self, state: GameState, seat: int, troop: Troop) -> None:
         # "When the Race they were associated with goes into Decline, they disappear."
-        for i in state.regions_of(seat, troop.race):
-            if state.regions[i].encampments:
-                state.edit_region(i).encampments = 0
-        troop.camps = 0
-
-    def on_pick(self, state: GameState, seat: int, troop: Troop) -> None:
-        troop.camps = ENCAMPMENTS
+        self.write(state, Camps())
 
     def on_end_turn(self, state: GameState, seat: int, troop: Troop) -> None:
         # "Deploy the 5 Encampment tokens": those the player left aside go by the auto rule.
-        place_camps(state, seat, troop)
+        self.place_aside(state, seat, troop)
+
+    def on_auto_redeploy(self, state: GameState, seat: int, troop: Troop) -> None:
+        self.place_aside(state, seat, troop)
+
+    def on_turn_end(self, state: GameState) -> None:
+        # Those of a conquered region "are redeployed at the end of the current player's turn".
+        for seat, player in enumerate(state.players):
+            troop = player.active
+            if seat != state.current and troop is not None and troop.power == self.name:
+                self.place_aside(state, seat, troop)
+
+    def place_aside(self, state: GameState, seat: int, troop: Troop) -> None:
+        """Encampments off the board go one at a time onto the weakest region (tokens + Encampments; ties:
+        lowest number): the ``auto`` rule."""
+        camps = self.read(state, Camps)
+        if not camps.aside:
+            return
+        held = state.regions_of(seat, troop.race)
+        if not held:
+            return
+        counts = Counter(camps.encampments)
+        for _ in range(camps.aside):
+            target = min(held, key=lambda i: (state.regions[i].tokens + counts[i], i))
+            counts[target] += 1
+        self.write(state, Camps(_sorted(counts), 0))
+
+    # -- the Encampments on the board --------------------------------------------------------------------
+    def placed(self, state: GameState) -> list[tuple[int, Marker, int]]:
+        return [(region, ENCAMPMENT, n) for region, n in sorted(Counter(self.read(state, Camps).encampments).items())]
+
+    def place(self, state: GameState, region: int, marker: Marker, count: int) -> None:
+        camps = self.read(state, Camps)
+        counts = Counter(camps.encampments)
+        counts[region] = count
+        self.write(state, Camps(_sorted(counts), camps.aside))
+
+    def on_vacate(self, state: GameState, region: int, owner: int, race: str | None) -> None:
+        # "Encampments are never lost during an attack on the Region they are in": back off the board.
+        camps = self.read(state, Camps)
+        there = camps.encampments.count(region)
+        if there:
+            rest = tuple(i for i in camps.encampments if i != region)
+            self.write(state, Camps(rest, camps.aside + there))
+
+    def tell(self, step: Step) -> str:
+        tokens = step.action.tokens if step.action is not None else ()
+        placed = placements([(r, n) for r, n in tokens if n], step)
+        return f"{step.who} placed the Encampments: {placed}" if placed else f"{step.who} took up the Encampments"
+
+    def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
+        on_board = schema_1_markers(old, "encampments")
+        aside = [n for _, troop, n in schema_1_troop_field(old, "camps") if troop["power"] == self.name]
+        self.write(state, Camps(_sorted(Counter(on_board)), aside[0] if aside else 0))
+
+
+def _sorted(counts: Counter[int] | dict[int, int]) -> tuple[int, ...]:
+    return tuple(sorted(Counter(counts).elements()))

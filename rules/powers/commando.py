@@ -11,6 +11,11 @@ from ..state import GameState, Troop
 class Commando(Power):
     name = "Commando"
     tokens = POWER_TOKENS["Commando"]
+    summary = "Every conquest costs 1 token fewer."
+    source = 'Rulebook, "Commando"'
+    description = (
+        "You may conquer any Region with 1 less Race token than normal. A minimum of 1 token is still required."
+    )
 
     def conquest_discount(self, state: GameState, seat: int, troop: Troop, region: int) -> int:
         return 1

@@ -1,5 +1,5 @@
-"""Flying: conquer any land region, adjacent or not; never Seas or the Lake (rulebook, "Flying";
-rulings: the first conquest too may be on any land region).
+"""Flying: conquer any land region, adjacent or not; never Seas or the Lake (rulebook, "Flying"; rulings:
+the first conquest too may be on any land region).
 """
 
 from __future__ import annotations
@@ -12,5 +12,11 @@ from ..components import POWER_TOKENS
 class Flying(Power):
     name = "Flying"
     tokens = POWER_TOKENS["Flying"]
+    summary = "Conquer any land region, adjacent or not."
+    source = 'Rulebook, "Flying"'
+    description = (
+        "You may conquer any Region of the map except Seas and Lakes. These Regions do not need to be adjacent "
+        "or contiguous to ones you already occupy."
+    )
     flies = True
     enters_anywhere = True

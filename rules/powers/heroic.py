@@ -1,22 +1,47 @@
-"""Heroic: at the end of the turn the 2 Heroes stand in 2 different regions, which are immune
-(rulebook, "Heroic"). A player who does not place them keeps them where they stand; missing ones go
-to the lowest-numbered regions (decision: the deterministic rule of DESIGN §4, also used when an
-auto-passed turn ends or a region given up after placing them took a Hero away).
+"""Heroic: at the end of the turn the 2 Heroes stand in 2 different regions, which are immune (rulebook,
+"Heroic"). A player who does not place them keeps them where they stand; missing ones go to the
+lowest-numbered regions (decision: the deterministic rule of DESIGN §4, also used when an auto-passed turn
+ends or a region given up after placing them took a Hero away).
+
+Its state: ``"Heroic": {"heroes": [4, 9]}``, the Heroes' regions.
 """
 
 from __future__ import annotations
 
-from ..abilities import Power, register
-from ..actions import Action, IllegalAction
+from dataclasses import dataclass
+from typing import Any
+
+from ..abilities import Marker, Power, Slot, register
+from ..actions import Action, ActionKind, IllegalAction
 from ..components import HEROES, POWER_TOKENS
+from ..schema import schema_1_markers
 from ..state import REDEPLOY, GameState, Troop
+from ..telling import Step
+
+HERO = Marker("hero", "Hero", immune="Heroes")
+
+
+@dataclass(frozen=True, slots=True)
+class Heroes(Slot):
+    heroes: frozenset[int] = frozenset()
 
 
 @register
 class Heroic(Power):
     name = "Heroic"
     tokens = POWER_TOKENS["Heroic"]
-    action_types = ("place_heroes",)
+    summary = "2 Heroes make 2 regions immune."
+    source = 'Rulebook, "Heroic"'
+    description = (
+        "At the end of your turn, place each of your 2 Heroes in 2 different Regions you occupy. These 2 "
+        "Regions are immune to enemy conquests as well as to their racial and special powers until your Heroes "
+        "move. Your Heroes disappear when you go into Decline."
+    )
+    actions = (ActionKind("place_heroes", ("regions",), "Place the Heroes", choice="choose"),)
+    slot = Heroes
+    markers = (HERO,)
+    # Schema 1 also marked the turn a player placed them ("heroes_placed"), which nothing read.
+    schema_1_fields = frozenset({"hero", "heroes_placed"})
 
     def legal(self, state: GameState, seat: int, troop: Troop) -> list[Action]:
         held = state.regions_of(seat, troop.race)
@@ -36,28 +61,36 @@ class Heroic(Power):
         for region in wanted:
             if region not in held:
                 raise IllegalAction(f"Region {region} is not held by your {troop.race}")
-        self._place(state, held, wanted)
-        state.edit_turn().heroes_placed = True
-
-    @staticmethod
-    def _place(state: GameState, held: list[int], wanted: tuple[int, ...] | list[int]) -> None:
-        for i in held:
-            want = i in wanted
-            if state.regions[i].hero != want:
-                state.edit_region(i).hero = want
+        self.write(state, Heroes(frozenset(wanted)))
 
     def on_end_turn(self, state: GameState, seat: int, troop: Troop) -> None:
-        # Rulebook: "At the end of your turn, place each of your 2 Heroes in 2 different Regions":
-        # also when a
-        # region given up after ``place_heroes`` took a Hero with it.
+        # Rulebook: "At the end of your turn, place each of your 2 Heroes in 2 different Regions": also when
+        # a region given up after ``place_heroes`` took a Hero with it.
         held = state.regions_of(seat, troop.race)
         if not held:
             return
-        standing = [i for i in held if state.regions[i].hero]
+        standing = [i for i in held if i in self.read(state, Heroes).heroes]
         others = [i for i in held if i not in standing]
-        self._place(state, held, (standing + others)[: min(HEROES, len(held))])
+        self.write(state, Heroes(frozenset((standing + others)[: min(HEROES, len(held))])))
 
     def on_decline(self, state: GameState, seat: int, troop: Troop) -> None:
-        for i in state.regions_of(seat, troop.race):
-            if state.regions[i].hero:
-                state.edit_region(i).hero = False
+        self.write(state, Heroes())
+
+    def placed(self, state: GameState) -> list[tuple[int, Marker, int]]:
+        return [(region, HERO, 1) for region in self.read(state, Heroes).heroes]
+
+    def place(self, state: GameState, region: int, marker: Marker, count: int) -> None:
+        heroes = self.read(state, Heroes).heroes
+        self.write(state, Heroes(heroes | {region} if count else heroes - {region}))
+
+    def on_vacate(self, state: GameState, region: int, owner: int, race: str | None) -> None:
+        heroes = self.read(state, Heroes).heroes
+        if region in heroes:
+            self.write(state, Heroes(heroes - {region}))
+
+    def tell(self, step: Step) -> str:
+        regions = step.action.regions if step.action is not None else ()
+        return f"{step.who} placed the Heroes on {' and '.join(step.where(r) for r in regions)}"
+
+    def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
+        self.write(state, Heroes(frozenset(schema_1_markers(old, "hero"))))

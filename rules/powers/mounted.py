@@ -11,6 +11,12 @@ from ..state import GameState, Troop
 class Mounted(Power):
     name = "Mounted"
     tokens = POWER_TOKENS["Mounted"]
+    summary = "Hills and Farmlands cost 1 token fewer."
+    source = 'Rulebook, "Mounted"'
+    description = (
+        "You may conquer any Hill or Farmland Region with 1 less Race token than normal. A minimum of 1 token is "
+        "still required."
+    )
 
     def conquest_discount(self, state: GameState, seat: int, troop: Troop, region: int) -> int:
         return 1 if state.board.regions[region].terrain in ("hill", "farmland") else 0

@@ -12,4 +12,10 @@ from ..components import POWER_TOKENS
 class Stout(Power):
     name = "Stout"
     tokens = POWER_TOKENS["Stout"]
+    summary = "May go In Decline at the end of a turn of conquests."
+    source = 'Rulebook, "Stout"'
+    description = (
+        "You may go In Decline at the end of a regular turn of conquests, after scoring, instead of spending an "
+        "entire turn going into Decline."
+    )
     declines_after_scoring = True

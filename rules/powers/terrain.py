@@ -23,6 +23,9 @@ class TerrainBonus(Power):
 class Forest(TerrainBonus):
     name = "Forest"
     tokens = POWER_TOKENS["Forest"]
+    summary = "+1 coin per Forest region."
+    source = 'Rulebook, "Forest"'
+    description = "Collect 1 bonus Victory coin for each Forest Region you occupy at turn's end."
     terrain = "forest"
 
 
@@ -30,6 +33,9 @@ class Forest(TerrainBonus):
 class Hill(TerrainBonus):
     name = "Hill"
     tokens = POWER_TOKENS["Hill"]
+    summary = "+1 coin per Hill region."
+    source = 'Rulebook, "Hill"'
+    description = "Collect 1 bonus Victory coin for each Hill Region you occupy at turn's end."
     terrain = "hill"
 
 
@@ -37,4 +43,7 @@ class Hill(TerrainBonus):
 class Swamp(TerrainBonus):
     name = "Swamp"
     tokens = POWER_TOKENS["Swamp"]
+    summary = "+1 coin per Swamp region."
+    source = 'Rulebook, "Swamp"'
+    description = "Collect 1 bonus Victory coin for each Swamp Region you occupy at turn's end."
     terrain = "swamp"

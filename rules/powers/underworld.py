@@ -15,6 +15,13 @@ from ..state import GameState, Troop
 class Underworld(Power):
     name = "Underworld"
     tokens = POWER_TOKENS["Underworld"]
+    summary = "Caverns cost 1 token fewer and are adjacent to each other."
+    source = 'Rulebook, "Underworld"'
+    description = (
+        "You may conquer any Region with a Cavern with 1 less Race token than normal. A minimum of 1 token is "
+        "still required. All Regions with a Cavern are also considered adjacent to each other for your conquest "
+        "purposes."
+    )
 
     def conquest_discount(self, state: GameState, seat: int, troop: Troop, region: int) -> int:
         return 1 if state.board.regions[region].cavern else 0

@@ -13,6 +13,9 @@ BONUS = 7
 class Wealthy(Power):
     name = "Wealthy"
     tokens = POWER_TOKENS["Wealthy"]
+    summary = "+7 coins once, at the end of the first turn."
+    source = 'Rulebook, "Wealthy"'
+    description = "Collect 7 bonus Victory coins, once only, at the end of your first turn."
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
         return BONUS if troop.picked_turn == state.turn and state.current == seat else 0

@@ -10,7 +10,13 @@ from ..state import GameState, Troop
 @register
 class Dwarves(Race):
     name = "Dwarves"
-    tokens = RACE_TOKENS["Dwarves"][0]
+    tokens, box = RACE_TOKENS["Dwarves"]
+    summary = "+1 coin per Mine region, even In Decline."
+    source = 'Rulebook, "Dwarves"'
+    description = (
+        "Each Mine Region your Dwarves occupy is worth 1 bonus Victory coin, at the end of your turn. This "
+        "power is kept even when the Dwarves are In Decline."
+    )
     scores_in_decline = True
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:

@@ -9,5 +9,11 @@ from ..components import RACE_TOKENS
 @register
 class Elves(Race):
     name = "Elves"
-    tokens = RACE_TOKENS["Elves"][0]
+    tokens, box = RACE_TOKENS["Elves"]
+    summary = "Lose no token when a region of theirs is conquered."
+    source = 'Rulebook, "Elves"'
+    description = (
+        "When the enemy conquers one of your Regions, keep all your Elf tokens in hand for redeployment at the "
+        "end of the current player's turn, rather than discarding 1 Elf token back into the storage tray."
+    )
     keeps_tokens_when_conquered = True  # not against Sorcerers (rulings: a converted Elf is lost)

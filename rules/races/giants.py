@@ -10,7 +10,13 @@ from ..state import GameState, Troop
 @register
 class Giants(Race):
     name = "Giants"
-    tokens = RACE_TOKENS["Giants"][0]
+    tokens, box = RACE_TOKENS["Giants"]
+    summary = "1 token fewer to conquer a region next to a Mountain they hold."
+    source = 'Rulebook, "Giants"'
+    description = (
+        "Your Giants may conquer any Region adjacent to a Mountain Region they occupy at a cost of 1 less Giant "
+        "token than normal. A minimum of 1 Giant token is still required."
+    )
 
     def conquest_discount(self, state: GameState, seat: int, troop: Troop, region: int) -> int:
         board = state.board

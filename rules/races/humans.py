@@ -10,7 +10,10 @@ from ..state import GameState, Troop
 @register
 class Humans(Race):
     name = "Humans"
-    tokens = RACE_TOKENS["Humans"][0]
+    tokens, box = RACE_TOKENS["Humans"]
+    summary = "+1 coin per Farmland region."
+    source = 'Rulebook, "Humans"'
+    description = "Each Farmland Region your Humans occupy is worth 1 bonus Victory coin, at the end of your turn."
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
         board = state.board

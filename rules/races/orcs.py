@@ -10,7 +10,12 @@ from ..state import GameState, Troop
 @register
 class Orcs(Race):
     name = "Orcs"
-    tokens = RACE_TOKENS["Orcs"][0]
+    tokens, box = RACE_TOKENS["Orcs"]
+    summary = "+1 coin per non-empty region conquered this turn."
+    source = 'Rulebook, "Orcs"'
+    description = (
+        "Each not empty Region your Orcs conquered this turn is worth 1 bonus Victory coin, at the end of your turn."
+    )
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
         return state.t.nonempty_conquered

@@ -9,4 +9,7 @@ from ..components import RACE_TOKENS
 @register
 class Ratmen(Race):
     name = "Ratmen"
-    tokens = RACE_TOKENS["Ratmen"][0]
+    tokens, box = RACE_TOKENS["Ratmen"]
+    summary = "No power but their number."
+    source = 'Rulebook, "Ratmen"'
+    description = "No Race benefit; their sheer number of tokens is enough!"

@@ -1,36 +1,62 @@
-"""Sorcerers: once per turn per opponent, replace a lone Active enemy token (rulebook, "Sorcerers";
-rulings).
+"""Sorcerers: once per turn per opponent, replace a lone Active enemy token (rulebook, "Sorcerers"; rulings).
 
-The token must be alone in its region (a Troll's Lair, a Fortress or a Mountain does not protect it;
-an Encampment does), Active, in a region adjacent to a Sorcerer region and not immune. The new
-Sorcerer comes from the box, so it works with an empty hand but not with an empty box; the replaced
-token (an Elf too) is lost.
+The token must be alone in its region (a Troll's Lair, a Fortress or a Mountain does not protect it; a
+marker that counts as a token, an Encampment, does), Active, in a region adjacent to a Sorcerer region and
+not immune. The new Sorcerer comes from the box, so it works with an empty hand but not with an empty box;
+the replaced token (an Elf too) is lost.
 
 Decisions: "adjacent" means sharing a border on the board; Flying and Underworld stretch the race's
-conquests, not this racial power. A conversion is a conquest of a non-empty region (Pillaging counts
-it, the In Decline Ghouls' moment ends, the victim counts as attacked for the Diplomat); it needs no
-Berserk roll and is refused while one waits.
+conquests, not this racial power. A conversion is a conquest of a non-empty region (Pillaging counts it,
+the In Decline Ghouls' moment ends, the victim counts as attacked for the Diplomat).
+
+Their state, for the turn only: ``"Sorcerers": {"converted": [1]}``, the seats converted this turn.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from ..abilities import Race, register
-from ..actions import Action, IllegalAction, offer
+from ..abilities import Race, Slot, register
+from ..actions import ACTIVE, Action, ActionKind, IllegalAction, offer
 from ..components import RACE_TOKENS
-from ..conquest import conquest_refusal, ready_troops
+from ..conquest import attacked, prepare, record_conquest
+from ..cost import ConquestCheck
+from ..regions import markers_at, vacate
+from ..schema import schema_1_turn_field
 from ..state import CONQUER, START, GameState, Troop
+from ..telling import Step
+from ..troops import box_left
+
+
+@dataclass(frozen=True, slots=True)
+class Conversions(Slot):
+    #: The seats whose token was converted this turn (once per turn per opponent).
+    converted: frozenset[int] = frozenset()
 
 
 @register
 class Sorcerers(Race):
     name = "Sorcerers"
-    tokens = RACE_TOKENS["Sorcerers"][0]
-    action_types = ("convert",)
+    tokens, box = RACE_TOKENS["Sorcerers"]
+    summary = "Once per turn per opponent, replace a lone Active enemy token with one of theirs."
+    source = 'Rulebook, "Sorcerers"'
+    description = (
+        "Once per turn per opponent, your Sorcerers can conquer a Region by substituting one of your opponent's "
+        "Active tokens with one of your own taken from the storage tray. If there are no more tokens in the "
+        "storage tray, then you cannot conquer a new Region in this way. The token your Sorcerers replaces must "
+        "be the only race token in its Region (A single Troll token with its Troll's Lair is considered alone "
+        "for this purpose; likewise for a Race token in a Fortress or on a Mountain, these markers provide no "
+        "protection to a lone Race token) and that Region must be adjacent to one of your Sorcerers'. Place "
+        "the substituted opponent's Race token back into the storage tray. If an Elf is converted by a "
+        "Sorcerer, the Elf does lose his token."
+    )
+    actions = (ActionKind("convert", ("region",), "Convert the lone token on", conquers=True),)
+    turn_slot = Conversions
+    schema_1_fields = frozenset({"converted"})
 
     def refusal(self, state: GameState, seat: int, troop: Troop, region: int) -> str | None:
-        if state.phase not in (START, CONQUER) or state.t.berserk_die is not None:
+        if state.phase not in (START, CONQUER):
             return "Sorcerers convert during your conquests"
         if not 0 <= region < len(state.regions):
             return f"There is no region {region}"
@@ -42,15 +68,18 @@ class Sorcerers(Race):
             return f"Sorcerers convert only Active tokens; region {region} is In Decline"
         if r.tokens != 1:
             return f"Sorcerers convert a token alone in its region; region {region} holds {r.tokens}"
-        if r.encampments:
-            return f"An Encampment protects the token in region {region} from Sorcerers"
-        if r.owner in state.t.converted:
+        for marker, _ in markers_at(state, region):
+            if marker.guards:
+                article = "An" if marker.label[0] in "AEIOU" else "A"
+                return f"{article} {marker.label} protects the token in region {region} from Sorcerers"
+        if r.owner in self.read_turn(state, Conversions).converted:
             return f"Sorcerers convert once per turn per opponent; you already converted player {r.owner}"
-        if not state.board.neighbours[region].intersection(state.regions_of(seat, troop.race)):
+        check = ConquestCheck(state, seat, troop)
+        if not state.board.neighbours[region].intersection(check.held):
             return f"Region {region} is not adjacent to one of your Sorcerer regions"
-        if state.box_left(troop.race) < 1:
+        if box_left(state, troop.race) < 1:
             return "No Sorcerer token is left in the box"
-        return conquest_refusal(state, seat, troop, region)
+        return check.refusal(region)
 
     def legal(self, state: GameState, seat: int, troop: Troop) -> list[Action]:
         if state.phase not in (START, CONQUER):
@@ -72,17 +101,26 @@ class Sorcerers(Race):
         if refusal:
             raise IllegalAction(refusal)
         victim = state.regions[action.region].owner
-        ready_troops(state, seat)
-        troop = state.edit_player(seat).active  # type: ignore[assignment]
-        t = state.edit_turn()
-        t.converted.append(victim)
-        t.ghouls_done = True
-        if victim not in t.attacked:
-            t.attacked.append(victim)
-        t.conquests += 1
-        t.conquered.append(action.region)
-        t.nonempty_conquered += 1
+        troop = prepare(state, seat, ACTIVE)  # a conquest: troops readied, an In Decline race's moment over
+        done = self.read_turn(state, Conversions).converted
+        self.write_turn(state, Conversions(done | {victim}))
+        attacked(state, victim)
+        vacate(state, action.region)  # the converted token goes back to the box, a Lair or Fortress with it
         r = state.edit_region(action.region)
-        r.clear_occupant()  # the converted token goes back to the box, the Lair or Fortress with it
-        r.owner, r.race, r.tokens = seat, troop.race, 1
+        r.owner, r.race, r.tokens = seat, troop.race, 1  # the new Sorcerer comes from the box
+        record_conquest(state, seat, troop, action.region, True, ACTIVE)
         return None
+
+    def tell(self, step: Step) -> str:
+        region = step.region
+        assert region is not None
+        r = step.before.regions[region]
+        return (
+            f"{step.who}'s Sorcerers converted {step.name(r.owner)}'s lone {r.race} token on {step.where(region)} "
+            "(it went back to the box)"
+        )
+
+    def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
+        converted = schema_1_turn_field(old, "converted")
+        if converted:
+            self.write_turn(state, Conversions.from_json({"converted": converted}, "turn_state"))

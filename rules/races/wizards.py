@@ -10,7 +10,10 @@ from ..state import GameState, Troop
 @register
 class Wizards(Race):
     name = "Wizards"
-    tokens = RACE_TOKENS["Wizards"][0]
+    tokens, box = RACE_TOKENS["Wizards"]
+    summary = "+1 coin per Magic Source region."
+    source = 'Rulebook, "Wizards"'
+    description = "Each Magic Region your Wizards occupy is worth 1 bonus Victory coin, at the end of your turn."
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
         board = state.board

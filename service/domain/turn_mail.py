@@ -19,7 +19,7 @@ def board_summary(state: rules.GameState, names: dict[int, str], you: int | None
     """The board for ``emails.board_picture``: terrain, owner, race, tokens and markers per region."""
     board = state.board
     regions: list[dict[str, Any]] = []
-    for spec, region in zip(board.regions, state.regions, strict=True):
+    for index, (spec, region) in enumerate(zip(board.regions, state.regions, strict=True)):
         entry: dict[str, Any] = {"terrain": spec.terrain}
         if region.race:
             entry["race"] = region.race
@@ -28,11 +28,12 @@ def board_summary(state: rules.GameState, names: dict[int, str], you: int | None
             entry["owner"] = region.owner
             active = state.players[region.owner].active
             entry["declined"] = not (active is not None and active.race == region.race)
-        marks = [mark for mark in _MARKS if getattr(region, mark)]
+        on_region = rules.region_markers(state, index)  # kept in the races' and powers' own state
+        marks = [mark for mark in _MARKS if on_region.get(mark)]
         if marks:
             entry["marks"] = marks
-        if region.encampments > 1:
-            entry["encampments"] = region.encampments
+        if on_region.get("encampments", 0) > 1:
+            entry["encampments"] = on_region["encampments"]
         regions.append(entry)
     players = [
         {

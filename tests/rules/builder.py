@@ -14,15 +14,21 @@ Start from a real game (``rules.new_game``) and change only what a test is about
 
 Banners and badges are taken from wherever they lie (column, stacks, discards) so every piece stays
 somewhere exactly once; a combo that loses its banner or badge gets the next one from the stack.
+
+Markers, a troop's extras and flags of the turn that belong to a race or power are given by their
+schema-1 names (``lair=True``, ``held=4``, ``berserk_die=2``…) and land in that ability's own state
+(:data:`TROOP_EXTRAS`, :data:`TURN_EXTRAS`, ``rules.regions.set_region_marker``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from rules import Action, GameState, apply, new_game
-from rules.abilities import POWERS, RACES
+from rules import Action, GameState, apply, new_game, region_markers
+from rules.abilities import ABILITIES, MARKERS, POWERS, RACES
 from rules.combos import replenish
+from rules.regions import set_region_marker
 from rules.state import (
     CONQUER,
     LOST_TRIBE,
@@ -36,6 +42,34 @@ from rules.state import (
 )
 
 from .invariants import check_invariants
+
+#: Troop fields of schema 1 that are now a race's or power's own state: name -> (ability, slot field).
+TROOP_EXTRAS = {"held": ("Amazons", "held"), "holes": ("Halflings", "dug"), "camps": ("Bivouacking", "aside")}
+#: Turn flags of schema 1 that are now a race's or power's state for the turn: name -> (ability, field).
+TURN_EXTRAS = {
+    "berserk_die": ("Berserk", "die"),
+    "ghouls_readied": ("Ghouls", "readied"),
+    "ghouls_done": ("Ghouls", "done"),
+    "dragon_used": ("Dragon Master", "used"),
+    "fortress_placed": ("Fortified", "placed"),
+    "converted": ("Sorcerers", "converted"),
+    "skeletons_added": ("Skeletons", "added"),
+}
+
+
+def set_slot_field(state: GameState, name: str, field: str, value: Any, *, turn: bool = False) -> None:
+    """Set one field of an ability's own state (``turn``: its state for this turn)."""
+    ability = ABILITIES[name]
+    kind = ability.turn_slot if turn else ability.slot
+    assert kind is not None, name
+    current = ability.read_turn(state, kind) if turn else ability.read(state, kind)
+    if isinstance(getattr(current, field), frozenset):
+        value = frozenset(value)
+    updated = dataclasses.replace(current, **{field: value})
+    if turn:
+        ability.write_turn(state, updated)
+    else:
+        ability.write(state, updated)
 
 
 class Builder:
@@ -53,9 +87,14 @@ class Builder:
     # -- the map -----------------------------------------------------------------------------------
     def clear_board(self) -> Builder:
         """Remove every token and marker except the Mountains (which belong to the board)."""
-        for r in self.state.regions:
+        for i, r in enumerate(self.state.regions):
             r.clear_occupant()
+            self._clear_markers(i)
         return self
+
+    def _clear_markers(self, i: int) -> None:
+        for name in region_markers(self.state, i):
+            set_region_marker(self.state, i, name, 0)
 
     def region(
         self,
@@ -83,17 +122,18 @@ class Builder:
             assert troop is not None, f"seat {seat} has no {kind} race"
             race = troop.race
         mountain = self.state.regions[i].mountain
-        r = RegionState(owner=seat, race=race, tokens=tokens, mountain=mountain)
+        self.state.regions[i] = RegionState(owner=seat, race=race, tokens=tokens, mountain=mountain)
+        self._clear_markers(i)
         for name, value in markers.items():
-            assert hasattr(r, name) and name not in ("owner", "race", "tokens", "mountain"), name
-            setattr(r, name, value)
-        self.state.regions[i] = r
+            assert name in MARKERS, name
+            set_region_marker(self.state, i, name, value)
         return self
 
     def empty(self, *regions: int) -> Builder:
         """Empty these regions (Mountains stay)."""
         for i in regions:
             self.state.regions[i].clear_occupant()
+            self._clear_markers(i)
         return self
 
     # -- players -----------------------------------------------------------------------------------
@@ -104,7 +144,8 @@ class Builder:
         counted, capped by the box (worked out by :meth:`build`). The same race and power again
         changes the hand and fields only; another troop replaces it (its regions are emptied).
 
-        ``fields``: other :class:`rules.state.Troop` fields (``picked_turn``, ``held``...).
+        ``fields``: other :class:`rules.state.Troop` fields (``picked_turn``), or the troop's extras
+        kept by its race or power (``held``, ``holes``, ``camps``: :data:`TROOP_EXTRAS`).
         """
         player = self.state.players[seat]
         if player.active is not None and (player.active.race, player.active.power) == (race, power):
@@ -114,7 +155,14 @@ class Builder:
                 self._release(player.active)
                 player.active = None
             self._take(race, power)
+        extras = {name: fields.pop(name) for name in list(fields) if name in TROOP_EXTRAS}
         player.active = Troop(race, power, hand=hand or 0, **fields)
+        for name, value in extras.items():
+            ability, field = TROOP_EXTRAS[name]
+            if ability not in (race, power):
+                assert not value, f"{name} belongs to {ability}"  # 0: nothing kept, nothing to set
+                continue
+            set_slot_field(self.state, ability, field, value)
         if hand is None:
             self._default_hand.add(race)
         return self
@@ -164,7 +212,8 @@ class Builder:
         ``pick``).
 
         In ``conquer`` and ``redeploy`` the troops count as readied. ``turn_fields`` set
-        :class:`rules.state.TurnState` fields (``conquests``, ``berserk_die``...).
+        :class:`rules.state.TurnState` fields (``conquests``...) or an ability's flags for the turn
+        (``berserk_die``...: :data:`TURN_EXTRAS`).
         """
         s = self.state
         s.current = seat
@@ -173,7 +222,13 @@ class Builder:
         if phase is None:
             phase = START if s.players[seat].active is not None else PICK
         s.phase = phase
+        extras = {name: turn_fields.pop(name) for name in list(turn_fields) if name in TURN_EXTRAS}
         s.t = TurnState(readied=phase in (CONQUER, REDEPLOY), **turn_fields)
+        for name, value in extras.items():
+            ability, field = TURN_EXTRAS[name]
+            if name == "skeletons_added":
+                value = 0 if value else None
+            set_slot_field(s, ability, field, value, turn=True)
         s.defenders = []
         return self
 
@@ -192,6 +247,7 @@ class Builder:
                 p.active.hand = max(0, min(race.tokens + power.tokens - on_board, left))
         replenish(state)  # a column set short is filled from the stacks, as the engine would
         state.last = {"kind": "setup", "undo_point": True}
+        state.done()  # no edit under way: a later change copies what it changes
         if check:
             check_invariants(state)
         return state
@@ -221,9 +277,12 @@ class Builder:
         """A troop replaced by the builder: banner under the stack, badge to the discards."""
         s = self.state
         self._default_hand.discard(troop.race)
-        for r in s.regions:
+        for i, r in enumerate(s.regions):
             if r.race == troop.race:
                 r.clear_occupant()
+                self._clear_markers(i)
+        s.set_slot(troop.race, None)
+        s.set_slot(troop.power, None)
         s.race_stack.append(troop.race)
         s.power_discard.append(troop.power)
 
@@ -234,5 +293,23 @@ def act(state: GameState, kind: str, player: int, **fields: Any) -> GameState:
 
 
 def region_of(state: GameState, i: int) -> dict[str, Any]:
-    """A region's JSON form, for readable asserts: ``{"owner": 0, "race": "Orcs", "tokens": 2}``."""
-    return state.to_json()["regions"][i]
+    """A region's JSON form with the markers on it, for readable asserts: ``{"owner": 0, "race": "Trolls",
+    "tokens": 2, "lair": True}`` (the markers are in their ability's state: ``rules.region_markers``)."""
+    return state.to_json()["regions"][i] | region_markers(state, i)
+
+
+def slot(state: GameState, name: str, *, turn: bool = False) -> Any:
+    """The own state of the race or power ``name`` (``turn``: for this turn), empty while unused."""
+    ability = ABILITIES[name]
+    kind = ability.turn_slot if turn else ability.slot
+    assert kind is not None, name
+    return ability.read_turn(state, kind) if turn else ability.read(state, kind)
+
+
+def marker(state: GameState, i: int, name: str) -> Any:
+    """The marker ``name`` on region ``i`` as schema 1's region field read: a flag (``hole``, ``lair``…), or
+    a count for ``encampments``."""
+    value = region_markers(state, i).get(name)
+    if name == "encampments":
+        return int(value or 0)
+    return bool(value)

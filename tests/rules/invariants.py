@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from rules import POWERS, RACES, GameState
+from rules import POWERS, RACES, GameState, region_markers
 from rules.abilities import POWERS as POWER_TABLE
 from rules.components import (
     ENCAMPMENTS,
@@ -18,6 +18,7 @@ from rules.components import (
     VISIBLE_COMBOS,
 )
 from rules.state import CONQUER, DEFEND, LOST_TRIBE, OVER, PICK, REDEPLOY, START
+from rules.troops import aside
 
 PHASES = (PICK, START, CONQUER, REDEPLOY, DEFEND, OVER)
 
@@ -51,23 +52,19 @@ def check_invariants(state: GameState) -> dict:
     holes: Counter[int] = Counter()
     camps: Counter[int] = Counter()
     for i, (land, r) in enumerate(zip(board.regions, state.regions, strict=True)):
-        assert r.tokens >= 0 and r.encampments >= 0, (i, r)
+        assert r.tokens >= 0, (i, r)
         assert r.mountain == (land.terrain == "mountain"), (i, r)
+        marks = region_markers(state, i)
+        assert all(isinstance(n, bool) or n > 0 for n in marks.values()), (i, marks)
         if r.tokens == 0:
             assert r.owner == -1 and r.race is None, (i, r)
-            assert not (r.lair or r.fortress or r.encampments or r.hole or r.hero or r.dragon), (
-                i,
-                r,
-            )
+            assert not marks, (i, r, marks)
             continue
         assert r.race is not None, (i, r)
         on_board[r.race] += r.tokens
         if r.race == LOST_TRIBE:
             assert r.owner == -1 and r.tokens == 1, (i, r)
-            assert not (r.lair or r.fortress or r.encampments or r.hole or r.hero or r.dragon), (
-                i,
-                r,
-            )
+            assert not marks, (i, r, marks)
             continue
         assert 0 <= r.owner < n, (i, r)
         troop = state.players[r.owner].troop_of(r.race)
@@ -75,41 +72,44 @@ def check_invariants(state: GameState) -> dict:
         if land.is_water:
             assert POWER_TABLE[troop.power].sails, (i, r, "only Seafaring races hold water")
         if troop.declined:
-            assert not (r.hero or r.dragon or r.hole or r.encampments), (i, r)
+            assert not ({"hero", "dragon", "hole", "encampments"} & set(marks)), (i, r, marks)
         # Rulings: Troll's Lairs leave the board with their Trolls; the other markers belong to the
         # power (or race) that placed them.
-        assert not r.lair or r.race == "Trolls", (i, r)
-        assert not r.fortress or troop.power == "Fortified", (i, r)
-        assert not r.encampments or troop.power == "Bivouacking", (i, r)
-        assert not r.hero or troop.power == "Heroic", (i, r)
-        assert not r.dragon or troop.power == "Dragon Master", (i, r)
-        assert not r.hole or r.race == "Halflings", (i, r)
-        heroes[r.owner] += r.hero
-        holes[r.owner] += r.hole
-        camps[r.owner] += r.encampments
+        assert "lair" not in marks or r.race == "Trolls", (i, r)
+        assert "fortress" not in marks or troop.power == "Fortified", (i, r)
+        assert "encampments" not in marks or troop.power == "Bivouacking", (i, r)
+        assert "hero" not in marks or troop.power == "Heroic", (i, r)
+        assert "dragon" not in marks or troop.power == "Dragon Master", (i, r)
+        assert "hole" not in marks or r.race == "Halflings", (i, r)
+        heroes[r.owner] += "hero" in marks
+        holes[r.owner] += "hole" in marks
+        camps[r.owner] += int(marks.get("encampments", 0))
     # Box limits (components.md).
     off_board: Counter[str] = Counter()
     for p in state.players:
         for t in p.troops():
-            off_board[t.race] += t.hand + t.held
+            off_board[t.race] += t.hand + aside(state, t)
     for race, (_, box) in RACE_TOKENS.items():
         assert on_board[race] + off_board[race] <= box, (race, on_board[race], off_board[race], box)
     assert on_board[LOST_TRIBE] <= LOST_TRIBE_TOKENS
-    assert sum(r.fortress for r in state.regions) <= FORTRESSES
-    assert sum(r.lair for r in state.regions) <= TROLL_LAIRS
-    assert sum(r.dragon for r in state.regions) <= 1
+    all_marks = [region_markers(state, i) for i in range(len(state.regions))]
+    assert sum("fortress" in m for m in all_marks) <= FORTRESSES
+    assert sum("lair" in m for m in all_marks) <= TROLL_LAIRS
+    assert sum("dragon" in m for m in all_marks) <= 1
     for seat, p in enumerate(state.players):
         assert p.coins >= 0, (seat, p.coins)
         assert heroes[seat] <= HEROES and holes[seat] <= HOLES, seat
         if p.active is not None:
             assert not p.active.declined
-            assert camps[seat] + p.active.camps <= ENCAMPMENTS, (seat, camps[seat], p.active.camps)
+            bivouacking = state.abilities.get("Bivouacking")
+            aside_camps = bivouacking.aside if bivouacking and p.active.power == "Bivouacking" else 0
+            assert camps[seat] + aside_camps <= ENCAMPMENTS, (seat, camps[seat], aside_camps)
         assert all(t.declined for t in p.declined)
         counting = [t for t in p.declined if POWERS[t.power].counts_toward_decline_limit]
         assert len(counting) <= 1, (seat, p.declined)
         assert len(p.declined) <= 2
         for t in p.troops():
-            assert t.hand >= 0 and t.held >= 0 and t.camps >= 0, t
+            assert t.hand >= 0 and aside(state, t) >= 0, t
         assert p.ally is None or (0 <= p.ally < n and p.ally != seat), (seat, p.ally)
         assert p.auto_passes >= 0
     # Every banner is somewhere exactly once; every badge too.
@@ -126,6 +126,11 @@ def check_invariants(state: GameState) -> dict:
     assert all(c.coins >= 0 for c in state.combos)
     # The column is full while banners remain under it (rulebook: "always 6 combos visible").
     assert len(state.combos) == VISIBLE_COMBOS or not state.race_stack
+    # The races' and powers' own state: absent when unused, and read back as written.
+    for name, value in state.abilities.items():
+        assert value != type(value)(), (name, "an empty slot is left out")
+    for name, value in state.t.abilities.items():
+        assert value != type(value)(), (name, "an empty slot is left out")
     assert isinstance(state.last.get("undo_point"), bool), state.last
     # JSON round-trips exactly.
     data = state.to_json()

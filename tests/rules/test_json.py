@@ -53,9 +53,9 @@ def test_the_readme_example_is_what_its_story_gives() -> None:
 
 def test_the_schema_version_is_written_and_checked() -> None:
     data = new_game(2, seed=1).to_json()
-    assert data["schema"] == SCHEMA_VERSION == 1
-    with pytest.raises(ValueError, match="Not a game state of schema 1"):
-        GameState.from_json({**data, "schema": 2})
+    assert data["schema"] == SCHEMA_VERSION == 2
+    with pytest.raises(ValueError, match="Not a game state of schema 2"):
+        GameState.from_json({**data, "schema": 3})
     with pytest.raises(ValueError, match="Not a game state"):
         GameState.from_json({k: v for k, v in data.items() if k != "schema"})
     with pytest.raises(ValueError, match="Not a game state"):
@@ -83,13 +83,9 @@ def test_a_built_state_round_trips() -> None:
     b.region(6, seat=0, tokens=4, declined=True).coins(1, 0).at(0, "conquer", conquests=2)
     state = b.build()
     data = state.to_json()
-    assert data["regions"][5] == {
-        "owner": 0,
-        "race": "Trolls",
-        "tokens": 3,
-        "lair": True,
-        "fortress": True,
-    }
+    # Schema 2: the Lair and the Fortress are in their ability's own state, under its name.
+    assert data["regions"][5] == {"owner": 0, "race": "Trolls", "tokens": 3}
+    assert data["abilities"] == {"Trolls": {"lairs": [5]}, "Fortified": {"fortresses": [5]}}
     assert data["players"][0]["declined"] == [{"race": "Ghouls", "power": "Spirit", "declined": True, "hand": 2}]
     assert data["turn_state"] == {"readied": True, "conquests": 2}
     assert GameState.from_json(data) == state

@@ -19,9 +19,9 @@ from rules.abilities import RACES
 from rules.actions import ACTIVE, DECLINED
 from rules.conquest import conquest_candidates
 from rules.state import CONQUER, PICK, START, Troop
-from rules.troops import declined_ghouls, hand_for_conquest
+from rules.troops import conquering_declined, hand_for_conquest
 
-from .builder import Builder
+from .builder import Builder, slot
 from .test_properties import GAMES, _settings, games, play
 
 CONQUEST_TYPES = ("conquer", "final_conquest", "dragon", "convert")
@@ -33,7 +33,7 @@ def reference_conquests(state: GameState, seat: int, troop: Troop, kind: str) ->
     if hand < 1:
         return []
     berserk = kind == ACTIVE and troop.power == "Berserk"
-    die = state.t.berserk_die if kind == ACTIVE else None
+    die = slot(state, "Berserk", turn=True).die if kind == ACTIVE else None
     out = []
     for region in range(len(state.regions)):
         if conquest_refusal(state, seat, troop, region):
@@ -50,8 +50,9 @@ def reference_offers(state: GameState, seat: int) -> list[Action]:
     """The conquests, Dragon attacks and conversions of ``seat``, every region asked."""
     phase, t = state.phase, state.t
     out: list[Action] = []
-    ghouls = declined_ghouls(state, seat)
-    if ghouls is not None and phase in (PICK, START, CONQUER) and not t.ghouls_done and not t.conquests:
+    ghouls = conquering_declined(state, seat)
+    ghouls_done = slot(state, "Ghouls", turn=True).done
+    if ghouls is not None and phase in (PICK, START, CONQUER) and not ghouls_done and not t.conquests:
         out += reference_conquests(state, seat, ghouls, DECLINED)
     troop = state.players[seat].active
     if troop is None or phase not in (START, CONQUER):
@@ -64,7 +65,8 @@ def reference_offers(state: GameState, seat: int) -> list[Action]:
             for i in range(len(state.regions))
             if state.regions[i].owner not in (-1, seat) and sorcerers.refusal(state, seat, troop, i) is None
         ]
-    if troop.power == "Dragon Master" and not t.dragon_used and hand_for_conquest(state, seat, troop) >= 1:
+    dragon_used = slot(state, "Dragon Master", turn=True).used
+    if troop.power == "Dragon Master" and not dragon_used and hand_for_conquest(state, seat, troop) >= 1:
         dragon = POWERS["Dragon Master"]
         out += [
             Action("dragon", seat, region=i)

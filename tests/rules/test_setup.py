@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rules import BOARD_NAMES, POWERS, RACES, board_for_players, load_board, new_game
+from rules import BOARD_NAMES, POWERS, RACES, board_for_players, load_board, new_game, region_markers
 from rules.state import LOST_TRIBE, PICK
 
 from .invariants import check_invariants
@@ -44,14 +44,14 @@ def test_the_turn_track_has_10_10_9_8_turns(players: int, turns: int) -> None:
 def test_lost_tribes_and_mountains_are_placed(players: int) -> None:
     state = new_game(players, seed=7)
     board = state.board
-    for land, r in zip(board.regions, state.regions, strict=True):
+    for i, (land, r) in enumerate(zip(board.regions, state.regions, strict=True)):
         if land.lost_tribe:
             assert (r.owner, r.race, r.tokens) == (-1, LOST_TRIBE, 1), land
         else:
             assert r.tokens == 0 and r.race is None, land
         # "Put a Mountain token on each Region of the map featuring a Mountain."
         assert r.mountain == (land.terrain == "mountain"), land
-        assert not (r.lair or r.fortress or r.encampments or r.hole or r.hero or r.dragon)
+        assert not region_markers(state, i)  # no Lair, Fortress, Encampment, Hole, Hero or Dragon
 
 
 def test_first_turn_seat_0_picks_with_5_coins_each() -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from rules import IllegalAction, auto_pass, legal_actions
 from rules.components import DIE_FACES
-from tests.rules.builder import Builder, act, region_of
+from tests.rules.builder import Builder, act, region_of, slot
 
 
 def berserk(hand=3, die=None, phase="conquer"):
@@ -27,15 +27,15 @@ def test_the_roll_comes_first_and_is_kept_for_the_next_conquest():
     state = berserk()
     assert any(a.type == "berserk_roll" for a in legal_actions(state, 0))
     state = act(state, "berserk_roll", 0)
-    assert state.t.berserk_die in DIE_FACES
-    assert state.last["die"] == state.t.berserk_die and state.last["undo_point"]
+    assert slot(state, "Berserk", turn=True).die in DIE_FACES
+    assert state.last["die"] == slot(state, "Berserk", turn=True).die and state.last["undo_point"]
 
 
 def test_the_conquest_costs_the_roll_less():
     state = act(berserk(hand=3, die=2), "conquer", 0, region=9)  # 4 - 2
     assert region_of(state, 9) == {"owner": 0, "race": "Ratmen", "tokens": 2}
     assert state.players[0].active.hand == 1
-    assert state.t.berserk_die is None and state.phase == "conquer"
+    assert slot(state, "Berserk", turn=True).die is None and state.phase == "conquer"
     assert state.last["die"] == 2
 
 
@@ -124,7 +124,7 @@ def test_no_roll_after_the_conquests():
 
 def test_an_unused_roll_is_dropped_when_the_turn_is_auto_passed():
     state = auto_pass(berserk(die=3), 0)
-    assert state.t.berserk_die is None and state.current == 1
+    assert slot(state, "Berserk", turn=True).die is None and state.current == 1
 
 
 def test_an_in_decline_berserk_race_rolls_no_more():

@@ -6,7 +6,7 @@ those off the board on the weakest region."""
 import pytest
 
 from rules import IllegalAction, auto_pass, conquest_cost, legal_actions, turn_score
-from tests.rules.builder import Builder, act, region_of
+from tests.rules.builder import Builder, act, marker, region_of, slot
 from tests.rules.invariants import check_invariants
 
 
@@ -21,7 +21,7 @@ def camping(camps_on_board=None, camps_off=0, phase="redeploy", redeploy="auto")
 def test_the_five_encampments_come_with_the_pick():
     state = Builder(2).combos(("Humans", "Bivouacking"), ("Ratmen", "Hill")).at(0, "pick").build()
     state = act(state, "pick", 0, combo=0)
-    assert state.players[0].active.camps == 5
+    assert slot(state, "Bivouacking").aside == 5
 
 
 def test_encampments_are_placed_during_redeployment():
@@ -29,8 +29,8 @@ def test_encampments_are_placed_during_redeployment():
     (choice,) = [a for a in legal_actions(state, 0) if a.type == "place_encampments"]
     assert (choice.regions, choice.count) == ((3, 4, 9), 5)
     state = act(state, "place_encampments", 0, tokens=((3, 2), (9, 3)))
-    assert [state.regions[i].encampments for i in (3, 4, 9)] == [2, 0, 3]
-    assert state.players[0].active.camps == 0
+    assert [marker(state, i, "encampments") for i in (3, 4, 9)] == [2, 0, 3]
+    assert slot(state, "Bivouacking").aside == 0
     check_invariants(state)
 
 
@@ -52,7 +52,7 @@ def test_each_encampment_adds_one_to_the_defence():
 def test_encampments_move_freely_each_turn():
     state = camping({3: 2, 4: 3})
     state = act(state, "place_encampments", 0, tokens=((9, 5),))
-    assert [state.regions[i].encampments for i in (3, 4, 9)] == [0, 0, 5]
+    assert [marker(state, i, "encampments") for i in (3, 4, 9)] == [0, 0, 5]
 
 
 def test_no_more_than_the_five_encampments():
@@ -80,12 +80,12 @@ def test_encampments_left_aside_are_placed_at_the_end_of_the_turn():
     state = act(state, "end_turn", 0)
     # The 2 left aside go by the auto rule onto the weakest regions (tokens + Encampments, lowest
     # number).
-    assert [state.regions[i].encampments for i in (3, 4, 9)] == [3, 1, 1]
+    assert [marker(state, i, "encampments") for i in (3, 4, 9)] == [3, 1, 1]
 
 
 def test_auto_pass_keeps_the_encampments_where_they_are():
     state = auto_pass(camping({3: 1, 9: 4}, phase="start"), 0)
-    assert [state.regions[i].encampments for i in (3, 4, 9)] == [1, 0, 4]
+    assert [marker(state, i, "encampments") for i in (3, 4, 9)] == [1, 0, 4]
 
 
 def test_encampments_are_never_lost_in_an_attack():
@@ -102,29 +102,29 @@ def test_encampments_are_never_lost_in_an_attack():
         .build()
     )
     state = act(state, "conquer", 0, region=3)  # 2 + 1 + 2
-    assert state.players[1].active.camps == 2 and region_of(state, 3)["race"] == "Ratmen"
+    assert slot(state, "Bivouacking").aside == 2 and region_of(state, 3)["race"] == "Ratmen"
     state = act(state, "end_conquest", 0)
     state = act(state, "redeploy", 0, tokens=((2, 1), (3, 10)))
     state = act(state, "end_turn", 0)
     # Placed again at the end of the attacker's turn, onto the weakest region.
-    assert state.players[1].active.camps == 0
-    assert [state.regions[i].encampments for i in (4, 10)] == [3, 2]
+    assert slot(state, "Bivouacking").aside == 0
+    assert [marker(state, i, "encampments") for i in (4, 10)] == [3, 2]
     check_invariants(state)
 
 
 def test_encampments_of_an_abandoned_region_are_placed_again():
     state = act(camping({4: 5}, phase="start"), "abandon", 0, region=4)
-    assert state.players[0].active.camps == 5
+    assert slot(state, "Bivouacking").aside == 5
     state = act(state, "end_conquest", 0)
     state = act(state, "redeploy", 0, tokens=((3, 2), (9, 1)))
     state = act(state, "end_turn", 0)
-    assert sum(state.regions[i].encampments for i in (3, 9)) == 5
+    assert sum(marker(state, i, "encampments") for i in (3, 9)) == 5
 
 
 def test_encampments_disappear_when_the_race_goes_in_decline():
     state = act(camping({3: 2, 4: 3}, phase="start"), "decline", 0)
-    assert all(r.encampments == 0 for r in state.regions)
-    assert state.players[0].declined[0].camps == 0
+    assert all(marker(state, i, "encampments") == 0 for i in range(len(state.regions)))
+    assert slot(state, "Bivouacking").aside == 0
     check_invariants(state)
 
 
@@ -150,12 +150,12 @@ def test_encampments_lost_in_an_attack_are_placed_before_the_defender_is_asked()
     state = act(state, "redeploy", 0, tokens=((2, 1), (3, 10)))
     state = act(state, "end_turn", 0)
     assert state.phase == "defend" and state.defenders == [1]
-    assert state.players[1].active.camps == 0 and state.regions[10].encampments == 2
+    assert slot(state, "Bivouacking").aside == 0 and marker(state, 10, "encampments") == 2
     assert not any(a.type == "place_encampments" for a in legal_actions(state, 1))
     with pytest.raises(IllegalAction, match="for your own turn"):
         act(state, "place_encampments", 1, tokens=((4, 5),))
     state = auto_pass(state, 1)
-    assert state.current == 1 and [state.regions[i].encampments for i in (4, 10)] == [3, 2]
+    assert state.current == 1 and [marker(state, i, "encampments") for i in (4, 10)] == [3, 2]
     check_invariants(state)
 
 
@@ -174,5 +174,5 @@ def test_encampments_of_a_region_the_amazons_give_up_are_placed_again():
     )
     state = act(state, "redeploy", 0, tokens=((3, 1), (4, 0), (9, 1)))
     state = act(state, "end_turn", 0)
-    assert sum(state.regions[i].encampments for i in (3, 9)) == 5
+    assert sum(marker(state, i, "encampments") for i in (3, 9)) == 5
     check_invariants(state)

@@ -5,7 +5,8 @@ leaves when the race goes In Decline (rulebook, "Dragon Master"; rulings)."""
 import pytest
 
 from rules import IllegalAction, legal_actions
-from tests.rules.builder import Builder, act, region_of
+from rules.regions import set_region_marker
+from tests.rules.builder import Builder, act, marker, region_of
 from tests.rules.invariants import check_invariants
 from tests.rules.playing import finish_turn
 
@@ -76,23 +77,23 @@ def test_the_dragon_attacks_once_per_turn():
 
 def test_the_dragon_moves_to_its_next_conquest():
     state = dragon_master(hand=5)
-    state.regions[3].dragon = True
+    set_region_marker(state, 3, "dragon", True)
     state = act(state, "dragon", 0, region=9)
-    assert not state.regions[3].dragon and state.regions[9].dragon
-    assert sum(r.dragon for r in state.regions) == 1
+    assert not marker(state, 3, "dragon") and marker(state, 9, "dragon")
+    assert sum(marker(state, i, "dragon") for i in range(len(state.regions))) == 1
 
 
 def test_an_unused_dragon_stays_where_it_is():
     state = dragon_master()
-    state.regions[3].dragon = True
+    set_region_marker(state, 3, "dragon", True)
     state = act(state, "conquer", 0, region=4)
     state = finish_turn(state, 0)
-    assert state.regions[3].dragon
+    assert marker(state, 3, "dragon")
 
 
 def test_the_dragon_cannot_attack_an_immune_region():
     state = dragon_master()
-    state.regions[9].hero = True
+    set_region_marker(state, 9, "hero", True)
     assert 9 not in dragons(state)
     with pytest.raises(IllegalAction, match="immune: Heroes"):
         act(state, "dragon", 0, region=9)
@@ -115,9 +116,9 @@ def test_the_dragon_follows_the_adjacency_rules():
 
 def test_the_dragon_disappears_when_the_race_goes_in_decline():
     state = dragon_master(phase="start")
-    state.regions[3].dragon = True
+    set_region_marker(state, 3, "dragon", True)
     state = act(state, "decline", 0)
-    assert not any(r.dragon for r in state.regions)
+    assert not any(marker(state, i, "dragon") for i in range(len(state.regions)))
     check_invariants(state)
 
 

@@ -5,7 +5,7 @@ Decline, +1 coin while Active; at most 1 per region and 6 on the map; it leaves 
 import pytest
 
 from rules import IllegalAction, conquest_cost, legal_actions, turn_score
-from tests.rules.builder import Builder, act, region_of
+from tests.rules.builder import Builder, act, marker, region_of
 from tests.rules.invariants import check_invariants
 
 
@@ -25,7 +25,7 @@ def test_a_fortress_is_placed_in_a_region_the_race_holds():
 
 def test_a_fortress_may_be_placed_during_the_conquests():
     state = act(fortified(phase="conquer"), "place_fortress", 0, region=3)
-    assert state.regions[3].fortress
+    assert marker(state, 3, "fortress")
 
 
 def test_one_fortress_per_turn():
@@ -84,7 +84,7 @@ def test_a_fortress_is_worth_a_coin_while_active():
 def test_a_fortress_is_worth_nothing_in_decline():
     state = act(fortified(phase="start", at=(3, 9)), "decline", 0)
     assert state.last["score"] == {"regions": 3, "bonus": {}, "total": 3}
-    assert state.regions[3].fortress and state.regions[9].fortress  # still there, still defending
+    assert marker(state, 3, "fortress") and marker(state, 9, "fortress")  # still there, still defending
 
 
 def test_the_fortress_leaves_when_the_region_is_conquered():

@@ -6,7 +6,7 @@ stand; missing ones go to the race's lowest-numbered regions."""
 import pytest
 
 from rules import IllegalAction, auto_pass, legal_actions
-from tests.rules.builder import Builder, act
+from tests.rules.builder import Builder, act, marker
 from tests.rules.invariants import check_invariants
 from tests.rules.playing import finish_turn
 
@@ -19,7 +19,7 @@ def heroic(phase="redeploy", heroes=(), regions=(3, 4, 9), **more):
 
 
 def heroes(state):
-    return [i for i, r in enumerate(state.regions) if r.hero]
+    return [i for i in range(len(state.regions)) if marker(state, i, "hero")]
 
 
 def test_the_two_heroes_go_to_two_regions_at_the_end_of_the_turn():

@@ -3,7 +3,7 @@
 import pytest
 
 from rules import IllegalAction, auto_pass, final_standings, legal_actions
-from tests.rules.builder import Builder, act, region_of
+from tests.rules.builder import Builder, act, region_of, slot
 from tests.rules.invariants import check_invariants
 
 
@@ -27,7 +27,7 @@ def test_after_redeployment_four_amazons_leave_the_map():
     state = act(state, "redeploy", 0, tokens=((1, 2), (2, 4)))
     state = act(state, "end_turn", 0)
     troop = state.players[0].active
-    assert (troop.hand, troop.held) == (0, 4)
+    assert (troop.hand, slot(state, "Amazons").held) == (0, 4)
     assert region_of(state, 1)["tokens"] + region_of(state, 2)["tokens"] == 6
     check_invariants(state)
 
@@ -43,7 +43,7 @@ def test_the_four_come_from_the_biggest_stacks_leaving_one_per_region():
     state = amazons_redeploying(0, (1, 1), (2, 4), (3, 2))
     state = auto_pass(state, 0)
     assert [region_of(state, i)["tokens"] for i in (1, 2, 3)] == [1, 1, 1]
-    assert state.players[0].active.held == 4
+    assert slot(state, "Amazons").held == 4
 
 
 def test_the_four_empty_a_region_only_when_there_is_no_other_way():
@@ -51,7 +51,7 @@ def test_the_four_empty_a_region_only_when_there_is_no_other_way():
     state = act(state, "end_turn", 0)
     held = state.regions_of(0, "Amazons")
     assert len(held) == 1 and state.regions[held[0]].tokens == 1
-    assert state.players[0].active.held == 4
+    assert slot(state, "Amazons").held == 4
     check_invariants(state)
 
 
@@ -67,7 +67,7 @@ def test_the_four_come_back_in_hand_when_troops_are_readied():
     )
     state = act(state, "conquer", 0, region=6)  # readies 2 from region 1, and the 4 held back
     troop = state.players[0].active
-    assert (troop.hand, troop.held) == (2 + 4 - 2, 0)
+    assert (troop.hand, slot(state, "Amazons").held) == (2 + 4 - 2, 0)
     assert region_of(state, 6) == {"owner": 0, "race": "Amazons", "tokens": 2}
 
 
@@ -88,7 +88,7 @@ def test_amazons_that_did_not_ready_their_troops_do_not_lose_four_more():
     state = act(state, "redeploy", 0, tokens=((1, 2), (2, 4)))
     state = act(state, "end_turn", 0)
     troop = state.players[0].active
-    assert (troop.hand, troop.held) == (0, 4)
+    assert (troop.hand, slot(state, "Amazons").held) == (0, 4)
     assert region_of(state, 1)["tokens"] + region_of(state, 2)["tokens"] == 6
 
 
@@ -96,7 +96,7 @@ def test_auto_pass_removes_the_four_and_places_the_rest_by_the_auto_rule():
     state = amazons_redeploying(6, (1, 1), (2, 1))
     state = auto_pass(state, 0)
     troop = state.players[0].active
-    assert (troop.hand, troop.held) == (0, 4)
+    assert (troop.hand, slot(state, "Amazons").held) == (0, 4)
     assert [region_of(state, i)["tokens"] for i in (1, 2)] == [2, 2]
 
 
@@ -112,7 +112,7 @@ def test_auto_pass_at_the_start_of_a_turn_keeps_the_held_four():
     )
     state = auto_pass(state, 0)
     troop = state.players[0].active
-    assert (troop.hand, troop.held) == (0, 4)
+    assert (troop.hand, slot(state, "Amazons").held) == (0, 4)
     assert [region_of(state, i)["tokens"] for i in (1, 2)] == [3, 3]
 
 
@@ -139,7 +139,7 @@ def test_defending_amazons_place_every_token_in_hand():
     assert choice.count == 3
     state = act(state, "redeploy", 1, tokens=((10, 3),))
     state = act(state, "end_turn", 1)
-    assert region_of(state, 10)["tokens"] == 3 and state.players[1].active.held == 4
+    assert region_of(state, 10)["tokens"] == 3 and slot(state, "Amazons").held == 4
 
 
 def test_the_four_held_back_do_not_count_for_the_tie_break():
@@ -162,5 +162,5 @@ def test_going_in_decline_returns_the_held_four_to_the_box():
     )
     state = act(state, "decline", 0)
     (troop,) = state.players[0].declined
-    assert (troop.hand, troop.held) == (0, 0)
+    assert (troop.hand, slot(state, "Amazons").held) == (0, 0)
     assert state.box_left("Amazons") == 15 - 2

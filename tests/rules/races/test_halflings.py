@@ -5,7 +5,7 @@ Halflings go In Decline or leave the region (rulebook, "Halflings"; rulings)."""
 import pytest
 
 from rules import IllegalAction, legal_actions
-from tests.rules.builder import Builder, act, region_of
+from tests.rules.builder import Builder, act, marker, region_of, slot
 from tests.rules.invariants import check_invariants
 from tests.rules.playing import finish_turn
 
@@ -39,8 +39,8 @@ def test_the_first_two_conquests_get_a_hole_in_the_ground_and_no_more():
     state = act(halflings_picking(), "pick", 0, combo=0)
     for region in (9, 4, 10):
         state = act(state, "conquer", 0, region=region)
-    assert [state.regions[i].hole for i in (9, 4, 10)] == [True, True, False]
-    assert state.players[0].active.holes == 2
+    assert [marker(state, i, "hole") for i in (9, 4, 10)] == [True, True, False]
+    assert slot(state, "Halflings").dug == 2
 
 
 def test_a_hole_makes_the_region_immune_to_conquest():
@@ -103,7 +103,7 @@ def test_the_holes_go_when_the_halflings_go_in_decline():
         .build()
     )
     state = act(state, "decline", 0)
-    assert not state.regions[3].hole and not state.regions[4].hole
+    assert not marker(state, 3, "hole") and not marker(state, 4, "hole")
     check_invariants(state)
 
 
@@ -120,7 +120,7 @@ def test_the_hole_goes_when_its_region_is_abandoned_and_is_not_given_again():
     state = act(state, "abandon", 0, region=4)
     assert region_of(state, 4) == {}
     state = act(state, "conquer", 0, region=9)
-    assert not state.regions[9].hole  # two Holes were placed already, ever
+    assert not marker(state, 9, "hole")  # two Holes were placed already, ever
 
 
 def test_halflings_that_abandoned_everything_enter_anywhere_again():
@@ -135,7 +135,7 @@ def test_halflings_that_abandoned_everything_enter_anywhere_again():
     state = act(state, "abandon", 0, region=3)
     assert state.players[0].active.hand == 3
     state = act(state, "conquer", 0, region=13)  # inland (Lost Tribe cleared)
-    assert state.regions[13].hole
+    assert marker(state, 13, "hole")
 
 
 def test_holes_stay_in_place_through_an_auto_passed_turn():
@@ -149,4 +149,4 @@ def test_holes_stay_in_place_through_an_auto_passed_turn():
         .build()
     )
     state = finish_turn(state, 0)
-    assert state.regions[3].hole and state.regions[4].hole
+    assert marker(state, 3, "hole") and marker(state, 4, "hole")

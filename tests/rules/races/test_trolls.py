@@ -3,7 +3,7 @@ with the Trolls (region conquered, abandoned, or the In Decline Trolls removed) 
 rulings)."""
 
 from rules import conquest_cost, turn_score
-from tests.rules.builder import Builder, act, region_of
+from tests.rules.builder import Builder, act, marker, region_of
 from tests.rules.invariants import check_invariants
 
 
@@ -123,7 +123,7 @@ def test_all_ten_trolls_on_the_map_each_have_their_lair():
         b.region(region, seat=0, lair=True)
     state = act(b.at(0, "conquer").build(), "conquer", 0, region=11)  # empty: 2 - 1 (Commando)
     assert region_of(state, 11)["lair"] is True
-    assert sum(r.lair for r in state.regions) == 10
+    assert sum(marker(state, i, "lair") for i in range(len(state.regions))) == 10
     check_invariants(state)
 
 
@@ -141,4 +141,4 @@ def test_the_lair_of_in_decline_trolls_leaves_when_their_region_is_conquered():
     )
     state = act(state, "conquer", 0, region=4)  # 2 + 1 Troll + 1 Lair
     assert region_of(state, 4) == {"owner": 0, "race": "Ratmen", "tokens": 4}
-    assert state.regions[10].lair
+    assert marker(state, 10, "lair")

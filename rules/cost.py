@@ -1,0 +1,250 @@
+"""May a troop conquer a region, what does it cost, and why: one answer that ``legal_actions``, ``apply`` and
+the pages all read (rulebook, "Conquering a Region", "First Conquest"; rulings).
+
+    >>> from rules import new_game, conquest_breakdown
+    >>> from rules.state import Troop
+    >>> state = new_game(2, seed=1)
+    >>> cost = conquest_breakdown(state, 0, Troop("Ratmen", "Commando", hand=12), 5)
+    >>> cost.total, cost.refusal
+    (2, None)
+    >>> str(cost)
+    '2 base + 1 Mountain - 1 Commando = 2'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from .abilities import ABILITIES, RANK, Ability, hooks_of, names_with
+from .components import BASE_CONQUEST_COST
+from .state import GameState, Troop
+
+BASE = "base"
+TOKENS = "tokens"
+MOUNTAIN = "Mountain"
+AT_LEAST_ONE = "at least 1"
+
+
+class ConquestCost(NamedTuple):
+    """What conquering a region takes: ``total`` tokens, made of the labelled ``parts`` (``("base", 2)``,
+    ``("tokens", 3)``, ``("Mountain", 1)``, ``("Troll's Lair", 1)``, ``("Commando", -1)``,
+    ``("at least 1", 1)``…), and ``refusal``: why the region may not be conquered at all, tokens aside
+    (adjacency, water, immunity…), or None."""
+
+    total: int
+    parts: tuple[tuple[str, int], ...]
+    refusal: str | None = None
+
+    @property
+    def allowed(self) -> bool:
+        return self.refusal is None
+
+    def __str__(self) -> str:
+        words = [f"{self.parts[0][1]} {self.parts[0][0]}"] if self.parts else []
+        for label, amount in self.parts[1:]:
+            words.append(f"{'-' if amount < 0 else '+'} {abs(amount)} {label}")
+        return f"{' '.join(words)} = {self.total}"
+
+
+def conquest_breakdown(
+    state: GameState, seat: int, troop: Troop, region: int, held: list[int] | None = None
+) -> ConquestCost:
+    """Whether ``troop`` may conquer ``region`` and what it costs, with the parts of the cost.
+
+    ``held``: the troop's regions, when the caller already has them.
+    """
+    return ConquestCheck(state, seat, troop, held).breakdown(region)
+
+
+def conquest_cost(state: GameState, seat: int, troop: Troop, region: int) -> int:
+    """Tokens needed to conquer ``region`` with ``troop``: :func:`conquest_breakdown`'s total."""
+    return ConquestCheck(state, seat, troop).breakdown(region).total
+
+
+def conquest_refusal(
+    state: GameState, seat: int, troop: Troop, region: int, held: list[int] | None = None
+) -> str | None:
+    """Why ``troop`` may not conquer ``region`` now (tokens aside), or None if it may:
+    :func:`conquest_breakdown`'s refusal."""
+    return ConquestCheck(state, seat, troop, held).refusal(region)
+
+
+def conquest_candidates(state: GameState, seat: int, troop: Troop, held: list[int]) -> Sequence[int]:
+    """:meth:`ConquestCheck.candidates`: the regions that may be conquered are among these."""
+    return ConquestCheck(state, seat, troop, held).candidates()
+
+
+Defences = dict[int, tuple[tuple[str, int], ...]]
+_NO_MARKS: tuple[Defences, dict[int, str]] = ({}, {})
+
+
+def board_marks(state: GameState) -> tuple[Defences, dict[int, str]]:
+    """What the markers on the board do to conquests, by region: the parts they add to the defence
+    (rulebook: +1 for each Encampment, Fortress and Troll's Lair), and what makes a region immune (rulings:
+    the Dragon, Heroes, Holes-in-the-Ground). The abilities are asked in the registry's order."""
+    defences: dict[int, list[tuple[str, int]]] = {}
+    immune: dict[int, str] = {}
+    for name in sorted(state.abilities, key=RANK.__getitem__):
+        ability = ABILITIES[name]
+        if ability.markers:
+            for region, marker, count in ability.placed(state):
+                if marker.defence and count:
+                    label = marker.label + ("s" if count > 1 else "")
+                    defences.setdefault(region, []).append((label, marker.defence * count))
+                if marker.immune and count:
+                    immune.setdefault(region, marker.immune)
+    return {region: tuple(parts) for region, parts in defences.items()}, immune
+
+
+class ConquestCheck:
+    """The conquest rules for one troop in one state, with what they need worked out once, for region after
+    region (``legal_actions``).
+
+    ``held``: the troop's regions, when the caller already has them. ``roll``: the die rolled before this
+    conquest and the ability that rolled it (the Active troop's ``pending_roll``), or None.
+    """
+
+    __slots__ = ("state", "seat", "troop", "held", "board", "hooks", "sails", "discounts", "defences", "immune", "roll")
+
+    def __init__(self, state: GameState, seat: int, troop: Troop, held: list[int] | None = None) -> None:
+        self.state, self.seat, self.troop = state, seat, troop
+        self.held = state.regions_of(seat, troop.race) if held is None else held
+        self.board = state.board
+        self.hooks = hooks = hooks_of(troop)
+        self.sails = hooks.sails
+        self.discounts = hooks.conquest_discount
+        if not state.abilities:
+            self.defences, self.immune = _NO_MARKS
+        else:
+            marks = state._marks
+            if marks is None:
+                marks = state._marks = board_marks(state)
+            self.defences, self.immune = marks
+        self.roll: tuple[Ability, int] | None = None
+        for ability in hooks.pending_roll:
+            die = ability.pending_roll(state, seat, troop)
+            if die is not None:
+                self.roll = (ability, die)
+
+    def breakdown(self, region: int) -> ConquestCost:
+        """:func:`conquest_breakdown`."""
+        refusal = self.refusal(region)
+        if not 0 <= region < len(self.board.regions):
+            return ConquestCost(0, (), refusal)
+        parts: list[tuple[str, int]] = []
+        total = self.price(region, parts)
+        return ConquestCost(total, tuple(parts), refusal)
+
+    def cost(self, region: int) -> int:
+        """:func:`conquest_cost` (a region on the board)."""
+        return self.price(region, None)
+
+    def price(self, region: int, parts: list[tuple[str, int]] | None) -> int:
+        """The tokens conquering ``region`` costs: the one formula, which also lists its labelled parts in
+        ``parts`` when given a list (``legal_actions`` asks for the total alone, region after region)."""
+        r = self.state.regions[region]
+        # Rulebook, "Conquering a Region": 2 tokens, +1 per Mountain, marker and token there (the attacker's
+        # own In Decline tokens included, rulings).
+        total = BASE_CONQUEST_COST + r.tokens + r.mountain
+        defences = self.defences.get(region) if self.defences else None
+        if defences:
+            total += sum([amount for _, amount in defences])
+        if parts is not None:
+            parts.append((BASE, BASE_CONQUEST_COST))
+            if r.tokens:
+                parts.append((TOKENS, r.tokens))
+            if r.mountain:
+                parts.append((MOUNTAIN, 1))
+            if defences:
+                parts += defences
+        for ability in self.discounts:
+            discount = ability.conquest_discount(self.state, self.seat, self.troop, region)
+            total -= discount
+            if discount and parts is not None:
+                parts.append((ability.name, -discount))
+        roll = self.roll
+        if roll is not None and roll[1]:
+            total -= roll[1]
+            if parts is not None:
+                parts.append((f"{roll[0].name} die", -roll[1]))
+        if total < 1:
+            # Rulebook (Commando, Giants…): "A minimum of 1 token is still required."
+            if parts is not None:
+                parts.append((AT_LEAST_ONE, 1 - total))
+            total = 1
+        return total
+
+    def refusal(self, region: int) -> str | None:
+        """:func:`conquest_refusal`."""
+        state, seat, troop, board, held = self.state, self.seat, self.troop, self.board, self.held
+        if not 0 <= region < len(board.regions):
+            return f"There is no region {region} on this board (0 to {len(board.regions) - 1})"
+        r = state.regions[region]
+        if r.owner == seat and r.race == troop.race:
+            return f"Region {region} is already yours"
+        immune = self.immune.get(region) if self.immune else None
+        if immune:
+            return f"Region {region} is immune: {immune} protects it"
+        land = board.regions[region]
+        water = land.is_water
+        if water and not self.sails:
+            sailors = names_with("sails")
+            return f"Region {region} is a {land.terrain}: only a {sailors} race may conquer Seas and the Lake"
+        if r.owner >= 0 and r.owner != seat and not troop.declined:
+            defender = state.players[r.owner]
+            if defender.ally == seat and defender.active is not None and defender.active.race == r.race:
+                return f"You are at peace with player {r.owner}'s {r.race} (Diplomat) until their next turn"
+        if not held:
+            # Rulebook, "First Conquest": a border region, or the shore of a Sea on the edge of the board.
+            if region in board.entry:
+                return None
+            if not water and self.hooks.enters_anywhere:
+                return None
+            return f"A race's first conquest must be on a border region or the shore of a border Sea; {region} is not"
+        if not board.neighbours[region].isdisjoint(held) or self.in_reach(region):
+            return None
+        return f"Region {region} is not adjacent to any region your {troop.race} hold"
+
+    def in_reach(self, region: int) -> bool:
+        """Whether ``region`` is next to a region the troop holds, or in the reach a power gives beyond the
+        board's borders (Flying: any land region; Underworld: the Caverns). Never for a troop holding none."""
+        held = self.held
+        if not held:
+            return False
+        if not self.board.neighbours[region].isdisjoint(held):
+            return True
+        troop = self.troop
+        if self.hooks.flies and not self.board.regions[region].is_water:
+            return True
+        return any(a.reaches(self.state, self.seat, troop, region, held) for a in self.hooks.reaches)
+
+    def candidates(self) -> Sequence[int]:
+        """The regions worth asking :meth:`refusal` about, in ascending order: every region it accepts is
+        among them.
+
+        ``legal_actions`` asks only these instead of every region of the board: the regions next to those
+        held or that an ability reaches beyond (``reachable``), or the entry regions for a first conquest,
+        leaving out those held and, unless the troop sails, Seas and the Lake; every region for a troop
+        that flies, and for the first conquest of one that enters anywhere.
+        """
+        state, troop, board, held = self.state, self.troop, self.board, self.held
+        if not held:
+            if self.hooks.enters_anywhere:
+                return range(len(board.regions))
+            return board.entry_order if self.sails else board.land_entry_order
+        if self.hooks.flies:
+            return range(len(board.regions))
+        neighbours = board.neighbours
+        near: set[int] = set()
+        for i in held:
+            near |= neighbours[i]
+        for ability in self.hooks.reaches:
+            extra = ability.reachable(state, self.seat, troop, held)
+            if extra is None:
+                return range(len(board.regions))
+            near.update(extra)
+        near.difference_update(held)
+        if not self.sails:
+            near &= board.land
+        return sorted(near)
