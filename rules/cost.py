@@ -199,7 +199,9 @@ class ConquestCheck:
             # Rulebook, "First Conquest": a border region, or the shore of a Sea on the edge of the board.
             if region in board.entry:
                 return None
-            if not water and self.hooks.enters_anywhere:
+            # Rulings: a race that may enter anywhere makes its first conquest on any region it may conquer
+            # (Seafaring Halflings by the Lake or an inner Sea; water was refused above unless it sails).
+            if self.hooks.enters_anywhere:
                 return None
             return f"A race's first conquest must be on a border region or the shore of a border Sea; {region} is not"
         if not board.neighbours[region].isdisjoint(held) or self.in_reach(region):

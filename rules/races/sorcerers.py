@@ -5,9 +5,11 @@ marker that counts as a token, an Encampment, does), Active, in a region adjacen
 not immune. The new Sorcerer comes from the box, so it works with an empty hand but not with an empty box;
 the replaced token (an Elf too) is lost.
 
-Decisions: "adjacent" means sharing a border on the board; Flying and Underworld stretch the race's
-conquests, not this racial power. A conversion is a conquest of a non-empty region (Pillaging counts it,
-the In Decline Ghouls' moment ends, the victim counts as attacked for the Diplomat).
+Rulings: a conversion is a conquest, so a power that widens where the race may conquer widens it too:
+Underworld Sorcerers convert in any Cavern while they hold a Cavern, Flying Sorcerers in any land region
+(``ConquestCheck.in_reach``); the Sorcerers must hold a region. A conversion counts as a conquest of a
+non-empty region (Pillaging counts it, the In Decline Ghouls' moment ends, the victim counts as attacked for
+the Diplomat).
 
 Their state, for the turn only: ``"Sorcerers": {"converted": [1]}``, the seats converted this turn.
 """
@@ -75,7 +77,7 @@ class Sorcerers(Race):
         if r.owner in self.read_turn(state, Conversions).converted:
             return f"Sorcerers convert once per turn per opponent; you already converted player {r.owner}"
         check = ConquestCheck(state, seat, troop)
-        if not state.board.neighbours[region].intersection(check.held):
+        if not check.in_reach(region):
             return f"Region {region} is not adjacent to one of your Sorcerer regions"
         if box_left(state, troop.race) < 1:
             return "No Sorcerer token is left in the box"
@@ -84,14 +86,13 @@ class Sorcerers(Race):
     def legal(self, state: GameState, seat: int, troop: Troop) -> list[Action]:
         if state.phase not in (START, CONQUER):
             return []
-        # Only regions next to a Sorcerer region qualify (refusal); ask about those alone.
-        neighbours = state.board.neighbours
-        near: set[int] = set()
-        for i in state.regions_of(seat, troop.race):
-            near |= neighbours[i]
+        # Only regions in the reach of the race's conquests qualify (refusal); ask about those alone.
+        check = ConquestCheck(state, seat, troop)
+        if not check.held:
+            return []
         return [
             offer("convert", seat, i)
-            for i in sorted(near)
+            for i in check.candidates()
             if state.regions[i].owner not in (-1, seat) and self.refusal(state, seat, troop, i) is None
         ]
 

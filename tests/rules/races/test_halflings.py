@@ -29,6 +29,17 @@ def test_other_races_must_enter_through_the_border():
         act(state, "conquer", 0, region=9)
 
 
+def test_seafaring_halflings_may_enter_by_the_lake():
+    """Rulings: a race that may enter anywhere makes its first conquest on any region it may conquer, so
+    Seafaring Halflings may enter by the Lake (7, inland), as other Seafarers may not."""
+    state = Builder(2).combos(("Halflings", "Seafaring"), ("Ratmen", "Swamp")).at(0, "pick").build()
+    state = act(state, "pick", 0, combo=0)
+    assert 7 in {a.region for a in legal_actions(state, 0) if a.type == "conquer"}
+    state = act(state, "conquer", 0, region=7)
+    assert region_of(state, 7) == {"owner": 0, "race": "Halflings", "tokens": 2, "hole": True}
+    check_invariants(state)
+
+
 def test_halflings_never_enter_the_lake():
     state = act(halflings_picking(), "pick", 0, combo=0)
     with pytest.raises(IllegalAction, match="only a Seafaring race"):

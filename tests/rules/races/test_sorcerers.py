@@ -233,8 +233,9 @@ def test_in_decline_sorcerers_convert_no_more():
 
 
 @pytest.mark.parametrize("power", ["Flying", "Underworld"])
-def test_flying_and_underworld_do_not_stretch_the_conversions_adjacency(power):
-    """Decision: a conversion needs a region bordering a Sorcerer region on the board."""
+def test_flying_and_underworld_stretch_the_conversions_reach(power):
+    """Rulings: a conversion is a conquest, so a power that widens where the race may conquer widens it too
+    (this test pinned the earlier reading, "a region bordering a Sorcerer region on the board")."""
     state = (
         Builder(2)
         .clear_board()
@@ -246,6 +247,43 @@ def test_flying_and_underworld_do_not_stretch_the_conversions_adjacency(power):
         .build()
     )
     # 17 is a Cavern like 3, and any land region is in reach of a Flying race's conquests.
-    assert converts(state) == set()
+    assert converts(state) == {17}
+    state = act(state, "convert", 0, region=17)
+    assert region_of(state, 17) == {"owner": 0, "race": "Sorcerers", "tokens": 1}
+    check_invariants(state)
+
+
+def test_underworld_sorcerers_convert_in_a_cavern_they_do_not_border():
+    """Rulings (components.md): "Underworld Sorcerers may convert a lone token in any Cavern while they hold
+    a Cavern"; a region that is neither next to them nor a Cavern stays out of reach."""
+    state = (
+        Builder(2)
+        .clear_board()
+        .active(0, "Sorcerers", "Underworld", hand=0)
+        .region(3, seat=0)  # a Cavern
+        .active(1, "Humans", "Swamp", hand=0)
+        .region(14, seat=1)  # a Cavern, not next to 3
+        .region(10, seat=1)  # neither
+        .at(0, "start")
+        .build()
+    )
+    assert converts(state) == {14}
     with pytest.raises(IllegalAction, match="not adjacent to one of your Sorcerer regions"):
-        act(state, "convert", 0, region=17)
+        act(state, "convert", 0, region=10)
+    state = act(state, "convert", 0, region=14)
+    assert region_of(state, 14)["race"] == "Sorcerers"
+    assert state.t.conquered == [14] and state.t.nonempty_conquered == 1  # a conquest of a non-empty region
+
+
+def test_sorcerers_holding_no_cavern_reach_no_cavern_beyond_their_border():
+    state = (
+        Builder(2)
+        .clear_board()
+        .active(0, "Sorcerers", "Underworld", hand=0)
+        .region(4, seat=0)  # not a Cavern
+        .active(1, "Humans", "Swamp", hand=0)
+        .region(14, seat=1)
+        .at(0, "start")
+        .build()
+    )
+    assert converts(state) == set()
