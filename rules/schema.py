@@ -328,8 +328,9 @@ def _check(state: GameState) -> None:
     for what, table in (("banner", banners), ("badge", badges)):
         for name, places in table.items():
             if len(places) != 1:
-                where = ", ".join(places) if places else "nowhere"
-                raise ValueError(f"{places[-1] if places else 'race_stack'}: the {name} {what} is in {where}")
+                where = f"in {', '.join(places)}" if places else "nowhere"
+                field = places[-1] if places else ("race_stack" if what == "banner" else "power_stack")
+                raise ValueError(f"{field}: the {name} {what} is {where}")
     # The markers lie on occupied regions of the board.
     for name in state.abilities:
         ability = ABILITIES[name]

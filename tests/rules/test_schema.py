@@ -1,0 +1,139 @@
+"""Reading a state's JSON (``rules/schema.py``): every field is checked and a fault names it; a schema-1
+snapshot, as the database holds them, is converted to the same state the engine reaches now.
+
+``data/schema_1_states.json`` holds states written by the engine of schema 1 (commit 13a9e5e) in random
+games, with the steps that led there, chosen so that every field schema 2 moved into a race's or power's
+own state appears (Lairs, Fortresses, Encampments, Holes, Heroes, the Dragon; the Amazons' 4, the
+Halflings' Holes dug, the Encampments aside; the turn's Berserk die, Ghouls' moment, conversions…).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rules import GameState, apply, auto_pass, new_game
+from rules.schema import read_state
+
+from .builder import Builder
+from .invariants import check_invariants
+
+SCHEMA_1 = json.loads((Path(__file__).parent / "data" / "schema_1_states.json").read_text())
+
+
+def replay(item: dict[str, Any]) -> GameState:
+    state = new_game(item["players"], seed=item["seed"], options=item["options"])
+    for step in item["steps"]:
+        state = auto_pass(state, step["auto_pass"]) if "auto_pass" in step else apply(state, step)
+    return state
+
+
+@pytest.mark.parametrize("item", SCHEMA_1, ids=lambda item: "+".join(item["covers"]) or "plain")
+def test_a_schema_1_snapshot_loads_as_the_state_its_steps_give_now(item: dict[str, Any]) -> None:
+    old = item["state"]
+    assert old["schema"] == 1
+    state = GameState.from_json(copy.deepcopy(old))
+    assert state == replay(item)
+    check_invariants(state)
+    assert state.to_json()["schema"] == 2
+
+
+def test_the_schema_1_snapshots_cover_every_field_that_moved() -> None:
+    covered = {field for item in SCHEMA_1 for field in item["covers"]}
+    moved = {"lair", "fortress", "encampments", "hole", "hero", "dragon"}
+    assert {f"region.{f}" for f in moved} <= covered
+    assert {"troop.held", "troop.holes", "troop.camps"} <= covered
+    for flag in ("berserk_die", "converted", "dragon_used", "fortress_placed", "heroes_placed", "skeletons_added"):
+        assert f"turn.{flag}" in covered
+    assert {"ghoulsturn.ghouls_readied", "ghoulsturn.ghouls_done", "skeletonsturn"} <= covered
+
+
+def test_a_schema_1_field_nobody_claims_is_refused() -> None:
+    old = copy.deepcopy(SCHEMA_1[0]["state"])
+    old["regions"][0]["volcano"] = True
+    with pytest.raises(ValueError, match=re.escape("regions[0].volcano: unknown field")):
+        GameState.from_json(old)
+
+
+# -- faults, each named -------------------------------------------------------------------------------------
+def sample() -> dict[str, Any]:
+    """A 3-player game with pieces of every kind on the board."""
+    b = Builder(3, seed=2).clear_board().active(0, "Trolls", "Fortified", picked_turn=1)
+    b.region(5, seat=0, tokens=3, lair=True, fortress=True).declined(0, "Ghouls", "Spirit", hand=2)
+    b.region(6, seat=0, tokens=4, declined=True).active(1, "Amazons", "Bivouacking", held=4)
+    b.region(12, seat=1, tokens=2, encampments=2).region(13).at(0, "conquer", conquests=2)
+    return b.build().to_json()
+
+
+def changed(path: str, value: Any) -> dict[str, Any]:
+    data = sample()
+    *where, last = re.findall(r"\w+", path)
+    target: Any = data
+    for key in where:
+        target = target[int(key)] if key.isdigit() else target[key]
+    if value is KeyError:
+        del target[int(last) if last.isdigit() else last]
+    else:
+        target[int(last) if last.isdigit() else last] = value
+    return data
+
+
+FAULTS = [
+    (changed("regions[13].tokens", 31), "regions[13].tokens: 31 is more than the 18 Lost Tribe tokens in the box"),
+    (changed("schema", 3), "Not a game state of schema 2 (or 1): 'schema' is 3"),
+    (changed("schema", KeyError), "Not a game state of schema 2"),
+    (changed("board", "6-players"), "board: '6-players' is not one of"),
+    (changed("turns", 7), "turns: 7 is not the 10 turns of the 3-players board"),
+    (changed("turn", 11), "turn: 11 is more than 10"),
+    (changed("current", 3), "current: 3 is more than 2"),
+    (changed("phase", "lunch"), "phase: 'lunch' is not one of"),
+    (changed("options.redeploy", "never"), "options.redeploy: 'never' is not 'auto' or 'ask'"),
+    (changed("regions[5].owner", 3), "regions[5].owner: 3 is more than 2"),
+    (changed("regions[5].race", "Dwarfs"), "regions[5].race: 'Dwarfs' is not a race of this game"),
+    (changed("regions[5].tokens", -1), "regions[5].tokens: -1 is less than 0"),
+    (changed("regions[5].tokens", 12), "regions[5].tokens: 12 is more than the 10 Trolls tokens in the box"),
+    (changed("regions[5].tokens", 9), "players[0].active.hand: 14 Trolls tokens on the board, in hand and aside"),
+    (changed("regions[5].owner", 2), "regions[5].race: player 2 holds no Trolls"),
+    (changed("regions[5].color", "red"), "regions[5].color: unknown field"),
+    (changed("regions[7].mountain", True), "regions[7].mountain: region 7 is a"),
+    (changed("players[1].coins", -2), "players[1].coins: -2 is less than 0"),
+    (changed("players[0].active.power", "Laser"), "players[0].active.power: 'Laser' is not a special power"),
+    (changed("players[0].ally", 0), "players[0].ally: a player is not their own ally"),
+    (changed("rng", "xyz"), "rng: expected 16 hex digits"),
+    (changed("abilities.Trolls.lairs", [5, 5]), "abilities.Trolls.lairs: a region is listed twice"),
+    (changed("abilities.Trolls.lairs", [9]), "abilities.Trolls: a Troll's Lair on region 9, which holds no race"),
+    (changed("abilities.Trolls.caves", 1), "abilities.Trolls.caves: unknown field"),
+    (changed("abilities.Laser", {}), "abilities.Laser: not a race or special power of this game"),
+    (changed("abilities.Elves", {}), "abilities.Elves: Elves keeps no state here"),
+    (changed("abilities.Amazons.held", "four"), "abilities.Amazons.held: expected a whole number"),
+    (changed("turn_state.conquests", "two"), "turn_state.conquests: expected a whole number"),
+    (changed("turn_state.abilities", {"Berserk": {"die": 2}}), None),  # read: Berserk keeps a turn slot
+    (changed("race_stack[0]", "Trolls"), "race_stack: the Ratmen banner is nowhere"),
+    (changed("race_stack[3]", "Ratmen"), "race_stack: the Ratmen banner is in race_stack, race_stack"),
+    (changed("players", []), "players: 0 players; a game has 2 to 5"),
+]
+
+
+@pytest.mark.parametrize(("data", "message"), FAULTS, ids=[str(m)[:40] for _, m in FAULTS])
+def test_a_fault_is_refused_naming_its_field(data: dict[str, Any], message: str | None) -> None:
+    if message is None:
+        read_state(data)
+        return
+    with pytest.raises(ValueError, match=re.escape(message)):
+        GameState.from_json(data)
+
+
+def test_the_sample_reads_back_as_it_was_written() -> None:
+    data = sample()
+    assert GameState.from_json(data).to_json() == data
+    assert data["abilities"] == {
+        "Trolls": {"lairs": [5]},
+        "Fortified": {"fortresses": [5]},
+        "Amazons": {"held": 4},
+        "Bivouacking": {"encampments": [12, 12]},
+    }
