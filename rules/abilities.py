@@ -100,11 +100,11 @@ def _decode(value: Any, default: Any, where: str) -> Any:
         return value
     if default is None or _is_int(default):
         if not _is_int(value):
-            raise ValueError(f"{where}: expected a whole number, not {value!r}")
+            raise ValueError(f"{where}: expected an integer, not {value!r}")
         return value
     if isinstance(default, frozenset | tuple):
         if not isinstance(value, list) or not all(_is_int(v) for v in value):
-            raise ValueError(f"{where}: expected a list of whole numbers, not {value!r}")
+            raise ValueError(f"{where}: expected a list of integers, not {value!r}")
         if isinstance(default, frozenset):
             if len(set(value)) != len(value):
                 raise ValueError(f"{where}: a region is listed twice")

@@ -91,7 +91,7 @@ class Action:
     region: int | None = None
     combo: int | None = None
     troop: str = ACTIVE
-    #: ``redeploy``: the whole distribution, ((region, tokens), …); a "spread" choice's kinds likewise.
+    #: ``redeploy``: the complete distribution, ((region, tokens), …); a "spread" choice's kinds likewise.
     tokens: tuple[tuple[int, int], ...] = ()
     regions: tuple[int, ...] = ()
     target: int | None = None

@@ -165,8 +165,8 @@ def conquer(state: GameState, seat: int, region: int, kind: str) -> int | None:
         raise IllegalAction("You need at least one token in hand to conquer")
     cost = check.cost(region)
     if kind == ACTIVE and check.roll is not None:
-        # Rulebook, "Berserk": the die was rolled first; "if you do not have enough tokens left, this is
-        # your final conquest attempt for the turn".
+        # The die was rolled before the target was named (``pending_roll``, the power's rule): "if you do
+        # not have enough tokens left, this is your final conquest attempt for the turn".
         if troop.hand < cost:
             end_conquests(state, seat)
         else:

@@ -28,9 +28,9 @@ AT_LEAST_ONE = "at least 1"
 
 class ConquestCost(NamedTuple):
     """What conquering a region takes: ``total`` tokens, made of the labelled ``parts`` (``("base", 2)``,
-    ``("tokens", 3)``, ``("Mountain", 1)``, ``("Troll's Lair", 1)``, ``("Commando", -1)``,
-    ``("at least 1", 1)``…), and ``refusal``: why the region may not be conquered at all, tokens aside
-    (adjacency, water, immunity…), or None."""
+    ``("tokens", 3)``, ``("Mountain", 1)``, a marker's label and defence, a race's or power's name and
+    discount, ``("at least 1", 1)``…), and ``refusal``: why the region may not be conquered at all, tokens
+    aside (adjacency, water, immunity…), or None. ``rules/README.md`` lists the labels."""
 
     total: int
     parts: tuple[tuple[str, int], ...]
@@ -81,8 +81,9 @@ _NO_MARKS: tuple[Defences, dict[int, str]] = ({}, {})
 
 def board_marks(state: GameState) -> tuple[Defences, dict[int, str]]:
     """What the markers on the board do to conquests, by region: the parts they add to the defence
-    (rulebook: +1 for each Encampment, Fortress and Troll's Lair), and what makes a region immune (rulings:
-    the Dragon, Heroes, Holes-in-the-Ground). The abilities are asked in the registry's order."""
+    (rulebook, "Conquering a Region": +1 for each marker that defends) and what makes a region immune
+    (rulings: immune "to conquest and to every racial and special power"). The abilities are asked in the
+    registry's order."""
     defences: dict[int, list[tuple[str, int]]] = {}
     immune: dict[int, str] = {}
     for name in sorted(state.abilities, key=RANK.__getitem__):
@@ -200,7 +201,7 @@ class ConquestCheck:
             if region in board.entry:
                 return None
             # Rulings: a race that may enter anywhere makes its first conquest on any region it may conquer
-            # (Seafaring Halflings by the Lake or an inner Sea; water was refused above unless it sails).
+            # (by the Lake or an inner Sea for one that also sails; water was refused above otherwise).
             if self.hooks.enters_anywhere:
                 return None
             return f"A race's first conquest must be on a border region or the shore of a border Sea; {region} is not"

@@ -322,8 +322,8 @@ class ConquestOffers:
 
 
 def _declined_redeploys(state: GameState, troop: Troop, own_turn: bool) -> bool:
-    """An In Decline race redeploys tokens in hand, and, having conquered this turn, all of them "exactly as
-    if they were still Active" (rulebook, "Ghouls")."""
+    """An In Decline race redeploys tokens in hand, and, having conquered this turn (``declined_readied``),
+    all of them, "playing exactly as if they were still Active tokens" (the race's rule, in its module)."""
     return bool(troop.hand) or (own_turn and RACES[troop.race].declined_readied(state))
 
 

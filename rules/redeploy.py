@@ -20,7 +20,7 @@ def kept_off_board(state: GameState, seat: int, troop: Troop, own_turn: bool) ->
 def redeploy(
     state: GameState, seat: int, troop: Troop, distribution: tuple[tuple[int, int], ...], own_turn: bool
 ) -> None:
-    """Set the whole distribution of the troop's tokens over the regions it holds.
+    """Set the complete distribution of the troop's tokens over the regions it holds.
 
     Every region keeps at least one token; every token in hand is placed (rulings), except those an ability
     keeps off the board. Where that cannot leave one per region, regions given 0 are abandoned.

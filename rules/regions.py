@@ -46,8 +46,8 @@ def all_markers(state: GameState) -> list[dict[str, int | bool]]:
 
 
 def region_markers(state: GameState, region: int) -> dict[str, int | bool]:
-    """The markers on ``region`` by name, as pages show them: ``{"lair": True, "encampments": 2}``
-    (a flag, or a count for a marker several of which may lie there). ``{}``: none."""
+    """The markers on ``region`` by name (``Marker.name``), as pages show them: ``True``, or a count for a
+    marker several of which may lie there (``Marker.counted``). ``{}``: none."""
     return {marker.name: count if marker.counted else True for marker, count in markers_at(state, region)}
 
 

@@ -5,9 +5,10 @@ the board and the counts of players and regions, owners, phases and seats in ran
 every banner and badge somewhere exactly once, and tokens within the box (components.md). A fault is a
 ValueError naming the field: ``"regions[12].tokens: 31 is more than the 18 Lost Tribe tokens in the box"``.
 
-Schema 1 kept the state of some races and powers in the core records (``regions[i].lair``,
-``players[i].active.held``, ``turn_state.berserk_die``…); each ability names the fields it used
-(``schema_1_fields``) and moves them into its own state (``upgrade_schema_1``), with the helpers below.
+Schema 1 kept the state of some races and powers in the core records (markers as fields of a region,
+extras as fields of a troop, flags of the turn as fields of ``turn_state``); each ability names the fields
+it used (``schema_1_fields``) and moves them into its own state (``upgrade_schema_1``), with the helpers
+below.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def _is_int(value: Any) -> bool:
 
 def _int(value: Any, where: str, low: int | None = None, high: int | None = None) -> int:
     if not _is_int(value):
-        raise ValueError(f"{where}: expected a whole number, not {value!r}")
+        raise ValueError(f"{where}: expected an integer, not {value!r}")
     if low is not None and value < low:
         raise ValueError(f"{where}: {value} is less than {low}")
     if high is not None and value > high:
@@ -284,7 +285,7 @@ def _slots(data: Any, where: str, kind: str) -> dict[str, Slot]:
     return out
 
 
-# -- what only the whole state can tell -----------------------------------------------------------------------
+# -- what only the complete state can tell -----------------------------------------------------------------------
 def _check(state: GameState) -> None:
     from .troops import aside  # the races' hooks
 
@@ -393,8 +394,7 @@ def _core_part(data: Any, where: str, core: tuple[str, ...], claimed: set[str]) 
 
 
 def schema_1_markers(old: dict[str, Any], field: str) -> dict[int, int]:
-    """The regions of a schema-1 state with the marker ``field`` (``"lair": true``, ``"encampments": 2``):
-    region -> count."""
+    """The regions of a schema-1 state with the marker ``field`` (true, or a count): region -> count."""
     out = {}
     for i, r in enumerate(old["regions"]):
         if field in r:
@@ -406,7 +406,7 @@ def schema_1_markers(old: dict[str, Any], field: str) -> dict[int, int]:
 
 
 def schema_1_troop_field(old: dict[str, Any], field: str) -> list[tuple[int, dict[str, Any], int]]:
-    """The troops of a schema-1 state with ``field`` (``"held"``…): ``(seat, troop JSON, value)``."""
+    """The troops of a schema-1 state with ``field``: ``(seat, troop JSON, value)``."""
     out = []
     for seat, p in enumerate(old["players"]):
         troops = ([p["active"]] if "active" in p else []) + list(p.get("declined", []))

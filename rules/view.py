@@ -15,7 +15,7 @@ def player_view(state: GameState, player: int | None) -> dict[str, Any]:
     Rulebook, "Scoring Victory Coins": coins are hidden from other players until the end. The RNG and the
     order of the stacks below the column are never shown before the end (they would tell future die rolls
     and combos); their sizes are. For drawing the board, each region also lists the markers on it
-    (``rules.region_markers``: ``"lair": true``, ``"encampments": 2``…), which the JSON keeps in their
+    (``rules.region_markers``: each marker's name, true or a count), which the JSON keeps in their
     ability's state.
     """
     data = state.to_json()

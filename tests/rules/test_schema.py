@@ -110,8 +110,8 @@ FAULTS = [
     (changed("abilities.Trolls.caves", 1), "abilities.Trolls.caves: unknown field"),
     (changed("abilities.Laser", {}), "abilities.Laser: not a race or special power of this game"),
     (changed("abilities.Elves", {}), "abilities.Elves: Elves keeps no state here"),
-    (changed("abilities.Amazons.held", "four"), "abilities.Amazons.held: expected a whole number"),
-    (changed("turn_state.conquests", "two"), "turn_state.conquests: expected a whole number"),
+    (changed("abilities.Amazons.held", "four"), "abilities.Amazons.held: expected an integer"),
+    (changed("turn_state.conquests", "two"), "turn_state.conquests: expected an integer"),
     (changed("turn_state.abilities", {"Berserk": {"die": 2}}), None),  # read: Berserk keeps a turn slot
     (changed("race_stack[0]", "Trolls"), "race_stack: the Ratmen banner is nowhere"),
     (changed("race_stack[3]", "Ratmen"), "race_stack: the Ratmen banner is in race_stack, race_stack"),
