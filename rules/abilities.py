@@ -301,6 +301,18 @@ class Ability:
     def on_turn_end(self, state: GameState) -> None:
         """The turn on turn ends, after its player's own ``on_end_turn``, before defenders redeploy."""
 
+    def on_turn_start(self, state: GameState) -> None:
+        """The next player's turn begins (``state.current`` is that player)."""
+
+    def shield(self, state: GameState, seat: int, troop: Troop, region: int) -> str | None:
+        """Why ``seat``'s ``troop`` may not conquer ``region`` because of this ability's state (a peace), or
+        None; asked before adjacency, after immunity and water."""
+        return None
+
+    def check(self, state: GameState) -> None:
+        """Raise a ValueError naming the field (``abilities.<name>…``) when its state does not fit the game
+        (``GameState.from_json``); the types and the markers' regions are checked already."""
+
     # -- its own actions ---------------------------------------------------------------------------------------
     def legal(self, state: GameState, seat: int, troop: Troop) -> list[Action]:
         """The extra actions this ability offers now."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from .abilities import ABILITIES, RANK, Ability, hooks_of, names_with
+from .abilities import ABILITIES, RANK, Ability, hooks_of, names_with, with_state
 from .components import BASE_CONQUEST_COST
 from .state import GameState, Troop
 
@@ -106,7 +106,20 @@ class ConquestCheck:
     conquest and the ability that rolled it (the Active troop's ``pending_roll``), or None.
     """
 
-    __slots__ = ("state", "seat", "troop", "held", "board", "hooks", "sails", "discounts", "defences", "immune", "roll")
+    __slots__ = (
+        "state",
+        "seat",
+        "troop",
+        "held",
+        "board",
+        "hooks",
+        "sails",
+        "discounts",
+        "defences",
+        "immune",
+        "shields",
+        "roll",
+    )
 
     def __init__(self, state: GameState, seat: int, troop: Troop, held: list[int] | None = None) -> None:
         self.state, self.seat, self.troop = state, seat, troop
@@ -115,6 +128,7 @@ class ConquestCheck:
         self.hooks = hooks = hooks_of(troop)
         self.sails = hooks.sails
         self.discounts = hooks.conquest_discount
+        self.shields = with_state(state, "shield")
         if not state.abilities:
             self.defences, self.immune = _NO_MARKS
         else:
@@ -192,10 +206,11 @@ class ConquestCheck:
         if water and not self.sails:
             sailors = names_with("sails")
             return f"Region {region} is a {land.terrain}: only a {sailors} race may conquer Seas and the Lake"
-        if r.owner >= 0 and r.owner != seat and not troop.declined:
-            defender = state.players[r.owner]
-            if defender.ally == seat and defender.active is not None and defender.active.race == r.race:
-                return f"You are at peace with player {r.owner}'s {r.race} (Diplomat) until their next turn"
+        if r.owner >= 0 and r.owner != seat:
+            for ability in self.shields:
+                shielded = ability.shield(state, seat, troop, region)
+                if shielded:
+                    return shielded
         if not held:
             # Rulebook, "First Conquest": a border region, or the shore of a Sea on the edge of the board.
             if region in board.entry:

@@ -56,6 +56,5 @@ def go_into_decline(state: GameState, seat: int) -> None:
     if power.counts_toward_decline_limit:
         state.power_discard.append(troop.power)
     player.active = None
-    player.ally = None
     player.declined.append(troop)
     vanish_if_gone(state, seat, troop)

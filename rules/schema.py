@@ -55,7 +55,7 @@ TOP_FIELDS = (
 )
 REGION_FIELDS = ("owner", "race", "tokens", "mountain")
 TROOP_FIELDS = ("race", "power", "declined", "hand", "picked_turn")
-PLAYER_FIELDS = ("coins", "active", "declined", "ally", "auto_passes")
+PLAYER_FIELDS = ("coins", "active", "declined", "auto_passes")
 TURN_FIELDS = ("picked", "readied", "conquests", "conquered", "nonempty_conquered", "attacked", "abilities")
 _HEX = re.compile(r"[0-9a-f]{16}")
 
@@ -188,14 +188,10 @@ def _player(data: Any, where: str, seat: int, n: int, turns: int) -> PlayerState
     declined = _list(data.get("declined", []), f"{where}.declined")
     if len(declined) > 2:
         raise ValueError(f"{where}.declined: {len(declined)} races In Decline; two at most")
-    ally = data.get("ally")
-    if ally is not None and (_int(ally, f"{where}.ally", 0, n - 1) == seat):
-        raise ValueError(f"{where}.ally: a player is not their own ally")
     return PlayerState(
         coins=_int(data["coins"], f"{where}.coins", 0),
         active=_troop(data["active"], f"{where}.active", turns, False) if "active" in data else None,
         declined=[_troop(t, f"{where}.declined[{k}]", turns, True) for k, t in enumerate(declined)],
-        ally=ally,
         auto_passes=_int(data.get("auto_passes", 0), f"{where}.auto_passes", 0),
     )
 
@@ -338,6 +334,7 @@ def _check(state: GameState) -> None:
         for region, marker, count in ability.placed(state):
             if not 0 <= region < len(state.regions) or (count and not state.regions[region].tokens):
                 raise ValueError(f"abilities.{name}: a {marker.label} on region {region}, which holds no race")
+        ability.check(state)
     if len(set(state.defenders)) != len(state.defenders) or state.current in state.defenders:
         raise ValueError("defenders: each attacked player once, never the player on turn")
     del n
@@ -365,7 +362,7 @@ def _upgrade_schema_1(old: dict[str, Any]) -> GameState:
     players = []
     for seat, p in enumerate(_list(old.get("players"), "players")):
         where = f"players[{seat}]"
-        p = dict(_object(p, where, PLAYER_FIELDS))
+        p = _core_part(p, where, PLAYER_FIELDS, claimed)
         if "active" in p:
             p["active"] = _core_part(p["active"], f"{where}.active", TROOP_FIELDS, claimed)
         if "declined" in p:
@@ -414,6 +411,11 @@ def schema_1_troop_field(old: dict[str, Any], field: str) -> list[tuple[int, dic
             if field in troop:
                 out.append((seat, troop, _int(troop[field], f"players[{seat}].{troop['race']}.{field}", 0)))
     return out
+
+
+def schema_1_player_field(old: dict[str, Any], field: str) -> list[tuple[int, Any]]:
+    """The players of a schema-1 state with ``field``: ``(seat, value)``."""
+    return [(seat, p[field]) for seat, p in enumerate(old["players"]) if field in p]
 
 
 def schema_1_turn_field(old: dict[str, Any], field: str) -> Any:

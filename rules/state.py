@@ -75,7 +75,6 @@ class PlayerState:
     coins: int
     active: Troop | None = None
     declined: list[Troop] = field(default_factory=list)
-    ally: int | None = None  # Diplomat: the seat at peace with this player's Active race
     auto_passes: int = 0  # consecutive missed deadlines
 
     def copy(self) -> PlayerState:
@@ -83,7 +82,6 @@ class PlayerState:
             self.coins,
             self.active.copy() if self.active else None,
             [t.copy() for t in self.declined],
-            self.ally,
             self.auto_passes,
         )
 
@@ -389,8 +387,6 @@ def _player_json(p: PlayerState) -> dict[str, Any]:
         out["active"] = _troop_json(p.active)
     if p.declined:
         out["declined"] = [_troop_json(t) for t in p.declined]
-    if p.ally is not None:
-        out["ally"] = p.ally
     if p.auto_passes:
         out["auto_passes"] = p.auto_passes
     return out

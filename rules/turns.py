@@ -81,6 +81,6 @@ def start_next_turn(state: GameState) -> None:
         state.phase = OVER
         return
     state.current, state.turn = nxt, turn
-    player = state.edit_player(nxt)
-    player.ally = None  # rulebook, "Diplomat": the peace holds "until your next turn"
-    state.phase = PICK if player.active is None else START
+    state.phase = PICK if state.players[nxt].active is None else START
+    for ability in with_state(state, "on_turn_start"):
+        ability.on_turn_start(state)

@@ -4,15 +4,28 @@ are not bound (rulings).
 
 Decision: an opponent whose Active race the player attacked this turn with any of their races (an In Decline
 race or a conversion included) cannot be chosen.
+
+Its state: ``"Diplomat": {"diplomat": 0, "ally": 2}``, the Diplomat's seat and the seat at peace with its
+Active race, until the Diplomat's next turn.
 """
 
 from __future__ import annotations
 
-from ..abilities import Power, register
+from dataclasses import dataclass
+from typing import Any
+
+from ..abilities import Power, Slot, register
 from ..actions import Action, ActionKind, IllegalAction, offer
 from ..components import POWER_TOKENS
+from ..schema import schema_1_player_field
 from ..state import REDEPLOY, GameState, Troop
 from ..telling import Step
+
+
+@dataclass(frozen=True, slots=True)
+class Peace(Slot):
+    diplomat: int | None = None
+    ally: int | None = None
 
 
 @register
@@ -28,6 +41,8 @@ class Diplomat(Power):
         "impacted (so Ghouls In Decline are immune to this power and may still attack you)."
     )
     actions = (ActionKind("choose_ally", ("target",), "Make peace with"),)
+    slot = Peace
+    schema_1_fields = frozenset({"ally"})
 
     def legal(self, state: GameState, seat: int, troop: Troop) -> list[Action]:
         if state.phase != REDEPLOY:
@@ -46,8 +61,37 @@ class Diplomat(Power):
             raise IllegalAction("Choose another player of this game as your ally")
         if target in state.t.attacked:
             raise IllegalAction(f"You attacked player {target}'s Active race this turn; choose someone else")
-        state.edit_player(seat).ally = target
+        self.write(state, Peace(seat, target))
+
+    def shield(self, state: GameState, seat: int, troop: Troop, region: int) -> str | None:
+        # "He cannot attack your active race until your next turn"; "Tokens In Decline are not impacted".
+        peace = self.read(state, Peace)
+        r = state.regions[region]
+        if peace.ally != seat or troop.declined or r.owner != peace.diplomat or peace.diplomat is None:
+            return None
+        diplomat = state.players[peace.diplomat].active
+        if diplomat is None or diplomat.race != r.race:
+            return None
+        return f"You are at peace with player {r.owner}'s {r.race} (Diplomat) until their next turn"
+
+    def on_turn_start(self, state: GameState) -> None:
+        if self.read(state, Peace).diplomat == state.current:
+            self.write(state, Peace())  # the peace holds "until your next turn"
+
+    def on_decline(self, state: GameState, seat: int, troop: Troop) -> None:
+        self.write(state, Peace())
+
+    def check(self, state: GameState) -> None:
+        peace = self.read(state, Peace)
+        seats = range(len(state.players))
+        if peace.diplomat not in seats or peace.ally not in seats or peace.ally == peace.diplomat:
+            raise ValueError(f"abilities.Diplomat: {peace.diplomat} and {peace.ally} are not two seats of this game")
 
     def tell(self, step: Step) -> str:
         target = step.action.target if step.action is not None else None
         return f"{step.who} made peace with {step.name(target)} until their next turn"
+
+    def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
+        for seat, ally in schema_1_player_field(old, "ally"):
+            if ally is not None:
+                self.write(state, Peace.from_json({"diplomat": seat, "ally": ally}, f"players[{seat}].ally"))

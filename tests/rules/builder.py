@@ -59,13 +59,20 @@ TURN_EXTRAS = {
 
 def set_slot_field(state: GameState, name: str, field: str, value: Any, *, turn: bool = False) -> None:
     """Set one field of an ability's own state (``turn``: its state for this turn)."""
+    set_slot_fields(state, name, turn=turn, **{field: value})
+
+
+def set_slot_fields(state: GameState, name: str, *, turn: bool = False, **fields: Any) -> None:
+    """Set fields of an ability's own state (``turn``: its state for this turn), e.g.
+    ``set_slot_fields(state, "Diplomat", diplomat=1, ally=0)``."""
     ability = ABILITIES[name]
     kind = ability.turn_slot if turn else ability.slot
     assert kind is not None, name
     current = ability.read_turn(state, kind) if turn else ability.read(state, kind)
-    if isinstance(getattr(current, field), frozenset):
-        value = frozenset(value)
-    updated = dataclasses.replace(current, **{field: value})
+    for field, value in fields.items():
+        if isinstance(getattr(current, field), frozenset):
+            fields[field] = frozenset(value)
+    updated = dataclasses.replace(current, **fields)
     if turn:
         ability.write_turn(state, updated)
     else:

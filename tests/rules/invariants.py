@@ -110,7 +110,6 @@ def check_invariants(state: GameState) -> dict:
         assert len(p.declined) <= 2
         for t in p.troops():
             assert t.hand >= 0 and aside(state, t) >= 0, t
-        assert p.ally is None or (0 <= p.ally < n and p.ally != seat), (seat, p.ally)
         assert p.auto_passes >= 0
     # Every banner is somewhere exactly once; every badge too.
     races_seen = [c.race for c in state.combos] + list(state.race_stack)
@@ -126,6 +125,11 @@ def check_invariants(state: GameState) -> dict:
     assert all(c.coins >= 0 for c in state.combos)
     # The column is full while banners remain under it (rulebook: "always 6 combos visible").
     assert len(state.combos) == VISIBLE_COMBOS or not state.race_stack
+    peace = state.abilities.get("Diplomat")
+    if peace is not None:  # the Diplomat at peace with another seat, the Diplomat's race Active
+        assert 0 <= peace.ally < n and peace.ally != peace.diplomat, peace
+        diplomat = state.players[peace.diplomat].active
+        assert diplomat is not None and diplomat.power == "Diplomat", peace
     # The races' and powers' own state: absent when unused, and read back as written.
     for name, value in state.abilities.items():
         assert value != type(value)(), (name, "an empty slot is left out")

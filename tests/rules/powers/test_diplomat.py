@@ -5,7 +5,7 @@ Decline tokens are neither protected nor bound (rulebook, "Diplomat"; rulings)."
 import pytest
 
 from rules import IllegalAction, legal_actions
-from tests.rules.builder import Builder, act, region_of
+from tests.rules.builder import Builder, act, region_of, slot
 from tests.rules.playing import finish_turn
 
 
@@ -30,7 +30,7 @@ def test_the_diplomat_chooses_an_ally_at_the_end_of_the_turn():
     state = diplomat()
     assert [a.target for a in legal_actions(state, 0) if a.type == "choose_ally"] == [1]
     state = act(state, "choose_ally", 0, target=1)
-    assert state.players[0].ally == 1
+    assert slot(state, "Diplomat").ally == 1
 
 
 def test_the_ally_cannot_attack_the_diplomats_active_race():
@@ -45,7 +45,7 @@ def test_the_ally_cannot_attack_the_diplomats_active_race():
 def test_the_peace_ends_when_the_diplomats_next_turn_begins():
     state = act(diplomat(), "choose_ally", 0, target=1)
     state = finish_turn(act(state, "end_turn", 0), 1)
-    assert state.current == 0 and state.players[0].ally is None
+    assert state.current == 0 and slot(state, "Diplomat").ally is None
 
 
 def test_an_opponent_attacked_this_turn_cannot_be_chosen():
@@ -116,7 +116,7 @@ def test_the_ally_is_another_player_of_the_game(target):
 def test_the_diplomat_may_change_allies_each_turn():
     state = act(diplomat(players=3), "choose_ally", 0, target=1)
     state = act(state, "choose_ally", 0, target=2)
-    assert state.players[0].ally == 2
+    assert slot(state, "Diplomat").ally == 2
 
 
 def test_without_an_ally_anyone_may_attack():

@@ -5,7 +5,7 @@ they may attack their owner's Active race; the Diplomat's peace does not bind th
 import pytest
 
 from rules import IllegalAction, auto_pass, conquest_cost, legal_actions
-from tests.rules.builder import Builder, act, region_of
+from tests.rules.builder import Builder, act, region_of, set_slot_fields
 from tests.rules.invariants import check_invariants
 from tests.rules.playing import finish_turn
 
@@ -123,7 +123,7 @@ def test_the_diplomats_peace_does_not_bind_in_decline_ghouls():
         .at(0, "start")
         .build()
     )
-    state.players[1].ally = 0  # seat 1 made peace with seat 0 at the end of their turn
+    set_slot_fields(state, "Diplomat", diplomat=1, ally=0)  # seat 1 made peace with seat 0 at the end of their turn
     assert 9 in ghoul_conquests(state)
     assert 8 not in {a.region for a in legal_actions(state, 0) if a.troop == "active" and a.region is not None}
     state = act(state, "conquer", 0, region=9, troop="declined")

@@ -6,7 +6,7 @@ box is; a converted Elf is lost; Dragon, Heroes and Holes make a region immune t
 import pytest
 
 from rules import IllegalAction, legal_actions, turn_score
-from tests.rules.builder import Builder, act, region_of
+from tests.rules.builder import Builder, act, region_of, set_slot_fields
 from tests.rules.invariants import check_invariants
 
 # 2-player board: region 3 borders 2, 4, 8, 9; region 10 does not border 3; 8 is a Mountain.
@@ -173,7 +173,7 @@ def test_no_conversion_when_the_box_has_no_sorcerer_left():
 
 def test_no_conversion_of_a_diplomats_active_race_at_peace_with_the_sorcerers():
     state = sorcerers(victim=("Humans", "Diplomat"))
-    state.players[1].ally = 0
+    set_slot_fields(state, "Diplomat", diplomat=1, ally=0)  # player 1 at peace with player 0
     with pytest.raises(IllegalAction, match="at peace"):
         act(state, "convert", 0, region=4)
 
