@@ -16,15 +16,14 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 import rules
-
-from ..links import LinkMaker
-from ..models import AuditEntry, Game, GameAction, OutboxMail, Player, Seat, utcnow
-from ..schemas import GameSettings
-from .delivery import FAILED, PENDING
-from .errors import BadRequest, Conflict, NotFound
-from .games import get_game, seats_of, settings_of, update_if_unmoved
-from .outbox import queue_mail
-from .play import _commit_step, auto_pass, load_state, next_reminder_at
+from service.domain.delivery import FAILED, PENDING
+from service.domain.errors import BadRequest, Conflict, NotFound
+from service.domain.games import get_game, seats_of, settings_of, update_if_unmoved
+from service.domain.links import LinkMaker
+from service.domain.models import AuditEntry, Game, GameAction, OutboxMail, Player, Seat, utcnow
+from service.domain.outbox import queue_mail
+from service.domain.play import auto_pass, commit_step, load_state, next_reminder_at
+from service.domain.schemas import GameSettings
 
 MAX_EXTENSION = timedelta(days=60)
 
@@ -360,7 +359,7 @@ def _act(
         version=version,
         undo_point=True,
     )
-    result = _commit_step(session, game, entry, state, links, utcnow(), None, -1)
+    result = commit_step(session, game, entry, state, links, utcnow(), None, -1)
     return result.game
 
 

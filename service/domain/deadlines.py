@@ -13,7 +13,7 @@ One sweep, in order:
    SQLite runs one writer at a time). A concurrent or repeated sweep finds the row
    locked, or the version moved, and does nothing: one auto-pass, one mail.
 3. **Reminders**: for each game whose ``reminders_due_at`` has passed, every reminder of the current step
-   whose time has come and that has no :class:`~service.models.ReminderSent` record yet. The record is
+   whose time has come and that has no :class:`~service.domain.models.ReminderSent` record yet. The record is
    unique per (game, step, reminder), so a late or skipped sweep sends it late rather than never, and a
    repeated one never sends it twice.
 
@@ -38,15 +38,14 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 import rules
-
-from .. import status
-from ..links import LinkMaker
-from ..logfmt import log
-from ..models import Game, ReminderSent, ServiceStatus, utcnow
-from .errors import Conflict
-from .games import finish_game, seats_of, settings_of, update_if_unmoved
-from .outbox import queue_mail
-from .play import auto_pass, load_state, next_reminder_at
+from service.domain import status
+from service.domain.errors import Conflict
+from service.domain.games import finish_game, seats_of, settings_of, update_if_unmoved
+from service.domain.links import LinkMaker
+from service.domain.models import Game, ReminderSent, ServiceStatus, utcnow
+from service.domain.outbox import queue_mail
+from service.domain.play import auto_pass, load_state, next_reminder_at
+from service.infra.logfmt import log
 
 logger = logging.getLogger(__name__)
 
@@ -368,7 +367,7 @@ def _lock_if(session: Session, game_id: int, condition: sa.ColumnElement[bool]) 
     """The game, locked for this transaction, if it is active and ``condition`` still holds; else ``None``.
 
     On PostgreSQL a row another sweep holds is skipped, not waited for. Sessions keep objects after
-    commit (service.db), so the row is read afresh (``populate_existing``).
+    commit (service.infra.db), so the row is read afresh (``populate_existing``).
     """
     query = (
         select(Game)

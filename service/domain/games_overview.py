@@ -19,9 +19,8 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 import rules
-
-from ..models import Game, OutboxMail, Player, Seat, utcnow
-from .delivery import FAILED
+from service.domain.delivery import FAILED
+from service.domain.models import Game, OutboxMail, Player, Seat, utcnow
 
 OVERDUE = timedelta(minutes=10)
 INVITING_TOO_LONG = timedelta(days=3)

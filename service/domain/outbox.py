@@ -12,14 +12,12 @@ from flask import current_app, has_app_context
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col
 
-from ..models import OutboxMail, Player, utcnow
+from service.domain.models import OutboxMail, Player, utcnow
+from service.infra.mail_wakeup import MAIL_WRITTEN
 
 #: The domain of Message-IDs made outside the service (a script on a bare session): reserved, never real.
 MAIL_DOMAIN = "smallworld.invalid"
 
-#: Set in ``session.info`` when a mail row was written in the session's transaction: the worker's commit hook
-#: (``worker.tasks.mail.send_after_commit``) then asks for a delivery once the transaction commits.
-MAIL_WRITTEN = "smallworld.mail_written"
 
 #: The dialects' own INSERT, which has ``ON CONFLICT`` (both spell it the same).
 _INSERT: dict[str, Callable[[type[OutboxMail]], postgresql.Insert | sqlite.Insert]] = {

@@ -18,13 +18,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 import rules
-
-from ..links import LinkMaker
-from ..models import Game, GameAction, Player, Seat, utcnow
-from .errors import BadRequest, Conflict, IllegalMove
-from .games import finish_game, get_game, seats_of, settings_of, update_if_unmoved
-from .outbox import queue_mail
-from .turn_mail import step_details
+from service.domain.errors import BadRequest, Conflict, IllegalMove
+from service.domain.games import finish_game, get_game, seats_of, settings_of, update_if_unmoved
+from service.domain.links import LinkMaker
+from service.domain.models import Game, GameAction, Player, Seat, utcnow
+from service.domain.outbox import queue_mail
+from service.domain.turn_mail import step_details
 
 
 @dataclass
@@ -95,7 +94,7 @@ def submit_action(
         undo_point=bool(new_state.last.get("undo_point")),
         idempotency_key=idempotency_key,
     )
-    return _commit_step(session, game, entry, new_state, links, now or utcnow(), idempotency_key, seat, seats=seats)
+    return commit_step(session, game, entry, new_state, links, now or utcnow(), idempotency_key, seat, seats=seats)
 
 
 def undo(session: Session, game_id: int, seat: int, expected_version: int, links: LinkMaker) -> StepResult:
@@ -118,7 +117,7 @@ def undo(session: Session, game_id: int, seat: int, expected_version: int, links
     new_state = replay(game, kept)
     new_state.last = {"kind": "undo", "player": seat, "undo_point": False, "undone": len(taken_back)}
     record = GameAction(game_id=game_id, seat=seat, kind="undo", action=None, version=game.version + 1)
-    return _commit_step(session, game, record, new_state, links, utcnow(), None, seat)
+    return commit_step(session, game, record, new_state, links, utcnow(), None, seat)
 
 
 def live_log(session: Session, game_id: int) -> list[GameAction]:
@@ -209,7 +208,7 @@ def auto_pass(
                     "admin_url": links.admin_url(game_id, game.admin_secret),
                 },
             )
-    return _commit_step(session, game, record, new_state, links, now, None, seat, seats=seats)
+    return commit_step(session, game, record, new_state, links, now, None, seat, seats=seats)
 
 
 def replay(game: Game, entries: list[GameAction]) -> rules.GameState:
@@ -342,7 +341,7 @@ def _replayed(session: Session, earlier: GameAction, seat: int) -> StepResult:
     return StepResult(game=game, version=earlier.version, last=last, replayed=True)
 
 
-def _commit_step(
+def commit_step(
     session: Session,
     game: Game,
     entry: GameAction,

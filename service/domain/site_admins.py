@@ -13,10 +13,10 @@ from typing import Any
 
 from sqlmodel import Session, select
 
-from ..links import LOGIN, LOGIN_MAX_AGE, LinkError, LinkMaker
-from ..models import SiteAdmin, utcnow
-from .errors import Forbidden, NotFound
-from .outbox import queue_mail
+from service.domain.errors import Forbidden, NotFound
+from service.domain.links import LOGIN, LOGIN_MAX_AGE, LinkError, LinkMaker
+from service.domain.models import SiteAdmin, utcnow
+from service.domain.outbox import queue_mail
 
 #: One sign-in mail per account in this many seconds, however often the form is sent: anybody who knows
 #: an admin's address can send it, and must not be able to fill their inbox.

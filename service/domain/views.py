@@ -6,10 +6,9 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 import rules
-
-from ..models import AuditEntry, Game, GameAction, Player, Seat
-from ..schemas import AuditOut, GameView, HistoryEntry, LegalActions, SeatOut
-from .games import seats_of
+from service.domain.games import seats_of
+from service.domain.models import AuditEntry, Game, GameAction, Player, Seat
+from service.domain.schemas import AuditOut, GameView, HistoryEntry, LegalActions, SeatOut
 
 
 class ViewInputs:

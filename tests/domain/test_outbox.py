@@ -7,9 +7,9 @@ from collections.abc import Callable
 from flask import Flask
 from sqlmodel import Session, select
 
-from service.db import get_engine, get_session
+from service.domain.models import OutboxMail, Player
 from service.domain.outbox import MAIL_DOMAIN, queue_mail
-from service.models import OutboxMail, Player
+from service.infra.db import get_engine, get_session
 
 
 def test_a_mail_is_written_once_per_dedupe_key_and_its_message_id_is_under_the_senders_domain(

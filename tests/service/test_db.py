@@ -1,4 +1,4 @@
-"""service.db and the migrations: the schema on SQLite and PostgreSQL, UTC timestamps."""
+"""service.infra.db and the migrations: the schema on SQLite and PostgreSQL, UTC timestamps."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from sqlalchemy import Engine, inspect
 from sqlalchemy.exc import StatementError
 from sqlmodel import SQLModel
 
-from service import status
-from service.db import alembic_config, get_engine, get_session, make_engine
+from service.domain import status
+from service.infra.db import alembic_config, get_engine, get_session, make_engine
 
 
 def assert_schema_is_current(engine: Engine) -> None:

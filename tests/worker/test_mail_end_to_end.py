@@ -27,10 +27,11 @@ from sqlmodel import select
 
 import rules
 from rules.bots import concrete
-from service import create_app, status
-from service.db import get_engine, get_session, upgrade_database
+from service import create_app
+from service.domain import status
+from service.domain.models import Game, GameAction, OutboxMail, Player, utcnow
 from service.domain.outbox import queue_mail
-from service.models import Game, GameAction, OutboxMail, Player, utcnow
+from service.infra.db import get_engine, get_session, upgrade_database
 from tests.conftest import postgres_schema, redis_database
 from tests.processes import service_environment, start, stop
 from tests.rules.builder import Builder

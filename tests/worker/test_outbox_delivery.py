@@ -12,9 +12,9 @@ import pytest
 from flask import Flask
 from sqlmodel import select
 
-from service.db import get_session
+from service.domain.models import Player, utcnow
 from service.domain.outbox import queue_mail
-from service.models import Player, utcnow
+from service.infra.db import get_session
 from tests.smtp import SMTPServer
 
 from .conftest import drain, new_game, outbox
