@@ -12,6 +12,7 @@ from sqlmodel import Session, col, select
 
 import rules
 from emails.messages import GameOver
+from service.domain.clock import Clock, set_clock
 from service.domain.errors import NotFound
 from service.domain.models import Game, Player, Seat
 from service.domain.outbox import queue_mail
@@ -67,7 +68,7 @@ def finish_game(session: Session, game: Game, state: rules.GameState, now: datet
     ]
     game.status = "finished"
     game.finished_at = now
-    game.deadline_at = game.reminders_due_at = None
+    set_clock(game, Clock.of(game).stop())
     game.step_key = None
     game.result = standings
     for seat, player in seats:

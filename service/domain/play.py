@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -19,6 +19,7 @@ from sqlmodel import Session, select
 
 import rules
 from emails.messages import AutoPassed, HostAlert, RedeployNeeded, YourTurn
+from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, IllegalMove
 from service.domain.games import finish_game, get_game, seats_of, settings_of, update_if_unmoved
 from service.domain.links import LinkMaker
@@ -256,7 +257,6 @@ def after_change(
     if key == game.step_key:
         return
     game.step_key = key
-    game.step_started_at = now
     settings = settings_of(game)
     defending = state.phase == "defend"
     length = settings.defender_turn_length_seconds if defending else settings.turn_length_seconds
@@ -266,13 +266,8 @@ def after_change(
     if awaited_seats and all(seats[n][0].removed for n in awaited_seats):
         # A seat its host removed (admin.remove_player) is passed at the next sweep, not a whole turn later.
         length = 0
-    if game.status == "active":
-        game.deadline_at = now + timedelta(seconds=length)
-        game.reminders_due_at = next_reminder_at(game.deadline_at, settings.reminders_before_seconds, now)
-        game.paused_remaining = None
-    else:  # paused: the clock starts when the game resumes
-        game.deadline_at = game.reminders_due_at = None
-        game.paused_remaining = length
+    clock = Clock.of(game, settings).start_step(now, length, paused=game.status != "active")
+    set_clock(game, clock)
     names = {number: p.display_name for number, (_, p) in seats.items()}
     for awaited in awaited_seats:
         seat, player = seats[awaited]
@@ -286,20 +281,13 @@ def after_change(
             turn=state.turn,
             turns=state.turns,
             turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret),
-            deadline_at=game.deadline_at,
+            deadline_at=clock.deadline_at,
             version=game.version,
             step_key=key,
             # The board picture and words of the mail (emails/board_picture.py).
             **step_details(state, awaited, names),
         )
         queue_mail(session, player, message, now=now)
-
-
-def next_reminder_at(deadline: datetime, offsets: list[int], now: datetime) -> datetime | None:
-    """The earliest reminder time still ahead of ``now`` (offsets are seconds before the deadline)."""
-    times = [deadline - timedelta(seconds=s) for s in offsets]
-    ahead = [t for t in times if t > now]
-    return min(ahead) if ahead else None
 
 
 # -- internals --------------------------------------------------------------------------------------------
