@@ -18,11 +18,21 @@ from sqlmodel import Session, col, select
 import rules
 from emails.messages import AdminChange, Change, Invitation
 from service.domain.clock import Clock, set_clock
-from service.domain.delivery import FAILED, PENDING
 from service.domain.errors import BadRequest, Conflict, NotFound
 from service.domain.games import get_game, seats_of, settings_of, update_if_unmoved
 from service.domain.links import LinkMaker
-from service.domain.models import AuditEntry, Game, GameAction, OutboxMail, Player, Seat, utcnow
+from service.domain.models import (
+    ActionKind,
+    AuditEntry,
+    Game,
+    GameAction,
+    GameStatus,
+    MailStatus,
+    OutboxMail,
+    Player,
+    Seat,
+    utcnow,
+)
 from service.domain.outbox import queue_mail
 from service.domain.play import auto_pass, commit_step, load_state
 from service.domain.schemas import GameSettings
@@ -61,7 +71,7 @@ def extend_deadline(
     game = _running(session, game_id, paused_ok=True)
     if (by is None) == (to is None):
         raise BadRequest("Give either a duration or a new date and time for the deadline")
-    if game.status == "paused":
+    if game.status == GameStatus.PAUSED:
         raise Conflict("The game is paused: resume it first, or extend it after resuming")
     if to is not None and to.tzinfo is None:
         raise BadRequest("The new deadline needs a time zone")
@@ -94,7 +104,7 @@ def pause(
         raise BadRequest("Keep the reason under 300 characters")
     clock = Clock.of(game)
     remaining = clock.remaining(now)
-    game.status = "paused"
+    game.status = GameStatus.PAUSED
     set_clock(game, clock.pause(now))
     game.pause_reason = reason
     return _act(
@@ -106,11 +116,11 @@ def resume(session: Session, game_id: int, actor: Actor, links: LinkMaker, now: 
     """Start the clock again with exactly the time that was left (DESIGN §5: deadline = now + remaining)."""
     now = now or utcnow()
     game = get_game(session, game_id)
-    if game.status != "paused":
+    if game.status != GameStatus.PAUSED:
         raise Conflict("The game is not paused")
     clock = Clock.of(game)
     remaining = clock.remaining(now)
-    game.status = "active"
+    game.status = GameStatus.ACTIVE
     set_clock(game, clock.resume(now))
     game.pause_reason = None
     return _act(session, game, actor, "resume", {"remaining_seconds": remaining}, links, notice="resumed")
@@ -202,7 +212,7 @@ def replace_player(
     seat.removed = False
     session.add(seat)
     awaited = rules.awaiting(load_state(game)) if started else set()
-    if game.status == "active" and seat_no in awaited:
+    if game.status == GameStatus.ACTIVE and seat_no in awaited:
         # A fresh turn for the newcomer.
         settings = settings_of(game)
         set_clock(game, Clock.of(game, settings).restart(now, settings.turn_length_seconds))
@@ -243,7 +253,7 @@ def remove_player(session: Session, game_id: int, actor: Actor, links: LinkMaker
 def cancel(session: Session, game_id: int, actor: Actor, links: LinkMaker, reason: str = "") -> Game:
     """End the game for good, running or still waiting for its invitations to be accepted."""
     game = _running(session, game_id, paused_ok=True, inviting_ok=True)
-    game.status = "cancelled"
+    game.status = GameStatus.CANCELLED
     set_clock(game, Clock.of(game).stop())
     game.finished_at = utcnow()
     return _act(session, game, actor, "cancel", {"reason": reason.strip()[:300]}, links, notice="cancelled")
@@ -289,8 +299,8 @@ def resend_mail(session: Session, game_id: int, mail_id: int, actor: Actor) -> O
     # failed (pending, being sent, sent) is left alone.
     moved = session.exec(
         sa.update(OutboxMail)
-        .where(col(OutboxMail.id) == mail_id, col(OutboxMail.status) == FAILED)
-        .values(status=PENDING, attempts=0, next_attempt_at=utcnow())
+        .where(col(OutboxMail.id) == mail_id, col(OutboxMail.status) == MailStatus.FAILED)
+        .values(status=MailStatus.PENDING, attempts=0, next_attempt_at=utcnow())
         .execution_options(synchronize_session=False)
     )
     if moved.rowcount != 1:
@@ -306,11 +316,15 @@ def resend_mail(session: Session, game_id: int, mail_id: int, actor: Actor) -> O
 # -- internals --------------------------------------------------------------------------------------------
 def _running(session: Session, game_id: int, paused_ok: bool = False, inviting_ok: bool = False) -> Game:
     game = get_game(session, game_id)
-    allowed = ("active",) + (("paused",) if paused_ok else ()) + (("inviting",) if inviting_ok else ())
+    allowed = (
+        (GameStatus.ACTIVE,)
+        + ((GameStatus.PAUSED,) if paused_ok else ())
+        + ((GameStatus.INVITING,) if inviting_ok else ())
+    )
     if game.status not in allowed:
-        if game.status == "paused":
+        if game.status == GameStatus.PAUSED:
             raise Conflict("The game is paused: resume it first")
-        if game.status == "inviting":
+        if game.status == GameStatus.INVITING:
             raise Conflict("The game has not started yet: it waits for every player to accept the invitation")
         raise Conflict(f"The game is {game.status}: nothing to manage")
     return game
@@ -346,7 +360,7 @@ def _act(
         return _commit_before_start(session, game, version)
     state_before = load_state(game)
     state = new_state or state_before
-    kind = "options" if new_state is not None else "admin"
+    kind = ActionKind.OPTIONS if new_state is not None else ActionKind.ADMIN
     entry = GameAction(
         game_id=game.id or 0,
         seat=None,

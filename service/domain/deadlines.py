@@ -44,7 +44,7 @@ from service.domain.clock import Clock, set_clock
 from service.domain.errors import Conflict
 from service.domain.games import finish_game, seats_of, update_if_unmoved
 from service.domain.links import LinkMaker
-from service.domain.models import Game, ReminderSent, ServiceStatus, utcnow
+from service.domain.models import Game, GameStatus, ReminderSent, ServiceStatus, utcnow
 from service.domain.outbox import queue_mail
 from service.domain.play import auto_pass, load_state
 from service.infra.logfmt import log
@@ -134,7 +134,7 @@ def _push_back(session: Session, links: LinkMaker, since: datetime, now: datetim
     """Move every deadline that fell in (since, now] forward by ``gap``, and tell the players it concerns."""
     query = (
         select(Game)
-        .where(Game.status == "active", col(Game.deadline_at) > since, col(Game.deadline_at) <= now)
+        .where(Game.status == GameStatus.ACTIVE, col(Game.deadline_at) > since, col(Game.deadline_at) <= now)
         .execution_options(populate_existing=True)
     )
     if _is_postgres(session):
@@ -180,7 +180,7 @@ def _lock_next_due(session: Session, now: datetime, given_up: set[int]) -> Game 
     are skipped (``SKIP LOCKED``), so concurrent sweeps take different games instead of each trying the
     same ones in turn. Ordered by the deadline alone, which its index gives without sorting every due row.
     """
-    query = select(Game).where(col(Game.status) == "active", col(Game.deadline_at) <= now)
+    query = select(Game).where(col(Game.status) == GameStatus.ACTIVE, col(Game.deadline_at) <= now)
     if given_up:
         query = query.where(col(Game.id).not_in(given_up))
     query = query.order_by(col(Game.deadline_at)).limit(1).execution_options(populate_existing=True)
@@ -243,7 +243,7 @@ def _finish_left_over(session: Session, game: Game, state: rules.GameState, now:
 def _send_due_reminders(session: Session, links: LinkMaker, now: datetime, stop_at: float, report: SweepReport) -> None:
     given_up: set[int] = set()
     while time.monotonic() < stop_at:
-        query = select(Game.id).where(Game.status == "active", col(Game.reminders_due_at) <= now)
+        query = select(Game.id).where(Game.status == GameStatus.ACTIVE, col(Game.reminders_due_at) <= now)
         if given_up:
             query = query.where(col(Game.id).not_in(given_up))
         due = list(session.execute(query.order_by(col(Game.reminders_due_at), col(Game.id)).limit(BATCH)).scalars())
@@ -344,7 +344,7 @@ def _lock_if(session: Session, game_id: int, condition: sa.ColumnElement[bool]) 
     """
     query = (
         select(Game)
-        .where(Game.id == game_id, Game.status == "active", condition)
+        .where(Game.id == game_id, Game.status == GameStatus.ACTIVE, condition)
         .execution_options(populate_existing=True)
     )
     if _is_postgres(session):

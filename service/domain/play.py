@@ -23,7 +23,7 @@ from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, IllegalMove
 from service.domain.games import finish_game, get_game, seats_of, settings_of, update_if_unmoved
 from service.domain.links import LinkMaker
-from service.domain.models import Game, GameAction, Player, Seat, utcnow
+from service.domain.models import ActionKind, Game, GameAction, GameStatus, Player, Seat, utcnow
 from service.domain.outbox import queue_mail
 from service.domain.turn_mail import step_details
 
@@ -89,7 +89,7 @@ def submit_action(
     entry = GameAction(
         game_id=game_id,
         seat=seat,
-        kind="action",
+        kind=ActionKind.ACTION,
         action=rules.Action.from_json(payload).to_json(),
         version=game.version + 1,
         die=new_state.last.get("die"),
@@ -118,7 +118,7 @@ def undo(session: Session, game_id: int, seat: int, expected_version: int, links
     kept = [e for e in reversed(log) if e not in taken_back]
     new_state = replay(game, kept)
     new_state.last = {"kind": "undo", "player": seat, "undo_point": False, "undone": len(taken_back)}
-    record = GameAction(game_id=game_id, seat=seat, kind="undo", action=None, version=game.version + 1)
+    record = GameAction(game_id=game_id, seat=seat, kind=ActionKind.UNDO, action=None, version=game.version + 1)
     return commit_step(session, game, record, new_state, links, utcnow(), None, seat)
 
 
@@ -127,7 +127,7 @@ def live_log(session: Session, game_id: int) -> list[GameAction]:
     return list(
         session.exec(
             select(GameAction)
-            .where(GameAction.game_id == game_id, GameAction.undone == sa.false(), GameAction.kind != "undo")
+            .where(GameAction.game_id == game_id, GameAction.undone == sa.false(), GameAction.kind != ActionKind.UNDO)
             .order_by(GameAction.version.desc())  # type: ignore[attr-defined]
         ).all()
     )
@@ -138,7 +138,7 @@ def steps_to_undo(log: list[GameAction], seat: int) -> list[GameAction]:
     the seat's own steps since the last undo point. Empty when there is nothing to undo."""
     taken_back = []
     for entry in log:
-        if entry.undo_point or entry.seat != seat or entry.kind != "action":
+        if entry.undo_point or entry.seat != seat or entry.kind != ActionKind.ACTION:
             break
         taken_back.append(entry)
     return taken_back
@@ -169,7 +169,7 @@ def auto_pass(
     record = GameAction(
         game_id=game_id,
         seat=seat,
-        kind="auto_pass",
+        kind=ActionKind.AUTO_PASS,
         action={"reason": reason},
         version=game.version + 1,
         undo_point=True,
@@ -216,12 +216,12 @@ def replay_steps(game: Game, entries: list[GameAction]) -> Iterator[rules.GameSt
     for entry in entries:
         if entry.undone:
             continue
-        if entry.kind == "action":
+        if entry.kind == ActionKind.ACTION:
             state = rules.apply(state, entry.action or {})
-        elif entry.kind == "auto_pass":
+        elif entry.kind == ActionKind.AUTO_PASS:
             assert entry.seat is not None
             state = rules.auto_pass(state, entry.seat)
-        elif entry.kind == "options":
+        elif entry.kind == ActionKind.OPTIONS:
             state = rules.with_options(state, (entry.action or {})["options"])
         yield state
 
@@ -230,7 +230,7 @@ def initial_options(game: Game, entries: list[GameAction]) -> dict[str, Any]:
     """The house options the game started with: the settings now, unless the host changed them since (an
     ``options`` event remembers what it replaced)."""
     for entry in entries:
-        if entry.kind == "options" and "previous" in (entry.action or {}):
+        if entry.kind == ActionKind.OPTIONS and "previous" in (entry.action or {}):
             return dict((entry.action or {})["previous"])
     return {"redeploy": settings_of(game).redeploy}
 
@@ -266,7 +266,7 @@ def after_change(
     if awaited_seats and all(seats[n][0].removed for n in awaited_seats):
         # A seat its host removed (admin.remove_player) is passed at the next sweep, not a whole turn later.
         length = 0
-    clock = Clock.of(game, settings).start_step(now, length, paused=game.status != "active")
+    clock = Clock.of(game, settings).start_step(now, length, paused=game.status != GameStatus.ACTIVE)
     set_clock(game, clock)
     names = {number: p.display_name for number, (_, p) in seats.items()}
     for awaited in awaited_seats:
@@ -292,10 +292,10 @@ def after_change(
 
 # -- internals --------------------------------------------------------------------------------------------
 def _check_running(game: Game) -> None:
-    if game.status == "paused":
+    if game.status == GameStatus.PAUSED:
         reason = f": {game.pause_reason}" if game.pause_reason else ""
         raise Conflict(f"The game is paused{reason}", version=game.version)
-    if game.status != "active":
+    if game.status != GameStatus.ACTIVE:
         raise Conflict(f"The game is not running (it is {game.status})", version=game.version)
 
 
