@@ -46,7 +46,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from service import create_app
-    from worker.broker import prepare_embedded_broker
+    from service.infra.broker import prepare_embedded_broker
 
     instance = tempfile.mkdtemp(prefix="smallworld-bench-")
     app = create_app({"INSTANCE_PATH": instance})

@@ -8,7 +8,7 @@ Needs PostgreSQL (``--postgres``, default ``postgresql+psycopg://postgres@127.0.
 DESIGN §8's target: "deadline sweep with 1,000,000 stored games: < 10 ms when nothing is due; 10,000 due
 auto-passes processed in < 60 s".
 
-1. **Data.** A fresh schema, the migrations (``service.db.upgrade_database``), then ``--games`` games with
+1. **Data.** A fresh schema, the migrations (``service.infra.db.upgrade_database``), then ``--games`` games with
    their seats and players, COPYed in: a handful of real states played by ``rules.bots.random_player`` for
    2–5 players (mid-game for active and paused games, played out for finished ones) reused by every row.
    Statuses as a live site has them (most games finished, about a third active, a few paused, inviting or
@@ -70,9 +70,10 @@ from sqlalchemy import create_engine, event, make_url, text  # noqa: E402
 
 import rules  # noqa: E402
 from rules.bots import random_player  # noqa: E402
-from service.db import upgrade_database  # noqa: E402
-from service.domain.play import next_reminder_at, step_key  # noqa: E402
-from service.schemas import GameSettings  # noqa: E402
+from service.domain.clock import next_reminder_at  # noqa: E402
+from service.domain.play import step_key  # noqa: E402
+from service.domain.schemas import GameSettings  # noqa: E402
+from service.infra.db import upgrade_database  # noqa: E402
 
 SMALLWORLD = str(Path(sys.executable).parent / "smallworld")
 HOUR = 3600
@@ -336,7 +337,7 @@ def generate(conninfo: str, schema: str, games: int, seed: int) -> dict[str, Any
 @contextmanager
 def captured_statements(engine: Any) -> Iterator[list[tuple[str, Any]]]:
     """Every statement sent while inside, with its parameters; the pool's checkouts (each a pre-ping:
-    ``service.db`` pings every connection it takes from the pool) and the transactions' ends are counted
+    ``service.infra.db`` pings every connection it takes from the pool) and the transactions' ends are counted
     as ``("checkout", None)``, ``("commit", None)`` and ``("rollback", None)``."""
     statements: list[tuple[str, Any]] = []
 
@@ -383,8 +384,8 @@ def backend_cpu(pid: int) -> float | None:
 
 
 def measure_nothing_due(app: Any, runs: int, calls: int) -> dict[str, Any]:
-    from service.db import get_engine, get_session
     from service.domain import deadlines
+    from service.infra.db import get_engine, get_session
 
     links = app.extensions["smallworld.links"]
     outage_after = timedelta(seconds=app.config["OUTAGE_GUARD_SECONDS"])
@@ -479,8 +480,8 @@ def make_due(conninfo: str, schema: str, count: int, seed: int, exclude: Collect
 def profile_one_sweep(app: Any, conninfo: str, schema: str, count: int, seed: int) -> dict[str, Any]:
     """Two sweeps of ``count`` due games each, in this process: one timed (wall, this process's CPU, the
     PostgreSQL backend's CPU, round trips), one under cProfile (where the time goes)."""
-    from service.db import get_engine, get_session
     from service.domain import deadlines
+    from service.infra.db import get_engine, get_session
 
     links = app.extensions["smallworld.links"]
     due = make_due(conninfo, schema, count, seed)

@@ -192,7 +192,7 @@ class FileBackend:
 
 
 def backend_from_config(config: Mapping[str, Any]) -> Backend:
-    """The backend the configuration names (``MAIL_BACKEND``: ``file`` or ``smtp``; see service/config.py)."""
+    """The backend the configuration names (``MAIL_BACKEND``: ``file`` or ``smtp``; see service/infra/config.py)."""
     if config["MAIL_BACKEND"] == "file":
         return FileBackend(config["MAIL_DIR"])
     return SMTPBackend(

@@ -8,29 +8,33 @@ from typing import Any
 
 from flask import Flask
 
-from service import admin_pages, api, db, health, links_pages, pages, rate_limits, security, unsubscribe
-from service import config as configuration
-from service.links import LinkMaker, signer_for
-from worker.app import celery_init_app
+from service.domain import links
+from service.infra import config as configuration
+from service.infra import db
+from service.infra.celery import celery_init_app
+from service.web import admin_pages, api, health, links_pages, pages, rate_limits, security, unsubscribe
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """Create the Flask app.
 
-    Settings come from ``SMALLWORLD_*`` environment variables (see ``service.config``), then
+    Settings come from ``SMALLWORLD_*`` environment variables (see ``service.infra.config``), then
     from ``config``, which tests use to override them. Raises
-    :class:`service.config.ConfigurationError` when the configuration must not be run, such as
+    :class:`service.infra.config.ConfigurationError` when the configuration must not be run, such as
     production with the default secret key.
     """
-    app = Flask(__name__, instance_path=configuration.instance_path_from(config))
+    app = Flask(
+        __name__,
+        instance_path=configuration.instance_path_from(config),
+        template_folder="web/templates",
+        static_folder="web/static",
+    )
     configuration.configure(app, config)
     os.makedirs(app.instance_path, exist_ok=True)
 
     db.init_app(app)
     celery_init_app(app)
-    app.extensions["smallworld.links"] = LinkMaker(
-        signer_for(app.config["SECRET_KEY"], app.config["OLD_SECRET_KEYS"]), app.config["BASE_URL"]
-    )
+    links.init_app(app)
     security.init_app(app)
     rate_limits.init_app(app)
     app.register_blueprint(health.blueprint)

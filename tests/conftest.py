@@ -24,14 +24,14 @@ from sqlalchemy import create_engine, make_url, text
 from sqlalchemy.exc import OperationalError
 
 from service import create_app
-from service.config import DEFAULTS, PREFIX
-from service.db import get_engine, upgrade_database
+from service.infra.config import DEFAULTS, PREFIX
+from service.infra.db import get_engine, upgrade_database
 
 REQUIRE_SERVICES = os.environ.get("SMALLWORLD_REQUIRE_SERVICES") == "1"
 POSTGRES_URL = os.environ.get("SMALLWORLD_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 REDIS_URL = os.environ.get("SMALLWORLD_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
 
-#: The variables the service reads (see service.config), which tests set for themselves.
+#: The variables the service reads (see service.infra.config), which tests set for themselves.
 SERVICE_SETTINGS = {f"{PREFIX}_{name}" for name in [*DEFAULTS, "INSTANCE_PATH"]}
 
 

@@ -12,7 +12,7 @@ import factory
 from sqlmodel import Session
 
 import rules
-from service.models import (
+from service.domain.models import (
     AuditEntry,
     Game,
     GameAction,
@@ -24,7 +24,7 @@ from service.models import (
     SiteAdmin,
     utcnow,
 )
-from service.schemas import GameSettings
+from service.domain.schemas import GameSettings
 
 _current: list[Session] = []
 

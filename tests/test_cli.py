@@ -19,7 +19,7 @@ from flask.testing import FlaskCliRunner
 from sqlalchemy import inspect
 
 from service import create_app
-from service.db import get_engine
+from service.infra.db import get_engine
 from tests.processes import SMALLWORLD, family, free_port, service_environment, start, stop
 from worker.tasks.ping import ping
 

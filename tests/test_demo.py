@@ -9,7 +9,7 @@ import tempfile
 
 import pytest
 
-from service.demo import EmbeddedStack, free_port
+from service.cli.demo_game import EmbeddedStack, free_port
 
 
 @pytest.mark.processes

@@ -28,9 +28,9 @@ from sqlmodel import select
 import rules
 from emails.delivery import to_bytes
 from rules.bots import concrete
-from service.db import get_session
 from service.domain import deadlines, delivery
-from service.models import Game
+from service.domain.models import Game
+from service.infra.db import get_session
 from tests.hidden_information import CoinWatch, with_canaries
 
 BASE = "https://smallworld.example"

@@ -13,10 +13,10 @@ from flask import Flask
 from sqlmodel import Session, select
 
 from service import create_app
-from service.db import get_engine, upgrade_database
-from service.domain import games
-from service.models import AuditEntry, Game, OutboxMail, Seat
-from service.schemas import CreateGame
+from service.domain import lobby
+from service.domain.models import AuditEntry, Game, OutboxMail, Seat
+from service.domain.schemas import CreateGame
+from service.infra.db import get_engine, upgrade_database
 from tests.conftest import SERVICE_SETTINGS
 
 
@@ -48,7 +48,7 @@ def new_game(app: Flask, players: int = 3, name: str = "Admin test", start: bool
         }
     )
     with Session(get_engine(app)) as session:
-        game, _ = games.create_game(session, request, app.extensions["smallworld.links"])
+        game, _ = lobby.create_game(session, request, app.extensions["smallworld.links"])
         return game.id or 0
 
 

@@ -11,10 +11,10 @@ from sqlmodel import Session, select
 
 import rules
 from rules.bots import concrete
-from service.db import get_engine
 from service.domain import play
 from service.domain.errors import Conflict
-from service.models import AuditEntry, Game, GameAction, OutboxMail, utcnow
+from service.domain.models import AuditEntry, Game, GameAction, OutboxMail, utcnow
+from service.infra.db import get_engine
 
 from ..api.conftest import bearer, new_game_body, token_of
 

@@ -11,8 +11,8 @@ from typing import Any
 from playwright.sync_api import ConsoleMessage, Page, expect
 from sqlmodel import Session
 
-from service.db import get_engine
-from service.models import SiteAdmin
+from service.domain.models import SiteAdmin
+from service.infra.db import get_engine
 from tests.pages.conftest import artifacts, browser_type_launch_args, live  # noqa: F401  (fixtures)
 from tests.pages.live import LiveServer
 

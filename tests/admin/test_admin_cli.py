@@ -9,9 +9,9 @@ import pytest
 from click import BadParameter
 from sqlmodel import Session, select
 
-from service.admin_cli import parse_duration
-from service.db import get_engine
-from service.models import Game, SiteAdmin
+from service.cli.admin import parse_duration
+from service.domain.models import Game, SiteAdmin
+from service.infra.db import get_engine
 
 from ..api.conftest import new_game_body
 

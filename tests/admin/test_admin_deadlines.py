@@ -12,9 +12,9 @@ from flask import Flask
 from sqlmodel import Session, select
 
 import rules
-from service.db import get_engine, get_session
 from service.domain import admin, deadlines
-from service.models import Game, GameAction, utcnow
+from service.domain.models import Game, GameAction, utcnow
+from service.infra.db import get_engine, get_session
 
 from .browsing import audit_of, mails_of, new_game
 

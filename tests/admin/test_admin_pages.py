@@ -11,8 +11,8 @@ from flask import Flask
 from sqlmodel import Session
 
 import rules
-from service.db import get_engine
-from service.models import OutboxMail, Seat, utcnow
+from service.domain.models import OutboxMail, Seat, utcnow
+from service.infra.db import get_engine
 
 from .browsing import (
     act,

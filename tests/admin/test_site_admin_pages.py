@@ -15,9 +15,9 @@ from flask import Flask
 from itsdangerous import TimestampSigner
 from sqlmodel import Session, select
 
-from service.db import get_engine
-from service.links import LOGIN_MAX_AGE
-from service.models import Game, OutboxMail, SiteAdmin, utcnow
+from service.domain.links import LOGIN_MAX_AGE
+from service.domain.models import Game, OutboxMail, SiteAdmin, utcnow
+from service.infra.db import get_engine
 
 from .browsing import act, admin_path, audit_of, host, mails_of, messages, new_game, path_of, stored, turn_path
 

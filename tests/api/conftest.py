@@ -10,8 +10,8 @@ import pytest
 from flask import Flask
 from sqlmodel import Session, select
 
-from service.db import get_engine
-from service.models import OutboxMail
+from service.domain.models import OutboxMail
+from service.infra.db import get_engine
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -9,9 +9,9 @@ from typing import Any
 from sqlalchemy import text
 from sqlmodel import Session, select
 
-from service.db import get_engine, get_session
 from service.domain import play
-from service.models import Game, GameAction, OutboxMail
+from service.domain.models import Game, GameAction, OutboxMail
+from service.infra.db import get_engine, get_session
 
 from .conftest import bearer, new_game_body, read_outbox, token_of
 

@@ -17,9 +17,9 @@ import pytest
 from flask import Flask
 from sqlmodel import Session, select
 
-from service.db import get_engine
-from service.links import LinkMaker, signer_for
-from service.models import Game, Seat, utcnow
+from service.domain.links import LinkMaker, signer_for
+from service.domain.models import Game, Seat, utcnow
+from service.infra.db import get_engine
 
 from .conftest import bearer, token_of
 

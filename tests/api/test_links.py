@@ -10,9 +10,9 @@ import pytest
 from sqlmodel import Session, select
 
 from service import create_app
-from service.db import get_engine
-from service.links import LinkMaker, signer_for
-from service.models import Game, Seat, utcnow
+from service.domain.links import LinkMaker, signer_for
+from service.domain.models import Game, Seat, utcnow
+from service.infra.db import get_engine
 
 from .conftest import bearer, new_game_body, token_of
 

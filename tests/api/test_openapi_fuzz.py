@@ -24,8 +24,8 @@ from schemathesis import GenerationMode
 from schemathesis.specs.openapi import checks as openapi_checks
 from sqlmodel import Session, select
 
-from service.db import get_engine
-from service.models import Game, OutboxMail
+from service.domain.models import Game, OutboxMail
+from service.infra.db import get_engine
 
 from .conftest import new_game_body, token_of
 

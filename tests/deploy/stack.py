@@ -31,7 +31,7 @@ from flask import Flask
 from sqlalchemy import create_engine, make_url, text
 
 from service import create_app
-from service.db import get_engine, upgrade_database
+from service.infra.db import get_engine, upgrade_database
 from tests.conftest import POSTGRES_URL
 from tests.processes import SMALLWORLD, free_port, service_environment
 from tests.smtp import SMTPServer

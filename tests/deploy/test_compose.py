@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import yaml
 
-from service.config import DEFAULTS, PREFIX
+from service.infra import queues
+from service.infra.config import DEFAULTS, PREFIX
 from tests.conftest import service_unavailable
-from worker import queues
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"

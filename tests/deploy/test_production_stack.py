@@ -17,9 +17,9 @@ from sqlmodel import select
 
 import rules
 from rules.bots import concrete
-from service import status
-from service.db import get_session
-from service.models import Game, GameAction, OutboxMail, utcnow
+from service.domain import status
+from service.domain.models import Game, GameAction, OutboxMail, utcnow
+from service.infra.db import get_session
 from tests.hidden_information import CoinWatch, plant_canaries
 from tests.smtp import Received, SMTPServer
 

@@ -45,8 +45,8 @@ from sqlmodel import select
 
 import rules
 from rules.bots import concrete
-from service.db import get_session
-from service.models import Game, GameAction, OutboxMail, utcnow
+from service.domain.models import Game, GameAction, OutboxMail, utcnow
+from service.infra.db import get_session
 from tests.processes import free_port
 from tests.smtp import Received, SMTPServer
 from worker.tasks.mail import DELIVER_OUTBOX

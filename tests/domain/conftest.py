@@ -14,8 +14,8 @@ import pytest
 from sqlalchemy import Engine
 from sqlmodel import Session
 
-from service.db import make_engine, upgrade_database
-from service.links import LinkMaker, signer_for
+from service.domain.links import LinkMaker, signer_for
+from service.infra.db import make_engine, upgrade_database
 from tests import factories
 
 

@@ -23,8 +23,8 @@ from rules.actions import ACTION_FIELDS
 from rules.bots import concrete
 from service.domain import play
 from service.domain.errors import DomainError
-from service.links import LinkMaker
-from service.models import Game, GameAction, OutboxMail
+from service.domain.links import LinkMaker
+from service.domain.models import Game, GameAction, OutboxMail
 from tests.factories import GameFactory, PlayerFactory, SeatFactory
 
 FIELDS = sorted({name for names in ACTION_FIELDS.values() for name in names} | {"type", "player", "count"})

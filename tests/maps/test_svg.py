@@ -1,4 +1,4 @@
-"""The board picture (service.maps.board_svg): every region, clickable when asked, with what lies on it."""
+"""The board picture (service.web.maps.board_svg): every region, clickable when asked, with what lies on it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import rules
-from service.maps import MapOptions, RegionMark, board_svg
+from service.web.maps import MapOptions, RegionMark, board_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 

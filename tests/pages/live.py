@@ -21,9 +21,9 @@ from werkzeug.serving import WSGIRequestHandler, make_server
 
 from emails.delivery import backend_from_config
 from service import create_app
-from service.db import get_engine, upgrade_database
 from service.domain import delivery
-from service.models import OutboxMail
+from service.domain.models import OutboxMail
+from service.infra.db import get_engine, upgrade_database
 from tests.processes import free_port
 
 
@@ -35,7 +35,7 @@ class LiveServer:
     def deliver_mail(self) -> int:
         """Send every mail due (what the worker does after each commit); how many were written."""
         with self.app.app_context():
-            from service.db import get_session
+            from service.infra.db import get_session
 
             report = delivery.deliver_due_mail(
                 get_session(),

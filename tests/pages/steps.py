@@ -11,9 +11,9 @@ from sqlmodel import Session
 
 import rules
 from rules.bots import random_action
-from service.db import get_engine
 from service.domain import play
-from service.models import Game
+from service.domain.models import Game
+from service.infra.db import get_engine
 
 from .live import LiveServer
 

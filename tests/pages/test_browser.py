@@ -18,9 +18,9 @@ from playwright.sync_api import ConsoleMessage, Page, expect
 from sqlmodel import Session
 
 import rules
-from service.db import get_engine
-from service.domain import games
-from service.schemas import CreateGame
+from service.domain import games, lobby
+from service.domain.schemas import CreateGame
+from service.infra.db import get_engine
 
 from .live import LiveServer
 from .steps import (
@@ -205,7 +205,7 @@ def test_turn_page_screenshots_on_every_board(live: LiveServer, new_context: Any
                 }
             )
             with Session(get_engine(live.app)) as session:
-                game, _ = games.create_game(session, request, links)
+                game, _ = lobby.create_game(session, request, links)
                 game_id = game.id or 0
                 seat = games.seats_of(session, game_id)[0][0]
                 turn_url = links.turn_url(game_id, 0, seat.secret)
@@ -237,7 +237,7 @@ def test_a_whole_turn_works_without_javascript(live: LiveServer, new_context: An
     )
     links = live.app.extensions["smallworld.links"]
     with Session(get_engine(live.app)) as session:
-        game, _ = games.create_game(session, request, links)
+        game, _ = lobby.create_game(session, request, links)
         game_id = game.id or 0
         seat = games.seats_of(session, game_id)[0][0]
         turn_url = links.turn_url(game_id, 0, seat.secret)

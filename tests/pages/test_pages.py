@@ -20,12 +20,12 @@ from sqlmodel import Session, select
 from werkzeug.datastructures import MultiDict
 
 import rules
-from service.access import REVOKED
-from service.db import get_engine
-from service.domain import games
-from service.models import Game, GameAction, Seat
-from service.pages.forms import action_from_form
-from service.schemas import CreateGame
+from service.domain import games, lobby
+from service.domain.models import Game, GameAction, Seat
+from service.domain.schemas import CreateGame
+from service.infra.db import get_engine
+from service.web.access import REVOKED
+from service.web.pages.forms import action_from_form
 from tests.factories import reseed_new_game
 from tests.pages.steps import play_randomly_until
 
@@ -42,7 +42,7 @@ def start_game(app: Flask, players: int = 2, *, seed: str | None = None, **setti
     )
     links = app.extensions["smallworld.links"]
     with Session(get_engine(app)) as session:
-        game, _ = games.create_game(session, request, links)
+        game, _ = lobby.create_game(session, request, links)
         game_id = game.id or 0
         if seed is not None:
             reseed_new_game(session, game_id, seed)
@@ -418,7 +418,7 @@ def test_the_pages_of_a_game_still_inviting(app: Flask) -> None:
     request = CreateGame.model_validate({"name": "Not yet", "players": players})
     links = app.extensions["smallworld.links"]
     with Session(get_engine(app)) as session:
-        game, _ = games.create_game(session, request, links)
+        game, _ = lobby.create_game(session, request, links)
         game_id = game.id or 0
         seat = games.seats_of(session, game_id)[0][0]
         invite = links.invite_url(game_id, 0, seat.secret).removeprefix(links.base_url)

@@ -1,4 +1,4 @@
-"""service.config: settings from SMALLWORLD_* variables, embedded defaults, refusals."""
+"""service.infra.config: settings from SMALLWORLD_* variables, embedded defaults, refusals."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-import service.config
+import service.infra.config
 from service import create_app
-from service.config import DEFAULT_SECRET_KEY, ConfigurationError
+from service.infra.config import DEFAULT_SECRET_KEY, ConfigurationError
 
 
 def test_the_defaults_put_everything_in_the_instance_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -84,4 +84,4 @@ def test_an_unknown_choice_is_refused_with_the_allowed_ones(
 
 
 def test_the_examples_in_the_docstrings_hold() -> None:
-    assert doctest.testmod(service.config).failed == 0
+    assert doctest.testmod(service.infra.config).failed == 0

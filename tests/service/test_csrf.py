@@ -15,12 +15,12 @@ from typing import Any
 from flask import Flask
 from sqlmodel import Session, func, select
 
-from service.db import get_engine
-from service.models import AuditEntry, Game, OutboxMail, Seat, SiteAdmin
+from service.domain.models import AuditEntry, Game, OutboxMail, Seat, SiteAdmin
+from service.infra.db import get_engine
 
 from ..api.conftest import new_game_body, token_of
 
-#: POST endpoints outside /api that take no CSRF token, and why (see service/pages/__init__.py).
+#: POST endpoints outside /api that take no CSRF token, and why (see service/web/pages/__init__.py).
 EXEMPT = {"unsubscribe.unsubscribe"}
 
 #: Plausible fields for each form, so that only the missing token can be what is wrong.
@@ -102,7 +102,7 @@ def test_every_form_refuses_a_post_without_its_token_or_with_another_browsers(ma
 
 
 def test_only_the_one_click_unsubscribe_takes_no_token() -> None:
-    from service.pages import CSRF_EXEMPT_BLUEPRINTS, CSRF_EXEMPT_PREFIXES
+    from service.web.pages import CSRF_EXEMPT_BLUEPRINTS, CSRF_EXEMPT_PREFIXES
 
     assert CSRF_EXEMPT_PREFIXES == ("/api/",)
     assert frozenset(CSRF_EXEMPT_BLUEPRINTS) == frozenset({"unsubscribe"})

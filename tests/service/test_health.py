@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 import pytest
 from flask import Flask
 
-from service import create_app, status
-from service.db import get_engine, get_session
+from service import create_app
+from service.domain import status
+from service.infra.db import get_engine, get_session
 
 UNREACHABLE_REDIS = "redis://127.0.0.1:1/0"
 UNREACHABLE_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:1/test"

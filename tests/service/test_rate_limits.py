@@ -1,4 +1,4 @@
-"""Rate limits on signed links and on submitted steps (service/rate_limits.py): 429 with a readable message."""
+"""Rate limits on signed links and on submitted steps (service/web/rate_limits.py): 429 with a readable message."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from flask import Flask
 from sqlmodel import Session, select
 
-from service.db import get_engine
-from service.models import OutboxMail
+from service.domain.models import OutboxMail
+from service.infra.db import get_engine
 
 from ..api.conftest import bearer, new_game_body, token_of
 

@@ -1,4 +1,4 @@
-"""Security headers on every response (service/security.py), whatever the route and whatever the status."""
+"""Security headers on every response (service/web/security.py), whatever the route and whatever the status."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from flask import Flask, render_template_string
 
-from service.security import API_DOCS_PREFIX
+from service.web.security import API_DOCS_PREFIX
 
 from ..api.conftest import bearer, new_game_body, token_of
 
@@ -153,8 +153,8 @@ def test_the_session_cookie_is_httponly_and_same_site(started: tuple[Flask, Any,
     with app.app_context():
         from sqlmodel import Session, select
 
-        from service.db import get_engine
-        from service.models import OutboxMail
+        from service.domain.models import OutboxMail
+        from service.infra.db import get_engine
 
         with Session(get_engine(app)) as session:
             mail = session.exec(select(OutboxMail).where(OutboxMail.template == "invitation")).first()

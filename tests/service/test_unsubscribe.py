@@ -5,12 +5,12 @@ from __future__ import annotations
 from flask import Flask
 from sqlmodel import select
 
-from service.db import get_session
-from service.models import Player
-from service.unsubscribe import unsubscribe_url
+from service.domain.links import LinkMaker
+from service.domain.models import Player
+from service.infra.db import get_session
 
 
-def player_and_links(app: Flask) -> tuple[int, object]:
+def player_and_links(app: Flask) -> tuple[int, LinkMaker]:
     with app.app_context():
         session = get_session()
         player = Player(email="ann@example.org", display_name="Ann")
@@ -31,7 +31,7 @@ def path(url: str) -> str:
 
 def test_opening_the_link_changes_nothing_and_offers_a_button(app: Flask) -> None:
     player_id, links = player_and_links(app)
-    page = app.test_client().get(path(unsubscribe_url(links, player_id, "reminders")))  # type: ignore[arg-type]
+    page = app.test_client().get(path(links.unsubscribe_url(player_id, "reminders")))
     assert page.status_code == 200
     assert b"Stop reminders before your deadlines" in page.data and b'method="post"' in page.data
     assert flags(app) == (True, True)
@@ -40,7 +40,7 @@ def test_opening_the_link_changes_nothing_and_offers_a_button(app: Flask) -> Non
 def test_the_one_click_post_of_a_mail_provider_turns_reminders_off(app: Flask) -> None:
     player_id, links = player_and_links(app)
     response = app.test_client().post(
-        path(unsubscribe_url(links, player_id, "reminders")),  # type: ignore[arg-type]
+        path(links.unsubscribe_url(player_id, "reminders")),
         data={"List-Unsubscribe": "One-Click"},
     )
     assert response.status_code == 200
@@ -49,13 +49,13 @@ def test_the_one_click_post_of_a_mail_provider_turns_reminders_off(app: Flask) -
 
 def test_a_notices_link_turns_notices_off_only(app: Flask) -> None:
     player_id, links = player_and_links(app)
-    app.test_client().post(path(unsubscribe_url(links, player_id, "notices")))  # type: ignore[arg-type]
+    app.test_client().post(path(links.unsubscribe_url(player_id, "notices")))
     assert flags(app) == (True, False)
 
 
 def test_a_tampered_or_foreign_token_is_refused_with_a_readable_page(app: Flask) -> None:
     player_id, links = player_and_links(app)
-    url = path(unsubscribe_url(links, player_id, "notices"))  # type: ignore[arg-type]
+    url = path(links.unsubscribe_url(player_id, "notices"))
     tampered = app.test_client().post(url[:-3] + "abc")
     assert tampered.status_code == 403 and b"This link does not work" in tampered.data
     turn_token = links.turn_token(1, 0, "secret")  # type: ignore[attr-defined]

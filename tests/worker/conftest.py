@@ -14,10 +14,10 @@ from flask import Flask
 from sqlmodel import select
 
 from emails.delivery import backend_from_config
-from service.db import get_session
-from service.domain import deadlines, delivery, games
-from service.models import Game, GameAction, OutboxMail
-from service.schemas import CreateGame
+from service.domain import deadlines, delivery, lobby
+from service.domain.models import Game, GameAction, OutboxMail
+from service.domain.schemas import CreateGame
+from service.infra.db import get_session
 from tests.factories import reseed_new_game
 from tests.smtp import SMTPServer, smtp_server  # noqa: F401  (fixture)
 
@@ -46,7 +46,7 @@ def new_game(app: Flask, players: int = 2, *, seed: str | None = None, **setting
         }
     )
     with app.app_context():
-        game, _ = games.create_game(get_session(), request, app.extensions["smallworld.links"])
+        game, _ = lobby.create_game(get_session(), request, app.extensions["smallworld.links"])
         if seed is not None:
             reseed_new_game(get_session(), game.id or 0, seed)
         return game.id or 0

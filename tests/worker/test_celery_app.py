@@ -1,4 +1,4 @@
-"""worker.app and worker.broker: Celery settings per deployment, the embedded broker."""
+"""service.infra.celery and service.infra.broker: Celery settings per deployment, the embedded broker."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 from flask import Flask
 
-from worker.app import celery_config
-from worker.broker import check_broker, prepare_embedded_broker, prune_delivered_messages
-from worker.schedule import BEAT_SCHEDULE, EMBEDDED_BEAT_SCHEDULE
+from service.infra.broker import check_broker, prepare_embedded_broker, prune_delivered_messages
+from service.infra.celery import celery_config
+from service.infra.schedule import BEAT_SCHEDULE, EMBEDDED_BEAT_SCHEDULE
 
 
 def test_the_embedded_deployment_keeps_the_beat_schedule_in_the_instance_folder(

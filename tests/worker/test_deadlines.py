@@ -14,10 +14,9 @@ from sqlmodel import select
 
 import rules
 from rules.bots import concrete
-from service import status
-from service.db import get_session
-from service.domain import play
-from service.models import Game, ReminderSent
+from service.domain import play, status
+from service.domain.models import Game, ReminderSent
+from service.infra.db import get_session
 
 from .conftest import game_row, logged, new_game, outbox, sweep
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from flask import Flask
 
+from service.infra.broker import prepare_embedded_broker
 from tests.processes import running, service_environment
-from worker.broker import prepare_embedded_broker
 
 pytestmark = pytest.mark.processes
 

@@ -1,4 +1,4 @@
-"""worker.queues and the beat schedule: mail on its own queue, consumed by every `smallworld worker`;
+"""service.infra.queues and the beat schedule: mail on its own queue, consumed by every `smallworld worker`;
 the periodic sweep and drain; late acknowledgement for the tasks that may run twice."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import doctest
 
 from flask import Flask
 
-from worker import queues
-from worker.schedule import BEAT_SCHEDULE
+from service.infra import queues
+from service.infra.schedule import BEAT_SCHEDULE
 from worker.tasks.deadlines import SWEEP_DEADLINES, sweep_deadlines
 from worker.tasks.mail import DELIVER_OUTBOX, deliver_outbox
 

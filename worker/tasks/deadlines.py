@@ -14,10 +14,11 @@ from typing import Any
 from celery import shared_task
 from flask import current_app
 
-from service.db import get_session
 from service.domain import deadlines
-from service.logfmt import log
-from worker.tasks.mail import throttled_delivery_task
+from service.domain.links import current_links
+from service.infra.db import get_session
+from service.infra.logfmt import log
+from service.infra.mail_wakeup import throttled_delivery_task
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +32,7 @@ def sweep_deadlines(now: str | None = None) -> dict[str, Any]:
     with throttled_delivery_task(session):  # a sweep commits once per game: not a delivery task each
         report = deadlines.sweep(
             session,
-            current_app.extensions["smallworld.links"],
+            current_links(),
             now=datetime.fromisoformat(now) if now else None,
             outage_after=timedelta(seconds=current_app.config["OUTAGE_GUARD_SECONDS"]),
         )

@@ -2,7 +2,7 @@
 
 from celery import current_app, shared_task
 
-from worker import broker
+from service.infra import broker
 
 
 @shared_task

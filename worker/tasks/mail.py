@@ -1,7 +1,7 @@
 """Mail delivery: drain the outbox over SMTP (or into files), on the ``mail`` queue.
 
 The task is sent after every commit that wrote mail (:func:`send_after_commit`), and beat sends it every
-30 seconds as well (``worker/schedule.py``), so a mail is delivered even when the message saying "there is
+30 seconds as well (``service/infra/schedule.py``), so a mail is delivered even when the message saying "there is
 mail" was lost (broker down at that moment, or a worker killed). Retries are not Celery retries: a failed
 mail's next attempt is a time in its outbox row, picked up by a later drain (DESIGN §5: no long ETAs).
 
@@ -12,29 +12,21 @@ database (``service.domain.delivery``).
 from __future__ import annotations
 
 import logging
-import time
-import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
 from celery import shared_task
-from flask import current_app, has_app_context
-from sqlalchemy import event
-from sqlalchemy.orm import Session as OrmSession
+from flask import current_app
 
 from emails.delivery import backend_from_config
-from service.db import get_session
 from service.domain import delivery
-from service.domain.outbox import MAIL_WRITTEN
-from service.logfmt import log
+from service.domain.links import current_links
+from service.infra.db import get_session
+from service.infra.logfmt import log
+from service.infra.mail_wakeup import DELIVER_OUTBOX
 
 logger = logging.getLogger(__name__)
-
-DELIVER_OUTBOX = "worker.tasks.mail.deliver_outbox"
-_THROTTLE = "smallworld.mail_task_throttle"
 
 
 @shared_task(name=DELIVER_OUTBOX, acks_late=True)
@@ -44,7 +36,7 @@ def deliver_outbox(now: str | None = None) -> dict[str, Any]:
     report = delivery.deliver_due_mail(
         get_session(),
         backend_from_config(config),
-        current_app.extensions["smallworld.links"],
+        current_links(),
         delivery.MailSettings.from_config(config),
         now=datetime.fromisoformat(now) if now else None,
     )
@@ -61,70 +53,3 @@ def deliver_outbox(now: str | None = None) -> dict[str, Any]:
             batches=report.batches,
         )
     return asdict(report)
-
-
-# -- sending the task once the mail is committed ---------------------------------------------------------
-def send_after_commit() -> None:
-    """Send :func:`deliver_outbox` after every commit that wrote outbox rows, and only then.
-
-    Sent before the commit, a worker could look for the mail before it exists, and find nothing; sent
-    from a transaction that then rolls back, it would look for mail that never was (Warehouse enqueues
-    its tasks after the commit for the same reason).
-    """
-    if not event.contains(OrmSession, "after_commit", _send_if_mail_queued):
-        event.listen(OrmSession, "after_commit", _send_if_mail_queued)
-        event.listen(OrmSession, "after_rollback", _forget_mail_queued)
-
-
-def _forget_mail_queued(session: OrmSession) -> None:
-    session.info.pop(MAIL_WRITTEN, None)
-
-
-#: After a failed send, this process does not try again for this long (seconds). Reaching a broker that is
-#: down takes kombu a few seconds of retries, which a web request should not pay at every commit; the mail
-#: is not lost meanwhile, only sent by beat's next drain instead of at once.
-BROKER_PAUSE = 30.0
-_broker_down_until: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
-
-
-@contextmanager
-def throttled_delivery_task(session: OrmSession, every: float = 1.0) -> Iterator[None]:
-    """Within: the commits of ``session`` that write mail send :func:`deliver_outbox` at most once every
-    ``every`` seconds, and once more at the end if mail was written since the last send.
-
-    For the deadline sweep, which commits once per game: a drain takes every due mail, so a task a second
-    delivers as soon, without a task (a broker round trip, then a drain finding nothing) per auto-pass.
-    """
-    throttle = session.info[_THROTTLE] = {"every": every, "sent_at": None, "pending": False}
-    try:
-        yield
-    finally:
-        session.info.pop(_THROTTLE, None)
-        if throttle["pending"]:
-            _send_delivery_task()
-
-
-def _send_if_mail_queued(session: OrmSession) -> None:
-    if not session.info.pop(MAIL_WRITTEN, False):
-        return
-    throttle = session.info.get(_THROTTLE)
-    if throttle is not None:
-        now = time.monotonic()
-        if throttle["sent_at"] is not None and now - throttle["sent_at"] < throttle["every"]:
-            throttle["pending"] = True  # sent at the next commit with mail after the wait, or at the end
-            return
-        throttle["sent_at"], throttle["pending"] = now, False
-    _send_delivery_task()
-
-
-def _send_delivery_task() -> None:
-    if not has_app_context():
-        return  # no app (a script or a test on a bare session): the periodic drain delivers it
-    celery_app = current_app.extensions.get("celery")
-    if celery_app is None or time.monotonic() < _broker_down_until.get(celery_app, 0.0):
-        return
-    try:
-        celery_app.send_task(DELIVER_OUTBOX, retry=False)
-    except Exception as error:
-        _broker_down_until[celery_app] = time.monotonic() + BROKER_PAUSE
-        log(logger, logging.WARNING, "mail.enqueue_failed", error=repr(error), paused_seconds=BROKER_PAUSE)

@@ -1,0 +1,194 @@
+"""The ``smallworld`` command: run the service, its worker and beat, and migrate the database.
+
+``smallworld serve`` is the embedded default (everything on this machine, nothing to install);
+``smallworld worker``, ``smallworld beat`` and ``smallworld db upgrade`` are the pieces a
+production deployment runs separately (see deploy/). Flask's own commands (``run``, ``shell``,
+``routes``) are there too.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+import click
+from alembic import command as alembic_command
+from flask import Flask, current_app
+from flask.cli import FlaskGroup, with_appcontext
+
+from service.infra import queues
+from service.infra.broker import is_embedded, prepare_embedded_broker
+from service.infra.config import PRODUCTION
+from service.infra.db import alembic_config, get_engine, upgrade_database
+from service.infra.supervisor import ChildProcess, supervise
+
+
+def init_app(app: Flask) -> None:
+    """Register the service's commands on ``app.cli`` (and so on ``smallworld``)."""
+    from service.cli.admin import group as admin_group
+
+    for command in (serve, worker, beat, database, admin_group, demo):
+        app.cli.add_command(command)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=5000, show_default=True, type=int, help="Port to listen on.")
+@with_appcontext
+def serve(host: str, port: int) -> None:
+    """Run the whole service on this machine: web server, Celery worker and beat.
+
+    With no configuration it needs no servers: SQLite and an embedded broker in the instance
+    folder, mail written there as .eml files. Ctrl-C stops everything.
+    """
+    app = current_app
+    upgrade_database(get_engine())
+    celery_app = app.extensions["celery"]
+    if is_embedded(celery_app.conf.broker_url):
+        # Before any child starts: the web server may send a task before the worker is up.
+        prepare_embedded_broker(celery_app)
+
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    env = dict(os.environ, SMALLWORLD_INSTANCE_PATH=app.instance_path)
+    env.setdefault("SMALLWORLD_BASE_URL", f"http://{address}")
+    python = sys.executable
+    children = [
+        ChildProcess(
+            "web server",
+            [
+                python,
+                "-m",
+                "gunicorn",
+                "--bind",
+                address,
+                "--workers",
+                "2",
+                "--graceful-timeout",
+                "5",
+                "service:create_app()",
+            ],
+        ),
+        ChildProcess("worker", [python, "-m", "service", "worker"]),
+        ChildProcess("beat", [python, "-m", "service", "beat"]),
+    ]
+    click.echo(f"Small World by Mail is starting at http://{address}/ (Ctrl-C stops it)")
+    click.echo(f"Data and mail of this instance: {app.instance_path}")
+    if app.config["MAIL_BACKEND"] == "file" and app.config["ENV"] != PRODUCTION:
+        click.echo(f"Mailbox (every mail this instance writes, with its links): http://{address}/mailbox/")
+    sys.exit(supervise(children, env))
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("celery_args", nargs=-1, type=click.UNPROCESSED)
+@with_appcontext
+def worker(celery_args: Sequence[str]) -> None:
+    """Run a Celery worker on every queue (deadlines and mail). Other options go to `celery worker`
+    (e.g. --concurrency 4, or -Q mail for a worker that only sends mail)."""
+    _run_celery("worker", queues.with_queues(celery_args))
+
+
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("celery_args", nargs=-1, type=click.UNPROCESSED)
+@with_appcontext
+def beat(celery_args: Sequence[str]) -> None:
+    """Run Celery beat, the periodic scheduler. Run exactly one (RedBeat enforces it on Redis)."""
+    _run_celery("beat", celery_args)
+
+
+def _run_celery(subcommand: str, celery_args: Sequence[str]) -> None:
+    celery_app = current_app.extensions["celery"]
+    if is_embedded(celery_app.conf.broker_url):
+        prepare_embedded_broker(celery_app)
+    status = celery_app.start([subcommand, "--loglevel", "INFO", *celery_args])
+    sys.exit(status or 0)
+
+
+@click.group("db")
+def database() -> None:
+    """Database schema migrations (Alembic)."""
+
+
+@database.command()
+@click.argument("revision", default="head")
+@with_appcontext
+def upgrade(revision: str) -> None:
+    """Upgrade the database schema to REVISION (default: the latest), creating it if needed."""
+    upgrade_database(get_engine(), revision)
+    click.echo(f"Database upgraded to {revision}.")
+
+
+@database.command()
+@click.argument("revision")
+@with_appcontext
+def downgrade(revision: str) -> None:
+    """Downgrade the database schema to REVISION ("base" removes every table)."""
+    alembic_command.downgrade(alembic_config(get_engine()), revision)
+    click.echo(f"Database downgraded to {revision}.")
+
+
+@database.command()
+@click.option("-m", "--message", required=True, help="What the migration does.")
+@with_appcontext
+def revision(message: str) -> None:
+    """Write a new migration from the difference between the models and the database."""
+    alembic_command.revision(alembic_config(get_engine()), message=message, autogenerate=True)
+
+
+def _create_app() -> Flask:
+    from service import create_app
+    from service.infra.config import ConfigurationError
+
+    try:
+        return create_app()
+    except ConfigurationError as error:
+        # A configuration mistake is the operator's to fix: say what, without a traceback.
+        raise click.ClickException(str(error)) from error
+
+
+cli = FlaskGroup(
+    name="smallworld",
+    help="Small World by Mail: run the service, its worker and beat, and migrate the database.",
+    create_app=_create_app,
+    load_dotenv=False,
+)
+
+
+@click.command()
+@click.option("--players", default=3, show_default=True, type=click.IntRange(2, 5), help="Bots in the game.")
+@click.option("--seed", default=1, show_default=True, type=int, help="Seed of the bots' choices.")
+@click.option("--turn-length", default="5s", show_default=True, help="Time for a turn, e.g. 5s, 1m.")
+@click.option("--url", default=None, help="Play against this running service instead of starting one.")
+@click.option("--mail-dir", default=None, type=click.Path(file_okay=False), help="With --url: its mail folder.")
+@click.option(
+    "--smtp",
+    default=None,
+    is_flag=False,
+    flag_value="",
+    metavar="[HOST:PORT]",
+    help="Read the mail over SMTP: the demo runs an SMTP server there (alone: a free port) that the service "
+    "sends to (with --url: that service's SMTP settings must point at it).",
+)
+def demo(players: int, seed: int, turn_length: str, url: str | None, mail_dir: str | None, smtp: str | None) -> None:
+    """Watch a whole game played by bots through the real service, mail and deadlines included.
+
+    Without --url it starts its own embedded stack (like ``serve``) and stops it at the end. Exits 0
+    only if the game finished and every invariant held.
+    """
+    from pathlib import Path
+
+    from service.cli import demo_game as demo_module
+
+    seconds = _seconds(turn_length)
+    try:
+        demo_module.run(players, seed, seconds, url, Path(mail_dir) if mail_dir else None, out=click.echo, smtp=smtp)
+    except demo_module.DemoFailed as failure:
+        raise click.ClickException(str(failure)) from None
+
+
+def _seconds(text: str) -> int:
+    units = {"s": 1, "m": 60, "h": 3600}
+    try:
+        return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
+    except (ValueError, IndexError):
+        raise click.BadParameter(f"{text!r} is not a duration like 5s or 2m") from None

@@ -1,0 +1,168 @@
+"""``smallworld admin …``: the admin acts from a shell, through the same domain operations.
+
+smallworld admin create EMAIL          a site admin account (prints its sign-in link)
+smallworld admin sign-out EMAIL        end every session and sign-in link of that account
+smallworld admin extend GAME 24h       push the deadline back (30m, 24h, 2d)
+smallworld admin pause GAME "reason"   / resume GAME / pass GAME / cancel GAME
+smallworld admin turn-length GAME 48h  future turns
+smallworld admin redeploy GAME ask     defenders' redeploy mode
+smallworld admin replace GAME SEAT EMAIL NAME / remove GAME SEAT
+smallworld admin games                 the games, soonest deadline first
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from datetime import timedelta
+from typing import Any
+
+import click
+from flask.cli import AppGroup
+from sqlmodel import col, select
+
+from service.domain import admin, site_admins
+from service.domain.errors import DomainError
+from service.domain.links import current_links
+from service.domain.models import Game, GameStatus, SiteAdmin
+from service.infra.db import get_session
+
+group = AppGroup("admin", help="Manage games and site admins.")
+ACTOR = admin.Actor("site admin (command line)")
+
+
+def parse_duration(text: str) -> timedelta:
+    """``90m``, ``24h``, ``2d``, ``1d12h`` → a timedelta."""
+    parts = re.fullmatch(r"\s*(?:(\d+)d)?\s*(?:(\d+)h)?\s*(?:(\d+)m)?\s*", text.lower())
+    if not parts or not any(parts.groups()):
+        raise click.BadParameter(f"{text!r} is not a duration like 30m, 24h or 2d")
+    days, hours, minutes = (int(x or 0) for x in parts.groups())
+    return timedelta(days=days, hours=hours, minutes=minutes)
+
+
+def _run(operation: Any, *args: Any, **kwargs: Any) -> Game:
+    try:
+        return operation(get_session(), *args, **kwargs)
+    except DomainError as error:
+        raise click.ClickException(error.message) from None
+
+
+def _done(game: Game) -> None:
+    deadline = game.deadline_at.isoformat(timespec="minutes") if game.deadline_at else "none"
+    click.echo(f"game {game.id}: {game.status}, deadline {deadline}, version {game.version}")
+
+
+@group.command("create")
+@click.argument("email")
+def create(email: str) -> None:
+    """Create a site admin account and print its sign-in link."""
+    session = get_session()
+    email = email.strip().lower()
+    account = session.exec(select(SiteAdmin).where(SiteAdmin.email == email)).first()
+    if account is None:
+        account = SiteAdmin(email=email, secret=secrets.token_urlsafe(24))
+        session.add(account)
+        session.commit()
+        click.echo(f"Site admin {email} created.")
+    else:
+        click.echo(f"Site admin {email} exists.")
+    assert account.id is not None  # committed above or read from the table
+    click.echo(f"Sign-in link (valid 30 minutes): {current_links().login_url(account.id, account.secret)}")
+
+
+@group.command("sign-out")
+@click.argument("email")
+def sign_out(email: str) -> None:
+    """End every session of a site admin account and every sign-in link already mailed to it."""
+    session = get_session()
+    account = site_admins.find(session, email)
+    if account is None:
+        raise click.ClickException(f"There is no site admin {site_admins.normalise_email(email)}")
+    site_admins.sign_out_everywhere(session, account.id or 0)
+    click.echo(f"Site admin {account.email} is signed out everywhere.")
+
+
+@group.command("games")
+def list_games() -> None:
+    """Running games, soonest deadline first."""
+    session = get_session()
+    rows = session.exec(
+        select(Game)
+        .where(col(Game.status).in_((GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED)))
+        .order_by(col(Game.deadline_at))
+    ).all()
+    for game in rows:
+        _done(game)
+
+
+@group.command("extend")
+@click.argument("game_id", type=int)
+@click.argument("duration")
+def extend(game_id: int, duration: str) -> None:
+    """Push the current deadline back by DURATION (30m, 24h, 2d)."""
+    _done(_run(admin.extend_deadline, game_id, ACTOR, current_links(), by=parse_duration(duration)))
+
+
+@group.command("pause")
+@click.argument("game_id", type=int)
+@click.argument("reason")
+def pause(game_id: int, reason: str) -> None:
+    """Pause the clock; REASON is shown to the players."""
+    _done(_run(admin.pause, game_id, ACTOR, current_links(), reason))
+
+
+@group.command("resume")
+@click.argument("game_id", type=int)
+def resume(game_id: int) -> None:
+    """Resume with the time that was left."""
+    _done(_run(admin.resume, game_id, ACTOR, current_links()))
+
+
+@group.command("pass")
+@click.argument("game_id", type=int)
+def pass_now(game_id: int) -> None:
+    """Auto-pass the player the game waits for, now."""
+    _done(_run(admin.pass_now, game_id, ACTOR, current_links()))
+
+
+@group.command("turn-length")
+@click.argument("game_id", type=int)
+@click.argument("duration")
+def turn_length(game_id: int, duration: str) -> None:
+    """Set the length of future turns."""
+    seconds = int(parse_duration(duration).total_seconds())
+    _done(_run(admin.change_settings, game_id, ACTOR, current_links(), turn_length_seconds=seconds))
+
+
+@group.command("redeploy")
+@click.argument("game_id", type=int)
+@click.argument("mode", type=click.Choice(["auto", "ask"]))
+def redeploy(game_id: int, mode: str) -> None:
+    """Set the defenders' redeploy mode."""
+    _done(_run(admin.change_settings, game_id, ACTOR, current_links(), redeploy=mode))
+
+
+@group.command("replace")
+@click.argument("game_id", type=int)
+@click.argument("seat", type=int)
+@click.argument("email")
+@click.argument("name")
+def replace(game_id: int, seat: int, email: str, name: str) -> None:
+    """Give SEAT to a new player; the seat's old links stop working."""
+    _done(_run(admin.replace_player, game_id, ACTOR, current_links(), seat, email, name))
+
+
+@group.command("remove")
+@click.argument("game_id", type=int)
+@click.argument("seat", type=int)
+def remove(game_id: int, seat: int) -> None:
+    """Remove a player: the seat is auto-passed for the rest of the game."""
+    _done(_run(admin.remove_player, game_id, ACTOR, current_links(), seat))
+
+
+@group.command("cancel")
+@click.argument("game_id", type=int)
+@click.option("--reason", default="", help="Shown to the players.")
+def cancel(game_id: int, reason: str) -> None:
+    """Cancel the game."""
+    _done(_run(admin.cancel, game_id, ACTOR, current_links(), reason))

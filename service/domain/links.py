@@ -1,0 +1,131 @@
+"""Signed links (DESIGN §7): one salt per purpose, key rotation, readable refusals.
+
+A link's token is ``itsdangerous.URLSafeTimedSerializer`` output. The secret key list is the configured
+``SECRET_KEY`` last (used to sign) after ``OLD_SECRET_KEYS`` (still accepted for verification), so keys can
+be rotated without killing links already in inboxes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Flask, current_app
+from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
+
+TURN = "turn"
+INVITE = "invite"
+ADMIN = "admin"
+UNSUBSCRIBE = "unsubscribe"
+LOGIN = "login"  # a site admin's emailed sign-in link
+PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE, LOGIN)
+
+#: How long an invitation link stays good (seconds).
+INVITE_MAX_AGE = 60 * 60 * 24 * 60
+
+
+class LinkError(Exception):
+    """A link that cannot be honoured; ``str()`` is safe to show (it never holds game data)."""
+
+
+@dataclass(frozen=True)
+class Signer:
+    keys: Sequence[str | bytes]
+
+    def _serializer(self, purpose: str) -> URLSafeTimedSerializer:
+        if purpose not in PURPOSES:
+            raise ValueError(f"unknown link purpose {purpose!r}")
+        # itsdangerous signs with the last key and verifies with any of them (key rotation). It takes a list of
+        # one kind, str or bytes: keys given as text are encoded as itsdangerous would (UTF-8).
+        keys = [key.encode() if isinstance(key, str) else key for key in self.keys]
+        return URLSafeTimedSerializer(keys, salt=f"smallworld.{purpose}")
+
+    def sign(self, purpose: str, payload: dict[str, Any]) -> str:
+        return str(self._serializer(purpose).dumps(payload))
+
+    def verify(self, purpose: str, token: str, max_age: int | None = None) -> dict[str, Any]:
+        """The payload, or :class:`LinkError` saying plainly what is wrong with the link."""
+        if not isinstance(token, str) or not token or len(token) > 2000:
+            raise LinkError("This link is not valid.")
+        try:
+            payload = self._serializer(purpose).loads(token, max_age=max_age)
+        except SignatureExpired:
+            raise LinkError("This link has expired. Ask the game's host for a new one.") from None
+        except BadSignature:
+            raise LinkError("This link is not valid: it may have been cut short or changed.") from None
+        if not isinstance(payload, dict):
+            raise LinkError("This link is not valid.")
+        return payload
+
+
+def signer_for(secret_key: str | bytes, old_keys: Sequence[str | bytes] = ()) -> Signer:
+    return Signer(keys=[*old_keys, secret_key])
+
+
+#: Turn and admin links keep working this long after the game ends (to see the final table and history).
+DAYS_AFTER_END = 30
+
+
+@dataclass(frozen=True)
+class LinkMaker:
+    """Absolute signed links for mails and pages (DESIGN §6: links are absolute, from the base URL)."""
+
+    signer: Signer
+    base_url: str
+
+    def url(self, path: str) -> str:
+        return self.base_url.rstrip("/") + path
+
+    def turn_token(self, game_id: int, seat: int, secret: str) -> str:
+        return self.signer.sign(TURN, {"g": game_id, "s": seat, "k": secret})
+
+    def invite_token(self, game_id: int, seat: int, secret: str) -> str:
+        return self.signer.sign(INVITE, {"g": game_id, "s": seat, "k": secret})
+
+    def admin_token(self, game_id: int, secret: str) -> str:
+        return self.signer.sign(ADMIN, {"g": game_id, "k": secret})
+
+    def unsubscribe_token(self, player_id: int, kind: str | None = None) -> str:
+        """The token that turns off ``kind`` of mail (``"reminders"`` or ``"notices"``; ``None``: both)."""
+        payload: dict[str, Any] = {"p": player_id}
+        if kind is not None:
+            payload["w"] = kind
+        return self.signer.sign(UNSUBSCRIBE, payload)
+
+    def turn_url(self, game_id: int, seat: int, secret: str) -> str:
+        return self.url(f"/play/{self.turn_token(game_id, seat, secret)}")
+
+    def invite_url(self, game_id: int, seat: int, secret: str) -> str:
+        return self.url(f"/invite/{self.invite_token(game_id, seat, secret)}")
+
+    def admin_url(self, game_id: int, secret: str) -> str:
+        return self.url(f"/admin/{self.admin_token(game_id, secret)}")
+
+    def login_url(self, admin_id: int, secret: str) -> str:
+        return self.url(f"/admin/login/{self.signer.sign(LOGIN, {'a': admin_id, 'k': secret})}")
+
+    def unsubscribe_url(self, player_id: int, kind: str | None = None) -> str:
+        """The absolute link that turns off ``kind`` of mail for the player (see :meth:`unsubscribe_token`)."""
+        return self.url(f"/unsubscribe/{self.unsubscribe_token(player_id, kind)}")
+
+
+#: A site admin's sign-in link is good for this long (seconds).
+LOGIN_MAX_AGE = 30 * 60
+
+
+#: Where the app keeps its :class:`LinkMaker` (``app.extensions``).
+EXTENSION = "smallworld.links"
+
+
+def init_app(app: Flask) -> None:
+    """Make the app's link maker: signs with ``SECRET_KEY`` (older keys still verify), links on ``BASE_URL``."""
+    app.extensions[EXTENSION] = LinkMaker(
+        signer_for(app.config["SECRET_KEY"], app.config["OLD_SECRET_KEYS"]), app.config["BASE_URL"]
+    )
+
+
+def current_links() -> LinkMaker:
+    """The link maker of the app in context: the one way every page, API call, task and command gets it."""
+    links: LinkMaker = current_app.extensions[EXTENSION]
+    return links

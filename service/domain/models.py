@@ -1,0 +1,234 @@
+"""Database tables (SQLModel). Alembic migrations in ``service/infra/migrations`` create them.
+
+Request and response shapes live in ``service/domain/schemas.py``, never here. Times are aware UTC datetimes
+(``service.infra.db.UTCDateTime``; DESIGN §5).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+from service.infra.db import EnumString, UTCDateTime
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _time(*, index: bool = False, nullable: bool = True) -> Any:
+    return Field(default=None, sa_column=sa.Column(UTCDateTime(), index=index, nullable=nullable))
+
+
+def _json(nullable: bool = False) -> Any:
+    return Field(default=None, sa_column=sa.Column(sa.JSON(), nullable=nullable))
+
+
+class GameStatus(StrEnum):
+    """Where a game is in its life: inviting → active ⇄ paused → finished, or cancelled."""
+
+    #: Waiting for its players to accept their invitations.
+    INVITING = "inviting"
+    ACTIVE = "active"
+    #: Stopped by an admin; the clock keeps the time left (``service.domain.clock``).
+    PAUSED = "paused"
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
+
+
+class MailStatus(StrEnum):
+    """Where an outbox row is in its delivery (``service.domain.delivery``)."""
+
+    #: To send: due at its ``next_attempt_at`` (a first attempt, a retry, or a claim that lapsed).
+    PENDING = "pending"
+    SENT = "sent"
+    #: Refused for good, or given up after too many attempts; ``last_error`` says why.
+    FAILED = "failed"
+    #: Not sent on purpose: the player turned that kind of mail off, or its step is over.
+    SKIPPED = "skipped"
+
+
+class ActionKind(StrEnum):
+    """What an entry of a game's event log (``GameAction``) records."""
+
+    #: A player's step, validated by the rules.
+    ACTION = "action"
+    #: The deadline's (or an admin's "pass now") completion of a step: ``rules.auto_pass``.
+    AUTO_PASS = "auto_pass"
+    #: A player took back their steps since the last undo point (those entries are marked ``undone``).
+    UNDO = "undo"
+    #: An admin changed a house option that is part of the rules state (replayed at this point).
+    OPTIONS = "options"
+    #: Any other admin act: it moves the version on, changes nothing in the rules state.
+    ADMIN = "admin"
+
+
+class Player(SQLModel, table=True):
+    __tablename__ = "players"
+
+    id: int | None = Field(default=None, primary_key=True)
+    email: str = Field(max_length=320, unique=True, index=True)
+    display_name: str = Field(max_length=80)
+    time_zone: str = Field(default="UTC", max_length=64)
+    #: Non-essential mail (reminders, notices) can be turned off with the one-click unsubscribe.
+    wants_reminders: bool = True
+    wants_notices: bool = True
+    created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+
+
+class Game(SQLModel, table=True):
+    __tablename__ = "games"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=120)
+    status: GameStatus = Field(default=GameStatus.INVITING, sa_type=EnumString(GameStatus, 16), index=True)
+    settings: dict[str, Any] = _json()
+    #: The rules state snapshot (``rules.GameState.to_json()``); a cache of seed + actions.
+    state: dict[str, Any] | None = _json(nullable=True)
+    version: int = Field(default=0)
+    #: Secret until the game ends (DESIGN §3); then shown to everyone.
+    seed: str = Field(max_length=64)
+    admin_secret: str = Field(max_length=64)
+    host_email: str = Field(max_length=320)
+    #: The step awaited now, e.g. ``"3:1:-"`` (turn, seat on turn, defender); keys reminders and mails.
+    step_key: str | None = Field(default=None, max_length=32)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+    started_at: datetime | None = _time()
+    finished_at: datetime | None = _time()
+    step_started_at: datetime | None = _time()
+    deadline_at: datetime | None = _time(index=True)
+    reminders_due_at: datetime | None = _time(index=True)
+    #: Seconds left on the clock while paused (DESIGN §5: resume sets deadline = now + remaining).
+    paused_remaining: int | None = Field(default=None)
+    pause_reason: str | None = Field(default=None, max_length=300)
+    #: ``rules.final_standings`` once the game is over.
+    result: list[dict[str, Any]] | None = _json(nullable=True)
+
+
+class Seat(SQLModel, table=True):
+    __tablename__ = "seats"
+    __table_args__ = (sa.UniqueConstraint("game_id", "seat", name="uq_seats_game_seat"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="games.id", index=True)
+    player_id: int = Field(foreign_key="players.id", index=True)
+    seat: int
+    #: Part of every link of this seat; replacing the player rotates it, so old links die.
+    secret: str = Field(max_length=64)
+    accepted_at: datetime | None = _time()
+    removed: bool = False
+    #: Vacation taken in this game so far (seconds), against the game's ``vacation_days``.
+    vacation_used_seconds: int = 0
+
+
+class GameAction(SQLModel, table=True):
+    """The event log (DESIGN §2): every applied step in order, by the version it produced."""
+
+    __tablename__ = "actions"
+    __table_args__ = (
+        sa.UniqueConstraint("game_id", "version", name="uq_actions_game_version"),
+        sa.UniqueConstraint("game_id", "idempotency_key", name="uq_actions_game_idempotency"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="games.id", index=True)
+    seat: int | None = None
+    kind: ActionKind = Field(sa_type=EnumString(ActionKind, 16))
+    action: dict[str, Any] | None = _json(nullable=True)
+    version: int
+    die: int | None = None
+    undo_point: bool = False
+    #: Set on the steps an undo took back; they stay in the log but are not replayed.
+    undone: bool = False
+    idempotency_key: str | None = Field(default=None, max_length=80)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+
+
+class OutboxMail(SQLModel, table=True):
+    """A mail to send, written in the same transaction as the change that causes it (DESIGN §6)."""
+
+    __tablename__ = "outbox"
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int | None = Field(default=None, foreign_key="games.id", index=True)
+    player_id: int | None = Field(default=None, foreign_key="players.id")
+    to_email: str = Field(max_length=320)
+    #: The message's folder under ``emails/templates``.
+    template: str = Field(max_length=40)
+    context: dict[str, Any] = _json()
+    #: Stable per row, so a retried delivery never makes a second, different mail.
+    message_id: str = Field(max_length=200, unique=True)
+    #: One mail per event: a repeated event (a retried task) finds its row already written.
+    dedupe_key: str | None = Field(default=None, max_length=200, unique=True)
+    status: MailStatus = Field(default=MailStatus.PENDING, sa_type=EnumString(MailStatus, 12), index=True)
+    attempts: int = 0
+    last_error: str | None = Field(default=None, max_length=1000)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+    next_attempt_at: datetime | None = _time(index=True)
+    sent_at: datetime | None = _time()
+
+
+class ReminderSent(SQLModel, table=True):
+    """A reminder of one step, recorded by the deadline sweep in the transaction that queues its mail.
+
+    Unique per game, step (``Game.step_key``) and reminder, so a late, repeated or concurrent sweep finds
+    the record and neither loses nor repeats it (DESIGN §5). A reminder is named by how long before the
+    deadline it comes (one of the game's ``reminders_before_seconds``), which stays true when the host
+    edits the list, where a position in the list would not.
+    """
+
+    __tablename__ = "reminders_sent"
+    __table_args__ = (
+        sa.UniqueConstraint("game_id", "step_key", "before_seconds", name="uq_reminders_sent_game_step_reminder"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="games.id")
+    step_key: str = Field(max_length=32)
+    before_seconds: int
+    sent_at: datetime = Field(sa_column=sa.Column(UTCDateTime(), nullable=False))
+    #: False when a later reminder of the same step, due at the same sweep, went out in its place.
+    mailed: bool = True
+
+
+class AuditEntry(SQLModel, table=True):
+    """One admin act (or a player's vacation) on a game, shown on the game page (DESIGN §1, item 4)."""
+
+    __tablename__ = "audit"
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="games.id", index=True)
+    #: Who acted: ``host``, ``site admin <email>``, ``seat <n>`` or ``system``.
+    actor: str = Field(max_length=360)
+    act: str = Field(max_length=40)
+    details: dict[str, Any] = _json()
+    created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+
+
+class SiteAdmin(SQLModel, table=True):
+    """An account that manages every game (``smallworld admin create EMAIL``); logs in by emailed link."""
+
+    __tablename__ = "site_admins"
+
+    id: int | None = Field(default=None, primary_key=True)
+    email: str = Field(max_length=320, unique=True, index=True)
+    #: Part of every login link; rotating it logs the admin out everywhere.
+    secret: str = Field(max_length=64)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+
+
+class ServiceStatus(SQLModel, table=True):
+    """When something the whole service does last happened, by name.
+
+    The deadline sweep records itself here (``service.domain.status.LAST_DEADLINE_SWEEP``), so
+    ``/health`` can show it and the sweep can tell how long the service was down.
+    """
+
+    __tablename__ = "service_status"
+
+    name: str = Field(primary_key=True, max_length=64)
+    at: datetime = Field(sa_type=UTCDateTime)

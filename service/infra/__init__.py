@@ -1,0 +1,1 @@
+"""Infrastructure: configuration, the database and its migrations, the Celery wiring, logging, processes."""

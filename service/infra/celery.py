@@ -1,0 +1,86 @@
+"""The Celery app, built from the Flask app as in Flask's own Celery example.
+
+Tasks are declared with ``shared_task`` in ``worker/tasks/`` and never import the Flask app;
+every task runs inside the Flask app context, so it reaches the database the same way a web
+request does (``service.infra.db.get_session``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from celery import Celery, Task
+from celery.signals import worker_process_init
+from flask import Flask
+
+from service.infra import queues
+from service.infra.broker import is_embedded
+from service.infra.schedule import EMBEDDED_BEAT_SCHEDULE, beat_schedule
+
+REDIS_SCHEMES = ("redis://", "rediss://")
+
+
+def celery_init_app(app: Flask) -> Celery:
+    """Create the Celery app for ``app``, store it as ``app.extensions["celery"]`` and return it."""
+    from service.infra import logfmt  # the service imports this module: import it once the service is loaded
+
+    class FlaskTask(Task):
+        def __call__(self, *args: object, **kwargs: object) -> object:
+            # Every log line of the task carries its id and name (service.infra.logfmt).
+            with app.app_context(), logfmt.bound(task=self.name, task_id=self.request.id):
+                return self.run(*args, **kwargs)
+
+    celery_app = Celery(app.name, task_cls=FlaskTask, include=["worker.tasks"])
+    celery_app.config_from_object(celery_config(app.config))
+    celery_app.set_default()
+    app.extensions["celery"] = celery_app
+
+    def use_fresh_connections(**_: object) -> None:
+        # A prefork pool process starts as a copy of the main worker process: it must not reuse
+        # database connections the parent may have opened.
+        from service.infra.db import get_engine
+
+        get_engine(app).dispose(close=False)
+
+    worker_process_init.connect(use_fresh_connections, weak=False)
+
+    from service.infra.mail_wakeup import send_after_commit  # imports the domain, which imports this module's package
+
+    send_after_commit()
+    return celery_app
+
+
+def celery_config(config: dict[str, Any]) -> dict[str, Any]:
+    """Celery settings derived from the service's configuration (see ``service.infra.config``)."""
+    broker_url: str = config["BROKER_URL"]
+    settings: dict[str, Any] = {
+        "broker_url": broker_url,
+        "broker_connection_retry_on_startup": True,
+        # Tasks act on the database and record their effects there; nobody waits for a result.
+        # A result backend is only configured to watch a task from outside (tests, diagnostics).
+        "result_backend": config.get("RESULT_BACKEND") or None,
+        "task_ignore_result": True,
+        "timezone": "UTC",
+        "enable_utc": True,
+        "beat_schedule": beat_schedule(float(config.get("SWEEP_SECONDS") or 30)),
+        # Mail on its own queue (service/infra/queues.py).
+        "task_routes": queues.ROUTES,
+        # With acks_late, a worker holds only the message it is working on: a killed worker leaves at
+        # most that one to be redelivered, and other workers take the rest at once.
+        "worker_prefetch_multiplier": 1,
+        # Beat wakes at least every 5 s: with RedBeat, a beat killed without releasing its lock is
+        # replaced within about half a minute instead of the lock's default 25 minutes.
+        "beat_max_loop_interval": 5,
+    }
+    if broker_url.startswith(REDIS_SCHEMES):
+        # At scale: RedBeat keeps the schedule in Redis and holds a lock there, so a second
+        # beat started by mistake waits instead of sending every periodic task twice.
+        settings["beat_scheduler"] = "redbeat.RedBeatScheduler"
+        settings["redbeat_redis_url"] = broker_url
+        settings["redbeat_key_prefix"] = "smallworld:redbeat:"
+    else:
+        settings["beat_schedule_filename"] = str(Path(config["INSTANCE_PATH"]) / "celerybeat-schedule")
+    if is_embedded(broker_url):
+        settings["beat_schedule"].update(EMBEDDED_BEAT_SCHEDULE)
+    return settings

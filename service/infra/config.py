@@ -1,0 +1,150 @@
+"""Configuration from the environment.
+
+Every setting is read from an environment variable with the one prefix ``SMALLWORLD_``
+(``SMALLWORLD_DATABASE_URL`` becomes ``app.config["DATABASE_URL"]``); values are parsed as
+JSON when they can be, so ``SMALLWORLD_SMTP_PORT=587`` is a number. Anything left unset gets a
+default that runs the whole service on one machine with no servers: SQLite, an embedded broker
+and mail written to files, all inside the instance folder. The README lists every setting.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+
+PREFIX = "SMALLWORLD"
+
+DEVELOPMENT = "development"
+PRODUCTION = "production"
+
+#: The key used when ``SMALLWORLD_SECRET_KEY`` is unset. Anyone can read it here, so links signed
+#: with it prove nothing: production refuses to start with it.
+DEFAULT_SECRET_KEY = "smallworld-development-key-not-secret"
+
+MAIL_BACKENDS = ("file", "smtp")
+SMTP_SECURITY = ("none", "starttls", "ssl")
+
+DEFAULTS: dict[str, Any] = {
+    "ENV": DEVELOPMENT,
+    "SECRET_KEY": DEFAULT_SECRET_KEY,
+    # Keys still accepted when verifying links (key rotation, DESIGN §7): a JSON list or one string.
+    "OLD_SECRET_KEYS": [],
+    # Requests larger than this are refused with 413 (bytes).
+    "MAX_CONTENT_LENGTH": 64 * 1024,
+    "DATABASE_URL": None,
+    "BROKER_URL": None,
+    "RESULT_BACKEND": None,
+    "MAIL_BACKEND": "file",
+    "MAIL_DIR": None,
+    "SMTP_HOST": "localhost",
+    "SMTP_PORT": 25,
+    # "none", "starttls" (usually port 587) or "ssl" (implicit TLS, usually port 465).
+    "SMTP_SECURITY": "none",
+    "SMTP_USERNAME": None,
+    "SMTP_PASSWORD": None,
+    "SMTP_TIMEOUT": 30,
+    "MAIL_FROM": "Small World by Mail <smallworld@localhost>",
+    # A mail that fails for a transient reason is retried after MAIL_RETRY_SECONDS, then twice as long
+    # each time (at most an hour apart), and marked failed after MAIL_MAX_ATTEMPTS attempts (DESIGN §6).
+    "MAIL_MAX_ATTEMPTS": 12,
+    "MAIL_RETRY_SECONDS": 60,
+    # A deadline sweep this long after the previous one means the service was down: deadlines that fell
+    # in the gap are pushed back by its length instead of passing everyone at once (DESIGN §5).
+    "OUTAGE_GUARD_SECONDS": 600,
+    # Beat sends the deadline sweep and the outbox sweep this often (seconds). ~30 s in production; the
+    # demo uses 1 s so that short turns end on time.
+    "SWEEP_SECONDS": 30,
+    "BASE_URL": "http://127.0.0.1:5000",
+    # How many reverse proxies stand in front of the web server; their X-Forwarded-For/-Proto are trusted
+    # for that many hops (the client's address for rate limits). 0: no proxy, trust no such header.
+    "PROXY_COUNT": 0,
+    # Rate limits (service/web/rate_limits.py), in Flask-Limiter's notation ("10 per minute; 100 per day").
+    "RATELIMIT_ENABLED": True,
+    # memory:// counts in each web process; at scale redis://host:6379/2 shares the counts between them.
+    "RATELIMIT_STORAGE_URI": "memory://",
+    "RATELIMIT_LINKS": "120 per minute",
+    "RATELIMIT_BAD_LINKS": "10 per minute; 100 per day",
+    "RATELIMIT_ACTIONS": "60 per minute",
+    # Sign-in links asked for on the site admins' sign-in form, per client address.
+    "RATELIMIT_ADMIN_SIGN_IN": "5 per minute; 30 per day",
+}
+
+
+class ConfigurationError(RuntimeError):
+    """The configuration cannot work; the message says which variable to fix and how."""
+
+
+def instance_path_from(overrides: Mapping[str, Any] | None) -> str | None:
+    """The instance folder asked for, if any: ``INSTANCE_PATH`` in ``overrides`` or the environment.
+
+    Flask needs it before the app exists (``Flask(instance_path=...)``), so it is read apart
+    from the other settings. ``None`` lets Flask choose (``instance/`` beside the code in a
+    development checkout).
+    """
+    path = (overrides or {}).get("INSTANCE_PATH") or os.environ.get(f"{PREFIX}_INSTANCE_PATH")
+    return os.path.abspath(path) if path else None
+
+
+def configure(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
+    """Fill ``app.config`` from defaults, then ``SMALLWORLD_*`` variables, then ``overrides``."""
+    config = app.config
+    config.from_mapping(DEFAULTS)
+    config.from_prefixed_env(PREFIX)
+    if overrides:
+        config.from_mapping(overrides)
+
+    instance = Path(app.instance_path)
+    config["INSTANCE_PATH"] = str(instance)
+    config["DATABASE_URL"] = normalise_database_url(
+        config["DATABASE_URL"] or f"sqlite:///{instance / 'smallworld.sqlite'}"
+    )
+    # The embedded broker: kombu's SQLAlchemy transport on its own SQLite file (see
+    # service/infra/broker.py for why this one). Kept apart from the game database so the workers'
+    # polling never competes with game writes for SQLite's single write lock.
+    config["BROKER_URL"] = config["BROKER_URL"] or f"sqla+sqlite:///{instance / 'broker.sqlite'}"
+    config["MAIL_DIR"] = str(config["MAIL_DIR"] or instance / "mail")
+    old = config["OLD_SECRET_KEYS"]
+    config["OLD_SECRET_KEYS"] = [old] if isinstance(old, str) else list(old or [])
+    check(config)
+
+
+def check(config: Mapping[str, Any]) -> None:
+    """Raise :class:`ConfigurationError` for a configuration the service must not run with."""
+    if config["ENV"] not in (DEVELOPMENT, PRODUCTION):
+        raise ConfigurationError(f"{PREFIX}_ENV is {config['ENV']!r}; set it to {PRODUCTION!r} or {DEVELOPMENT!r}.")
+    if config["MAIL_BACKEND"] not in MAIL_BACKENDS:
+        raise ConfigurationError(
+            f"{PREFIX}_MAIL_BACKEND is {config['MAIL_BACKEND']!r}; set it to one of {', '.join(MAIL_BACKENDS)}."
+        )
+    if config["SMTP_SECURITY"] not in SMTP_SECURITY:
+        raise ConfigurationError(
+            f"{PREFIX}_SMTP_SECURITY is {config['SMTP_SECURITY']!r}; set it to one of {', '.join(SMTP_SECURITY)}."
+        )
+    secret = config["SECRET_KEY"]
+    if config["ENV"] == PRODUCTION and (not secret or secret == DEFAULT_SECRET_KEY):
+        raise ConfigurationError(
+            f"Refusing to start in production with "
+            f"{'the default' if secret else 'no'} secret key: every signed link would be "
+            f"forgeable. Set {PREFIX}_SECRET_KEY to a long random value, for example the output "
+            f"of: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+        )
+
+
+def normalise_database_url(url: str) -> str:
+    """Use the psycopg 3 driver for plain ``postgresql://`` (and ``postgres://``) URLs.
+
+    SQLAlchemy would otherwise pick psycopg2, which the service does not install.
+
+    >>> normalise_database_url("postgres://db.example/smallworld")
+    'postgresql+psycopg://db.example/smallworld'
+    >>> normalise_database_url("sqlite:///instance/smallworld.sqlite")
+    'sqlite:///instance/smallworld.sqlite'
+    """
+    for scheme in ("postgresql://", "postgres://"):
+        if url.startswith(scheme):
+            return "postgresql+psycopg://" + url.removeprefix(scheme)
+    return url

@@ -1,0 +1,164 @@
+"""The database: one engine per app, one session per app context, and the migrations.
+
+A web request and a Celery task both run inside a Flask app context (the worker's task class
+pushes one), so both get their session from :func:`get_session` and both find it closed for
+them when the context ends. Domain operations commit explicitly.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config as AlembicConfig
+from flask import Flask, current_app, g, jsonify, render_template, request
+from sqlalchemy import DateTime, Engine, String, TypeDecorator, event
+from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlmodel import Session, create_engine
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+#: Seconds a client is asked to wait (``Retry-After``) when the database could not be reached mid-request.
+RETRY_AFTER_SECONDS = 5
+
+_EXTENSION = "smallworld.db"
+
+
+def init_app(app: Flask) -> None:
+    """Create the app's engine and close each context's session when the context ends."""
+    app.extensions[_EXTENSION] = make_engine(app.config["DATABASE_URL"])
+    app.teardown_appcontext(_close_session)
+    app.register_error_handler(OperationalError, _database_unavailable)
+    app.register_error_handler(InterfaceError, _database_unavailable)
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url``, tuned for SQLite shared by several processes when it is SQLite."""
+    connect_args: dict[str, Any] = {}
+    if url.startswith("postgresql"):
+        # Fail fast when the server is unreachable, so /health answers instead of hanging.
+        connect_args["connect_timeout"] = 5
+    engine = create_engine(url, connect_args=connect_args, pool_pre_ping=True)
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", _tune_sqlite_connection)
+        event.listen(engine, "begin", _begin_immediate)
+    return engine
+
+
+def _begin_immediate(connection: Any) -> None:
+    # SQLAlchemy's recipe for pysqlite, which otherwise defers BEGIN and breaks SAVEPOINTs. IMMEDIATE
+    # takes the write lock up front: a transaction that reads a game then writes it can then never
+    # fail on lock upgrade (SQLITE_BUSY_SNAPSHOT) when two steps race; it waits (busy_timeout) instead.
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _tune_sqlite_connection(dbapi_connection: Any, _record: Any) -> None:
+    # The embedded mode has a web server, a worker and beat on one SQLite file: WAL lets readers
+    # go on while one process writes, and the busy timeout makes a writer wait for the lock
+    # instead of failing at once.
+    dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself (_begin_immediate)
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def get_engine(app: Flask | None = None) -> Engine:
+    """The engine of ``app`` (default: the current app)."""
+    engine: Engine = (app or current_app).extensions[_EXTENSION]
+    return engine
+
+
+def get_session() -> Session:
+    """The session of the current app context, opened on first use."""
+    if "db_session" not in g:
+        # Objects stay readable after commit: a request commits, then renders what it committed, without
+        # reloading every row it touched (each reload is a database round trip).
+        g.db_session = Session(get_engine(), expire_on_commit=False)
+    session: Session = g.db_session
+    return session
+
+
+def _database_unavailable(error: OperationalError | InterfaceError) -> Any:
+    """The database went away mid-request (a restart, a failover, a dropped connection; SQLite busy past its
+    timeout): the request's transaction was not committed, so the client may safely send it again. 503 with
+    ``Retry-After``, not 500: the request was fine, the service is briefly unavailable. A step sent again
+    with its idempotency key applies once (``service.domain.play``)."""
+    current_app.logger.warning("database unavailable mid-request: %s", error.orig or error)
+    message = "The game's database is briefly unavailable; nothing was changed. Try again in a few seconds."
+    headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+    if request.path.startswith("/api/"):
+        return jsonify({"error": message}), 503, headers
+    return render_template("refused.html", heading="Briefly unavailable", message=message), 503, headers
+
+
+def _close_session(_exception: BaseException | None) -> None:
+    session = g.pop("db_session", None)
+    if session is not None:
+        session.close()
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC timestamp on every database.
+
+    PostgreSQL keeps the offset (``timestamptz``); SQLite keeps none, so naive values read back
+    are UTC by construction and get their ``tzinfo`` again. Naive values are refused on the way
+    in: a deadline with no time zone is a bug waiting for a daylight-saving change.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"refusing to store a naive datetime ({value!r}); give it a tzinfo")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class EnumString(TypeDecorator[str]):
+    """A :class:`~enum.StrEnum` stored as its plain string (``VARCHAR(length)``), not as a database enum
+    type: the stored strings are those of the text columns it replaced, and a new member needs no
+    migration. A value that is not a member is refused on the way in (a typo fails the write, instead of
+    a query that never matches); values come back as members.
+    """
+
+    impl = String
+    cache_ok = True
+
+    def __init__(self, enum: type[StrEnum], length: int) -> None:
+        super().__init__(length=length)
+        self.enum = enum
+        self.length = length
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        return None if value is None else self.enum(value).value
+
+    def process_result_value(self, value: str | None, dialect: Dialect) -> str | None:
+        return None if value is None else self.enum(value)
+
+
+def alembic_config(engine: Engine) -> AlembicConfig:
+    """An Alembic configuration whose migrations run on ``engine`` (no alembic.ini needed)."""
+    config = AlembicConfig()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    # Date first, so the folder lists migrations in the order they were written.
+    config.set_main_option("file_template", "%%(year)d_%%(month).2d_%%(day).2d_%%(rev)s_%%(slug)s")
+    config.attributes["engine"] = engine
+    return config
+
+
+def upgrade_database(engine: Engine, revision: str = "head") -> None:
+    """Bring the schema of ``engine``'s database up to ``revision``, creating it on first run."""
+    command.upgrade(alembic_config(engine), revision)

@@ -1,0 +1,68 @@
+"""Who is asking: signed links and bearer tokens resolved to a game and a seat (DESIGN §7).
+
+Every refusal is a :class:`Forbidden` whose message says what is wrong with the link and nothing about the
+game, whether the game exists or not.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlmodel import Session, select
+
+from service.domain.errors import Forbidden
+from service.domain.links import ADMIN, DAYS_AFTER_END, INVITE, INVITE_MAX_AGE, TURN, LinkError, LinkMaker
+from service.domain.models import Game, Seat, utcnow
+
+REVOKED = "This link is no longer valid: the seat was given to someone else. Ask the game's host."
+
+
+def _payload(links: LinkMaker, purpose: str, token: str, max_age: int | None = None) -> dict:
+    try:
+        return links.signer.verify(purpose, token, max_age=max_age)
+    except LinkError as error:
+        raise Forbidden(str(error)) from None
+
+
+def _game(session: Session, game_id: object) -> Game:
+    if not isinstance(game_id, int):
+        raise Forbidden("This link is not valid.")
+    game = session.get(Game, game_id)
+    if game is None:
+        raise Forbidden("This link is not valid.")
+    _check_not_expired(game)
+    return game
+
+
+def _check_not_expired(game: Game) -> None:
+    if game.finished_at is not None and utcnow() - game.finished_at > timedelta(days=DAYS_AFTER_END):
+        raise Forbidden("This link has expired: the game ended more than a month ago.")
+
+
+def seat_from_token(session: Session, links: LinkMaker, token: str, purpose: str = TURN) -> tuple[Game, Seat]:
+    """A turn (or invitation) token's game and seat; refused if tampered, expired or revoked."""
+    payload = _payload(links, purpose, token, INVITE_MAX_AGE if purpose == INVITE else None)
+    if not isinstance(payload.get("g"), int) or not isinstance(payload.get("s"), int):
+        raise Forbidden("This link is not valid.")
+    # One round trip for the game and the seat (this runs on every request of a player).
+    row = session.exec(
+        select(Game, Seat).where(Game.id == payload["g"], Seat.game_id == Game.id, Seat.seat == payload["s"])
+    ).first()
+    if row is None:
+        _game(session, payload["g"])  # says "not valid" or "expired" as for any other link
+        raise Forbidden(REVOKED)
+    game, seat = row
+    _check_not_expired(game)
+    if seat.secret != payload.get("k"):
+        raise Forbidden(REVOKED)
+    if seat.removed:
+        raise Forbidden("This seat was removed from the game by its host.")
+    return game, seat
+
+
+def game_from_admin_token(session: Session, links: LinkMaker, token: str) -> Game:
+    payload = _payload(links, ADMIN, token)
+    game = _game(session, payload.get("g"))
+    if payload.get("k") != game.admin_secret:
+        raise Forbidden("This admin link is no longer valid.")
+    return game

@@ -1,0 +1,150 @@
+"""Admin acts over the JSON API (``/api/admin``). Bearer: the host's signed admin link token.
+
+The same domain operations as the admin pages and the ``smallworld admin`` commands.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from flask import Blueprint
+from spectree import Response as Responses
+from sqlmodel import col, select
+
+from service.domain import admin, views
+from service.domain.errors import DomainError, Forbidden
+from service.domain.games import settings_of
+from service.domain.links import current_links
+from service.domain.models import Game, OutboxMail
+from service.domain.schemas import (
+    AdminGameView,
+    CancelGame,
+    ChangeSettings,
+    ExtendDeadline,
+    GameView,
+    MailOut,
+    PauseGame,
+    ReplacePlayer,
+    SeatRef,
+)
+from service.infra.db import get_session
+from service.web.access import game_from_admin_token
+from service.web.api_spec import ERRORS, bearer_token, domain_error, spec
+
+bp = Blueprint("admin_api", __name__, url_prefix="/api/admin")
+bp.register_error_handler(DomainError, domain_error)
+SECURITY: list[dict[str, list[str]]] = [{"seat": []}]
+
+
+def _game(game_id: int) -> Game:
+    game = game_from_admin_token(get_session(), current_links(), bearer_token())
+    if game.id != game_id:
+        raise Forbidden("This admin link belongs to another game.")
+    return game
+
+
+def _view(game: Game) -> GameView:
+    return views.game_view(get_session(), game, None)
+
+
+def admin_view(game: Game) -> AdminGameView:
+    session = get_session()
+    mails = session.exec(
+        select(OutboxMail).where(OutboxMail.game_id == game.id).order_by(col(OutboxMail.id).desc())
+    ).all()
+    game_view = _view(game)
+    return AdminGameView(
+        game=game_view,
+        settings=settings_of(game),
+        audit=game_view.audit,
+        outbox=[
+            MailOut(
+                id=m.id or 0,
+                to=m.to_email,
+                template=m.template,
+                status=m.status,
+                attempts=m.attempts,
+                last_error=m.last_error,
+                created_at=m.created_at,
+                sent_at=m.sent_at,
+            )
+            for m in mails
+        ],
+    )
+
+
+@bp.get("/games/<int:game_id>")
+@spec.validate(resp=Responses(HTTP_200=AdminGameView, **ERRORS), tags=["admin"], security=SECURITY)
+def game(game_id: int) -> Any:
+    """The game as its host sees it: settings, audit log and the game's mail."""
+    return admin_view(_game(game_id))
+
+
+@bp.post("/games/<int:game_id>/extend")
+@spec.validate(json=ExtendDeadline, resp=Responses(HTTP_200=GameView, **ERRORS), tags=["admin"], security=SECURITY)
+def extend(game_id: int, json: ExtendDeadline) -> Any:
+    """Extend the current deadline by some hours, or to a moment."""
+    _game(game_id)
+    by = timedelta(hours=json.hours) if json.hours is not None else None
+    return _view(admin.extend_deadline(get_session(), game_id, admin.HOST, current_links(), by=by, to=json.to))
+
+
+@bp.post("/games/<int:game_id>/pause")
+@spec.validate(json=PauseGame, resp=Responses(HTTP_200=GameView, **ERRORS), tags=["admin"], security=SECURITY)
+def pause(game_id: int, json: PauseGame) -> Any:
+    """Pause the clock (the time left is kept); the reason is shown to the players."""
+    _game(game_id)
+    return _view(admin.pause(get_session(), game_id, admin.HOST, current_links(), json.reason))
+
+
+@bp.post("/games/<int:game_id>/resume")
+@spec.validate(resp=Responses(HTTP_200=GameView, **ERRORS), tags=["admin"], security=SECURITY)
+def resume(game_id: int) -> Any:
+    """Resume: the deadline becomes now + the time that was left."""
+    _game(game_id)
+    return _view(admin.resume(get_session(), game_id, admin.HOST, current_links()))
+
+
+@bp.post("/games/<int:game_id>/pass")
+@spec.validate(resp=Responses(HTTP_200=GameView, **ERRORS), tags=["admin"], security=SECURITY)
+def pass_now(game_id: int) -> Any:
+    """Auto-pass the player the game waits for, now."""
+    _game(game_id)
+    return _view(admin.pass_now(get_session(), game_id, admin.HOST, current_links()))
+
+
+@bp.post("/games/<int:game_id>/settings")
+@spec.validate(json=ChangeSettings, resp=Responses(HTTP_200=GameView, **ERRORS), tags=["admin"], security=SECURITY)
+def change_settings(game_id: int, json: ChangeSettings) -> Any:
+    """Turn length and reminders (from the next turn), defenders' redeploy mode, vacation allowance."""
+    _game(game_id)
+    return _view(
+        admin.change_settings(get_session(), game_id, admin.HOST, current_links(), **json.model_dump(exclude_none=True))
+    )
+
+
+@bp.post("/games/<int:game_id>/replace")
+@spec.validate(json=ReplacePlayer, resp=Responses(HTTP_200=GameView, **ERRORS), tags=["admin"], security=SECURITY)
+def replace(game_id: int, json: ReplacePlayer) -> Any:
+    """Give a seat to a new player; the seat's old links stop working."""
+    _game(game_id)
+    return _view(
+        admin.replace_player(get_session(), game_id, admin.HOST, current_links(), json.seat, json.email, json.name)
+    )
+
+
+@bp.post("/games/<int:game_id>/remove")
+@spec.validate(json=SeatRef, resp=Responses(HTTP_200=GameView, **ERRORS), tags=["admin"], security=SECURITY)
+def remove(game_id: int, json: SeatRef) -> Any:
+    """Remove a player: their seat is auto-passed for the rest of the game."""
+    _game(game_id)
+    return _view(admin.remove_player(get_session(), game_id, admin.HOST, current_links(), json.seat))
+
+
+@bp.post("/games/<int:game_id>/cancel")
+@spec.validate(json=CancelGame, resp=Responses(HTTP_200=GameView, **ERRORS), tags=["admin"], security=SECURITY)
+def cancel(game_id: int, json: CancelGame) -> Any:
+    """Cancel the game."""
+    _game(game_id)
+    return _view(admin.cancel(get_session(), game_id, admin.HOST, current_links(), json.reason))

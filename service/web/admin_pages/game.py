@@ -1,0 +1,435 @@
+"""A game's admin page (``/admin/games/<id>``), for its host and for site admins, and the acts it offers.
+
+Every act is a plain HTML form that POSTs and redirects back with a message (no JavaScript needed), and
+goes through the same domain operation as the JSON API and the ``smallworld admin`` commands
+(``service.domain.admin``). A refusal shows the operation's own words. Forms are read into the API's request
+models (``service.domain.schemas``), so both refuse the same things.
+
+The acts that concern the current turn (extend, pass now) carry the step the page showed: if the game moved
+on to another player's step meanwhile, the act is refused rather than applied to a turn the admin never saw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import cache
+from typing import Any
+from zoneinfo import ZoneInfo, available_timezones
+
+import sqlalchemy as sa
+from flask import Blueprint, flash, redirect, render_template, request, session, url_for
+from pydantic import ValidationError
+from sqlmodel import col, select
+from werkzeug.wrappers import Response
+
+import rules
+from emails import times
+from service.domain import admin, views
+from service.domain.errors import BadRequest, Conflict, DomainError
+from service.domain.games import seats_of, settings_of
+from service.domain.links import current_links
+from service.domain.models import Game, GameStatus, MailStatus, OutboxMail, Player
+from service.domain.schemas import HOUR, ChangeSettings, ReplacePlayer
+from service.infra.db import get_session
+from service.web.access import game_from_admin_token
+from service.web.admin_pages.access import Manager, manager_for, remember_host
+from service.web.admin_pages.audit_log import MAIL_NAMES, audit_lines
+from service.web.pages.game_summary import deadline
+from service.web.pages.lobby import REMINDER_CHOICES
+
+bp = Blueprint("admin_game", __name__)
+
+#: The session key of the time zone the admin pages show times in (else the host player's zone).
+ZONE = "admin_zone"
+#: Acts confirmed on the page first (a panel with the final button).
+CONFIRMED = ("pass", "remove", "cancel")
+#: Mails listed on the page: every failed one, and the latest others up to this many.
+MAIL_ROWS = 60
+UNITS = {"minutes": 60, "hours": HOUR, "days": 24 * HOUR}
+STATUS_WORDS = {
+    GameStatus.INVITING: "waiting for the players to accept their invitations",
+    GameStatus.ACTIVE: "running",
+    GameStatus.PAUSED: "paused",
+    GameStatus.FINISHED: "over",
+    GameStatus.CANCELLED: "cancelled",
+}
+
+
+# -- opening the host's link ------------------------------------------------------------------------------
+@bp.get("/admin/<token>")
+def open_admin_link(token: str) -> Any:
+    """The host's signed admin link: remember the right in this browser, then show the game's admin page."""
+    try:
+        game = game_from_admin_token(get_session(), current_links(), token)
+    except DomainError as error:
+        return render_template("refused.html", heading="This admin link does not work", message=error.message), 403
+    remember_host(game)
+    return redirect(url_for(".page", game_id=game.id))
+
+
+# -- the page ---------------------------------------------------------------------------------------------
+@bp.get("/admin/games/<int:game_id>")
+def page(game_id: int) -> Any:
+    manager = manager_for(game_id)
+    return render_template("admin/game.html", **page_context(manager))
+
+
+@dataclass(frozen=True)
+class SeatRow:
+    seat: int
+    name: str
+    email: str
+    time_zone: str
+    accepted: bool
+    removed: bool
+    awaited: bool
+    auto_passes: int
+    vacation_used: str
+
+
+def page_context(manager: Manager) -> dict[str, Any]:
+    db = get_session()
+    game = manager.game
+    view = views.game_view(db, game, None)
+    zone = admin_zone(game)
+    settings = settings_of(game)
+    state = rules.GameState.from_json(game.state) if game.state else None
+    # Whom the game waits for, paused or not (the game view names nobody while the clock is stopped).
+    awaited = (
+        rules.awaiting(state) if state is not None and game.status in (GameStatus.ACTIVE, GameStatus.PAUSED) else set()
+    )
+    held = seats_of(db, game.id or 0)
+    names = [p.display_name for _, p in held]
+    seats = [
+        SeatRow(
+            seat=s.seat,
+            name=p.display_name,
+            email=p.email,
+            time_zone=p.time_zone,
+            accepted=s.accepted_at is not None,
+            removed=s.removed,
+            awaited=s.seat in awaited,
+            auto_passes=state.players[s.seat].auto_passes if state and s.seat < len(state.players) else 0,
+            vacation_used=times.duration(s.vacation_used_seconds) if s.vacation_used_seconds else "none",
+        )
+        for s, p in held
+    ]
+    confirm = request.args.get("confirm") if request.args.get("confirm") in CONFIRMED else None
+    confirm_seat = next((s for s in seats if str(s.seat) == request.args.get("seat", "")), None)
+    if confirm == "remove" and (confirm_seat is None or confirm_seat.removed):
+        confirm = None
+    reminders = sorted(set(settings.reminders_before_seconds) | {h * HOUR for h in REMINDER_CHOICES}, reverse=True)
+    return {
+        "manager": manager,
+        "game": view,
+        "status_words": STATUS_WORDS.get(game.status, game.status),
+        "running": game.status in (GameStatus.ACTIVE, GameStatus.PAUSED),
+        "state": state,
+        "step": game.step_key or "",
+        "seats": seats,
+        "awaited_names": [names[s] for s in sorted(awaited) if s < len(names)],
+        "deadline": deadline(game.deadline_at, zone),
+        "deadline_input": f"{game.deadline_at.astimezone(zone):%Y-%m-%dT%H:%M}" if game.deadline_at else "",
+        "paused_left": clock_words(game.paused_remaining) if game.status == GameStatus.PAUSED else None,
+        "zone": zone.key,
+        "zones": sorted(known_zones()),
+        "settings": settings,
+        "turn_hours": _hours(settings.turn_length_seconds),
+        "defender_hours": _hours(settings.defender_turn_length_seconds),
+        "reminder_choices": [(s, times.duration(s)) for s in reminders],
+        "units": list(UNITS),
+        "confirm": confirm,
+        "confirm_seat": confirm_seat,
+        "audit": audit_lines(view.audit, zone, names, for_admins=True),
+        "mail": mail_rows(game, zone),
+        "mail_counts": mail_counts(game),
+    }
+
+
+def admin_zone(game: Game) -> ZoneInfo:
+    """The zone this browser chose for the admin pages, else the host player's, else UTC."""
+    chosen = session.get(ZONE)
+    if isinstance(chosen, str) and chosen:
+        return times.zone(chosen)
+    host = get_session().exec(select(Player).where(Player.email == game.host_email)).first()
+    return times.zone(host.time_zone if host else "UTC")
+
+
+def mail_rows(game: Game, zone: ZoneInfo) -> list[dict[str, Any]]:
+    """The game's mail, failed first, then the newest; addresses and outcomes only (never the links inside)."""
+    rows = (
+        get_session()
+        .exec(
+            select(OutboxMail)
+            .where(OutboxMail.game_id == game.id)
+            .order_by(sa.case((col(OutboxMail.status) == MailStatus.FAILED, 0), else_=1), col(OutboxMail.id).desc())
+            .limit(MAIL_ROWS)
+        )
+        .all()
+    )
+    return [
+        {
+            "id": m.id,
+            "to": m.to_email,
+            "what": MAIL_NAMES.get(m.template, m.template),
+            "status": m.status,
+            "attempts": m.attempts,
+            "last_error": m.last_error,
+            "queued": f"{m.created_at.astimezone(zone):%a %-d %b %H:%M}",
+            "sent": f"{m.sent_at.astimezone(zone):%a %-d %b %H:%M}" if m.sent_at else None,
+        }
+        for m in rows
+    ]
+
+
+def mail_counts(game: Game) -> dict[str, int]:
+    rows = (
+        get_session()
+        .execute(
+            select(OutboxMail.status, sa.func.count()).where(OutboxMail.game_id == game.id).group_by(OutboxMail.status)
+        )
+        .all()
+    )
+    return {status: count for status, count in rows}
+
+
+def clock_words(seconds: int | None) -> str:
+    """The time kept on a paused game's clock ("5 hours 7 minutes", or "none")."""
+    return times.time_left(timedelta(seconds=seconds)) if seconds else "none"
+
+
+@cache
+def known_zones() -> frozenset[str]:
+    return frozenset(available_timezones() | {"UTC"})
+
+
+def _hours(seconds: int) -> str:
+    return f"{seconds / HOUR:g}"
+
+
+# -- the acts ---------------------------------------------------------------------------------------------
+def _back(game_id: int) -> Response:
+    # To the top of the page, where the outcome is shown (a link to a section would scroll it out of view).
+    return redirect(url_for(".page", game_id=game_id), code=303)
+
+
+def _run(game_id: int, done: str, act: Any) -> Response:
+    """Run one act; flash its outcome (the domain's refusal as it is) and go back to the page."""
+    try:
+        act()
+    except DomainError as error:
+        flash(error.message, "refusal")
+    else:
+        flash(done, "done")
+    return _back(game_id)
+
+
+def _same_step(manager: Manager) -> None:
+    shown = request.form.get("step", "")
+    if shown != (manager.game.step_key or ""):
+        raise Conflict(
+            "The game moved on since this page was shown: here it is as it stands now. Check, then try again"
+        )
+
+
+@bp.post("/admin/games/<int:game_id>/extend")
+def extend(game_id: int) -> Response:
+    manager = manager_for(game_id)
+    form = request.form
+
+    def act() -> None:
+        _same_step(manager)
+        if form.get("mode") == "to":
+            to = _local_moment(form.get("to", ""), admin_zone(manager.game))
+            admin.extend_deadline(get_session(), game_id, manager.actor, current_links(), to=to)
+        else:
+            amount = _number(form.get("amount", ""), "The extension")
+            unit = UNITS.get(form.get("unit", ""), HOUR)
+            admin.extend_deadline(
+                get_session(), game_id, manager.actor, current_links(), by=timedelta(seconds=round(amount * unit))
+            )
+
+    return _run(game_id, "The deadline was moved; the players were told.", act)
+
+
+@bp.post("/admin/games/<int:game_id>/pause")
+def pause(game_id: int) -> Response:
+    manager = manager_for(game_id)
+    reason = request.form.get("reason", "")
+    return _run(
+        game_id,
+        "The game is paused; the players were told why.",
+        lambda: admin.pause(get_session(), game_id, manager.actor, current_links(), reason),
+    )
+
+
+@bp.post("/admin/games/<int:game_id>/resume")
+def resume(game_id: int) -> Response:
+    manager = manager_for(game_id)
+    return _run(
+        game_id,
+        "The game runs again with the time that was left; the players were told.",
+        lambda: admin.resume(get_session(), game_id, manager.actor, current_links()),
+    )
+
+
+@bp.post("/admin/games/<int:game_id>/pass")
+def pass_now(game_id: int) -> Response:
+    manager = manager_for(game_id)
+
+    def act() -> None:
+        _same_step(manager)
+        admin.pass_now(get_session(), game_id, manager.actor, current_links())
+
+    return _run(game_id, "The turn was passed; the next player was told.", act)
+
+
+@bp.post("/admin/games/<int:game_id>/settings")
+def change_settings(game_id: int) -> Response:
+    manager = manager_for(game_id)
+    form = request.form
+
+    def act() -> None:
+        current = settings_of(manager.game)
+        asked: dict[str, Any] = {
+            "turn_length_seconds": round(_number(form.get("turn_hours", ""), "Time for a turn") * HOUR),
+            "defender_turn_length_seconds": round(
+                _number(form.get("defender_hours", ""), "Time to redeploy after an attack") * HOUR
+            ),
+            "reminders_before_seconds": sorted(
+                {int(x) for x in form.getlist("reminders") if x.isdigit()}, reverse=True
+            ),
+            "redeploy": form.get("redeploy", current.redeploy),
+            "vacation_days": _whole(form.get("vacation_days", ""), "Vacation allowance"),
+        }
+        changes = {key: value for key, value in asked.items() if value != getattr(current, key)}
+        if not changes:
+            raise BadRequest("Nothing was changed: the settings are as they were.")
+        try:
+            ChangeSettings.model_validate(changes)
+        except ValidationError as error:
+            raise BadRequest(_first_error(error, SETTING_LABELS)) from None
+        admin.change_settings(get_session(), game_id, manager.actor, current_links(), **changes)
+
+    return _run(game_id, "The settings were changed for the turns to come; the players were told.", act)
+
+
+SETTING_LABELS = {
+    "turn_length_seconds": "Time for a turn",
+    "defender_turn_length_seconds": "Time to redeploy after an attack",
+    "reminders_before_seconds": "Reminders",
+    "redeploy": "Redeployment after an attack",
+    "vacation_days": "Vacation allowance",
+}
+
+
+@bp.post("/admin/games/<int:game_id>/replace")
+def replace(game_id: int) -> Response:
+    manager = manager_for(game_id)
+    form = request.form
+
+    def act() -> None:
+        try:
+            seat = int(form.get("seat", ""))
+        except ValueError:
+            raise BadRequest("Choose the seat to give to someone else.") from None
+        try:
+            asked = ReplacePlayer.model_validate(
+                {"seat": seat, "email": form.get("email", "").strip(), "name": form.get("name", "").strip()}
+            )
+        except ValidationError as error:
+            raise BadRequest(_first_error(error, {"seat": "Seat", "email": "Email", "name": "Name"})) from None
+        admin.replace_player(
+            get_session(), game_id, manager.actor, current_links(), asked.seat, str(asked.email), asked.name
+        )
+
+    return _run(
+        game_id,
+        "The seat has a new player, who was invited; the old links of the seat no longer work.",
+        act,
+    )
+
+
+@bp.post("/admin/games/<int:game_id>/remove")
+def remove(game_id: int) -> Response:
+    manager = manager_for(game_id)
+
+    def act() -> None:
+        try:
+            seat = int(request.form.get("seat", ""))
+        except ValueError:
+            raise BadRequest("Choose the player to remove.") from None
+        admin.remove_player(get_session(), game_id, manager.actor, current_links(), seat)
+
+    return _run(game_id, "The player was removed: their turns are passed automatically.", act)
+
+
+@bp.post("/admin/games/<int:game_id>/cancel")
+def cancel(game_id: int) -> Response:
+    manager = manager_for(game_id)
+    reason = request.form.get("reason", "")
+    return _run(
+        game_id,
+        "The game is cancelled; the players were told.",
+        lambda: admin.cancel(get_session(), game_id, manager.actor, current_links(), reason),
+    )
+
+
+@bp.post("/admin/games/<int:game_id>/mail/<int:mail_id>/resend")
+def resend(game_id: int, mail_id: int) -> Response:
+    manager = manager_for(game_id)
+    return _run(
+        game_id,
+        "The mail will be sent again within a minute.",
+        lambda: admin.resend_mail(get_session(), game_id, mail_id, manager.actor),
+    )
+
+
+@bp.post("/admin/games/<int:game_id>/zone")
+def choose_zone(game_id: int) -> Response:
+    manager_for(game_id)
+    name = request.form.get("zone", "").strip()
+    if name in known_zones():
+        session[ZONE] = name
+        flash(f"Times are shown in {name}.", "done")
+    else:
+        flash(f"{name or 'That'} is not a time zone this server knows: try a name like Europe/Paris.", "refusal")
+    return _back(game_id)
+
+
+# -- reading the forms ------------------------------------------------------------------------------------
+def _number(value: str, label: str) -> float:
+    try:
+        number = float(value.strip().replace(",", "."))
+    except ValueError:
+        raise BadRequest(f"{label}: {value or 'nothing'!r} is not a number.") from None
+    if number != number or number in (float("inf"), float("-inf")):
+        raise BadRequest(f"{label}: give a number.")
+    return number
+
+
+def _whole(value: str, label: str) -> int:
+    number = _number(value, label)
+    if number != int(number):
+        raise BadRequest(f"{label}: give a whole number.")
+    return int(number)
+
+
+def _local_moment(value: str, zone: ZoneInfo) -> datetime:
+    """A ``datetime-local`` input's value, read in the admin's time zone."""
+    try:
+        naive = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise BadRequest("Give the new deadline's date and time, e.g. 2026-12-01 18:00.") from None
+    if naive.tzinfo is not None:
+        return naive
+    return naive.replace(tzinfo=zone)
+
+
+def _first_error(error: ValidationError, labels: dict[str, str]) -> str:
+    item = error.errors()[0]
+    where = [str(x) for x in item.get("loc", ())]
+    label = labels.get(where[0], where[0]) if where else ""
+    message = str(item.get("msg", "")).removeprefix("Value error, ")
+    return f"{label}: {message}" if label else message

@@ -1,0 +1,172 @@
+"""The JSON API (``/api``). The bearer token is the seat's signed turn token from its mails.
+
+Every error is JSON ``{"error": "…"}`` with the right status: 400 malformed, 403 bad or expired link,
+404 unknown, 409 stale version or not your turn, 422 a move the rules refuse. The OpenAPI document is
+generated from the pydantic models in ``service/domain/schemas.py`` and served at ``/api/openapi.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Flask, Response, jsonify, request
+from spectree import Response as Responses
+from werkzeug.exceptions import HTTPException
+
+from service.domain import admin, games, lobby, play, views
+from service.domain.errors import DomainError, Forbidden
+from service.domain.links import INVITE, current_links
+from service.domain.schemas import (
+    Accepted,
+    CreateGame,
+    GameCreated,
+    GameView,
+    History,
+    LegalActions,
+    SeatOut,
+    StepOut,
+    SubmitAction,
+    UndoRequest,
+    Vacation,
+)
+from service.infra.db import get_session
+from service.web.access import seat_from_token
+from service.web.api_spec import ERRORS, bearer_token, domain_error, spec
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+
+def _seat_for(game_id: int) -> tuple[Any, int]:
+    session = get_session()
+    game, seat = seat_from_token(session, current_links(), bearer_token())
+    if game.id != game_id:
+        raise Forbidden("This link belongs to another game.")
+    return game, seat.seat
+
+
+@bp.post("/games")
+@spec.validate(json=CreateGame, resp=Responses(HTTP_201=GameCreated, **ERRORS), tags=["games"])
+def create_game(json: CreateGame) -> Any:
+    """Create a game; every player is mailed an invitation, the host the admin link."""
+    session = get_session()
+    game, admin_url = lobby.create_game(session, json, current_links())
+    seats = [
+        SeatOut(seat=s.seat, name=p.display_name, accepted=s.accepted_at is not None)
+        for s, p in games.seats_of(session, game.id or 0)
+    ]
+    return GameCreated(id=game.id or 0, status=game.status, admin_url=admin_url, seats=seats), 201
+
+
+@bp.post("/invitations/accept")
+@spec.validate(resp=Responses(HTTP_200=Accepted, **ERRORS), tags=["games"], security=[{"seat": []}])
+def accept_invitation() -> Any:
+    """Accept an invitation (bearer: the invitation token); the game starts once all have accepted."""
+    session = get_session()
+    game, seat = seat_from_token(session, current_links(), bearer_token(), purpose=INVITE)
+    lobby.accept_invitation(session, game, seat, current_links())
+    session.refresh(game)
+    return Accepted(
+        game_id=game.id or 0,
+        seat=seat.seat,
+        status=game.status,
+        turn_url=current_links().turn_url(game.id or 0, seat.seat, seat.secret),
+    )
+
+
+@bp.get("/games/<int:game_id>")
+@spec.validate(resp=Responses(HTTP_200=GameView, **ERRORS), tags=["play"], security=[{"seat": []}])
+def game_state(game_id: int) -> Any:
+    """The game as the caller's seat may see it (others' coins hidden until the end)."""
+    game, seat = _seat_for(game_id)
+    return views.game_view(get_session(), game, seat)
+
+
+@bp.get("/games/<int:game_id>/legal-actions")
+@spec.validate(resp=Responses(HTTP_200=LegalActions, **ERRORS), tags=["play"], security=[{"seat": []}])
+def legal_actions(game_id: int) -> Any:
+    """What the caller may do now (empty when it is not their turn)."""
+    game, seat = _seat_for(game_id)
+    return views.legal_actions(game, seat)
+
+
+@bp.post("/games/<int:game_id>/actions")
+@spec.validate(json=SubmitAction, resp=Responses(HTTP_200=StepOut, **ERRORS), tags=["play"], security=[{"seat": []}])
+def submit_action(game_id: int, json: SubmitAction) -> Any:
+    """Apply one step of the caller's turn, made against ``version``."""
+    game, seat = _seat_for(game_id)
+    session = get_session()
+    key = json.idempotency_key or request.headers.get("Idempotency-Key")
+    # Read in the step's transaction: the step's mails need the seats, and the answer needs them and the
+    # audit trail after the commit, which would otherwise be another checkout and transaction.
+    inputs = views.ViewInputs(session, game_id)
+    result = play.submit_action(
+        session,
+        game_id,
+        seat,
+        json.action,
+        json.version,
+        current_links(),
+        idempotency_key=key,
+        seats=inputs.seats_by_number(),
+    )
+    return StepOut(
+        version=result.version,
+        replayed=result.replayed,
+        last=_public_last(result.last, seat),
+        game=views.game_view(session, result.game, seat, inputs),
+    )
+
+
+@bp.post("/games/<int:game_id>/undo")
+@spec.validate(json=UndoRequest, resp=Responses(HTTP_200=StepOut, **ERRORS), tags=["play"], security=[{"seat": []}])
+def undo(game_id: int, json: UndoRequest) -> Any:
+    """Take back your steps since the last undo point (a pick, a die roll)."""
+    game, seat = _seat_for(game_id)
+    session = get_session()
+    result = play.undo(session, game_id, seat, json.version, current_links())
+    return StepOut(version=result.version, last=result.last, game=views.game_view(session, result.game, seat))
+
+
+@bp.get("/games/<int:game_id>/history")
+@spec.validate(resp=Responses(HTTP_200=History, **ERRORS), tags=["play"], security=[{"seat": []}])
+def history(game_id: int) -> Any:
+    """Every step of the game in order, with die rolls."""
+    game, _ = _seat_for(game_id)
+    return History(entries=views.history(get_session(), game))
+
+
+def _public_last(last: dict[str, Any], seat: int) -> dict[str, Any]:
+    return last if last.get("player") == seat else {k: v for k, v in last.items() if k != "score"}
+
+
+@bp.get("/openapi.json")
+def openapi() -> Response:
+    """The OpenAPI document of this API."""
+    return jsonify(spec.spec)
+
+
+@bp.post("/games/<int:game_id>/vacation")
+@spec.validate(json=Vacation, resp=Responses(HTTP_200=GameView, **ERRORS), tags=["play"], security=[{"seat": []}])
+def vacation(game_id: int, json: Vacation) -> Any:
+    """Take vacation: extends your current deadline, within the game's allowance; visible to all."""
+    game, seat = _seat_for(game_id)
+    session = get_session()
+    return views.game_view(session, admin.take_vacation(session, game_id, seat, current_links(), json.days), seat)
+
+
+bp.register_error_handler(DomainError, domain_error)
+
+
+def init_app(app: Flask) -> None:
+    from service.web.admin_api import bp as admin_bp
+
+    app.register_blueprint(bp)
+    app.register_blueprint(admin_bp)
+    spec.register(app)
+
+    @app.errorhandler(HTTPException)
+    def _http_error(error: HTTPException) -> Any:
+        # Under /api every error is JSON with a readable message, never an HTML page.
+        if not request.path.startswith("/api/"):
+            return error
+        return jsonify({"error": f"{error.name}: {error.description}"}), error.code or 500

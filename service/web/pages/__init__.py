@@ -1,0 +1,62 @@
+"""The web pages: the lobby (create a game), the game page and history, the turn page, and the
+development mailbox.
+
+Pages are Jinja templates (``service/web/templates``) with the board drawn as inline SVG
+(``service.web.maps``); the basic flow is plain HTML forms that POST and redirect, and htmx (vendored in
+``service/web/static``) makes them smoother when JavaScript runs. Every form carries a CSRF token.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from flask import Flask, render_template, request
+from flask_wtf.csrf import CSRFError, CSRFProtect
+
+from service.web.maps import legend_svg, seat_badge_svg
+from service.web.pages import game, lobby, mailbox, turn
+from service.web.pages.access import PageRefused
+
+csrf = CSRFProtect()
+
+#: Requests that carry no CSRF token by design: the JSON API (bearer tokens, no cookies), and the one-click
+#: unsubscribe POST that mail providers send without cookies (RFC 8058; the signed token is the credential).
+CSRF_EXEMPT_PREFIXES = ("/api/",)
+CSRF_EXEMPT_BLUEPRINTS = frozenset({"unsubscribe"})
+
+
+def init_app(app: Flask) -> None:
+    # The check runs in _protect_forms below, with the exemptions; a turn page may stay open for days,
+    # so its token lasts as long as the session.
+    app.config.setdefault("WTF_CSRF_CHECK_DEFAULT", False)
+    app.config.setdefault("WTF_CSRF_TIME_LIMIT", None)
+    csrf.init_app(app)
+    app.before_request(_protect_forms)
+    for blueprint in (lobby.bp, game.bp, turn.bp, mailbox.bp):
+        app.register_blueprint(blueprint)
+    app.jinja_env.globals.update(
+        seat_badge=seat_badge_svg,
+        legend=legend_svg,
+        mailbox_available=mailbox.mailbox_available,
+        page_serial=lambda: secrets.token_hex(6),
+    )
+    app.register_error_handler(PageRefused, _refused)
+    app.register_error_handler(CSRFError, _form_expired)
+
+
+def _protect_forms() -> None:
+    if request.method in ("GET", "HEAD", "OPTIONS", "TRACE"):
+        return
+    if request.path.startswith(CSRF_EXEMPT_PREFIXES) or request.blueprint in CSRF_EXEMPT_BLUEPRINTS:
+        return
+    csrf.protect()
+
+
+def _refused(error: PageRefused) -> Any:
+    return render_template("refused.html", message=error.message), error.status
+
+
+def _form_expired(error: CSRFError) -> Any:
+    message = "This form is out of date (or was not sent from this site). Reload the page and try again."
+    return render_template("refused.html", heading="Please try again", message=message), 400

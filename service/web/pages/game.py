@@ -1,0 +1,155 @@
+"""The game page (read-only: the map, whose turn, the deadline) and the history with its replay.
+
+Only public information: ``rules.player_view`` for the viewer (their own coins, nobody else's) on the game
+page, and ``rules.player_view(state, None)`` of each past state in the replay. The replay rebuilds past
+states on the server from the seed and the log (``service.domain.play.replay_steps``); the seed, the
+random generator and the stacks never reach the page before the game is over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from flask import Blueprint, render_template, request
+from sqlmodel import col, select
+
+import rules
+from emails.times import zone as zone_of
+from service.domain import play, views
+from service.domain.models import ActionKind, GameAction
+from service.infra.db import get_session
+from service.web.maps import MapOptions, board_svg
+from service.web.pages.access import viewer_for
+from service.web.pages.forms import int_or_none
+from service.web.pages.game_summary import page_context
+from service.web.pages.narration import describe_step, name_of
+
+bp = Blueprint("game", __name__)
+
+#: Steps listed on the game page; the history page lists them all.
+RECENT = 12
+
+
+@dataclass(frozen=True)
+class Step:
+    number: int  # the game version the step produced
+    words: str
+    at: str
+    undone: bool
+    turn: int
+    player_on_turn: int
+
+
+@bp.get("/games/<int:game_id>")
+def page(game_id: int) -> Any:
+    viewer = viewer_for(game_id)
+    db = get_session()
+    view = views.game_view(db, viewer.game, viewer.number)
+    public = view.state or {}
+    names = [s.name for s in view.seats]
+    zone = zone_of(viewer.player.time_zone)
+    entries = db.exec(
+        select(GameAction)
+        .where(GameAction.game_id == game_id, GameAction.kind != ActionKind.UNDO)
+        .order_by(col(GameAction.version).desc())
+        .limit(RECENT)
+    ).all()
+    recent = [
+        {
+            "words": describe_step(e.kind, e.action, e.die, e.seat, names),
+            "at": _when(e.created_at, zone),
+            "undone": e.undone,
+        }
+        for e in entries
+    ]
+    map_svg = (
+        board_svg(public, MapOptions(id_prefix="gamemap", seat_names=names, label=f"Map of {view.name}"))
+        if public
+        else None
+    )
+    return render_template(
+        "game/page.html",
+        **page_context(viewer, view, public, names),
+        map_svg=map_svg,
+        recent=recent,
+        your_turn=viewer.number in view.awaiting,
+        standings=view.result,
+    )
+
+
+@bp.get("/games/<int:game_id>/history")
+def history(game_id: int) -> Any:
+    """Every step grouped by turn, and the board after the step asked for (``?step=<number>``)."""
+    viewer = viewer_for(game_id)
+    db = get_session()
+    game = viewer.game
+    view = views.game_view(db, game, viewer.number)
+    names = [s.name for s in view.seats]
+    zone = zone_of(viewer.player.time_zone)
+    log = list(db.exec(select(GameAction).where(GameAction.game_id == game_id).order_by(col(GameAction.version))).all())
+    asked = int_or_none(request.args.get("step"))
+
+    steps: list[Step] = []
+    shown_state: rules.GameState | None = None
+    shown: Step | None = None
+    if game.state is not None:
+        states = play.replay_steps(game, log)
+        before = next(states)
+        shown_state = before  # the start, unless a step is asked for
+        for entry in log:
+            step = Step(
+                number=entry.version,
+                words=describe_step(entry.kind, entry.action, entry.die, entry.seat, names),
+                at=_when(entry.created_at, zone),
+                undone=entry.undone,
+                turn=before.turn,
+                player_on_turn=before.current,
+            )
+            steps.append(step)
+            if entry.undone:
+                continue
+            after = next(states)
+            if asked is None or entry.version <= asked:
+                shown_state, shown = after, step
+            before = after
+    replayable = [s.number for s in steps if not s.undone]
+    current = shown.number if shown else 0
+    previous = max((n for n in replayable if n < current), default=0 if shown else None)
+    following = min((n for n in replayable if n > current), default=None)
+
+    groups: list[dict[str, Any]] = []
+    for step in steps:
+        if not groups or (groups[-1]["turn"], groups[-1]["seat"]) != (step.turn, step.player_on_turn):
+            groups.append(
+                {
+                    "turn": step.turn,
+                    "seat": step.player_on_turn,
+                    "name": name_of(step.player_on_turn, names),
+                    "steps": [],
+                }
+            )
+        groups[-1]["steps"].append(step)
+
+    public = rules.player_view(shown_state, None) if shown_state else {}
+    map_svg = (
+        board_svg(public, MapOptions(id_prefix="replay", seat_names=names, label="The board after the step shown"))
+        if public
+        else ""
+    )
+    return render_template(
+        "game/history.html",
+        game=view,
+        groups=groups,
+        shown=shown,
+        replay_state=shown_state or {"turn": 0, "turns": 0},
+        previous=previous,
+        next=following,
+        map_svg=map_svg,
+    )
+
+
+def _when(at: datetime, zone: ZoneInfo) -> str:
+    return f"{at.astimezone(zone):%a %-d %b %H:%M}"

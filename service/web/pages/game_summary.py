@@ -1,0 +1,89 @@
+"""What the game page and the turn page both show: the players, the combos, the turn and the deadline.
+
+Built from ``service.domain.views.game_view`` (``rules.player_view`` for the viewer): another seat's coins
+are ``None`` there until the game is over, and they are shown as hidden.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import rules
+from emails.times import local_time, time_left
+from emails.times import zone as zone_of
+from service.domain.schemas import GameView
+from service.web.pages.abilities import POWERS, RACES
+from service.web.pages.access import Viewer
+from service.web.pages.narration import PHASES, name_of
+
+
+def page_context(viewer: Viewer | None, view: GameView, public: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    zone = zone_of(viewer.player.time_zone if viewer else None)
+    return {
+        "game": view,
+        "viewer": viewer,
+        "you": viewer.number if viewer else None,
+        "names": names,
+        "public": public,
+        "players": player_rows(public, names),
+        "combos": combo_rows(public),
+        "phase_words": PHASES.get(public.get("phase", ""), ""),
+        "deadline": deadline(view.deadline_at, zone),
+        "awaited_names": [name_of(s, names) for s in view.awaiting],
+    }
+
+
+def player_rows(public: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
+    rows = []
+    regions = public.get("regions", [])
+    for seat, p in enumerate(public.get("players", [])):
+        held = [r for r in regions if r.get("owner") == seat and r.get("tokens")]
+        active = p.get("active")
+        rows.append(
+            {
+                "seat": seat,
+                "name": name_of(seat, names),
+                "coins": p.get("coins"),
+                "active": f"{active['race']} · {active['power']}" if active else None,
+                "hand": (active or {}).get("hand", 0),
+                "declined": [t["race"] for t in p.get("declined") or []],
+                "regions": len(held),
+                "tokens": sum(r["tokens"] for r in held),
+                "on_turn": public.get("current") == seat and public.get("phase") != "over",
+            }
+        )
+    return rows
+
+
+def combo_rows(public: dict[str, Any]) -> list[dict[str, Any]]:
+    """The visible column, top first: the cost to take one is its position (a coin on each combo above)."""
+    rows = []
+    for index, (race, power, coins) in enumerate(public.get("combos", [])):
+        rows.append(
+            {
+                "index": index,
+                "race": race,
+                "power": power,
+                "tokens": rules.RACES[race].tokens + rules.POWERS[power].tokens,
+                "coins": coins,
+                "cost": index,
+                "race_note": RACES.get(race, ""),
+                "power_note": POWERS.get(power, ""),
+            }
+        )
+    return rows
+
+
+def deadline(at: datetime | None, zone: ZoneInfo) -> dict[str, Any] | None:
+    """The deadline in the viewer's time zone, and the time left (the page's script keeps it ticking)."""
+    if at is None:
+        return None
+    return {"iso": at.astimezone(UTC).isoformat(), "local": local_time(at, zone.key), "left": left_words(at)}
+
+
+def left_words(at: datetime) -> str:
+    """The time left before ``at``, as the pages say it (``pages.js`` says it the same way)."""
+    remaining = at - datetime.now(UTC)
+    return f"{time_left(remaining)} left" if remaining.total_seconds() > 0 else "the deadline has passed"

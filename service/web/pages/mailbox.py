@@ -1,0 +1,130 @@
+"""The local mailbox of the embedded mode: the mails the ``file`` backend wrote, readable in the browser.
+
+A newcomer runs ``smallworld serve``, creates a game, and plays every seat from this page by clicking the
+links in the mails. Never in production: every route answers 404 there. The ``.eml`` files in
+``MAIL_DIR`` are read with the standard library's parser; nothing here writes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+from email.utils import getaddresses, parsedate_to_datetime
+from pathlib import Path
+from typing import Any
+
+from flask import Blueprint, Response, abort, current_app, render_template, request
+from markupsafe import Markup, escape
+
+from service.infra.config import PRODUCTION
+
+bp = Blueprint("mailbox", __name__, url_prefix="/mailbox")
+
+#: File names the mail backend writes (``<date>-<digest>.eml``); anything else is not ours to show.
+MAIL_FILE = re.compile(r"^[\w-]+\.eml$")
+URL = re.compile(r"https?://[^\s<>\"']+")
+
+
+def mailbox_available() -> bool:
+    return current_app.config["ENV"] != PRODUCTION
+
+
+@bp.before_request
+def _development_only() -> None:
+    if not mailbox_available():
+        abort(404)
+
+
+@dataclass(frozen=True)
+class Mail:
+    name: str
+    to: list[str]
+    sender: str
+    subject: str
+    date: datetime
+    text: str | None
+    html: str | None
+
+
+def read_mail(path: Path) -> Mail:
+    with path.open("rb") as handle:
+        message = BytesParser(policy=policy.default).parse(handle)
+    assert isinstance(message, EmailMessage)
+    try:
+        date = parsedate_to_datetime(str(message["Date"]))
+    except (TypeError, ValueError):
+        date = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    text = message.get_body(preferencelist=("plain",))
+    html = message.get_body(preferencelist=("html",))
+    return Mail(
+        name=path.name,
+        to=[address for _, address in getaddresses([str(v) for v in message.get_all("To", [])])],
+        sender=str(message["From"] or ""),
+        subject=str(message["Subject"] or "(no subject)"),
+        date=date if date.tzinfo else date.replace(tzinfo=UTC),
+        text=text.get_content() if text is not None else None,
+        html=html.get_content() if html is not None else None,
+    )
+
+
+def all_mail() -> list[Mail]:
+    """Every mail in ``MAIL_DIR``, newest first."""
+    folder = Path(current_app.config["MAIL_DIR"])
+    if not folder.is_dir():
+        return []
+    mails = [read_mail(p) for p in folder.iterdir() if MAIL_FILE.match(p.name) and p.is_file()]
+    return sorted(mails, key=lambda m: (m.date, m.name), reverse=True)
+
+
+def _mail_named(name: str) -> Mail:
+    path = Path(current_app.config["MAIL_DIR"]) / name
+    if not MAIL_FILE.match(name) or not path.is_file():
+        abort(404)
+    return read_mail(path)
+
+
+@bp.get("/")
+def index() -> Any:
+    mails = all_mail()
+    recipients = sorted({address.lower() for m in mails for address in m.to})
+    chosen = request.args.get("to", "").lower() or None
+    shown = [m for m in mails if chosen is None or chosen in (a.lower() for a in m.to)]
+    return render_template(
+        "mailbox/index.html",
+        mails=shown,
+        recipients=recipients,
+        chosen=chosen,
+        folder=current_app.config["MAIL_DIR"],
+    )
+
+
+@bp.get("/<name>")
+def message(name: str) -> Any:
+    mail = _mail_named(name)
+    return render_template("mailbox/message.html", mail=mail, text=linked(mail.text or ""))
+
+
+@bp.get("/<name>/html")
+def html_part(name: str) -> Response:
+    """The mail's HTML part, alone, as a mail client would show it (its links lead into the game)."""
+    mail = _mail_named(name)
+    if mail.html is None:
+        abort(404)
+    return Response(mail.html, mimetype="text/html")
+
+
+def linked(text: str) -> Markup:
+    """Plain text with its web addresses made into links (the rest escaped)."""
+    out = []
+    position = 0
+    for match in URL.finditer(text):
+        out.append(escape(text[position : match.start()]))
+        url = match.group(0)
+        out.append(Markup('<a href="{0}">{0}</a>').format(url))
+        position = match.end()
+    out.append(escape(text[position:]))
+    return Markup("").join(out)

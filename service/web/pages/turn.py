@@ -1,0 +1,322 @@
+"""The turn page: the seat's own view of the game while it is their turn, and the steps they take.
+
+Every step is a plain HTML form that POSTs and redirects back (it works without JavaScript); with
+JavaScript, htmx sends the same forms in the background and a click on a region of the map submits the
+conquest at once. Steps go through the same domain operations as the JSON API
+(``service.domain.play.submit_action`` and ``undo``); the rules' refusal is shown as it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from flask import Blueprint, flash, redirect, render_template, request, url_for
+from werkzeug.datastructures import MultiDict
+from werkzeug.wrappers import Response
+
+import rules
+from rules.state import GameState
+from rules.troops import hand_for_conquest
+from service.domain import play, views
+from service.domain.errors import Conflict, DomainError
+from service.domain.links import current_links
+from service.domain.models import GameStatus
+from service.infra.db import get_session
+from service.web.maps import MapOptions, RegionMark, board_svg
+from service.web.maps.svg import describe_region
+from service.web.pages.access import Viewer, viewer_for
+from service.web.pages.forms import action_from_form, int_or_none
+from service.web.pages.game_summary import page_context
+from service.web.pages.narration import name_of, score_words
+
+bp = Blueprint("turn", __name__)
+
+#: Actions that concern one region, chosen from a list (or from the region's panel on the map).
+REGION_ACTIONS = ("conquer", "final_conquest", "abandon", "dragon", "convert", "place_fortress")
+#: Actions confirmed on a page of their own first: they end the turn.
+CONFIRMED = ("end_turn", "decline")
+
+
+@bp.get("/games/<int:game_id>/turn")
+def page(game_id: int) -> Any:
+    viewer = viewer_for(game_id)
+    game = viewer.game
+    state = GameState.from_json(game.state) if game.state else None
+    if state is None or game.status != GameStatus.ACTIVE or viewer.number not in rules.awaiting(state):
+        return redirect(url_for("game.page", game_id=game_id))
+    return render_template("turn/page.html", **turn_context(viewer, state, request.args))
+
+
+@bp.post("/games/<int:game_id>/turn")
+def act(game_id: int) -> Response:
+    """One step from a form: the action's fields, the version the page showed."""
+    viewer = viewer_for(game_id)
+    form = request.form
+    try:
+        version = int(form.get("version", ""))
+        action = action_from_form(form)
+    except ValueError:
+        flash("That form was incomplete: reload the page and try again.", "refusal")
+        return redirect(url_for(".page", game_id=game_id))
+    # A second click on the same button of the same page is the same step: it is applied once.
+    key = "page-" + hashlib.sha256(json.dumps([version, action], sort_keys=True).encode()).hexdigest()[:32]
+    db = get_session()
+    before = GameState.from_json(viewer.game.state) if viewer.game.state else None
+    try:
+        result = play.submit_action(db, game_id, viewer.number, action, version, current_links(), idempotency_key=key)
+    except Conflict as error:
+        flash(_conflict_words(error, version), "refusal")
+        return redirect(url_for(".page", game_id=game_id))
+    except DomainError as error:
+        flash(error.message, "refusal")
+        region = action.get("region")
+        anchor = url_for(".page", game_id=game_id, region=region) if isinstance(region, int) else None
+        return redirect(anchor or url_for(".page", game_id=game_id))
+    if not result.replayed and before is not None and result.game.state:
+        flash(feedback(before, GameState.from_json(result.game.state), action, viewer.number), "done")
+    return redirect(url_for("turn.page", game_id=game_id))
+
+
+@bp.post("/games/<int:game_id>/turn/undo")
+def undo(game_id: int) -> Response:
+    viewer = viewer_for(game_id)
+    version = int_or_none(request.form.get("version"))
+    if version is None:
+        flash("That form was incomplete: reload the page and try again.", "refusal")
+        return redirect(url_for(".page", game_id=game_id))
+    try:
+        result = play.undo(get_session(), game_id, viewer.number, version, current_links())
+    except Conflict as error:
+        flash(_conflict_words(error, version), "refusal")
+    except DomainError as error:
+        flash(error.message, "refusal")
+    else:
+        undone = result.last.get("undone", 0)
+        flash(f"Undone: your last {undone} step{'s' if undone != 1 else ''}.", "done")
+    return redirect(url_for(".page", game_id=game_id))
+
+
+def _conflict_words(error: Conflict, version: int) -> str:
+    """A stale page is said in page words (the API's "reload and retry" is done for the player)."""
+    if error.extra.get("version", version) != version:
+        return "The game changed since this page was drawn (another tab?). Here it is as it stands now."
+    return error.message
+
+
+def feedback(before: GameState, after: GameState, action: dict[str, Any], seat: int) -> str:
+    """What the step did, in a sentence for the player who took it."""
+    kind = action["type"]
+    last = after.last
+    region = action.get("region")
+    if kind == "pick":
+        troop = after.players[seat].active
+        if troop is not None:
+            return f"You picked the {troop.race} with {troop.power}: {troop.hand} tokens in hand. Now conquer."
+    if kind == "final_conquest":
+        won = region is not None and after.regions[region].owner == seat and after.regions[region].tokens > 0
+        outcome = f"region {region} is yours" if won else f"not enough for region {region}"
+        return f"The die rolled {last.get('die')}: {outcome}. Your conquests are over; redeploy your tokens."
+    if kind == "berserk_roll":
+        return f"The die rolled {last.get('die')}: name the region to conquer."
+    if kind == "conquer" and region is not None:
+        tokens = after.regions[region].tokens
+        return f"Region {region} is yours ({tokens} token{'s' if tokens != 1 else ''})."
+    if kind == "abandon":
+        return f"You left region {region}."
+    if kind == "end_conquest":
+        return "Conquests over: place your tokens, then end your turn."
+    if kind == "redeploy":
+        return "Redeployment saved."
+    if kind == "end_turn" and before.phase == "defend":
+        return "Your redeployment is done; the game goes on."
+    if kind in ("end_turn", "decline"):
+        score = last.get("score")
+        scored = f" You scored {score_words(score)}." if score else ""
+        return ("Your race is In Decline." if kind == "decline" else "Turn ended.") + scored
+    return "Done."
+
+
+# -- what the page shows ----------------------------------------------------------------------------------
+@dataclass
+class Choices:
+    """The legal actions of the seat now, sorted for the page."""
+
+    simple: dict[str, rules.Action] = field(default_factory=dict)  # decline, end_conquest, berserk_roll…
+    picks: set[int] = field(default_factory=set)
+    by_region: dict[str, dict[int, rules.Action]] = field(default_factory=dict)
+    redeploy: list[rules.Action] = field(default_factory=list)
+    encampments: rules.Action | None = None
+    heroes: rules.Action | None = None
+    allies: list[int] = field(default_factory=list)
+    end_turn: list[rules.Action] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, actions: list[rules.Action]) -> Choices:
+        out = cls()
+        for a in actions:
+            if a.type == "pick" and a.combo is not None:
+                out.picks.add(a.combo)
+            elif a.type in REGION_ACTIONS and a.region is not None:
+                # The In Decline Ghouls' conquests are told apart by their troop.
+                key = a.type if a.troop == "active" else f"{a.type}:{a.troop}"
+                out.by_region.setdefault(key, {})[a.region] = a
+            elif a.type == "redeploy":
+                out.redeploy.append(a)
+            elif a.type == "place_encampments":
+                out.encampments = a
+            elif a.type == "place_heroes":
+                out.heroes = a
+            elif a.type == "choose_ally" and a.target is not None:
+                out.allies.append(a.target)
+            elif a.type == "end_turn":
+                out.end_turn.append(a)
+            else:
+                out.simple[a.type] = a
+        return out
+
+    def for_region(self, region: int) -> list[rules.Action]:
+        return [by[region] for by in self.by_region.values() if region in by]
+
+
+def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) -> dict[str, Any]:
+    """Everything the turn page template needs."""
+    db = get_session()
+    game = viewer.game
+    seat = viewer.number
+    view = views.game_view(db, game, seat)
+    public = view.state or {}
+    names = [s.name for s in view.seats]
+    choices = Choices.of(rules.legal_actions(state, seat))
+    selected = int_or_none(args.get("region"))
+    if selected is not None and not 0 <= selected < len(state.regions):
+        selected = None
+    marks = conquest_marks(state, seat, choices)
+    undoable = len(play.steps_to_undo(play.live_log(db, game.id or 0), seat))
+    confirm = args.get("confirm") if args.get("confirm") in CONFIRMED else None
+
+    def href(region: int) -> str:
+        if state.phase in ("redeploy", "defend") and any(region in a.regions for a in choices.redeploy):
+            return f"#tokens-{region}"
+        return url_for("turn.page", game_id=game.id, region=region) + "#region-panel"
+
+    map_svg = board_svg(
+        public,
+        MapOptions(
+            id_prefix="turnmap",
+            href=href,
+            link_attributes=lambda region: click_action(state, choices, region),
+            marks=marks,
+            selected=selected,
+            seat_names=names,
+            label=f"Map of the {state.board} board. Select a region to act on it.",
+        ),
+    )
+    region_panel = None
+    if selected is not None:
+        region_panel = {
+            "region": selected,
+            "words": describe_region(public, state.board, selected, names),
+            "actions": choices.for_region(selected),
+            "why_not": why_not(state, seat, selected, choices),
+            "cost": marks.get(selected),
+        }
+    # Before the first step of the conquests the tokens are still on the board: one stays in each region
+    # and the others come to hand (rulebook, "Ready your Troops"); say how many that will be.
+    active = state.players[seat].active
+    readied_hand = hand_for_conquest(state, seat, active) if active and state.phase == "start" else None
+    # The template sees the player's view only (``public``), never the full state: it holds the other
+    # players' coins and the random generator.
+    return page_context(viewer, view, public, names) | {
+        "readied_hand": readied_hand,
+        "choices": choices,
+        "map_svg": map_svg,
+        "marks": marks,
+        "selected": selected,
+        "region_panel": region_panel,
+        "undoable": undoable,
+        "confirm": confirm,
+        "score_now": rules.turn_score(state, seat),
+        "score_words": score_words,
+        "redeploy_rows": redeploy_rows(state, choices),
+        "region_label": lambda r: region_label(state, r),
+        "name_of": lambda s: name_of(s, names),
+    }
+
+
+def conquest_marks(state: GameState, seat: int, choices: Choices) -> dict[int, RegionMark]:
+    """The tokens each possible conquest takes (``rules.conquest_cost``), for the map."""
+    marks: dict[int, RegionMark] = {}
+    player = state.players[seat]
+    for key, by_region in choices.by_region.items():
+        kind, _, troop_kind = key.partition(":")
+        if kind not in ("conquer", "final_conquest"):
+            continue
+        troop = player.active if not troop_kind else next((t for t in player.declined if t.race == "Ghouls"), None)
+        if troop is None:
+            continue
+        for region in by_region:
+            if region in marks and not marks[region].die:
+                continue
+            marks[region] = RegionMark(rules.conquest_cost(state, seat, troop, region), die=kind == "final_conquest")
+    return marks
+
+
+def click_action(state: GameState, choices: Choices, region: int) -> dict[str, str]:
+    """What a click on the region does with JavaScript on: ``data-action`` submits a conquest at once.
+
+    A plain conquest is one click (undo takes it back). A region that offers something else (the die,
+    abandoning it, a power) opens its panel, and so does every region outside the conquests. During the
+    conquests a region that cannot be conquered is still submitted, so the rules say why not.
+    """
+    conquests = [a for a in choices.for_region(region) if a.type == "conquer"]
+    others = [a for a in choices.for_region(region) if a.type != "conquer"]
+    if len(conquests) == 1 and not others:
+        attributes = {"data-action": "conquer"}
+        if conquests[0].troop != "active":
+            attributes["data-troop"] = conquests[0].troop
+        return attributes
+    if not conquests and not others and state.phase in ("start", "conquer"):
+        return {"data-action": "conquer"}
+    return {}
+
+
+def why_not(state: GameState, seat: int, region: int, choices: Choices) -> str | None:
+    """The rules' reason a conquest of ``region`` is refused, during the conquests (``apply`` is pure)."""
+    if state.phase not in ("start", "conquer") or choices.for_region(region):
+        return None
+    try:
+        rules.apply(state, {"type": "conquer", "player": seat, "region": region})
+    except rules.IllegalAction as refusal:
+        return str(refusal)
+    return None
+
+
+def redeploy_rows(state: GameState, choices: Choices) -> list[dict[str, Any]]:
+    """One form per troop to redeploy: a number input per region, at least what it must keep.
+
+    The inputs start with the tokens in hand already spread, one at a time onto the region with the
+    fewest (DESIGN §4's rule), so saving at once is a sensible redeployment; the player changes what
+    they like.
+    """
+    forms = []
+    for choice in choices.redeploy:
+        least = dict(choice.tokens)
+        count = choice.count or 0
+        values = {r: max(state.regions[r].tokens, least.get(r, 0)) for r in choice.regions}
+        for _ in range(count - sum(values.values())):
+            fewest = min(values, key=lambda r: (values[r], r))
+            values[fewest] += 1
+        rows = [
+            {"region": r, "label": region_label(state, r), "value": values[r], "min": least.get(r, 0)}
+            for r in choice.regions
+        ]
+        forms.append({"troop": choice.troop, "count": count, "rows": rows})
+    return forms
+
+
+def region_label(state: GameState, region: int) -> str:
+    land = state.board.regions[region]
+    return f"Region {region} · {land.terrain.capitalize()}"
