@@ -1,9 +1,10 @@
 """Steps told in words, for the history, the feedback after a step and the mails.
 
 :func:`tell` turns one applied step (the states before and after it, and its action) into a short plain-text
-sentence: "Ann conquered Forest 7 from Bob's Humans (2 tokens: 1 lost, 1 back in hand)". The base game's
-steps are told here (:data:`TELLERS`, by action type); a race's or power's own action kinds by its
-``tell``, and what an ability added to a base step by its ``note`` (in brackets after the sentence).
+sentence: "Ann conquered region 7 (Forest) from Bob's Humans (2 tokens: 1 lost, 1 back in hand) with 4
+tokens". The base game's steps are told here (:data:`TELLERS`, by action type); a race's or power's own
+action kinds by its ``tell``, and what an ability added to a base step by its ``note`` (in brackets after
+the sentence).
 
 Only public facts are told: what was done, where, the die, the coins lying on combos. Never a player's
 coins; a turn's score only to the player who made it (``viewer``), as :func:`rules.player_view` shows it,
@@ -64,7 +65,7 @@ class Step:
         return self.names[seat] if seat < len(self.names) else f"Player {seat + 1}"
 
     def where(self, region: int | None) -> str:
-        """``region`` in words: "Forest 7"."""
+        """``region`` in words: "region 7 (Forest)"."""
         return region_name(self.after, region) if region is not None else "a region"
 
     @property
@@ -129,10 +130,10 @@ def _noting(troop: Troop) -> tuple[Ability, ...]:
 
 # -- words for the pieces -----------------------------------------------------------------------------------
 def region_name(state: GameState, region: int) -> str:
-    """A region by its terrain and number: "Forest 7", "Sea 0"."""
+    """A region by its number and terrain: "region 7 (Forest)", "region 0 (Sea)"."""
     if not 0 <= region < len(state.board.regions):
         return f"region {region}"
-    return f"{state.board.regions[region].terrain.capitalize()} {region}"
+    return f"region {region} ({state.board.regions[region].terrain.capitalize()})"
 
 
 def plural(count: int, word: str, words: str | None = None) -> str:
@@ -189,12 +190,13 @@ def _with_declined(step: Step) -> str:
 def _pick(step: Step) -> str:
     combo = step.action.combo if step.action is not None and step.action.combo is not None else 0
     troop = step.after.players[step.player].active
-    picked = f"the {troop.race} with {troop.power}" if troop else "a combo"
-    paid = f"; left {plural(combo, 'coin')} on the combos above" if combo else ""
+    picked = f": the {troop.race} with {troop.power}" if troop else ""
+    paid = [f"leaving {plural(combo, 'coin')} on the combos above"] if combo else []
     lying = step.before.combos[combo].coins if combo < len(step.before.combos) else 0
-    took = f"; took the {plural(lying, 'coin')} lying on it" if lying else ""
-    hand = f": {plural(troop.hand, 'token')} in hand" if troop else ""
-    return f"{step.who} picked {picked} (combo {combo + 1}{paid}{took}){hand}"
+    took = [f"taking the {plural(lying, 'coin')} lying on it"] if lying else []
+    coins = f", {' and '.join(paid + took)}" if paid or took else ""
+    hand = f"; {plural(troop.hand, 'token')} in hand" if troop else ""
+    return f"{step.who} picked combo {combo + 1}{picked}{coins}{hand}"
 
 
 def _decline(step: Step) -> str:
