@@ -32,6 +32,8 @@ class ActionKind:
     conquers: bool = False
     #: The step rolls the reinforcement die before a conquest.
     rolls: bool = False
+    #: The marker the step places (``rules.region_markers`` name), so a page can show where they lie now.
+    marker: str | None = None
 
 
 #: The actions of the base game (rulebook, "Game Turn"). Races and powers register theirs.

@@ -51,7 +51,9 @@ class Bivouacking(Power):
         "Region they are in: they are redeployed at the end of the current player's turn. When the Race they "
         "were associated with goes into Decline, they disappear."
     )
-    actions = (ActionKind("place_encampments", ("tokens",), "Place the Encampments", choice="spread"),)
+    actions = (
+        ActionKind("place_encampments", ("tokens",), "Place the Encampments", choice="spread", marker="encampments"),
+    )
     slot = Camps
     markers = (ENCAMPMENT,)
     schema_1_fields = frozenset({"encampments", "camps"})

@@ -37,7 +37,7 @@ class Heroic(Power):
         "Regions are immune to enemy conquests as well as to their racial and special powers until your Heroes "
         "move. Your Heroes disappear when you go into Decline."
     )
-    actions = (ActionKind("place_heroes", ("regions",), "Place the Heroes", choice="choose"),)
+    actions = (ActionKind("place_heroes", ("regions",), "Place the Heroes", choice="choose", marker="hero"),)
     slot = Heroes
     markers = (HERO,)
     # Schema 1 also marked the turn a player placed them ("heroes_placed"), which nothing read.

@@ -25,7 +25,7 @@ from service.web.maps import MapOptions, board_svg
 from service.web.pages.access import viewer_for
 from service.web.pages.forms import int_or_none
 from service.web.pages.game_summary import page_context
-from service.web.pages.narration import describe_step, name_of
+from service.web.pages.narration import name_of, told_log
 
 bp = Blueprint("game", __name__)
 
@@ -51,20 +51,16 @@ def page(game_id: int) -> Any:
     public = view.state or {}
     names = [s.name for s in view.seats]
     zone = zone_of(viewer.player.time_zone)
-    entries = db.exec(
-        select(GameAction)
-        .where(GameAction.game_id == game_id, GameAction.kind != ActionKind.UNDO)
-        .order_by(col(GameAction.version).desc())
-        .limit(RECENT)
-    ).all()
-    recent = [
-        {
-            "words": describe_step(e.kind, e.action, e.die, e.seat, names),
-            "at": _when(e.created_at, zone),
-            "undone": e.undone,
-        }
-        for e in entries
-    ]
+    recent = []
+    if viewer.game.state is not None:
+        # The rules tell each step from the states around it: the game is replayed from its seed.
+        log = list(db.exec(select(GameAction).where(GameAction.game_id == game_id).order_by(col(GameAction.version))))
+        told = told_log(viewer.game, log, names, viewer.number, reveal=view.result is not None)
+        steps = [(entry, words) for entry, _, _, words in told if entry.kind != ActionKind.UNDO]
+        recent = [
+            {"words": words, "at": _when(entry.created_at, zone), "undone": entry.undone}
+            for entry, words in reversed(steps[-RECENT:])
+        ]
     map_svg = (
         board_svg(public, MapOptions(id_prefix="gamemap", seat_names=names, label=f"Map of {view.name}"))
         if public
@@ -96,13 +92,11 @@ def history(game_id: int) -> Any:
     shown_state: rules.GameState | None = None
     shown: Step | None = None
     if game.state is not None:
-        states = play.replay_steps(game, log)
-        before = next(states)
-        shown_state = before  # the start, unless a step is asked for
-        for entry in log:
+        shown_state = next(play.replay_steps(game, log))  # the start, unless a step is asked for
+        for entry, before, after, words in told_log(game, log, names, viewer.number, reveal=view.result is not None):
             step = Step(
                 number=entry.version,
-                words=describe_step(entry.kind, entry.action, entry.die, entry.seat, names),
+                words=words,
                 at=_when(entry.created_at, zone),
                 undone=entry.undone,
                 turn=before.turn,
@@ -111,10 +105,8 @@ def history(game_id: int) -> Any:
             steps.append(step)
             if entry.undone:
                 continue
-            after = next(states)
             if asked is None or entry.version <= asked:
                 shown_state, shown = after, step
-            before = after
     replayable = [s.number for s in steps if not s.undone]
     current = shown.number if shown else 0
     previous = max((n for n in replayable if n < current), default=0 if shown else None)

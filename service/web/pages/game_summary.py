@@ -14,7 +14,6 @@ import rules
 from emails.times import local_time, time_left
 from emails.times import zone as zone_of
 from service.domain.schemas import GameView
-from service.web.pages.abilities import POWERS, RACES
 from service.web.pages.access import Viewer
 from service.web.pages.narration import PHASES, name_of
 
@@ -69,8 +68,9 @@ def combo_rows(public: dict[str, Any]) -> list[dict[str, Any]]:
                 "tokens": rules.RACES[race].tokens + rules.POWERS[power].tokens,
                 "coins": coins,
                 "cost": index,
-                "race_note": RACES.get(race, ""),
-                "power_note": POWERS.get(power, ""),
+                # Each race and power says what it does in one line (its module's ``summary``).
+                "race_note": rules.RACES[race].summary,
+                "power_note": rules.POWERS[power].summary,
             }
         )
     return rows

@@ -1,15 +1,18 @@
-"""Steps of a game told in words, for the history and for the feedback after a step.
+"""Steps of a game told in words, for the history and the game page.
 
-Only public facts: what was done, where, and the die. A turn's score is told to its player alone (others
-would add the scores up into the coins, which are secret until the end, DESIGN §4).
+A step of the game is told by the rules (``rules.tell``: the base game's steps and each race's and power's
+own, from the states before and after it), with public facts only: a turn's score to its player alone
+until the game is over (others would add the scores up into the coins, DESIGN §4). The service's own
+events (an undo, an admin act) are told here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
 
-from service.domain.models import ActionKind
+import rules
+from service.domain import play
+from service.domain.models import ActionKind, Game, GameAction
 
 PHASES = {
     "pick": "picking a combo",
@@ -32,6 +35,9 @@ ADMIN_ACTS = {
     "vacation": "A player took some vacation",
 }
 
+#: ``rules.turn_score`` output as "5 regions + 2 (Orcs) = 7 coins".
+score_words = rules.score_words
+
 
 def name_of(seat: int | None, names: Sequence[str]) -> str:
     if seat is None:
@@ -40,68 +46,57 @@ def name_of(seat: int | None, names: Sequence[str]) -> str:
 
 
 def describe_step(
-    kind: str, action: Mapping[str, Any] | None, die: int | None, seat: int | None, names: Sequence[str]
+    entry: GameAction,
+    before: rules.GameState,
+    after: rules.GameState | None,
+    names: Sequence[str],
+    viewer: int | None,
+    reveal: bool = False,
 ) -> str:
-    """One log entry (``service.domain.models.GameAction``) as a sentence."""
-    who = name_of(seat, names)
-    if kind == ActionKind.UNDO:
+    """One log entry as a sentence, from the states before and after it (``after`` None: the step could not
+    be replayed, e.g. an undone step that no longer applies). ``viewer``: the seat reading (its own turns'
+    scores are told to it); ``reveal``: the game is over, everything is public."""
+    who = name_of(entry.seat, names)
+    if entry.kind == ActionKind.UNDO:
         return f"{who} took back their last steps"
-    if kind == ActionKind.AUTO_PASS:
-        reason = (action or {}).get("reason", "deadline")
-        why = "the deadline passed" if reason == "deadline" else f"{reason}"
-        return f"{who}'s turn was completed automatically ({why})"
-    if kind in (ActionKind.ADMIN, ActionKind.OPTIONS):
+    if entry.kind in (ActionKind.ADMIN, ActionKind.OPTIONS):
         # An admin act (service.domain.admin); who did it is in the log of changes.
-        return ADMIN_ACTS.get(str((action or {}).get("act")), "The game's settings were changed")
-    a = action or {}
-    kind = a.get("type", kind)
-    region = a.get("region")
-    ghouls = " with the In Decline Ghouls" if a.get("troop") == "declined" else ""
-    if kind == "pick":
-        return f"{who} picked combo {a.get('combo', 0) + 1}"
-    if kind == "decline":
-        return f"{who} put their race In Decline"
-    if kind == "abandon":
-        return f"{who} abandoned region {region}"
-    if kind == "conquer":
-        rolled = f" (the Berserk die showed {die})" if die is not None else ""
-        return f"{who} conquered region {region}{ghouls}{rolled}"
-    if kind == "final_conquest":
-        return f"{who} rolled the die for region {region}{ghouls}: {die}"
-    if kind == "end_conquest":
-        return f"{who} ended their conquests"
-    if kind == "redeploy":
-        placed = _placements(a)
-        return f"{who} redeployed{ghouls}: {placed}" if placed else f"{who} redeployed"
-    if kind == "end_turn":
-        return f"{who} ended their turn" + (" and went In Decline" if a.get("decline") else "")
-    if kind == "convert":
-        return f"{who}'s Sorcerers converted the token on region {region}"
-    if kind == "berserk_roll":
-        return f"{who} rolled the Berserk die: {die}"
-    if kind == "dragon":
-        return f"{who}'s Dragon took region {region}"
-    if kind == "place_encampments":
-        placed = _placements(a)
-        return f"{who} placed Encampments: {placed}" if placed else f"{who} took up their Encampments"
-    if kind == "place_fortress":
-        return f"{who} built a Fortress on region {region}"
-    if kind == "place_heroes":
-        return f"{who} placed the Heroes on regions {' and '.join(str(r) for r in a.get('regions') or [])}"
-    if kind == "choose_ally":
-        return f"{who} made peace with {name_of(a.get('target'), names)}"
-    return f"{who}: {kind.replace('_', ' ')}"
+        return ADMIN_ACTS.get(str((entry.action or {}).get("act")), "The game's settings were changed")
+    if after is None:
+        return f"{who}: {str((entry.action or {}).get('type', entry.kind)).replace('_', ' ')}"
+    action = entry.action if entry.kind == ActionKind.ACTION else None
+    text = rules.tell(before, after, action, names, viewer, reveal)
+    if entry.kind == ActionKind.AUTO_PASS:
+        reason = (entry.action or {}).get("reason", "deadline")
+        text += f" ({'the deadline passed' if reason == 'deadline' else reason})"
+    return text
 
 
-def _placements(action: Mapping[str, Any]) -> str:
-    """A ``tokens`` distribution as "3 on 4, 1 on 12", by region number."""
-    tokens = action.get("tokens") or {}
-    return ", ".join(f"{tokens[r]} on {r}" for r in sorted(tokens, key=int))
+def told_log(
+    game: Game, log: list[GameAction], names: Sequence[str], viewer: int | None, reveal: bool = False
+) -> Iterator[tuple[GameAction, rules.GameState, rules.GameState, str]]:
+    """Each entry of the whole ``log`` (in order) with the state before it, the state the game had after it
+    (the same for an undone step, which the replay skips) and its sentence. Replays the game from its seed
+    (``service.domain.play.replay_steps``)."""
+    states = play.replay_steps(game, log)
+    before = next(states)
+    for entry in log:
+        if entry.undone:
+            words = describe_step(entry, before, _taken_back(before, entry), names, viewer, reveal)
+            yield entry, before, before, words
+            continue
+        after = next(states)
+        yield entry, before, after, describe_step(entry, before, after, names, viewer, reveal)
+        before = after
 
 
-def score_words(score: Mapping[str, Any]) -> str:
-    """``rules.turn_score`` output as "5 regions + 2 (Orcs) = 7 coins"."""
-    parts = [f"{score['regions']} region{'s' if score['regions'] != 1 else ''}"]
-    parts += [f"{coins} ({name})" for name, coins in score.get("bonus", {}).items()]
-    total = score["total"]
-    return f"{' + '.join(parts)} = {total} coin{'s' if total != 1 else ''}"
+def _taken_back(before: rules.GameState, entry: GameAction) -> rules.GameState | None:
+    """The state an undone step led to, for its words (it was applied on ``before`` then)."""
+    try:
+        if entry.kind == ActionKind.ACTION:
+            return rules.apply(before, entry.action or {})
+        if entry.kind == ActionKind.AUTO_PASS and entry.seat is not None:
+            return rules.auto_pass(before, entry.seat)
+    except rules.IllegalAction:
+        return None
+    return before

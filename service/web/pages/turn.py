@@ -18,8 +18,9 @@ from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Response
 
 import rules
+from rules.abilities import ACTION_OWNERS, names_with
 from rules.state import GameState
-from rules.troops import hand_for_conquest
+from rules.troops import conquering_declined, hand_for_conquest
 from service.domain import play, views
 from service.domain.errors import Conflict, DomainError
 from service.domain.links import current_links
@@ -34,8 +35,14 @@ from service.web.pages.narration import name_of, score_words
 
 bp = Blueprint("turn", __name__)
 
-#: Actions that concern one region, chosen from a list (or from the region's panel on the map).
-REGION_ACTIONS = ("conquer", "final_conquest", "abandon", "dragon", "convert", "place_fortress")
+#: The base game's actions on one region, chosen from a list (or from the region's panel on the map), with
+#: the list's title and button; the races' and powers' own region actions follow (``region_forms``).
+BASE_REGION_FORMS = (
+    ("conquer:declined", "Conquer with the In Decline {race}", "Conquer"),
+    ("conquer", "Conquer a region", "Conquer"),
+    ("final_conquest", "Final conquest, with the die", "Roll the die"),
+    ("abandon", "Abandon a region (before conquering)", "Abandon"),
+)
 #: Actions confirmed on a page of their own first: they end the turn.
 CONFIRMED = ("end_turn", "decline")
 
@@ -142,35 +149,40 @@ def feedback(before: GameState, after: GameState, action: dict[str, Any], seat: 
 # -- what the page shows ----------------------------------------------------------------------------------
 @dataclass
 class Choices:
-    """The legal actions of the seat now, sorted for the page."""
+    """The legal actions of the seat now, sorted for the page by the shape of their kind
+    (``rules.ACTION_KINDS``): a race's or power's own kinds find their form without the page naming them."""
 
-    simple: dict[str, rules.Action] = field(default_factory=dict)  # decline, end_conquest, berserk_roll…
+    simple: dict[str, rules.Action] = field(default_factory=dict)  # decline, end_conquest, a roll…
     picks: set[int] = field(default_factory=set)
     by_region: dict[str, dict[int, rules.Action]] = field(default_factory=dict)
     redeploy: list[rules.Action] = field(default_factory=list)
-    encampments: rules.Action | None = None
-    heroes: rules.Action | None = None
-    allies: list[int] = field(default_factory=list)
+    #: Described choices of an ability: spread up to ``count`` over ``regions``, or choose ``count`` of them.
+    spread: list[rules.Action] = field(default_factory=list)
+    choose: list[rules.Action] = field(default_factory=list)
+    #: Kinds that name a seat (a peace): type -> seats.
+    targets: dict[str, list[int]] = field(default_factory=dict)
     end_turn: list[rules.Action] = field(default_factory=list)
 
     @classmethod
     def of(cls, actions: list[rules.Action]) -> Choices:
         out = cls()
         for a in actions:
+            kind = rules.ACTION_KINDS.get(a.type)
+            fields = kind.fields if kind else ()
             if a.type == "pick" and a.combo is not None:
                 out.picks.add(a.combo)
-            elif a.type in REGION_ACTIONS and a.region is not None:
-                # The In Decline Ghouls' conquests are told apart by their troop.
+            elif "region" in fields and a.region is not None:
+                # An In Decline race's conquests are told apart by their troop.
                 key = a.type if a.troop == "active" else f"{a.type}:{a.troop}"
                 out.by_region.setdefault(key, {})[a.region] = a
             elif a.type == "redeploy":
                 out.redeploy.append(a)
-            elif a.type == "place_encampments":
-                out.encampments = a
-            elif a.type == "place_heroes":
-                out.heroes = a
-            elif a.type == "choose_ally" and a.target is not None:
-                out.allies.append(a.target)
+            elif kind is not None and kind.choice == "spread":
+                out.spread.append(a)
+            elif kind is not None and kind.choice == "choose":
+                out.choose.append(a)
+            elif "target" in fields and a.target is not None:
+                out.targets.setdefault(a.type, []).append(a.target)
             elif a.type == "end_turn":
                 out.end_turn.append(a)
             else:
@@ -179,6 +191,47 @@ class Choices:
 
     def for_region(self, region: int) -> list[rules.Action]:
         return [by[region] for by in self.by_region.values() if region in by]
+
+
+def owner_words(kind: str) -> str:
+    """The race or power an action kind belongs to, for a form's title (``""`` for the base game's)."""
+    owner = ACTION_OWNERS.get(kind)
+    return owner.name if owner is not None else ""
+
+
+def label_of(kind: str) -> str:
+    found = rules.ACTION_KINDS.get(kind)
+    return found.label if found and found.label else kind.replace("_", " ").capitalize()
+
+
+def region_forms(choices: Choices, declined_race: str | None) -> list[dict[str, Any]]:
+    """The region lists of the page: the base game's, then each race's or power's own region kinds."""
+    forms: list[dict[str, Any]] = []
+    for key, title, verb in BASE_REGION_FORMS:
+        if key in choices.by_region:
+            forms.append({"key": key, "title": title.format(race=declined_race), "verb": verb})
+    for key in choices.by_region:
+        if key.split(":")[0] not in {k.split(":")[0] for k, _, _ in BASE_REGION_FORMS}:
+            label = label_of(key.split(":")[0])
+            forms.append({"key": key, "title": f"{owner_words(key.split(':')[0])}: {label.lower()}", "verb": label})
+    for form in forms:
+        form["options"] = choices.by_region[form["key"]]
+        form["conquest"] = form["key"].startswith(("conquer", "final"))
+    return forms
+
+
+def panel_label(action: rules.Action, region: int, declined_race: str | None) -> str:
+    """The button of an action in a region's panel."""
+    if action.type == "conquer":
+        return f"Conquer region {region}" + (
+            f" with the In Decline {declined_race}" if action.troop != "active" else ""
+        )
+    if action.type == "final_conquest":
+        return f"Roll the die for region {region} (ends your conquests)"
+    if action.type == "abandon":
+        return f"Abandon region {region}"
+    owner = owner_words(action.type)
+    return f"{label_of(action.type)} region {region}" + (f" ({owner})" if owner else "")
 
 
 def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) -> dict[str, Any]:
@@ -214,14 +267,17 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
             label=f"Map of the {state.board} board. Select a region to act on it.",
         ),
     )
+    declined = conquering_declined(state, seat)
+    declined_race = declined.race if declined is not None else None
     region_panel = None
     if selected is not None:
         region_panel = {
             "region": selected,
             "words": describe_region(public, state.board, selected, names),
-            "actions": choices.for_region(selected),
+            "actions": [(a, panel_label(a, selected, declined_race)) for a in choices.for_region(selected)],
             "why_not": why_not(state, seat, selected, choices),
             "cost": marks.get(selected),
+            "cost_words": cost_words(state, seat, selected),
         }
     # Before the first step of the conquests the tokens are still on the board: one stays in each region
     # and the others come to hand (rulebook, "Ready your Troops"); say how many that will be.
@@ -241,9 +297,27 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
         "score_now": rules.turn_score(state, seat),
         "score_words": score_words,
         "redeploy_rows": redeploy_rows(state, choices),
+        "region_forms": region_forms(choices, declined_race),
+        "declined_race": declined_race,
+        "decline_after": names_with("declines_after_scoring"),
+        "abilities": your_abilities(state, seat),
+        "kinds": rules.ACTION_KINDS,
+        "owner_words": owner_words,
+        "label_of": label_of,
         "region_label": lambda r: region_label(state, r),
         "name_of": lambda s: name_of(s, names),
     }
+
+
+def your_abilities(state: GameState, seat: int) -> list[dict[str, str]]:
+    """The seat's Active race and power, in the rulebook's words (each ability's ``description``)."""
+    troop = state.players[seat].active
+    if troop is None:
+        return []
+    return [
+        {"name": a.name, "summary": a.summary, "description": a.description, "source": a.source}
+        for a in (rules.RACES[troop.race], rules.POWERS[troop.power])
+    ]
 
 
 def conquest_marks(state: GameState, seat: int, choices: Choices) -> dict[int, RegionMark]:
@@ -254,7 +328,7 @@ def conquest_marks(state: GameState, seat: int, choices: Choices) -> dict[int, R
         kind, _, troop_kind = key.partition(":")
         if kind not in ("conquer", "final_conquest"):
             continue
-        troop = player.active if not troop_kind else next((t for t in player.declined if t.race == "Ghouls"), None)
+        troop = player.active if not troop_kind else conquering_declined(state, seat)
         if troop is None:
             continue
         for region in by_region:
@@ -262,6 +336,15 @@ def conquest_marks(state: GameState, seat: int, choices: Choices) -> dict[int, R
                 continue
             marks[region] = RegionMark(rules.conquest_cost(state, seat, troop, region), die=kind == "final_conquest")
     return marks
+
+
+def cost_words(state: GameState, seat: int, region: int) -> str | None:
+    """What conquering ``region`` takes and why, for the region's panel (``rules.conquest_breakdown``)."""
+    troop = state.players[seat].active
+    if troop is None or state.phase not in ("start", "conquer"):
+        return None
+    cost = rules.conquest_breakdown(state, seat, troop, region)
+    return str(cost) if cost.allowed else None
 
 
 def click_action(state: GameState, choices: Choices, region: int) -> dict[str, str]:
