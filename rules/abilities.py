@@ -508,7 +508,7 @@ def _overridden(ability: Ability) -> frozenset[str]:
     return found
 
 
-_COMBOS: dict[tuple[str, str], Hooks] = {}
+_COMBOS: dict[str, dict[str, Hooks]] = {}  # race -> power -> Hooks
 NO_HOOKS: Hooks
 
 
@@ -516,10 +516,12 @@ def hooks_of(troop: Troop) -> Hooks:
     """The :class:`Hooks` of the troop's race and power (none In Decline)."""
     if troop.declined:
         return NO_HOOKS
-    key = (troop.race, troop.power)
-    found = _COMBOS.get(key)
+    by_power = _COMBOS.get(troop.race)
+    if by_power is None:
+        by_power = _COMBOS[troop.race] = {}
+    found = by_power.get(troop.power)
     if found is None:
-        found = _COMBOS[key] = Hooks((RACES[troop.race], POWERS[troop.power]))
+        found = by_power[troop.power] = Hooks((RACES[troop.race], POWERS[troop.power]))
     return found
 
 
@@ -550,16 +552,19 @@ def overriding(hook: str) -> frozenset[str]:
     return found
 
 
-def with_state(state: GameState, hook: str) -> list[Ability]:
-    """The abilities with a game slot in ``state`` that override ``hook``, in the registry's order."""
+def with_state(state: GameState, hook: str) -> tuple[Ability, ...]:
+    """The abilities with a game slot in ``state`` that override ``hook``, in the registry's order (worked
+    out once per state and hook: ``GameState._by_hook``, forgotten when a slot is written)."""
     if not state.abilities:
-        return []
-    names = overriding(hook).intersection(state.abilities)
-    if not names:
-        return []
-    if len(names) == 1:
-        return [ABILITIES[next(iter(names))]]
-    return [ABILITIES[name] for name in sorted(names, key=RANK.__getitem__)]
+        return ()
+    cache = state._by_hook
+    if cache is None:
+        cache = state._by_hook = {}
+    found = cache.get(hook)
+    if found is None:
+        names = overriding(hook).intersection(state.abilities)
+        found = cache[hook] = tuple(ABILITIES[name] for name in sorted(names, key=RANK.__getitem__))
+    return found
 
 
 def with_turn_state(state: GameState, hook: str) -> list[Ability]:

@@ -77,6 +77,7 @@ def conquest_candidates(state: GameState, seat: int, troop: Troop, held: list[in
 
 Defences = dict[int, tuple[tuple[str, int], ...]]
 _NO_MARKS: tuple[Defences, dict[int, str]] = ({}, {})
+_MARKS = "board_marks"  # its key in GameState._by_hook
 
 
 def board_marks(state: GameState) -> tuple[Defences, dict[int, str]]:
@@ -128,13 +129,17 @@ class ConquestCheck:
         self.hooks = hooks = hooks_of(troop)
         self.sails = hooks.sails
         self.discounts = hooks.conquest_discount
-        self.shields = with_state(state, "shield")
         if not state.abilities:
+            self.shields: tuple[Ability, ...] = ()
             self.defences, self.immune = _NO_MARKS
         else:
-            marks = state._marks
+            self.shields = with_state(state, "shield")
+            cache = state._by_hook
+            if cache is None:
+                cache = state._by_hook = {}
+            marks = cache.get(_MARKS)
             if marks is None:
-                marks = state._marks = board_marks(state)
+                marks = cache[_MARKS] = board_marks(state)
             self.defences, self.immune = marks
         self.roll: tuple[Ability, int] | None = None
         for ability in hooks.pending_roll:

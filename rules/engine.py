@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import conquest, redeploy, turns
-from .abilities import ACTION_OWNERS, RACES, Ability, abilities, hooks_of, names_with, with_turn_state
+from .abilities import ACTION_OWNERS, NO_HOOKS, RACES, Ability, abilities, hooks_of, names_with, with_turn_state
 from .actions import ACTIVE, DECLINED, Action, IllegalAction, is_offered, offer
 from .combos import pick_combo
 from .components import MAX_DIE_SHORTFALL
@@ -44,10 +44,12 @@ def apply(state: GameState, action: Action | dict[str, Any]) -> GameState:
     waiting = awaiting(state)
     if seat not in waiting:
         raise IllegalAction(f"It is not your turn: the game is waiting for player {min(waiting)}")
-    for ability in vetoes(state, seat):
-        refusal = ability.refuse(state, seat, action)
-        if refusal:
-            raise IllegalAction(refusal)
+    troop = state.players[seat].active
+    if state.t.abilities or (troop is not None and hooks_of(troop).refuse):
+        for ability in vetoes(state, seat):
+            refusal = ability.refuse(state, seat, action)
+            if refusal:
+                raise IllegalAction(refusal)
     handler = _HANDLERS.get(action.type, _ability_action)
     new = state.fork()
     info = handler(new, seat, action) or {}
@@ -235,7 +237,9 @@ def _legal_actions(state: GameState, player: int, offers: list[ConquestOffers] |
         if not redeploy.unplaced(state, player, own_turn=False):
             out.append(offer("end_turn", player))
         return out
-    refusers = vetoes(state, player)
+    troop = p.active
+    hooks = hooks_of(troop) if troop is not None else NO_HOOKS
+    refusers = vetoes(state, player) if hooks.refuse or state.t.abilities else ()
     declined = conquest.declined_may_conquer(state, player) if p.declined else None
     if declined is not None:
         _conquests(state, player, declined, DECLINED, out, offers, refusers)
@@ -244,7 +248,6 @@ def _legal_actions(state: GameState, player: int, offers: list[ConquestOffers] |
         if not state.combos:
             out.append(offer("end_conquest", player))
         return out
-    troop = p.active
     assert troop is not None
     if phase == START:
         out.append(offer("decline", player))
@@ -257,9 +260,9 @@ def _legal_actions(state: GameState, player: int, offers: list[ConquestOffers] |
         out += _redeploy_choices(state, player, own_turn=True)
         if not redeploy.unplaced(state, player, own_turn=True):
             out.append(offer("end_turn", player))
-            if hooks_of(troop).declines_after_scoring:
+            if hooks.declines_after_scoring:
                 out.append(offer("end_turn", player, decline=True))
-    for ability in hooks_of(troop).legal:
+    for ability in hooks.legal:
         out += ability.legal(state, player, troop)
     if refusers:
         out = [a for a in out if not any(r.refuse(state, player, a) for r in refusers)]

@@ -179,9 +179,9 @@ class GameState:
     # edited (from ``fork`` to ``done``; then the regions edited since, ``_edited``, are asked again).
     _holdings: dict[tuple[int, str | None], list[int]] | None = field(default=None, repr=False, compare=False)
     _edited: set[int] = field(default_factory=set, repr=False, compare=False)
-    # What the abilities' markers do to the board, worked out from ``abilities`` once (``rules.cost``); the
-    # slots change only through set_slot, which forgets it.
-    _marks: Any = field(default=None, repr=False, compare=False)
+    # What the abilities with state do, worked out from ``abilities`` once per hook (``abilities.with_state``,
+    # ``cost.board_marks``); the slots change only through set_slot, which forgets it.
+    _by_hook: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     # -- reading ------------------------------------------------------------------------------------------
     @property
@@ -251,7 +251,7 @@ class GameState:
             set(),
             {},
             set(),
-            self._marks,
+            self._by_hook,
         )
 
     def edit_region(self, i: int) -> RegionState:
@@ -283,7 +283,7 @@ class GameState:
     def set_slot(self, name: str, value: Any) -> None:
         """Replace the state of the race or power ``name`` (None: remove it). Copy on write: the dict is
         copied once per edit, the slots themselves are immutable."""
-        self._marks = None
+        self._by_hook = None
         if "a" not in self._owned:
             self.abilities = dict(self.abilities)
             self._owned.add("a")
