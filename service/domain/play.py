@@ -303,7 +303,7 @@ def after_change(
                 "deadline_at": game.deadline_at.isoformat() if game.deadline_at else None,
                 "version": game.version,
                 "step_key": key,
-                # The board picture and words of the mail (emails/board_picture.py).
+                # The board picture and words of the mail (emails/board/).
                 **step_details(state, awaited, names),
             },
         )
