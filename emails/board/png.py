@@ -5,21 +5,26 @@ decides them), with labels drawn larger for a phone (:data:`~emails.board.scene.
 map naming the seats, :data:`WIDTH` pixels wide. It holds only public things (a :class:`PublicBoard` has no
 coins), so one picture serves every reader of a game state: :func:`picture` is cached per state.
 
-Pillow draws without antialiasing, so each piece is drawn :data:`SUPERSAMPLE` times larger and reduced. The
-pieces that repeat are drawn once per process and pasted: the board's regions, frame and links (per board)
-and each label row (a number, a token chip, a row of markers) as a small transparent sprite. A picture is
-then a copy of its board, a few dozen pastes, and a mapping onto one fixed palette per board (the same state
-gives the same bytes, and a palette image is a third of the size of a true-colour one). Text is Pillow's own
-bundled font, so the glyphs are the same on every machine.
+Pillow draws without antialiasing, so each piece is drawn :data:`SUPERSAMPLE` times larger and reduced. What
+repeats is drawn once per process: the board's ground (regions with their textures, outlines, frame, links),
+each label row (a number, a token chip, a row of markers: the same chip serves every region) and each
+region's labels as a piece mapped onto the board's palette. A picture is a copy of its ground with a few
+dozen pieces pasted on it, written as a PNG whose rows are compressed band by band (:func:`_png`), the bands
+that did not change since an earlier picture coming from memory. One fixed palette per board keeps fills
+exact and the bytes the same for the same state; text is Pillow's own bundled font, the same on every
+machine.
 """
 
 from __future__ import annotations
 
 import functools
-import io
 import math
-from collections.abc import Iterable
-from dataclasses import replace
+import struct
+import threading
+import zlib
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -39,30 +44,93 @@ SUPERSAMPLE = 3
 Colour = tuple[int, int, int]
 
 
-@functools.lru_cache(maxsize=64)
+@dataclass(frozen=True)
+class Picture:
+    data: bytes
+    width: int
+    height: int
+
+
 def picture(public: PublicBoard) -> bytes:
-    """The PNG picture of ``public`` (cached: every reader of a game state gets the same picture)."""
-    out = io.BytesIO()
-    # Compression level 5: a tenth smaller than level 3 for a millisecond more (measured).
-    image = _paint(public).quantize(palette=_palette(public.board), dither=Image.Dither.NONE)
-    image.save(out, format="PNG", compress_level=5)
-    return out.getvalue()
-
-
-def _paint(public: PublicBoard) -> Image.Image:
-    scene = board_scene(public, style=MAIL)
-    canvas = Image.new("RGB", _size(scene), palette.rgb(palette.PAPER))
-    canvas.paste(_ground(public.board))
-    k = _scale(scene)
-    for group in (*scene.labels, *scene.key):
-        assert isinstance(group, Group)
-        _paste(canvas, group, k, -scene.box[0] * k, -scene.box[1] * k)
-    return canvas
+    """The PNG picture of ``public`` (drawn once per game state: every reader gets the same picture)."""
+    return drawn(public).data
 
 
 def size_of(public: PublicBoard) -> tuple[int, int]:
     """Width and height in pixels of the picture of ``public``."""
-    return _size(board_scene(public, style=MAIL))
+    found = drawn(public)
+    return found.width, found.height
+
+
+def draw(public: PublicBoard) -> Picture:
+    """The picture of ``public``, drawn anew."""
+    image = _paint(public)
+    return Picture(_png(image), *image.size)
+
+
+#: :func:`draw`, once per game state (the last few dozen).
+drawn = functools.lru_cache(maxsize=64)(draw)
+
+
+def _paint(public: PublicBoard) -> Image.Image:
+    """The picture as a palette image: the board's ground, then each region's labels and each line of the
+    key, pasted from pieces drawn and mapped onto the palette once."""
+    scene = board_scene(public, style=MAIL)
+    canvas = _blank(public.board, _size(scene)).copy()
+    for piece, (x, y) in _pieces(scene):
+        sprite, mask, x0, y0 = _piece(piece, public.board)
+        canvas.paste(sprite, (x + x0, y + y0), mask)
+    return canvas
+
+
+#: A piece of a picture: a region's labels or a line of the key (placed at the origin), pixels per unit, and
+#: the colour it lies on (its region's terrain, or the paper), which its antialiased edges fade into.
+Piece = tuple[Group, float, str]
+
+
+def _pieces(scene: Scene) -> Iterator[tuple[Piece, tuple[int, int]]]:
+    """Each piece of ``scene``, and where its origin lies in the picture."""
+    k = _scale(scene)
+    dx, dy = -scene.box[0] * k, -scene.box[1] * k
+    placed: list[tuple[Group, str]] = []
+    for area, labels in zip(scene.areas, scene.labels, strict=True):
+        fill = area.outline.fill or ""
+        placed.append((labels, PATTERNS[fill[8:]].background if fill.startswith("pattern:") else palette.PAPER))
+    placed += [(line, palette.PAPER) for line in scene.key if isinstance(line, Group)]
+    for group, under in placed:
+        yield (_at_origin(group), round(k, 4), under), (round(dx + group.x * k), round(dy + group.y * k))
+
+
+@functools.lru_cache(maxsize=1024)
+def _at_origin(group: Group) -> Group:
+    """``group`` moved to the origin: one object for equal groups, so that looking a piece up is quick."""
+    return replace(group, x=0, y=0)
+
+
+@functools.lru_cache(maxsize=1024)
+def _piece(piece: Piece, board: str) -> tuple[Image.Image, Image.Image, int, int]:
+    """The piece on the board's palette, the mask of what it covers, and its corner from its origin. Kept:
+    from one step to the next, most regions show the same."""
+    flat, mask, x0, y0 = _flat(piece)
+    return flat.quantize(palette=_palette(board), dither=Image.Dither.NONE), mask, x0, y0
+
+
+def _flat(piece: Piece) -> tuple[Image.Image, Image.Image, int, int]:
+    """The piece drawn opaque over its colour, the mask of what it covers, and its corner from its origin."""
+    group, k, under = piece
+    sprite, x0, y0 = _labels_sprite(group, k) if group.cls == "region-labels" else _sprite((group,), k)
+    flat = Image.new("RGB", sprite.size, palette.rgb(under))
+    flat.paste(sprite, (0, 0), sprite)
+    return flat, sprite.getchannel("A").point(lambda alpha: 255 if alpha else 0, "1"), x0, y0
+
+
+@functools.lru_cache(maxsize=16)
+def _blank(board: str, size: tuple[int, int]) -> Image.Image:
+    """The picture before its pieces: paper, and the board's ground at the top."""
+    image = Image.new("P", size, _exact_colours().index(palette.rgb(palette.PAPER)))
+    image.putpalette(_palette(board).getpalette() or [])
+    image.paste(_ground(board).quantize(palette=_palette(board), dither=Image.Dither.NONE))
+    return image
 
 
 def _scale(scene: Scene) -> float:
@@ -71,6 +139,84 @@ def _scale(scene: Scene) -> float:
 
 def _size(scene: Scene) -> tuple[int, int]:
     return WIDTH, math.ceil(scene.box[3] * _scale(scene))
+
+
+# -- the PNG file -------------------------------------------------------------------------------------------
+#: Rows per band of the PNG's compressed data, and how many compressed bands are kept.
+BAND = 48
+LEVEL = 6
+BANDS_KEPT = 1024
+_bands: OrderedDict[tuple[int, int, int], tuple[bytes, int, int]] = OrderedDict()
+_bands_lock = threading.Lock()
+
+
+def _png(image: Image.Image) -> bytes:
+    """``image`` (a palette image) as a PNG file whose data is compressed band by band.
+
+    Compressing is most of the cost of a picture, and most bands of rows come back from one picture to the
+    next (the board, the labels that did not change, the key): each band is compressed on its own, ending
+    on a full flush so that the pieces join into one valid stream (RFC 1951), and kept by its content. The
+    bytes depend on the picture only, never on what was drawn before.
+    """
+    width, height = image.size
+    raw = image.tobytes()
+    adler = 1
+    parts = [b"\x78\x9c"]  # zlib header (RFC 1950): deflate, 32 KB window
+    for top in range(0, height, BAND):
+        rows = raw[top * width : (top + BAND) * width]
+        packed, band_adler, length = _band(rows, width)
+        adler = _adler32_combine(adler, band_adler, length)
+        parts.append(packed)
+    parts.append(b"\x03\x00")  # an empty final block
+    parts.append(struct.pack(">I", adler))
+    colours = bytes((image.getpalette() or [])[: 3 * 256])
+    header = struct.pack(">IIBBBBB", width, height, 8, 3, 0, 0, 0)  # 8 bits, palette colour, no interlace
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _chunk(b"IHDR", header)
+        + _chunk(b"PLTE", colours)
+        + _chunk(b"IDAT", b"".join(parts))
+        + _chunk(b"IEND", b"")
+    )
+
+
+def _band(rows: bytes, width: int) -> tuple[bytes, int, int]:
+    """Rows of the picture as PNG data (each row after its filter type, 0: none, best for palette images),
+    compressed: the compressed bytes, their Adler-32 and their length before compression."""
+    # Known by two independent checksums of its rows (96 bits), both much quicker than a cryptographic hash.
+    key = (hash(rows), zlib.crc32(rows), len(rows))
+    with _bands_lock:
+        found = _bands.get(key)
+        if found is not None:
+            _bands.move_to_end(key)
+            return found
+    data = b"".join(b"\0" + rows[i : i + width] for i in range(0, len(rows), width))
+    compressor = zlib.compressobj(LEVEL, zlib.DEFLATED, -15)
+    found = (compressor.compress(data) + compressor.flush(zlib.Z_FULL_FLUSH), zlib.adler32(data), len(data))
+    with _bands_lock:
+        _bands[key] = found
+        if len(_bands) > BANDS_KEPT:
+            _bands.popitem(last=False)
+    return found
+
+
+def _adler32_combine(first: int, second: int, second_length: int) -> int:
+    """The Adler-32 of two pieces of data from theirs (zlib's ``adler32_combine``).
+
+    >>> _adler32_combine(zlib.adler32(b"small "), zlib.adler32(b"world"), 5) == zlib.adler32(b"small world")
+    True
+    """
+    base = 65521
+    rem = second_length % base
+    sum1 = first & 0xFFFF
+    sum2 = (rem * sum1) % base
+    sum1 = (sum1 + (second & 0xFFFF) + base - 1) % base
+    sum2 = (sum2 + ((first >> 16) & 0xFFFF) + ((second >> 16) & 0xFFFF) + base - rem) % base
+    return sum1 | (sum2 << 16)
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
 
 # -- the parts drawn once ---------------------------------------------------------------------------------
@@ -90,7 +236,7 @@ def _ground(board: str) -> Image.Image:
     return image.reduce(SUPERSAMPLE).convert("RGB")
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=512)
 def _sprite(items: tuple[Shape, ...], scale: float) -> tuple[Image.Image, int, int]:
     """``items`` drawn at ``scale`` pixels per unit on a transparent sprite, and where the sprite's corner
     lies from the items' origin. Cached: the same chips and markers come back in every picture."""
@@ -106,10 +252,21 @@ def _sprite(items: tuple[Shape, ...], scale: float) -> tuple[Image.Image, int, i
     return image.convert("RGBa").reduce(SUPERSAMPLE).convert("RGBA"), x0, y0
 
 
-def _paste(canvas: Image.Image, group: Group, scale: float, dx: float, dy: float) -> None:
-    """Paste ``group`` (a region's labels, a line of the key) as one sprite."""
-    sprite, x0, y0 = _sprite((replace(group, x=0, y=0),), round(scale, 4))
-    canvas.paste(sprite, (round(dx + group.x * scale) + x0, round(dy + group.y * scale) + y0), sprite)
+def _labels_sprite(labels: Group, k: float) -> tuple[Image.Image, int, int]:
+    """A region's labels as one sprite, put together from its rows' sprites (a number, a token chip, a row
+    of markers), each drawn once for every region that shows it."""
+    scale = k * labels.scale
+    placed = []
+    for row in labels.items:
+        assert isinstance(row, Group)
+        sprite, x0, y0 = _sprite((replace(row, x=0, y=0),), round(scale, 4))
+        placed.append((sprite, round(row.x * scale) + x0, round(row.y * scale) + y0))
+    left, top = min(x for _, x, _ in placed), min(y for _, _, y in placed)
+    right, bottom = max(x + s.width for s, x, _ in placed), max(y + s.height for s, _, y in placed)
+    out = Image.new("RGBA", (right - left, bottom - top))
+    for sprite, x, y in placed:
+        out.alpha_composite(sprite, (x - left, y - top))
+    return out, left, top
 
 
 @functools.cache
@@ -126,7 +283,12 @@ def _palette(board: str) -> Image.Image:
         markers = (("mountain", "lair", "fortress", "hole", "hero", "dragon")[n % 6],)
         views.append(RegionView(troops, markers, n % 3))
     seats = tuple(SeatView(f"Player {n + 1}", "Elves (Flying)", ("Ratmen",)) for n in range(players))
-    specimen = _paint(PublicBoard(board, tuple(views), seats))
+    scene = board_scene(PublicBoard(board, tuple(views), seats), style=MAIL)
+    specimen = Image.new("RGB", _size(scene), palette.rgb(palette.PAPER))
+    specimen.paste(_ground(board))
+    for piece, (x, y) in _pieces(scene):
+        rgb, mask, x0, y0 = _flat(piece)
+        specimen.paste(rgb, (x + x0, y + y0), mask)
     exact = _exact_colours()
     found = specimen.quantize(colors=256 - len(exact), method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
     found_palette = found.getpalette() or []

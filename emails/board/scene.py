@@ -205,8 +205,17 @@ def summary(public: PublicBoard) -> str:
 
 def describe_region(public: PublicBoard, region: int) -> str:
     """The region in words: number, terrain, symbols, who holds it and the markers on it."""
-    land = public.layout.regions[region]
-    r = public.regions[region]
+    troops = public.regions[region].troops
+    owner = troops.owner if troops else None
+    who = None
+    if owner is not None:
+        who = public.seats[owner].name if owner < len(public.seats) else f"Player {owner + 1}"
+    return _words(public.board, region, public.regions[region], who)
+
+
+@functools.lru_cache(maxsize=2048)
+def _words(board: str, region: int, r: RegionView, who: str | None) -> str:
+    land = rules.load_board(board).regions[region]
     words = [f"Region {region}", palette.TERRAIN[land.terrain][2]]
     if land.border:
         words.append("border")
@@ -216,10 +225,9 @@ def describe_region(public: PublicBoard, region: int) -> str:
     troops = r.troops
     if troops:
         plural = "s" if troops.tokens > 1 else ""
-        if troops.owner is None:
+        if who is None:
             words.append(f"{troops.tokens} {troops.race} token{plural}")
         else:
-            who = public.seats[troops.owner].name if troops.owner < len(public.seats) else f"Player {troops.owner + 1}"
             decline = " In Decline" if troops.declined else ""
             words.append(f"{who}'s {troops.race}{decline}: {troops.tokens} token{plural}")
     else:
@@ -277,7 +285,7 @@ def lost_tribe_badge(cx: float, cy: float, r: float) -> Group:
 _Row = tuple[float, float, tuple[Shape, ...], str]
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=2048)
 def _labels(board: str, region: int, r: RegionView, mark: RegionMark | None, style: Style) -> Group:
     """Number and symbols, the occupant, the markers and the conquest cost, stacked on the label point.
     Cached: from one step to the next, most regions show the same."""
@@ -353,7 +361,8 @@ def _labels(board: str, region: int, r: RegionView, mark: RegionMark | None, sty
     widest = max(w for w, _, _, _ in rows)
     # Smaller where the region is small or the stack is tall, but never below the style's smallest.
     fits = min(shape.room / 45, 2.2 * shape.room / (total * style.labels))
-    scale = style.labels * max(style.smallest, min(1.0, fits))
+    # In steps of 0.05: the same piece comes back at the same size (the mail draws each size once).
+    scale = round(style.labels * max(style.smallest, min(1.0, fits)) * 20) / 20
     # Keep the labels inside the frame, even where the label point is near it.
     cx = min(max(shape.center[0], widest * scale / 2 + 4), geo.width - widest * scale / 2 - 4)
     cy = min(max(shape.center[1], total * scale / 2 + 4), geo.height - total * scale / 2 - 4)
@@ -362,7 +371,7 @@ def _labels(board: str, region: int, r: RegionView, mark: RegionMark | None, sty
     for row_width, row_height, row_items, cls in rows:
         placed.append(Group(row_items, x=-row_width / 2, y=y, cls=cls))
         y += row_height + gap
-    return Group(tuple(placed), x=round(cx, 1), y=round(cy, 1), scale=round(scale, 2), cls="region-labels")
+    return Group(tuple(placed), x=round(cx, 1), y=round(cy, 1), scale=scale, cls="region-labels")
 
 
 def _chip(width: float, owner: int | None, tokens: int, name: str, declined: bool) -> tuple[Shape, ...]:

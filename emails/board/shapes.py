@@ -10,7 +10,7 @@ which lets the picture back-end draw a repeated piece (a token chip, a marker) o
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 Point = tuple[float, float]
 
@@ -80,13 +80,21 @@ class Symbol:
     size: float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=True)
 class Group:
     items: tuple[Shape, ...]
     x: float = 0
     y: float = 0
     scale: float = 1
     cls: str = ""
+    #: The hash, computed once: groups are the keys of the drawings kept by the picture back-end.
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.items, self.x, self.y, self.scale, self.cls)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
 
 Shape = Polygon | Ellipse | Rect | Text | Symbol | Group

@@ -7,7 +7,7 @@ import dataclasses
 import io
 
 import pytest
-from PIL import Image
+from PIL import Image, ImageChops
 
 import rules
 from emails.board import MAIL, board_scene, palette, png
@@ -31,20 +31,20 @@ def test_the_picture_is_a_small_png_of_the_announced_size() -> None:
 
 def test_the_same_board_gives_the_same_bytes() -> None:
     first = png.picture(SAMPLE)
-    png.picture.cache_clear()
+    png.drawn.cache_clear()
     assert png.picture(PublicBoard.from_mail(dict(BOARD))) == first
     # Drawn again, not only taken from the cache.
-    assert png.picture.__wrapped__(SAMPLE) == first
+    assert png.draw(SAMPLE).data == first
 
 
 def test_a_picture_leaves_nothing_behind_for_the_next() -> None:
     # Pieces are drawn once per process and pasted: drawing another board in between changes nothing.
-    first = png.picture.__wrapped__(SAMPLE)
+    first = png.draw(SAMPLE).data
     other = dict(
         BOARD, you=0, regions=[dict(region, owner=0) if "owner" in region else region for region in BOARD["regions"]]
     )
-    assert png.picture.__wrapped__(PublicBoard.from_mail(other)) != first
-    assert png.picture.__wrapped__(SAMPLE) == first
+    assert png.draw(PublicBoard.from_mail(other)).data != first
+    assert png.draw(SAMPLE).data == first
 
 
 def badge_point(board: PublicBoard, region: int) -> tuple[int, int]:
@@ -125,11 +125,11 @@ def _texts(group: Group) -> list:
 
 
 def test_the_picture_is_drawn_once_per_game_state() -> None:
-    png.picture.cache_clear()
+    png.drawn.cache_clear()
     for you in (0, 1):  # one picture for every reader: it shows nothing of theirs
         png.picture(PublicBoard.from_mail(dict(BOARD, you=you)))
-    assert png.picture.cache_info().misses == 1
-    assert png.picture.cache_info().hits == 1
+    assert png.drawn.cache_info().misses == 1
+    assert png.drawn.cache_info().hits == 1
 
 
 def test_coins_cannot_reach_the_picture() -> None:
@@ -139,3 +139,18 @@ def test_coins_cannot_reach_the_picture() -> None:
         player["coins"] = coins
     assert PublicBoard.from_state(rich) == PublicBoard.from_state(rules.player_view(state, None))
     assert "coins" not in {f.name for cls in (PublicBoard,) for f in dataclasses.fields(cls)}
+
+
+def test_a_change_on_one_region_changes_only_the_picture_around_its_labels() -> None:
+    emptied = dict(BOARD, regions=[{"terrain": r["terrain"]} if n == 13 else r for n, r in enumerate(BOARD["regions"])])
+    before, after = picture(SAMPLE).convert("RGB"), picture(PublicBoard.from_mail(emptied)).convert("RGB")
+    changed = ImageChops.difference(before, after).getbbox()
+    assert changed is not None
+    scene = board_scene(SAMPLE, style=MAIL)
+    k = png.WIDTH / scene.box[2]
+    labels = scene.labels[13]
+    x, y = (labels.x - scene.box[0]) * k, (labels.y - scene.box[1]) * k
+    # The stack of labels is at most 100 units high and wide around its point, at its scale.
+    reach = 50 * labels.scale * k
+    left, top, right, bottom = changed
+    assert x - reach <= left and right <= x + reach and y - reach <= top and bottom <= y + reach
