@@ -147,7 +147,7 @@ def dashes(points: tuple[Point, ...], pattern: tuple[float, ...], closed: bool) 
     """The visible pieces of a dashed line through ``points``.
 
     >>> dashes(((0, 0), (10, 0)), (4, 2), closed=False)
-    [((0, 0), (4.0, 0.0)), ((6.0, 0.0), (10.0, 0.0))]
+    [((0, 0), (4.0, 0.0)), ((6.0, 0.0), (10, 0))]
     """
     path = list(points) + ([points[0]] if closed else [])
     pieces: list[tuple[Point, ...]] = []

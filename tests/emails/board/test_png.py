@@ -4,7 +4,10 @@ by owner, made for a phone's column."""
 from __future__ import annotations
 
 import dataclasses
+import doctest
 import io
+import struct
+import zlib
 
 import pytest
 from PIL import Image, ImageChops
@@ -154,3 +157,40 @@ def test_a_change_on_one_region_changes_only_the_picture_around_its_labels() -> 
     reach = 50 * labels.scale * k
     left, top, right, bottom = changed
     assert x - reach <= left and right <= x + reach and y - reach <= top and bottom <= y + reach
+
+
+def chunks(data: bytes) -> list[tuple[bytes, bytes]]:
+    """The chunks of a PNG file, each checked against its CRC."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    out, at = [], 8
+    while at < len(data):
+        (length,) = struct.unpack(">I", data[at : at + 4])
+        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
+        assert struct.unpack(">I", data[at + 8 + length : at + 12 + length])[0] == zlib.crc32(kind + body), kind
+        out.append((kind, body))
+        at += 12 + length
+    return out
+
+
+@pytest.mark.parametrize("board", rules.BOARD_NAMES)
+def test_the_file_is_a_valid_png_compressed_in_bands(board: str) -> None:
+    state = rules.new_game(int(board[0]), seed="bands").to_json()
+    public = PublicBoard.from_state(state)
+    data = png.draw(public).data
+    found = chunks(data)
+    assert [kind for kind, _ in found] == [b"IHDR", b"PLTE", b"IDAT", b"IEND"]
+    width, height, depth, colour_type = struct.unpack(">IIBB", found[0][1][:10])
+    assert (width, height, depth, colour_type) == (*png.size_of(public), 8, 3)
+    rows = zlib.decompress(found[2][1])  # checks the Adler-32 of the joined bands
+    assert len(rows) == height * (width + 1)
+    assert all(rows[y * (width + 1)] == 0 for y in range(height))
+    image = Image.open(io.BytesIO(data))
+    image.load()
+    assert image.size == (width, height)
+
+
+def test_the_doctests() -> None:
+    from emails.board import geometry, shapes
+
+    for module in (png, shapes, geometry):
+        assert doctest.testmod(module).failed == 0, module.__name__
