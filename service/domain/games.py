@@ -11,8 +11,10 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session, col, select
 
 import rules
+from emails.messages import GameOver
+from service.domain.clock import Clock, set_clock
 from service.domain.errors import NotFound
-from service.domain.models import Game, Player, Seat
+from service.domain.models import Game, GameStatus, Player, Seat
 from service.domain.outbox import queue_mail
 from service.domain.schemas import GameSettings
 
@@ -64,23 +66,18 @@ def finish_game(session: Session, game: Game, state: rules.GameState, now: datet
     standings: list[dict[str, Any]] = [
         row | {"name": names.get(row["player"], f"Player {row['player']}")} for row in rules.final_standings(state)
     ]
-    game.status = "finished"
+    game.status = GameStatus.FINISHED
     game.finished_at = now
-    game.deadline_at = game.reminders_due_at = None
+    set_clock(game, Clock.of(game).stop())
     game.step_key = None
     game.result = standings
     for seat, player in seats:
-        queue_mail(
-            session,
-            player=player,
-            template="game_over",
-            game_id=game.id,
-            dedupe_key=f"game:{game.id}:over:{seat.seat}",
-            context={
-                "game_name": game.name,
-                "player_name": player.display_name,
-                "standings": standings,
-                "seed": game.seed,
-                "your_seat": seat.seat,
-            },
+        over = GameOver(
+            game_id=game.id or 0,
+            game_name=game.name,
+            player_name=player.display_name,
+            standings=standings,
+            seed=game.seed,
+            your_seat=seat.seat,
         )
+        queue_mail(session, player, over)

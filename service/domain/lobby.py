@@ -8,10 +8,11 @@ from datetime import datetime
 from sqlmodel import Session, select
 
 import rules
+from emails.messages import AdminLink, Invitation
 from service.domain.errors import Conflict
 from service.domain.games import seats_of, settings_of
 from service.domain.links import LinkMaker
-from service.domain.models import Game, Player, Seat, utcnow
+from service.domain.models import Game, GameStatus, Player, Seat, utcnow
 from service.domain.outbox import queue_mail
 from service.domain.play import after_change
 from service.domain.schemas import CreateGame
@@ -49,32 +50,21 @@ def create_game(session: Session, request: CreateGame, links: LinkMaker) -> tupl
         assert player.id is not None  # flushed by _player_for
         seat = Seat(game_id=game.id, player_id=player.id, seat=index, secret=secrets.token_urlsafe(16))
         session.add(seat)
-        queue_mail(
-            session,
-            player=player,
-            template="invitation",
+        invitation = Invitation(
             game_id=game.id,
-            dedupe_key=f"game:{game.id}:invite:{index}",
-            context={
-                "game_name": game.name,
-                "player_name": entry.name,
-                "players": [p.name for p in request.players],
-                "invite_url": links.invite_url(game.id, index, seat.secret),
-                "turn_url": links.turn_url(game.id, index, seat.secret),
-                "turn_length_seconds": request.settings.turn_length_seconds,
-                "starts_at_once": not request.settings.start_when_all_accepted,
-            },
+            game_name=game.name,
+            player_name=entry.name,
+            players=[p.name for p in request.players],
+            invite_url=links.invite_url(game.id, index, seat.secret),
+            turn_url=links.turn_url(game.id, index, seat.secret),
+            turn_length_seconds=request.settings.turn_length_seconds,
+            starts_at_once=not request.settings.start_when_all_accepted,
+            seat=index,
         )
+        queue_mail(session, player, invitation)
     admin_url = links.admin_url(game.id, game.admin_secret)
     host = _player_for(session, host_email, request.players[0].name, request.players[0].time_zone)
-    queue_mail(
-        session,
-        player=host,
-        template="admin_link",
-        game_id=game.id,
-        dedupe_key=f"game:{game.id}:admin-link",
-        context={"game_name": game.name, "admin_url": admin_url},
-    )
+    queue_mail(session, host, AdminLink(game_id=game.id, game_name=game.name, admin_url=admin_url))
     session.flush()
     if not request.settings.start_when_all_accepted:
         start_game(session, game, links)
@@ -88,19 +78,19 @@ def accept_invitation(session: Session, game: Game, seat: Seat, links: LinkMaker
         seat.accepted_at = utcnow()
         session.add(seat)
         session.flush()
-    if game.status == "inviting" and all(s.accepted_at for s, _ in seats_of(session, game.id or 0)):
+    if game.status == GameStatus.INVITING and all(s.accepted_at for s, _ in seats_of(session, game.id or 0)):
         start_game(session, game, links)
     session.commit()
 
 
 def start_game(session: Session, game: Game, links: LinkMaker, now: datetime | None = None) -> None:
     """Seed and set up the rules state; the first player gets "your turn"."""
-    if game.status != "inviting":
+    if game.status != GameStatus.INVITING:
         raise Conflict("This game has already started")
     seats = seats_of(session, game.id or 0)
     settings = settings_of(game)
     state = rules.new_game(len(seats), seed=game.seed, options={"redeploy": settings.redeploy})
-    game.status = "active"
+    game.status = GameStatus.ACTIVE
     game.started_at = now or utcnow()
     game.version += 1  # 1 for a game that had no admin act before it started (admin._commit_before_start)
     after_change(session, game, state, links, now=game.started_at)

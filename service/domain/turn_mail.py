@@ -11,14 +11,22 @@ from typing import Any
 
 import rules
 from emails.board.public import PublicBoard
+from emails.messages import Board
 
 
-def board_summary(state: rules.GameState, names: dict[int, str], you: int | None) -> dict[str, Any]:
+def board_summary(state: rules.GameState, names: dict[int, str], you: int | None) -> Board:
     """The board for the mail's picture and words (``emails.board.public.PublicBoard.to_mail``), with whose
     mail it is and the game turn."""
     seat_names = [names.get(seat, f"Player {seat + 1}") for seat in range(len(state.players))]
-    public = PublicBoard.from_state(rules.player_view(state, None), seat_names)
-    return public.to_mail() | {"you": you, "turn": state.turn, "turns": state.turns}
+    public = PublicBoard.from_state(rules.player_view(state, None), seat_names).to_mail()
+    return {
+        "board": public["board"],
+        "players": public["players"],
+        "regions": public["regions"],
+        "you": you,
+        "turn": state.turn,
+        "turns": state.turns,
+    }
 
 
 def step_details(state: rules.GameState, seat: int, names: dict[int, str]) -> dict[str, Any]:
