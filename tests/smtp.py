@@ -60,6 +60,8 @@ class Mailbox:
         self.refuse: dict[str, str] = {}
         #: A reply to every DATA instead of accepting (e.g. "451 4.3.0 Try again later").
         self.data_reply: str | None = None
+        #: Recipient address → reply to the DATA of a mail to it (e.g. "554 5.7.1 Rejected as spam").
+        self.data_refuse: dict[str, str] = {}
         #: Called with each accepted mail after it is recorded, before the server answers 250.
         self.on_accept: Callable[[Received], None] | None = None
 
@@ -73,6 +75,9 @@ class Mailbox:
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         if self.data_reply:
             return self.data_reply
+        for address in envelope.rcpt_tos:
+            if address in self.data_refuse:
+                return self.data_refuse[address]
         received = Received(envelope.mail_from, tuple(envelope.rcpt_tos), bytes(envelope.content), id(session))
         with self.lock:
             self.received.append(received)

@@ -32,7 +32,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
-from emails.compose import Envelope, compose, thread_id
+from emails.compose import ComposeError, Envelope, compose, thread_id
 from emails.delivery import Backend, Connection, DeliveryError
 from emails.render import ESSENTIAL, MESSAGES, REMINDER, RenderError, render
 from service.domain.links import LinkMaker
@@ -94,7 +94,8 @@ class _Job:
     id: int
     message_id: str
     template: str
-    context: dict[str, Any]
+    #: A JSON object as written; anything else fails this mail when it is rendered.
+    context: Any
     to_email: str
     created_at: datetime
     attempts: int
@@ -215,7 +216,10 @@ def _claim(session: Session, now: datetime, settings: MailSettings) -> list[_Job
 
 def _job(row: sa.RowMapping) -> _Job:
     values = dict(row)
-    values["context"] = dict(values["context"] or {})
+    # A context that is not an object (a row written by hand, or by an older release) fails its own mail
+    # when it is rendered, not the whole claim here.
+    context = values["context"]
+    values["context"] = dict(context) if isinstance(context, Mapping) else (context or {})
     # A mail to an address that is not a player's (no player row): the defaults of a new player.
     if values["player_id"] is None:
         values.update(time_zone="UTC", wants_reminders=True, wants_notices=True)
@@ -266,24 +270,17 @@ def _send_one(
         return
     try:
         message = compose(*_rendered_and_envelope(job, links, settings))
-    except (RenderError, ValueError, KeyError, TypeError) as error:
-        outcomes.add(job, FAILED, clock(), error=f"cannot render the mail: {error!r}")
-        report.failed += 1
-        report.errors.append(str(error))
-        log(
-            logger,
-            logging.ERROR,
-            "mail.render_failed",
-            outbox=job.id,
-            game=job.game_id,
-            template=job.template,
-            error=repr(error),
-        )
+    except Exception as error:  # whatever this row holds, it stops this mail only
+        what = "cannot compose the mail" if isinstance(error, ComposeError) else "cannot render the mail"
+        _failed(outcomes, job, f"{what}: {error!r}", clock(), report, event="mail.render_failed")
         return
     try:
         connection.send(message)
     except DeliveryError as error:
         _after_failure(outcomes, job, error, settings, clock(), report)
+        return
+    except Exception as error:  # not a failure the backend knows: this mail fails visibly, the batch goes on
+        _failed(outcomes, job, f"cannot send the mail: {error!r}", clock(), report, event="mail.send_failed")
         return
     outcomes.add(job, SENT, clock())
     report.sent += 1
@@ -299,18 +296,33 @@ def _send_one(
     )
 
 
+def _failed(outcomes: _Outcomes, job: _Job, error: str, now: datetime, report: DeliveryReport, *, event: str) -> None:
+    outcomes.add(job, FAILED, now, error=error)
+    report.failed += 1
+    report.errors.append(error)
+    log(logger, logging.ERROR, event, outbox=job.id, game=job.game_id, template=job.template, error=error)
+
+
 def _skip_reason(job: _Job) -> str | None:
     category = MESSAGES.get(job.template, ESSENTIAL)
     if category == REMINDER and not job.wants_reminders:
         return "the player turned reminders off"
     if category not in (ESSENTIAL, REMINDER) and not job.wants_notices:
         return "the player turned notices off"
-    if job.template == "reminder" and (job.game_status != "active" or job.context.get("step_key") != job.game_step_key):
+    if job.template == "reminder" and (
+        job.game_status != "active" or _context_value(job, "step_key") != job.game_step_key
+    ):
         return "the step it reminded of is over"
     return None
 
 
+def _context_value(job: _Job, key: str) -> Any:
+    return job.context.get(key) if isinstance(job.context, Mapping) else None
+
+
 def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) -> tuple[Any, Envelope]:
+    if not isinstance(job.context, Mapping):
+        raise RenderError(f"the mail's context is not an object but {type(job.context).__name__}")
     category = MESSAGES.get(job.template)
     unsubscribe = None
     if job.player_id is not None and category not in (None, ESSENTIAL):
