@@ -66,6 +66,7 @@ def create(email: str) -> None:
         click.echo(f"Site admin {email} created.")
     else:
         click.echo(f"Site admin {email} exists.")
+    assert account.id is not None  # committed above or read from the table
     click.echo(f"Sign-in link (valid 30 minutes): {current_links().login_url(account.id, account.secret)}")
 
 
