@@ -342,6 +342,7 @@ def _queue_reminders(session: Session, links: LinkMaker, game: Game, before: int
             game_id=game.id,
             dedupe_key=f"game:{game.id}:reminder:{game.step_key}:{before}:{seat.seat}",
             now=now,
+            step_key=game.step_key,
             context={
                 "game_name": game.name,
                 "player_name": player.display_name,

@@ -46,6 +46,7 @@ def queue_mail(
     game_id: int | None = None,
     dedupe_key: str | None = None,
     now: datetime | None = None,
+    step_key: str | None = None,
 ) -> bool:
     """Add one mail to the outbox; a second mail with the same ``dedupe_key`` is not written.
 
@@ -55,7 +56,8 @@ def queue_mail(
 
     ``now`` is when the event happened (default: the real time): the mail is dated then, and states the
     time left from then (emails.render). A mail to someone who is not a player (a site admin's sign-in
-    link) names its address in ``to_email`` instead of a ``player``.
+    link) names its address in ``to_email`` instead of a ``player``. ``step_key`` names the step of the game a
+    mail is about (``Game.step_key``): delivery drops it once the game has moved past that step.
     """
     if (player is None) == (to_email is None):
         raise ValueError("a mail goes to a player or to an address, exactly one of them")
@@ -67,6 +69,7 @@ def queue_mail(
         "context": context,
         "message_id": f"<{uuid.uuid4().hex}@{mail_domain()}>",
         "dedupe_key": dedupe_key,
+        "step_key": step_key,
         "status": "pending",
         "attempts": 0,
         "created_at": now or utcnow(),

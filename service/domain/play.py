@@ -294,6 +294,7 @@ def after_change(
             game_id=game.id,
             dedupe_key=f"game:{game.id}:step:{key}",
             now=now,
+            step_key=key,
             context={
                 "game_name": game.name,
                 "player_name": player.display_name,
