@@ -32,7 +32,8 @@ REMINDER = "reminder"
 #: Everything else that informs without asking anything (``Player.wants_notices``).
 NOTICE = "notice"
 
-#: Every message, with its category (which decides the unsubscribe link and the player's preference).
+#: Every message, with its category (which decides the unsubscribe link and the player's preference). Each
+#: has its typed fields and dedupe key in ``emails.messages``.
 MESSAGES: dict[str, str] = {
     "invitation": ESSENTIAL,
     "admin_link": ESSENTIAL,

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 import rules
+from emails.messages import AdminChange, Change, Invitation
 from service.domain.delivery import FAILED, PENDING
 from service.domain.errors import BadRequest, Conflict, NotFound
 from service.domain.games import get_game, seats_of, settings_of, update_if_unmoved
@@ -204,24 +205,21 @@ def replace_player(
         # A fresh turn for the newcomer.
         game.deadline_at = now + timedelta(seconds=settings_of(game).turn_length_seconds)
         game.reminders_due_at = next_reminder_at(game.deadline_at, settings_of(game).reminders_before_seconds, now)
-    queue_mail(
-        session,
-        player=new,
-        template="invitation",
+    invitation = Invitation(
         game_id=game_id,
-        dedupe_key=f"game:{game_id}:replace:{seat_no}:{seat.secret}",
-        context={
-            "game_name": game.name,
-            "player_name": new.display_name,
-            "players": [p.display_name for _, p in seats_of(session, game_id)],
-            "turn_url": links.turn_url(game_id, seat_no, seat.secret),
-            "invite_url": (links.turn_url if started else links.invite_url)(game_id, seat_no, seat.secret),
-            "replacing": old.display_name if old else None,
-            "your_turn": seat_no in awaited,
-            "turn_length_seconds": settings_of(game).turn_length_seconds,
-            "starts_at_once": started,
-        },
+        game_name=game.name,
+        player_name=new.display_name,
+        players=[p.display_name for _, p in seats_of(session, game_id)],
+        turn_url=links.turn_url(game_id, seat_no, seat.secret),
+        invite_url=(links.turn_url if started else links.invite_url)(game_id, seat_no, seat.secret),
+        replacing=old.display_name if old else None,
+        your_turn=seat_no in awaited,
+        turn_length_seconds=settings_of(game).turn_length_seconds,
+        starts_at_once=started,
+        seat=seat_no,
+        seat_secret=seat.secret,
     )
+    queue_mail(session, new, invitation)
     details = {"seat": seat_no, "from": old.display_name if old else None, "to": new.display_name}
     return _act(session, game, actor, "replace", details, links, notice="player_replaced", also=[old] if old else [])
 
@@ -335,7 +333,7 @@ def _act(
     details: dict[str, Any],
     links: LinkMaker,
     *,
-    notice: str,
+    notice: Change,
     new_state: rules.GameState | None = None,
     also: list[Player] | None = None,
 ) -> Game:
@@ -382,21 +380,18 @@ def _options_change(before: rules.GameState, after: rules.GameState) -> dict[str
 
 
 def _announce(
-    session: Session, game: Game, player: Player, notice: str, actor: Actor, details: dict[str, Any], version: int
+    session: Session, game: Game, player: Player, notice: Change, actor: Actor, details: dict[str, Any], version: int
 ) -> None:
-    queue_mail(
-        session,
-        player=player,
-        template="admin_change",
-        game_id=game.id,
-        dedupe_key=f"game:{game.id}:admin:{version}:{player.id}",
-        context={
-            "game_name": game.name,
-            "player_name": player.display_name,
-            "change": notice,
-            "actor": actor.label,
-            "details": details,
-            "deadline_at": game.deadline_at.isoformat() if game.deadline_at else None,
-            "pause_reason": game.pause_reason,
-        },
+    announcement = AdminChange(
+        game_id=game.id or 0,
+        game_name=game.name,
+        player_name=player.display_name,
+        change=notice,
+        actor=actor.label,
+        details=details,
+        deadline_at=game.deadline_at,
+        pause_reason=game.pause_reason,
+        version=version,
+        player_id=player.id,
     )
+    queue_mail(session, player, announcement)

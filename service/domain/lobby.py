@@ -8,6 +8,7 @@ from datetime import datetime
 from sqlmodel import Session, select
 
 import rules
+from emails.messages import AdminLink, Invitation
 from service.domain.errors import Conflict
 from service.domain.games import seats_of, settings_of
 from service.domain.links import LinkMaker
@@ -49,32 +50,21 @@ def create_game(session: Session, request: CreateGame, links: LinkMaker) -> tupl
         assert player.id is not None  # flushed by _player_for
         seat = Seat(game_id=game.id, player_id=player.id, seat=index, secret=secrets.token_urlsafe(16))
         session.add(seat)
-        queue_mail(
-            session,
-            player=player,
-            template="invitation",
+        invitation = Invitation(
             game_id=game.id,
-            dedupe_key=f"game:{game.id}:invite:{index}",
-            context={
-                "game_name": game.name,
-                "player_name": entry.name,
-                "players": [p.name for p in request.players],
-                "invite_url": links.invite_url(game.id, index, seat.secret),
-                "turn_url": links.turn_url(game.id, index, seat.secret),
-                "turn_length_seconds": request.settings.turn_length_seconds,
-                "starts_at_once": not request.settings.start_when_all_accepted,
-            },
+            game_name=game.name,
+            player_name=entry.name,
+            players=[p.name for p in request.players],
+            invite_url=links.invite_url(game.id, index, seat.secret),
+            turn_url=links.turn_url(game.id, index, seat.secret),
+            turn_length_seconds=request.settings.turn_length_seconds,
+            starts_at_once=not request.settings.start_when_all_accepted,
+            seat=index,
         )
+        queue_mail(session, player, invitation)
     admin_url = links.admin_url(game.id, game.admin_secret)
     host = _player_for(session, host_email, request.players[0].name, request.players[0].time_zone)
-    queue_mail(
-        session,
-        player=host,
-        template="admin_link",
-        game_id=game.id,
-        dedupe_key=f"game:{game.id}:admin-link",
-        context={"game_name": game.name, "admin_url": admin_url},
-    )
+    queue_mail(session, host, AdminLink(game_id=game.id, game_name=game.name, admin_url=admin_url))
     session.flush()
     if not request.settings.start_when_all_accepted:
         start_game(session, game, links)

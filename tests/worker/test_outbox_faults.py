@@ -130,8 +130,8 @@ def test_a_bad_address_fails_its_own_mail_and_the_other_games_mail_goes_out(mail
     [
         (["not", "an", "object"], "not an object"),
         ("a string", "not an object"),
-        ({"game_name": "x", "player_name": "p", "turn_url": "u", "turn": 1, "turns": 9, "board": "x"}, "Error"),
-        ({"game_name": "x"}, "lacks"),
+        ({"game_name": "x", "player_name": "p", "turn_url": "u", "turn": 1, "turns": 9, "board": "x"}, "board"),
+        ({"game_name": "x"}, "missing"),
     ],
     ids=["a-list", "a-string", "a-board-that-is-not-one", "missing-keys"],
 )
@@ -148,6 +148,17 @@ def test_a_mail_that_cannot_be_rendered_fails_and_the_other_games_mail_goes_out(
     assert failed.id == victim.id
     assert (failed.last_error or "").startswith("cannot render the mail") and reason in (failed.last_error or "")
     assert report.failed == 1
+    assert_delivered(mail_app, good)
+    assert_nothing_claimed(mail_app)
+
+
+def test_a_mail_of_a_template_that_does_not_exist_fails_and_the_other_games_mail_goes_out(mail_app: Flask) -> None:
+    bad, good = game_of(mail_app, "a"), game_of(mail_app, "b")
+    victim = first_mail(mail_app, bad)
+    change(mail_app, OutboxMail, victim.id, template="no_such_mail")
+    drain(mail_app)
+    [failed] = [m for m in outbox(mail_app) if m.status == "failed"]
+    assert failed.id == victim.id and "no_such_mail" in (failed.last_error or "")
     assert_delivered(mail_app, good)
     assert_nothing_claimed(mail_app)
 

@@ -1,7 +1,7 @@
 """outbox: the drain holding a row's lease, and the step of the game a mail is about
 
 Revision ID: 5e1f0c2a7b93
-Revises: 309f8dc1f0fc
+Revises: 40a86b5ef542
 Create Date: 2026-11-25 10:00:00.000000
 """
 
@@ -12,7 +12,7 @@ import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision: str = "5e1f0c2a7b93"
-down_revision: str | None = "309f8dc1f0fc"
+down_revision: str | None = "40a86b5ef542"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
