@@ -14,9 +14,10 @@ Never lose a mail, never send one twice:
   records an outcome only for a row it still holds: a row another drain took over is left to that drain.
 - Each outcome is committed **within a fraction of a second** of its mail (``record_seconds``): sent;
   retry later (a transient failure, with backoff); failed (a permanent refusal, a mail that cannot be
-  rendered or composed, or too many attempts; ``last_error`` says why, for the admins); skipped (the player turned that kind of mail off, or a
-  mail about a step of a game that has moved past it, or ended). The outcomes of that fraction of a second
-  go in one statement and one commit: a commit per mail was a third of the CPU time of a text mail.
+  rendered or composed, or too many attempts; ``last_error`` says why, for the admins); skipped (the
+  player turned that kind of mail off, or a mail about a step of a game that has moved past it, or
+  ended). The outcomes of that fraction of a second go in one statement and one commit: a commit per
+  mail was a third of the CPU time of a text mail.
 - A worker that dies between the SMTP server's "250 OK" and that commit leaves the rows claimed; when the
   lease ends, they are sent again. It is then the **same mail**: the same ``Message-ID`` (stored in the
   row), the same ``Date`` (the row's creation) and the same text and structure (rendering is pure and
