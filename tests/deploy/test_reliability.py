@@ -27,7 +27,6 @@ import os
 import random
 import re
 import signal
-import subprocess
 import threading
 import time
 import uuid
@@ -47,7 +46,7 @@ import rules
 from rules.bots import concrete
 from service.domain.models import Game, GameAction, OutboxMail, utcnow
 from service.infra.db import get_session
-from tests.processes import free_port
+from tests.processes import OwnRedis
 from tests.smtp import Received, SMTPServer
 from worker.tasks.mail import DELIVER_OUTBOX
 
@@ -363,55 +362,6 @@ def test_workers_killed_mid_task_connections_cut_and_a_second_beat(
         f"{found.identical_bytes} of them byte for byte); "
         f"{time.monotonic() - started:.0f} s"
     )
-
-
-@dataclass
-class OwnRedis:
-    """A Redis server of the test's own, on a port of its own: restarting it disturbs no other test."""
-
-    folder: Path
-    port: int = field(default_factory=free_port)
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        subprocess.run(
-            [
-                "redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "--port", str(self.port),
-                "--save", "", "--appendonly", "no", "--dir", str(self.folder),
-                "--logfile", str(self.folder / "redis.log"), "--pidfile", str(self.folder / "redis.pid"),
-            ],
-            check=True,
-        )  # fmt: skip
-        wait_until(lambda: redis.Redis(port=self.port).ping(), 10, f"Redis on port {self.port}")
-
-    def stop(self) -> None:
-        with contextlib.suppress(redis.RedisError):
-            redis.Redis(port=self.port).shutdown(nosave=True)
-        wait_until(lambda: not _answers(self.port), 10, "Redis to stop")
-
-
-def _answers(port: int) -> bool:
-    try:
-        return bool(redis.Redis(port=port, socket_connect_timeout=0.2).ping())
-    except redis.RedisError:
-        return False
-
-
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[OwnRedis]:
-    if subprocess.run(["which", "redis-server"], capture_output=True).returncode != 0:
-        pytest.skip("redis-server is not installed")
-    folder = tmp_path / "redis"
-    folder.mkdir()
-    server = OwnRedis(folder)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def test_redis_restarted_while_games_run(own_redis: OwnRedis, smtp_server: SMTPServer, tmp_path: Path) -> None:
