@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import email
 import email.policy
 import threading
@@ -64,9 +65,17 @@ class Mailbox:
         self.data_refuse: dict[str, str] = {}
         #: Called with each accepted mail after it is recorded, before the server answers 250.
         self.on_accept: Callable[[Received], None] | None = None
+        #: Recipient address → seconds the server waits before answering its RCPT TO, once (the sender
+        #: holds the mail meanwhile: a test can kill it then). ``stalling`` lists the stalls begun.
+        self.stall: dict[str, float] = {}
+        self.stalling: list[str] = []
 
     # aiosmtpd handler hooks
     async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str, options: Any) -> str:
+        if address in self.stall:
+            seconds = self.stall.pop(address)
+            self.stalling.append(address)
+            await asyncio.sleep(seconds)
         if address in self.refuse:
             return self.refuse[address]
         envelope.rcpt_tos.append(address)
