@@ -42,6 +42,7 @@ from typing import Any
 
 import rules
 from rules.bots import concrete
+from service.domain.models import ActionKind, GameStatus
 
 LINK = re.compile(r"https?://[^\s<>\"']+/(play|invite|admin|unsubscribe)/([A-Za-z0-9_\-.]+)")
 #: A game's thread id (emails.compose.thread_id), which every mail of the game names in ``References``.
@@ -248,7 +249,7 @@ def play_while_awaited(http: Http, game_id: int, bot: Bot, rnd: random.Random) -
         status, view = http.call("GET", f"/api/games/{game_id}", bot.token)
         if status != 200:
             raise DemoFailed(f"{bot.name} could not read the game: {view}")
-        if view["status"] != "active" or bot.seat not in view["awaiting"]:
+        if view["status"] != GameStatus.ACTIVE or bot.seat not in view["awaiting"]:
             return
         if view["state"]["phase"] != "defend" and bot.wants_to_skip(view["state"]["turn"]):
             return
@@ -442,7 +443,7 @@ def _play(
         if status != 200:
             raise DemoFailed(f"{reader.name} could not read the game: {view}")
         _progress(out, view, bots, mailbox, game_id)
-        if view["status"] == "finished" and sum(over_mails.values()) >= players:
+        if view["status"] == GameStatus.FINISHED and sum(over_mails.values()) >= players:
             final = view
             break
         time.sleep(0.2)
@@ -494,7 +495,7 @@ def _check(
     if status != 200:
         raise DemoFailed(f"could not read the game's history: {history}")
     entries = history["entries"]
-    passes = [e for e in entries if e["kind"] == "auto_pass" and not e["undone"]]
+    passes = [e for e in entries if e["kind"] == ActionKind.AUTO_PASS and not e["undone"]]
     lazy = bots[-1]
     lazy_passes = [e for e in passes if e["seat"] == lazy.seat]
     if len(lazy_passes) < len(lazy.skipped_turns):
@@ -509,11 +510,11 @@ def _check(
     for entry in entries:
         if entry["undone"]:
             continue
-        if entry["kind"] == "action":
+        if entry["kind"] == ActionKind.ACTION:
             state = rules.apply(state, entry["action"])
-        elif entry["kind"] == "auto_pass":
+        elif entry["kind"] == ActionKind.AUTO_PASS:
             state = rules.auto_pass(state, entry["seat"])
-        elif entry["kind"] == "options":
+        elif entry["kind"] == ActionKind.OPTIONS:
             state = rules.with_options(state, entry["action"]["options"])
     replayed = rules.player_view(state, 0)
     shown = dict(final["state"])

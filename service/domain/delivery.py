@@ -48,7 +48,7 @@ from emails.compose import ComposeError, Envelope, compose, thread_id
 from emails.delivery import Backend, Connection, DeliveryError
 from emails.render import ESSENTIAL, MESSAGES, REMINDER, RenderError
 from service.domain.links import LinkMaker
-from service.domain.models import Game, OutboxMail, Player, Seat, utcnow
+from service.domain.models import Game, GameStatus, OutboxMail, Player, Seat, utcnow
 from service.domain.outbox import mail_domain
 from service.infra.logfmt import log
 
@@ -350,7 +350,7 @@ def _failed(outcomes: _Outcomes, job: _Job, error: str, now: datetime, report: D
 #: Mails about one step of a game: each is dropped once the game has moved past its step (DESIGN §6).
 STEP_MAILS = ("your_turn", "redeploy_needed", "reminder")
 #: A game in one of these is over: no mail about a step of it goes out.
-_OVER = ("finished", "cancelled")
+_OVER = (GameStatus.FINISHED, GameStatus.CANCELLED)
 
 
 def _skip_reason(job: _Job) -> str | None:
@@ -370,7 +370,7 @@ def _stale_step(job: _Job) -> str | None:
     step = job.step_key or _context_value(job, "step_key")
     if job.game_status in _OVER:
         return f"the game is {job.game_status}"
-    if job.template == "reminder" and job.game_status != "active":
+    if job.template == "reminder" and job.game_status != GameStatus.ACTIVE:
         return "the step it reminded of is over"
     if step is not None and step != job.game_step_key:
         return "the step it reminded of is over" if job.template == "reminder" else "the step it was about is over"

@@ -12,7 +12,7 @@ from emails.messages import AdminLink, Invitation
 from service.domain.errors import Conflict
 from service.domain.games import seats_of, settings_of
 from service.domain.links import LinkMaker
-from service.domain.models import Game, Player, Seat, utcnow
+from service.domain.models import Game, GameStatus, Player, Seat, utcnow
 from service.domain.outbox import queue_mail
 from service.domain.play import after_change
 from service.domain.schemas import CreateGame
@@ -78,19 +78,19 @@ def accept_invitation(session: Session, game: Game, seat: Seat, links: LinkMaker
         seat.accepted_at = utcnow()
         session.add(seat)
         session.flush()
-    if game.status == "inviting" and all(s.accepted_at for s, _ in seats_of(session, game.id or 0)):
+    if game.status == GameStatus.INVITING and all(s.accepted_at for s, _ in seats_of(session, game.id or 0)):
         start_game(session, game, links)
     session.commit()
 
 
 def start_game(session: Session, game: Game, links: LinkMaker, now: datetime | None = None) -> None:
     """Seed and set up the rules state; the first player gets "your turn"."""
-    if game.status != "inviting":
+    if game.status != GameStatus.INVITING:
         raise Conflict("This game has already started")
     seats = seats_of(session, game.id or 0)
     settings = settings_of(game)
     state = rules.new_game(len(seats), seed=game.seed, options={"redeploy": settings.redeploy})
-    game.status = "active"
+    game.status = GameStatus.ACTIVE
     game.started_at = now or utcnow()
     game.version += 1  # 1 for a game that had no admin act before it started (admin._commit_before_start)
     after_change(session, game, state, links, now=game.started_at)

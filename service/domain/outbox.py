@@ -17,7 +17,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col
 
 from emails.messages import GameMessage, Message
-from service.domain.models import OutboxMail, Player, utcnow
+from service.domain.models import MailStatus, OutboxMail, Player, utcnow
 from service.infra.mail_wakeup import MAIL_WRITTEN
 
 #: The domain of Message-IDs made outside the service (a script on a bare session): reserved, never real.
@@ -96,7 +96,7 @@ def insert_mail_row(
         "message_id": f"<{uuid.uuid4().hex}@{mail_domain()}>",
         "dedupe_key": dedupe_key,
         "step_key": step_key,
-        "status": "pending",
+        "status": MailStatus.PENDING,
         "attempts": 0,
         "created_at": now or utcnow(),
         "next_attempt_at": utcnow(),  # due at once, whatever clock the event was timed by

@@ -17,6 +17,7 @@ from werkzeug.datastructures import MultiDict
 
 from service.domain import lobby
 from service.domain.links import current_links
+from service.domain.models import GameStatus
 from service.domain.schemas import HOUR, CreateGame, GameSettings
 from service.infra.db import get_session
 
@@ -51,7 +52,7 @@ def new_game() -> Any:
         "admin_url": admin_url,
         "players": [{"name": p.name, "email": str(p.email)} for p in created.players],
         "host_email": str(created.host_email or created.players[0].email),
-        "started": game.status == "active",
+        "started": game.status == GameStatus.ACTIVE,
     }
     return redirect(url_for(".created"), code=303)
 
