@@ -99,3 +99,12 @@ def check_offers_against_breakdown(state, rnd: random.Random) -> None:
 @given(games())
 def test_legal_actions_and_apply_read_the_breakdown(game) -> None:
     play(game, check_offers_against_breakdown)
+
+
+def test_the_modules_example_holds() -> None:
+    """``rules/cost.py``'s docstring example (doctest)."""
+    import doctest
+
+    import rules.cost
+
+    assert doctest.testmod(rules.cost).failed == 0
