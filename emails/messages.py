@@ -131,6 +131,7 @@ class Message(BaseModel):
         game_url: str | None = None,
         unsubscribe_url: str | None = None,
         pictures: bool = True,
+        calendar_url: str | None = None,
     ) -> Rendered:
         """The mail for one reader (``emails.render.render``)."""
         return render(
@@ -141,6 +142,7 @@ class Message(BaseModel):
             game_url=game_url,
             unsubscribe_url=unsubscribe_url,
             pictures=pictures,
+            calendar_url=calendar_url,
         )
 
 

@@ -19,7 +19,8 @@ INVITE = "invite"
 ADMIN = "admin"
 UNSUBSCRIBE = "unsubscribe"
 LOGIN = "login"  # a site admin's emailed sign-in link
-PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE, LOGIN)
+CALENDAR = "calendar"  # a calendar feed (.ics): an address's deadlines, or one game's
+PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE, LOGIN, CALENDAR)
 
 #: How long an invitation link stays good (seconds).
 INVITE_MAX_AGE = 60 * 60 * 24 * 60
@@ -108,6 +109,15 @@ class LinkMaker:
     def unsubscribe_url(self, player_id: int, kind: str | None = None) -> str:
         """The absolute link that turns off ``kind`` of mail for the player (see :meth:`unsubscribe_token`)."""
         return self.url(f"/unsubscribe/{self.unsubscribe_token(player_id, kind)}")
+
+    def address_calendar_url(self, player_id: int) -> str:
+        """The calendar feed of every deadline in every game of an address (a player row), with its own turn
+        links: as personal as those links (``service.domain.calendar``)."""
+        return self.url(f"/calendar/{self.signer.sign(CALENDAR, {'p': player_id})}.ics")
+
+    def game_calendar_url(self, game_id: int) -> str:
+        """The calendar feed of one game's deadlines: public information only (whose turn, until when)."""
+        return self.url(f"/calendar/{self.signer.sign(CALENDAR, {'g': game_id})}.ics")
 
 
 #: A site admin's sign-in link is good for this long (seconds).
