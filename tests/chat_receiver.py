@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -54,7 +54,5 @@ def chat_receiver() -> Iterator[ChatReceiver]:
     try:
         yield receiver
     finally:
-        try:
+        with suppress(OSError):
             receiver.stop()
-        except OSError:
-            pass
