@@ -183,8 +183,15 @@ class OutboxMail(SQLModel, table=True):
     attempts: int = 0
     last_error: str | None = Field(default=None, max_length=1000)
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+    #: When the row is due. While a worker holds the row (``claimed_by``), the end of its lease: the worker
+    #: renews it while it sends, so a row whose worker died is due again a lease later.
     next_attempt_at: datetime | None = _time(index=True)
     sent_at: datetime | None = _time()
+    #: The drain holding the row (``host:pid:random``) while it sends it; ``None`` otherwise.
+    claimed_by: str | None = Field(default=None, max_length=100)
+    #: A mail about one step of a game (``Game.step_key``: "your turn", "redeploy needed", a reminder): it
+    #: is dropped, not sent, once the game has moved past that step.
+    step_key: str | None = Field(default=None, max_length=32)
 
 
 class ChatNotice(SQLModel, table=True):
