@@ -1,7 +1,7 @@
 """chat notices and each game's chat address
 
 Revision ID: ecd5142ed497
-Revises: 40a86b5ef542
+Revises: 5e1f0c2a7b93
 Create Date: 2026-11-25 11:18:43.645195
 
 A game may name a chat (an apprise URL, ``games.chat_url``) that hears of its turns, results and admin
@@ -16,7 +16,7 @@ import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision: str = "ecd5142ed497"
-down_revision: str | None = "40a86b5ef542"
+down_revision: str | None = "5e1f0c2a7b93"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
