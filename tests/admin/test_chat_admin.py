@@ -158,3 +158,16 @@ def test_the_create_form_names_the_chat_field_when_it_is_wrong(chat_app: Flask) 
     with Session(get_engine(chat_app)) as session:
         game = session.exec(select(Game).where(Game.name == "Formed")).one()
         assert game.chat_url == DISCORD
+
+
+def test_the_admin_command_connects_and_removes_the_chat(chat_app: Flask) -> None:
+    game_id = create(chat_app.test_client(), None).get_json()["id"]
+    runner = chat_app.test_cli_runner()
+    connected = runner.invoke(args=["admin", "chat", str(game_id), DISCORD])
+    assert connected.exit_code == 0, connected.output
+    assert "chat discord://" in connected.output and SECRET not in connected.output
+    refused = runner.invoke(args=["admin", "chat", str(game_id), "nonsense"])
+    assert refused.exit_code != 0 and "chat_url: apprise cannot read" in refused.output
+    removed = runner.invoke(args=["admin", "chat", str(game_id), "--remove"])
+    assert removed.exit_code == 0 and "chat none" in removed.output
+    assert game_row(chat_app, game_id).chat_url is None
