@@ -78,8 +78,12 @@ class BoardRegion(TypedDict):
 
 @with_config(ConfigDict(extra="forbid"))
 class Board(TypedDict):
-    """The public board of a turn mail, for its picture (``emails.board_picture``) and its words."""
+    """The public board of a turn mail, for its picture (``emails.board``) and its words
+    (``emails.board.public.PublicBoard.to_mail``)."""
 
+    #: Which board ("2-players" … "5-players"); mails written before it was named have none (their region
+    #: count says which).
+    board: NotRequired[str]
     players: list[BoardPlayer]
     regions: list[BoardRegion]
     #: The reader's seat.

@@ -21,7 +21,9 @@ from typing import Any
 import css_inline
 from jinja2 import Environment, FileSystemLoader, Undefined, select_autoescape
 
-from . import board_picture, times
+from . import times
+from .board import png
+from .board.public import PublicBoard
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -132,9 +134,10 @@ def render(
     if board and board.get("regions"):
         values["board_lines"] = board_lines(board)
         if pictures and message == "your_turn":
-            images[BOARD_CID] = board_picture.draw(board)
+            public = PublicBoard.from_mail(board)
+            images[BOARD_CID] = png.picture(public)
             values["board_cid"] = BOARD_CID
-            values["board_size"] = board_picture.size_of(board)
+            values["board_size"] = png.size_of(public)
     _PREPARE.get(message, lambda v: None)(values)
 
     subject = " ".join(_env.get_template(f"{message}/subject.txt").render(values).split())

@@ -304,7 +304,7 @@ def after_change(
             deadline_at=clock.deadline_at,
             version=game.version,
             step_key=key,
-            # The board picture and words of the mail (emails/board_picture.py).
+            # The board picture and words of the mail (emails/board/).
             **step_details(state, awaited, names),
         )
         queue_mail(session, player, message, now=now)
