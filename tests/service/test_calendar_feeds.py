@@ -113,3 +113,14 @@ def test_the_game_page_offers_the_players_feed_and_the_games_own(make_app: Any) 
     assert game_feed in page and game_feed.replace("https://", "webcal://") in page
     public = client.get(game_feed.removeprefix(BASE))
     assert public.status_code == 200 and b"/play/" not in public.data
+
+
+def test_an_address_has_one_feed_address_whichever_mail_gives_it(make_app: Any) -> None:
+    # Subscribed to once and fetched for months: every mail gives the same address (and a mail sent
+    # again is the very same mail).
+    app = make_app(BASE_URL=BASE)
+    with app.app_context():
+        links = current_links()
+        first = links.address_calendar_url(4)
+        assert links.address_calendar_url(4) == first != links.address_calendar_url(5)
+        assert links.game_calendar_url(4) not in (first, links.address_calendar_url(4))
