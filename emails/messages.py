@@ -135,6 +135,7 @@ class Message(BaseModel):
         game_url: str | None = None,
         unsubscribe_url: str | None = None,
         pictures: bool = True,
+        calendar_url: str | None = None,
     ) -> Rendered:
         """The mail for one reader (``emails.render.render``)."""
         return render(
@@ -145,6 +146,7 @@ class Message(BaseModel):
             game_url=game_url,
             unsubscribe_url=unsubscribe_url,
             pictures=pictures,
+            calendar_url=calendar_url,
         )
 
 

@@ -14,6 +14,7 @@ from sqlmodel import Session
 import rules
 from service.domain.models import (
     AuditEntry,
+    ChatNotice,
     Game,
     GameAction,
     OutboxMail,
@@ -151,3 +152,16 @@ class ReminderSentFactory(Base):
     step_key = "1:0:-"
     before_seconds = 7200
     sent_at = factory.LazyFunction(utcnow)
+
+
+class ChatNoticeFactory(Base):
+    class Meta:
+        model = ChatNotice
+
+    game_id = factory.LazyAttribute(lambda o: GameFactory().id)
+    kind = "turn"
+    title = "A game: Ann to play"
+    body = "Game turn 1 of 10: it is Ann's turn."
+    step_key = "1:0:-"
+    dedupe_key = factory.Sequence(lambda n: f"game:factory:turn:{n}")
+    next_attempt_at = factory.LazyFunction(utcnow)

@@ -39,7 +39,7 @@ from sqlmodel import Session, col, select
 
 import rules
 from emails.messages import AdminChange, Reminder
-from service.domain import status
+from service.domain import chat_notices, status
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import Conflict
 from service.domain.games import finish_game, seats_of, update_if_unmoved
@@ -159,6 +159,8 @@ def _push_back(session: Session, links: LinkMaker, since: datetime, now: datetim
                 seat=seat.seat,
             )
             queue_mail(session, player, notice, now=now)
+        told = chat_notices.outage_notice(game, since=since, now=now, deadline_at=clock.deadline_at)
+        chat_notices.queue_notice(session, game, told, now=now)
     return len(games)
 
 

@@ -41,6 +41,7 @@ def create_game(session: Session, request: CreateGame, links: LinkMaker) -> tupl
         seed=secrets.token_hex(16),
         admin_secret=secrets.token_urlsafe(24),
         host_email=host_email,
+        chat_url=request.chat_url,
     )
     session.add(game)
     session.flush()

@@ -11,6 +11,8 @@ from zoneinfo import available_timezones
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator, model_validator
 
+from service.infra.chat import check_chat_url
+
 HOUR = 3600
 
 #: Every request model: unknown fields refused, and no type coercion (JSON ``true`` is not the seat 1,
@@ -63,6 +65,19 @@ class PlayerIn(BaseModel):
 _ZONES = available_timezones() | {"UTC"}
 
 
+CHAT_URL = (
+    "Where the game's notices go (whose turn, deadlines, admin acts, the final table; nothing private): an "
+    "apprise URL such as discord://webhook_id/webhook_token. A secret, never shown back in full"
+)
+
+
+def _chat_url(value: str | None) -> str | None:
+    """A chat address apprise can read and the site allows (``service.infra.chat``); empty: no chat."""
+    if value is None or not value.strip():
+        return None
+    return check_chat_url(value)
+
+
 class CreateGame(BaseModel):
     model_config = REQUEST
 
@@ -70,6 +85,12 @@ class CreateGame(BaseModel):
     players: list[PlayerIn] = Field(min_length=2, max_length=5, description="In seat order; seat 0 plays first")
     host_email: EmailStr | None = Field(None, description="Who manages the game; default: the first player")
     settings: GameSettings = Field(default_factory=GameSettings)
+    chat_url: str | None = Field(None, max_length=2000, description=CHAT_URL)
+
+    @field_validator("chat_url")
+    @classmethod
+    def _readable_chat(cls, value: str | None) -> str | None:
+        return _chat_url(value)
 
     @model_validator(mode="after")
     def _distinct(self) -> CreateGame:
@@ -239,8 +260,37 @@ class MailOut(BaseModel):
     sent_at: datetime | None
 
 
+class SetChat(BaseModel):
+    model_config = REQUEST
+
+    chat_url: str | None = Field(max_length=2000, description=CHAT_URL + "; null or empty: no chat")
+
+    @field_validator("chat_url")
+    @classmethod
+    def _readable_chat(cls, value: str | None) -> str | None:
+        return _chat_url(value)
+
+
+class NoticeOut(BaseModel):
+    id: int
+    kind: str
+    title: str
+    status: str
+    attempts: int
+    last_error: str | None
+    created_at: datetime
+    sent_at: datetime | None
+
+
+class ChatOut(BaseModel):
+    url: str | None = Field(description="The chat's address, masked (its secret parts are never shown)")
+    service: str | None = Field(description="The chat service (Discord, Slack…)")
+    notices: list[NoticeOut] = Field(default_factory=list, description="Failed first, then the newest")
+
+
 class AdminGameView(BaseModel):
     game: GameView
     settings: GameSettings
     audit: list[AuditOut]
     outbox: list[MailOut]
+    chat: ChatOut | None = None

@@ -34,6 +34,7 @@ def rendered(sample: Sample, **changes: object) -> render_module.Rendered:
         time_zone=sample.time_zone,
         game_url=sample.game_url,
         unsubscribe_url=sample.unsubscribe_url,
+        calendar_url=sample.calendar_url,
     )
 
 

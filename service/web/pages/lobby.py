@@ -84,6 +84,8 @@ def read_form(form: MultiDict[str, str]) -> dict[str, Any]:
     body: dict[str, Any] = {"name": form.get("name", "").strip(), "players": players, "settings": settings}
     if form.get("host_email", "").strip():
         body["host_email"] = form["host_email"].strip()
+    if form.get("chat_url", "").strip():
+        body["chat_url"] = form["chat_url"].strip()
     return body
 
 
@@ -123,6 +125,7 @@ def _field_name(where: list[str]) -> str:
         "defender_turn_length_seconds": "Time to redeploy after an attack",
         "reminders_before_seconds": "Reminders",
         "auto_pass_alert_after": "Auto-passes before you hear",
+        "chat_url": "Chat address",
     }
     return names.get(where[-1], where[-1].replace("_", " ").capitalize())
 
