@@ -16,14 +16,17 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 import rules
+from service.domain import block_list
 from service.domain.delivery import FAILED, PENDING
 from service.domain.errors import BadRequest, Conflict, NotFound
 from service.domain.games import get_game, seats_of, settings_of, update_if_unmoved
 from service.domain.links import LinkMaker
+from service.domain.lobby import player_for
 from service.domain.models import AuditEntry, Game, GameAction, OutboxMail, Player, Seat, utcnow
 from service.domain.outbox import queue_mail
 from service.domain.play import auto_pass, commit_step, load_state, next_reminder_at
-from service.domain.schemas import GameSettings
+from service.domain.schemas import NAME_LENGTH, GameSettings
+from service.domain.text import checked, mail_address, printable_text
 
 MAX_EXTENSION = timedelta(days=60)
 
@@ -180,20 +183,18 @@ def replace_player(
     now = now or utcnow()
     game = _running(session, game_id, paused_ok=True, inviting_ok=True)
     seat = _seat(session, game_id, seat_no)
-    email = email.strip().lower()
-    if "@" not in email or len(email) > 320:
-        raise BadRequest("Give the new player's email address")
-    name = name.strip()[:80] or email.split("@")[0]
+    email = checked("The new player's email address", mail_address, email)
+    name = name if name.strip() else email.split("@")[0]  # a seat needs a name: the address's, if none given
+    name = checked("The new player's name", lambda text: printable_text(text, longest=NAME_LENGTH), name)
     old = session.get(Player, seat.player_id)
+    old_name = seat.display_name
     taken = {p.email for s, p in seats_of(session, game_id) if s.seat != seat_no}
     if email in taken:
         raise BadRequest("That player already holds another seat in this game")
-    new = session.exec(select(Player).where(Player.email == email)).first()
-    if new is None:
-        new = Player(email=email, display_name=name)
-        session.add(new)
-        session.flush()
+    block_list.refuse_blocked(session, [email])
+    new = player_for(session, email)
     seat.player_id = new.id or 0
+    seat.display_name = name
     seat.secret = secrets.token_urlsafe(16)
     started = game.state is not None
     seat.accepted_at = now if started else None
@@ -212,18 +213,20 @@ def replace_player(
         dedupe_key=f"game:{game_id}:replace:{seat_no}:{seat.secret}",
         context={
             "game_name": game.name,
-            "player_name": new.display_name,
-            "players": [p.display_name for _, p in seats_of(session, game_id)],
+            "player_name": name,
+            "players": [s.display_name for s, _ in seats_of(session, game_id)],
             "turn_url": links.turn_url(game_id, seat_no, seat.secret),
             "invite_url": (links.turn_url if started else links.invite_url)(game_id, seat_no, seat.secret),
-            "replacing": old.display_name if old else None,
+            "replacing": old_name,
             "your_turn": seat_no in awaited,
             "turn_length_seconds": settings_of(game).turn_length_seconds,
             "starts_at_once": started,
+            "block_url": links.block_url(email),
         },
     )
-    details = {"seat": seat_no, "from": old.display_name if old else None, "to": new.display_name}
-    return _act(session, game, actor, "replace", details, links, notice="player_replaced", also=[old] if old else [])
+    details = {"seat": seat_no, "from": old_name, "to": name}
+    also = [(old, old_name)] if old else []
+    return _act(session, game, actor, "replace", details, links, notice="player_replaced", also=also)
 
 
 def remove_player(session: Session, game_id: int, actor: Actor, links: LinkMaker, seat_no: int) -> Game:
@@ -337,15 +340,18 @@ def _act(
     *,
     notice: str,
     new_state: rules.GameState | None = None,
-    also: list[Player] | None = None,
+    also: list[tuple[Player, str]] | None = None,
 ) -> Game:
-    """Audit, announce and commit one act as a new version of the game."""
+    """Audit, announce and commit one act as a new version of the game.
+
+    ``also``: players who are no longer seated but must hear of the act, with the name their seat had.
+    """
     session.add(AuditEntry(game_id=game.id or 0, actor=actor.label, act=act, details=details))
     version = game.version + 1
-    for _, player in seats_of(session, game.id or 0):
-        _announce(session, game, player, notice, actor, details, version)
-    for player in also or []:
-        _announce(session, game, player, notice, actor, details, version)
+    for seat, player in seats_of(session, game.id or 0):
+        _announce(session, game, player, seat.display_name, notice, actor, details, version)
+    for player, name in also or []:
+        _announce(session, game, player, name, notice, actor, details, version)
     if game.state is None:
         return _commit_before_start(session, game, version)
     state_before = load_state(game)
@@ -382,7 +388,14 @@ def _options_change(before: rules.GameState, after: rules.GameState) -> dict[str
 
 
 def _announce(
-    session: Session, game: Game, player: Player, notice: str, actor: Actor, details: dict[str, Any], version: int
+    session: Session,
+    game: Game,
+    player: Player,
+    name: str,
+    notice: str,
+    actor: Actor,
+    details: dict[str, Any],
+    version: int,
 ) -> None:
     queue_mail(
         session,
@@ -392,7 +405,7 @@ def _announce(
         dedupe_key=f"game:{game.id}:admin:{version}:{player.id}",
         context={
             "game_name": game.name,
-            "player_name": player.display_name,
+            "player_name": name,
             "change": notice,
             "actor": actor.label,
             "details": details,

@@ -19,7 +19,9 @@ INVITE = "invite"
 ADMIN = "admin"
 UNSUBSCRIBE = "unsubscribe"
 LOGIN = "login"  # a site admin's emailed sign-in link
-PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE, LOGIN)
+CONFIRM = "confirm"  # a host's link to confirm a new game (only then go the invitations)
+BLOCK = "block"  # "never invite me again", in every invitation
+PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE, LOGIN, CONFIRM, BLOCK)
 
 #: How long an invitation link stays good (seconds).
 INVITE_MAX_AGE = 60 * 60 * 24 * 60
@@ -102,16 +104,31 @@ class LinkMaker:
     def admin_url(self, game_id: int, secret: str) -> str:
         return self.url(f"/admin/{self.admin_token(game_id, secret)}")
 
-    def login_url(self, admin_id: int, secret: str) -> str:
-        return self.url(f"/admin/login/{self.signer.sign(LOGIN, {'a': admin_id, 'k': secret})}")
+    def login_url(self, admin_id: int, secret: str, serial: int) -> str:
+        """A site admin's sign-in link: good once (``serial``: ``SiteAdmin.sign_in_serial`` when it was made)."""
+        return self.url(f"/admin/login/{self.signer.sign(LOGIN, {'a': admin_id, 'k': secret, 'n': serial})}")
+
+    def confirm_token(self, game_id: int, admin_secret: str, time_zone: str | None = None) -> str:
+        """The host's token to confirm a new game; ``time_zone``: the one the host gave when creating it."""
+        payload: dict[str, Any] = {"g": game_id, "k": admin_secret}
+        if time_zone:
+            payload["z"] = time_zone
+        return self.signer.sign(CONFIRM, payload)
+
+    def confirm_url(self, game_id: int, admin_secret: str, time_zone: str | None = None) -> str:
+        return self.url(f"/games/confirm/{self.confirm_token(game_id, admin_secret, time_zone)}")
+
+    def block_url(self, email: str) -> str:
+        """The "never invite me again" link of ``email`` (it names the address, nothing else)."""
+        return self.url(f"/never/{self.signer.sign(BLOCK, {'e': email.lower()})}")
 
     def unsubscribe_url(self, player_id: int, kind: str | None = None) -> str:
         """The absolute link that turns off ``kind`` of mail for the player (see :meth:`unsubscribe_token`)."""
         return self.url(f"/unsubscribe/{self.unsubscribe_token(player_id, kind)}")
 
 
-#: A site admin's sign-in link is good for this long (seconds).
-LOGIN_MAX_AGE = 30 * 60
+#: A site admin's sign-in link is good for this long (seconds), and once.
+LOGIN_MAX_AGE = 15 * 60
 
 
 #: Where the app keeps its :class:`LinkMaker` (``app.extensions``).

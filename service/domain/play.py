@@ -174,7 +174,7 @@ def auto_pass(
     )
     now = now or utcnow()
     seats = {s.seat: (s, p) for s, p in seats_of(session, game_id)}
-    _, player = seats[seat]
+    passed, player = seats[seat]
     queue_mail(
         session,
         player=player,
@@ -184,7 +184,7 @@ def auto_pass(
         now=now,
         context={
             "game_name": game.name,
-            "player_name": player.display_name,
+            "player_name": passed.display_name,
             "reason": reason,
             "defending": state.phase == "defend",
         },
@@ -203,7 +203,7 @@ def auto_pass(
                 now=now,
                 context={
                     "game_name": game.name,
-                    "player_name": player.display_name,
+                    "player_name": passed.display_name,
                     "auto_passes": passes,
                     "admin_url": links.admin_url(game_id, game.admin_secret),
                 },
@@ -282,7 +282,7 @@ def after_change(
     else:  # paused: the clock starts when the game resumes
         game.deadline_at = game.reminders_due_at = None
         game.paused_remaining = length
-    names = {number: p.display_name for number, (_, p) in seats.items()}
+    names = {number: s.display_name for number, (s, _) in seats.items()}
     for awaited in awaited_seats:
         seat, player = seats[awaited]
         if seat.removed:
@@ -296,7 +296,7 @@ def after_change(
             now=now,
             context={
                 "game_name": game.name,
-                "player_name": player.display_name,
+                "player_name": seat.display_name,
                 "turn": state.turn,
                 "turns": state.turns,
                 "turn_url": links.turn_url(game.id or 0, seat.seat, seat.secret),

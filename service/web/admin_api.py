@@ -30,10 +30,11 @@ from service.domain.schemas import (
 )
 from service.infra.db import get_session
 from service.web.access import game_from_admin_token
-from service.web.api_spec import ERRORS, bearer_token, domain_error, spec
+from service.web.api_spec import ERRORS, bearer_token, domain_error, refuse_unreadable_bodies, spec
 
 bp = Blueprint("admin_api", __name__, url_prefix="/api/admin")
 bp.register_error_handler(DomainError, domain_error)
+bp.before_request(refuse_unreadable_bodies)
 SECURITY: list[dict[str, list[str]]] = [{"seat": []}]
 
 

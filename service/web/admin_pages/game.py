@@ -98,11 +98,11 @@ def page_context(manager: Manager) -> dict[str, Any]:
     # Whom the game waits for, paused or not (the game view names nobody while the clock is stopped).
     awaited = rules.awaiting(state) if state is not None and game.status in ("active", "paused") else set()
     held = seats_of(db, game.id or 0)
-    names = [p.display_name for _, p in held]
+    names = [s.display_name for s, _ in held]
     seats = [
         SeatRow(
             seat=s.seat,
-            name=p.display_name,
+            name=s.display_name,
             email=p.email,
             time_zone=p.time_zone,
             accepted=s.accepted_at is not None,
