@@ -35,10 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from emails.delivery import SMTPBackend, backend_from_config  # noqa: E402
 from emails.samples import BOARD  # noqa: E402
 from service import create_app  # noqa: E402
-from service.infra.db import get_engine, get_session, upgrade_database  # noqa: E402
 from service.domain import delivery  # noqa: E402
-from service.domain.outbox import queue_mail  # noqa: E402
 from service.domain.models import Player, utcnow  # noqa: E402
+from service.domain.outbox import queue_mail  # noqa: E402
+from service.infra.db import get_engine, get_session, upgrade_database  # noqa: E402
 
 
 class Counter:

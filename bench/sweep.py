@@ -70,9 +70,9 @@ from sqlalchemy import create_engine, event, make_url, text  # noqa: E402
 
 import rules  # noqa: E402
 from rules.bots import random_player  # noqa: E402
-from service.infra.db import upgrade_database  # noqa: E402
 from service.domain.play import next_reminder_at, step_key  # noqa: E402
 from service.domain.schemas import GameSettings  # noqa: E402
+from service.infra.db import upgrade_database  # noqa: E402
 
 SMALLWORLD = str(Path(sys.executable).parent / "smallworld")
 HOUR = 3600
@@ -383,8 +383,8 @@ def backend_cpu(pid: int) -> float | None:
 
 
 def measure_nothing_due(app: Any, runs: int, calls: int) -> dict[str, Any]:
-    from service.infra.db import get_engine, get_session
     from service.domain import deadlines
+    from service.infra.db import get_engine, get_session
 
     links = app.extensions["smallworld.links"]
     outage_after = timedelta(seconds=app.config["OUTAGE_GUARD_SECONDS"])
@@ -479,8 +479,8 @@ def make_due(conninfo: str, schema: str, count: int, seed: int, exclude: Collect
 def profile_one_sweep(app: Any, conninfo: str, schema: str, count: int, seed: int) -> dict[str, Any]:
     """Two sweeps of ``count`` due games each, in this process: one timed (wall, this process's CPU, the
     PostgreSQL backend's CPU, round trips), one under cProfile (where the time goes)."""
-    from service.infra.db import get_engine, get_session
     from service.domain import deadlines
+    from service.infra.db import get_engine, get_session
 
     links = app.extensions["smallworld.links"]
     due = make_due(conninfo, schema, count, seed)

@@ -13,9 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_the_import_contracts_hold() -> None:
     lint_imports = Path(sys.executable).parent / "lint-imports"
-    result = subprocess.run(
-        [str(lint_imports), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300
-    )
+    result = subprocess.run([str(lint_imports), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 broken" in result.stdout
 

@@ -66,7 +66,8 @@ def create(email: str) -> None:
         click.echo(f"Site admin {email} created.")
     else:
         click.echo(f"Site admin {email} exists.")
-    link = current_links().login_url(account.id or 0, account.secret, account.sign_in_serial)
+    assert account.id is not None  # committed above or read from the table
+    link = current_links().login_url(account.id, account.secret, account.sign_in_serial)
     click.echo(f"Sign-in link (valid {LOGIN_MAX_AGE // 60} minutes, once): {link}")
 
 
