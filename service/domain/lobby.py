@@ -25,7 +25,7 @@ from service.domain import block_list
 from service.domain.errors import Conflict, Forbidden, TooMany
 from service.domain.games import get_game, seats_of, settings_of
 from service.domain.links import LinkMaker
-from service.domain.models import AuditEntry, Game, Player, Seat, utcnow
+from service.domain.models import Game, Player, Seat, utcnow
 from service.domain.outbox import queue_mail
 from service.domain.play import after_change
 from service.domain.schemas import CreateGame
@@ -208,7 +208,6 @@ def confirm_game(
         now=now,
         context={"game_name": game.name, "admin_url": admin_url},
     )
-    session.add(AuditEntry(game_id=game_id, actor="host", act="confirm", details={}, created_at=now))
     session.flush()
     if not settings.start_when_all_accepted:
         start_game(session, game, links, now=now)
@@ -230,7 +229,6 @@ def discard_game(session: Session, game_id: int, admin_secret: str, now: datetim
         raise Conflict("This game is confirmed already: cancel it from its admin page instead.")
     game.status = "cancelled"
     game.finished_at = now or utcnow()
-    session.add(AuditEntry(game_id=game_id, actor="host", act="discard", details={}, created_at=game.finished_at))
     session.add(game)
     session.commit()
     return game
