@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +34,12 @@ from sqlalchemy import create_engine, make_url, text
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from emails.delivery import SMTPBackend, backend_from_config  # noqa: E402
+from emails.messages import AutoPassed, Message, YourTurn  # noqa: E402
 from emails.samples import BOARD  # noqa: E402
 from service import create_app  # noqa: E402
 from service.domain import delivery  # noqa: E402
 from service.domain.models import Player, utcnow  # noqa: E402
-from service.domain.outbox import queue_mail  # noqa: E402
+from service.domain.outbox import insert_mail_row  # noqa: E402
 from service.infra.db import get_engine, get_session, upgrade_database  # noqa: E402
 
 
@@ -60,29 +62,38 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-CONTEXTS = {
-    "auto_passed": {"game_name": "Benchmark", "player_name": "Ann", "reason": "deadline", "defending": False},
-    "your_turn": {
-        "game_name": "Benchmark",
-        "player_name": "Ann",
-        "turn_url": "https://smallworld.example/play/token",
-        "deadline_at": "2030-01-01T12:00:00+00:00",
-        "turn": 4,
-        "turns": 10,
-        "board": BOARD,
-    },
+MESSAGES: dict[str, Message] = {
+    "auto_passed": AutoPassed(
+        game_id=1, game_name="Benchmark", player_name="Ann", reason="deadline", defending=False, version=2
+    ),
+    "your_turn": YourTurn(
+        game_id=1,
+        game_name="Benchmark",
+        player_name="Ann",
+        turn_url="https://smallworld.example/play/token",
+        deadline_at=datetime(2030, 1, 1, 12, 0, tzinfo=UTC),
+        turn=4,
+        turns=10,
+        version=30,
+        step_key="4:1:-",
+        seat=1,
+        defending=False,
+        hand=0,
+        board=BOARD,
+    ),
 }
 
 
-def context_of(template: str, n: int) -> dict[str, Any]:
-    """The ``n``-th mail's context: boards differ in their token counts and reader, so no two pictures
-    in a row are the same."""
-    context = CONTEXTS[template]
-    if "board" not in context:
-        return context
-    board = context["board"]
+def message_of(template: str, n: int) -> Message:
+    """The ``n``-th mail: boards differ in their token counts and reader, so no two pictures in a row are
+    the same."""
+    message = MESSAGES[template]
+    if not isinstance(message, YourTurn):
+        return message
+    board = message.board
     regions = [dict(r, tokens=(r["tokens"] + n) % 9 + 1) if r.get("tokens") else r for r in board["regions"]]
-    return dict(context, board=dict(board, regions=regions, you=n % len(board["players"])))
+    you = n % len(board["players"])
+    return message.model_copy(update={"board": dict(board, regions=regions, you=you), "step_key": f"{n}:{you}:-"})
 
 
 def fill(app: Any, template: str, count: int) -> None:
@@ -92,7 +103,9 @@ def fill(app: Any, template: str, count: int) -> None:
         session.add(player)
         session.flush()
         for n in range(count):
-            queue_mail(session, player=player, template=template, context=context_of(template, n))
+            message = message_of(template, n)
+            # About no game row, and no dedupe key: every mail is written.
+            insert_mail_row(session, player=player, template=message.template, context=message.context())
             if n % 500 == 499:
                 session.commit()
         session.commit()

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 from .compose import Envelope, compose, to_bytes
-from .render import render
 from .samples import ALL
 
 
@@ -22,9 +21,7 @@ def write_previews(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, sample in ALL.items():
-        rendered = render(
-            sample.message,
-            sample.context,
+        rendered = sample.mail.render(
             now=sample.now,
             time_zone=sample.time_zone,
             game_url=sample.game_url,

@@ -32,9 +32,11 @@ REMINDER = "reminder"
 #: Everything else that informs without asking anything (``Player.wants_notices``).
 NOTICE = "notice"
 
-#: Every message, with its category (which decides the unsubscribe link and the player's preference).
+#: Every message, with its category (which decides the unsubscribe link and the player's preference). Each
+#: has its typed fields and dedupe key in ``emails.messages``.
 MESSAGES: dict[str, str] = {
     "invitation": ESSENTIAL,
+    "confirm_game": ESSENTIAL,
     "admin_link": ESSENTIAL,
     "admin_login": ESSENTIAL,
     "your_turn": ESSENTIAL,
@@ -49,6 +51,7 @@ MESSAGES: dict[str, str] = {
 #: Context keys a message cannot go out without; anything else is optional in its templates.
 REQUIRED: dict[str, tuple[str, ...]] = {
     "invitation": ("game_name", "player_name", "players"),
+    "confirm_game": ("game_name", "host_email", "players", "confirm_url", "block_url"),
     "admin_link": ("game_name", "admin_url"),
     "admin_login": ("login_url", "valid_minutes"),
     "your_turn": ("game_name", "player_name", "turn_url", "turn", "turns"),

@@ -1,37 +1,58 @@
 """Fixed examples of every message, for previews (``python -m emails.preview``) and the snapshot tests.
 
-Each sample is a context as the service writes it into the outbox, with the reader's time zone and the
-moment the mail is written. Changing a sample changes the snapshots in ``tests/emails/golden/``.
+Each sample is a typed message as the service writes it into the outbox (``emails.messages``), with the
+reader's time zone and the moment the mail is written. Changing a sample changes the snapshots in
+``tests/emails/golden/``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from .messages import (
+    AdminChange,
+    AdminLink,
+    AdminLogin,
+    AutoPassed,
+    Board,
+    BoardRegion,
+    GameOver,
+    GameToConfirm,
+    HostAlert,
+    Invitation,
+    Message,
+    RedeployNeeded,
+    Reminder,
+    YourTurn,
+)
+
 NOW = datetime(2026, 3, 1, 11, 30, tzinfo=UTC)
-DEADLINE = "2026-03-03T13:00:00+00:00"
+DEADLINE = datetime(2026, 3, 3, 13, 0, tzinfo=UTC)
 BASE = "https://smallworld.example"
 TURN_URL = f"{BASE}/play/eyJnIjoxNywicyI6MSwiayI6InNlY3JldCJ9.ZZ8aQw.sample-turn-signature"
 GAME_URL = TURN_URL
 UNSUBSCRIBE_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3Ijoibm90aWNlcyJ9.ZZ8aQw.sample-unsubscribe"
+BLOCK_URL = f"{BASE}/never/eyJlIjoiYm9iQGV4YW1wbGUub3JnIn0.ZZ8aQw.sample-block-signature"
 UNSUBSCRIBE_REMINDERS_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3IjoicmVtaW5kZXJzIn0.ZZ8aQw.sample-unsubscribe"
 
 
-def _region(terrain: str, owner: int | None = None, race: str | None = None, tokens: int = 0, **extra: Any) -> dict:
+def _region(
+    terrain: str, owner: int | None = None, race: str | None = None, tokens: int = 0, **extra: Any
+) -> BoardRegion:
     region: dict[str, Any] = {"terrain": terrain}
     if race:
         region.update(race=race, tokens=tokens)
     if owner is not None:
         region.update(owner=owner, declined=extra.pop("declined", False))
     region.update(extra)
-    return region
+    return region  # type: ignore[return-value]  # the keys of a BoardRegion, as the arguments say
 
 
 #: A 2-player board at game turn 4: Ann holds the north with Orcs, Bob the south with Giants and his
 #: In Decline Ratmen; Lost Tribes remain in the middle.
-BOARD: dict[str, Any] = {
+BOARD: Board = {
     "players": [
         {"name": "Ann", "active": "Orcs (Seafaring)", "declined": []},
         {"name": "Bob", "active": "Giants (Wealthy)", "declined": ["Ratmen"]},
@@ -69,103 +90,149 @@ BOARD: dict[str, Any] = {
 
 @dataclass(frozen=True)
 class Sample:
-    message: str
-    context: dict[str, Any]
+    mail: Message
     time_zone: str = "Europe/Paris"
     now: datetime = NOW
     game_url: str | None = None
     unsubscribe_url: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def message(self) -> str:
+        """The template's name."""
+        return self.mail.template
+
+    @property
+    def context(self) -> dict[str, Any]:
+        """The message as the outbox row stores it."""
+        return self.mail.context()
 
 
-_COMMON = {"game_name": "Tuesday Night Conquest", "player_name": "Bob"}
+#: The sample game, and the reader's seat in it (Bob's) unless a sample says otherwise.
+GAME = {"game_id": 17, "game_name": "Tuesday Night Conquest"}
+_COMMON = {**GAME, "player_name": "Bob"}
+ADMIN_URL = f"{BASE}/admin/eyJnIjoxN30.ZZ8aQw.sample-admin-signature"
+SEED = "9f2c4e1a7b3d5c6e8f0a1b2c3d4e5f60"
+#: What a notice of an admin act names besides its change: the version the act made, and its reader.
+_ACT = {"version": 31, "player_id": 4}
 
 SAMPLES: dict[str, Sample] = {
     "invitation": Sample(
-        "invitation",
-        {
+        Invitation(
             **_COMMON,
-            "players": ["Ann", "Bob", "Chloé"],
-            "invite_url": f"{BASE}/invite/eyJnIjoxNywicyI6MX0.ZZ8aQw.sample-invite-signature",
-            "turn_url": TURN_URL,
-            "turn_length_seconds": 48 * 3600,
-            "starts_at_once": False,
-        },
+            players=["Ann", "Bob", "Chloé"],
+            invite_url=f"{BASE}/invite/eyJnIjoxNywicyI6MX0.ZZ8aQw.sample-invite-signature",
+            turn_url=TURN_URL,
+            turn_length_seconds=48 * 3600,
+            starts_at_once=False,
+            seat=1,
+            block_url=BLOCK_URL,
+        ),
     ),
-    "admin_link": Sample(
-        "admin_link",
-        {**_COMMON, "player_name": "Ann", "admin_url": f"{BASE}/admin/eyJnIjoxN30.ZZ8aQw.sample-admin-signature"},
+    "confirm_game": Sample(
+        GameToConfirm(
+            **GAME,
+            host_email="ann@example.org",
+            players=[
+                {"name": "Ann", "email": "ann@example.org"},
+                {"name": "Bob", "email": "bob@example.org"},
+                {"name": "Chloé", "email": "chloe@example.org"},
+            ],
+            confirm_url=f"{BASE}/games/confirm/eyJnIjoxNywiayI6InNlY3JldCJ9.ZZ8aQw.sample-confirm-signature",
+            confirm_hours=48,
+            turn_length_seconds=48 * 3600,
+            starts_at_once=False,
+            block_url=f"{BASE}/never/eyJlIjoiYW5uQGV4YW1wbGUub3JnIn0.ZZ8aQw.sample-block-signature",
+        ),
         time_zone="UTC",
     ),
+    "admin_link": Sample(AdminLink(**GAME, admin_url=ADMIN_URL), time_zone="UTC"),
     "admin_login": Sample(
-        "admin_login",
-        {"login_url": f"{BASE}/admin/login/eyJhIjozLCJrIjoic2VjcmV0In0.ZZ8aQw.sample-login", "valid_minutes": 30},
+        AdminLogin(
+            login_url=f"{BASE}/admin/login/eyJhIjozLCJrIjoic2VjcmV0In0.ZZ8aQw.sample-login",
+            valid_minutes=30,
+            account_id=3,
+            window=14802465,
+        ),
         time_zone="UTC",
     ),
     "your_turn": Sample(
-        "your_turn",
-        {**_COMMON, "turn": 4, "turns": 10, "turn_url": TURN_URL, "deadline_at": DEADLINE, "board": BOARD},
+        YourTurn(
+            **_COMMON,
+            turn=4,
+            turns=10,
+            turn_url=TURN_URL,
+            deadline_at=DEADLINE,
+            version=30,
+            step_key="4:1:-",
+            seat=1,
+            defending=False,
+            hand=0,
+            board=BOARD,
+        ),
     ),
     "redeploy_needed": Sample(
-        "redeploy_needed",
-        {
+        RedeployNeeded(
             **_COMMON,
-            "turn": 4,
-            "turns": 10,
-            "turn_url": TURN_URL,
-            "deadline_at": "2026-03-01T23:30:00+00:00",
-            "hand": 3,
-            "defending": True,
-            "board": BOARD,
-        },
+            turn=4,
+            turns=10,
+            turn_url=TURN_URL,
+            deadline_at=datetime(2026, 3, 1, 23, 30, tzinfo=UTC),
+            version=29,
+            step_key="4:0:1",
+            seat=1,
+            defending=True,
+            hand=3,
+            board=BOARD,
+        ),
         time_zone="America/New_York",
     ),
     "reminder": Sample(
-        "reminder",
-        {**_COMMON, "turn_url": TURN_URL, "deadline_at": DEADLINE, "step_key": "4:1:-", "before_seconds": 7200},
+        Reminder(
+            **_COMMON,
+            turn_url=TURN_URL,
+            deadline_at=DEADLINE,
+            step_key="4:1:-",
+            before_seconds=7200,
+            defending=False,
+            turn=4,
+            turns=10,
+            seat=1,
+        ),
         now=datetime(2026, 3, 3, 11, 0, tzinfo=UTC),
         unsubscribe_url=UNSUBSCRIBE_REMINDERS_URL,
     ),
     "auto_passed": Sample(
-        "auto_passed",
-        {**_COMMON, "reason": "deadline", "defending": False},
+        AutoPassed(**_COMMON, reason="deadline", defending=False, version=31),
         game_url=GAME_URL,
         unsubscribe_url=UNSUBSCRIBE_URL,
     ),
     "admin_change": Sample(
-        "admin_change",
-        {
+        AdminChange(
             **_COMMON,
-            "change": "deadline_extended",
-            "actor": "host",
-            "details": {"from": DEADLINE, "to": "2026-03-04T13:00:00+00:00"},
-            "deadline_at": "2026-03-04T13:00:00+00:00",
-        },
+            **_ACT,
+            change="deadline_extended",
+            actor="host",
+            details={"from": DEADLINE.isoformat(), "to": "2026-03-04T13:00:00+00:00"},
+            deadline_at=datetime(2026, 3, 4, 13, 0, tzinfo=UTC),
+        ),
         game_url=GAME_URL,
         unsubscribe_url=UNSUBSCRIBE_URL,
     ),
     "host_alert": Sample(
-        "host_alert",
-        {
-            **_COMMON,
-            "player_name": "Chloé",
-            "auto_passes": 2,
-            "admin_url": f"{BASE}/admin/eyJnIjoxN30.ZZ8aQw.sample-admin-signature",
-        },
+        HostAlert(**GAME, player_name="Chloé", auto_passes=2, admin_url=ADMIN_URL, seat=2),
         unsubscribe_url=UNSUBSCRIBE_URL,
     ),
     "game_over": Sample(
-        "game_over",
-        {
+        GameOver(
             **_COMMON,
-            "your_seat": 1,
-            "seed": "9f2c4e1a7b3d5c6e8f0a1b2c3d4e5f60",
-            "standings": [
+            your_seat=1,
+            seed=SEED,
+            standings=[
                 {"player": 1, "name": "Bob", "coins": 61, "tokens_on_board": 14, "place": 1, "tie_break": True},
                 {"player": 0, "name": "Ann", "coins": 61, "tokens_on_board": 11, "place": 2, "tie_break": True},
                 {"player": 2, "name": "Chloé", "coins": 48, "tokens_on_board": 12, "place": 3, "tie_break": False},
             ],
-        },
+        ),
         game_url=GAME_URL,
         unsubscribe_url=UNSUBSCRIBE_URL,
     ),
@@ -174,85 +241,84 @@ SAMPLES: dict[str, Sample] = {
 #: Variants worth their own snapshot: other wordings of the same message.
 VARIANTS: dict[str, Sample] = {
     "invitation-replacing": Sample(
-        "invitation",
-        {
-            **_COMMON,
-            "player_name": "Dana",
-            "players": ["Ann", "Dana", "Chloé"],
-            "turn_url": TURN_URL,
-            "invite_url": TURN_URL,
-            "replacing": "Bob",
-            "your_turn": True,
-            "turn_length_seconds": 48 * 3600,
-            "starts_at_once": True,
-        },
+        Invitation(
+            **GAME,
+            player_name="Dana",
+            players=["Ann", "Dana", "Chloé"],
+            turn_url=TURN_URL,
+            invite_url=TURN_URL,
+            replacing="Bob",
+            your_turn=True,
+            turn_length_seconds=48 * 3600,
+            starts_at_once=True,
+            seat=1,
+            seat_secret="sample-new-seat-secret",
+        ),
     ),
     "admin_change-paused": Sample(
-        "admin_change",
-        {
+        AdminChange(
             **_COMMON,
-            "change": "paused",
-            "actor": "site admin admin@smallworld.example",
-            "details": {"reason": "Chloé is moving house this week", "remaining_seconds": 93600},
-            "pause_reason": "Chloé is moving house this week",
-            "deadline_at": None,
-        },
+            **_ACT,
+            change="paused",
+            actor="site admin admin@smallworld.example",
+            details={"reason": "Chloé is moving house this week", "remaining_seconds": 93600},
+            pause_reason="Chloé is moving house this week",
+            deadline_at=None,
+        ),
         game_url=GAME_URL,
         unsubscribe_url=UNSUBSCRIBE_URL,
     ),
     "admin_change-resumed": Sample(
-        "admin_change",
-        {
+        AdminChange(
             **_COMMON,
-            "change": "resumed",
-            "actor": "host",
-            "details": {"remaining_seconds": 93600},
-            "deadline_at": "2026-03-02T13:30:00+00:00",
-        },
+            **_ACT,
+            change="resumed",
+            actor="host",
+            details={"remaining_seconds": 93600},
+            deadline_at=datetime(2026, 3, 2, 13, 30, tzinfo=UTC),
+        ),
         game_url=GAME_URL,
         unsubscribe_url=UNSUBSCRIBE_URL,
     ),
     "admin_change-player_replaced": Sample(
-        "admin_change",
-        {
+        AdminChange(
             **_COMMON,
-            "change": "player_replaced",
-            "actor": "host",
-            "details": {"seat": 2, "from": "Chloé", "to": "Dana"},
-            "deadline_at": DEADLINE,
-        },
+            **_ACT,
+            change="player_replaced",
+            actor="host",
+            details={"seat": 2, "from": "Chloé", "to": "Dana"},
+            deadline_at=DEADLINE,
+        ),
         game_url=GAME_URL,
         unsubscribe_url=UNSUBSCRIBE_URL,
     ),
     "admin_change-outage": Sample(
-        "admin_change",
-        {
+        AdminChange(
             **_COMMON,
-            "change": "outage",
-            "actor": "system",
-            "details": {"from": "2026-03-01T09:10:00+00:00", "to": "2026-03-01T11:30:00+00:00", "seconds": 8400},
-            "deadline_at": "2026-03-01T12:20:00+00:00",
-        },
+            change="outage",
+            actor="system",
+            details={"from": "2026-03-01T09:10:00+00:00", "to": "2026-03-01T11:30:00+00:00", "seconds": 8400},
+            deadline_at=datetime(2026, 3, 1, 12, 20, tzinfo=UTC),
+            seat=1,
+        ),
         game_url=GAME_URL,
         unsubscribe_url=UNSUBSCRIBE_URL,
     ),
     "game_over-shared": Sample(
-        "game_over",
-        {
+        GameOver(
             **_COMMON,
-            "your_seat": 0,
-            "seed": "9f2c4e1a7b3d5c6e8f0a1b2c3d4e5f60",
-            "standings": [
+            your_seat=0,
+            seed=SEED,
+            standings=[
                 {"player": 0, "name": "Ann", "coins": 55, "tokens_on_board": 12, "place": 1, "tie_break": True},
                 {"player": 1, "name": "Bob", "coins": 55, "tokens_on_board": 12, "place": 1, "tie_break": True},
             ],
-        },
+        ),
         game_url=GAME_URL,
         unsubscribe_url=UNSUBSCRIBE_URL,
     ),
     "auto_passed-defending": Sample(
-        "auto_passed",
-        {**_COMMON, "reason": "host", "defending": True},
+        AutoPassed(**_COMMON, reason="host", defending=True, version=32),
         game_url=GAME_URL,
         unsubscribe_url=UNSUBSCRIBE_URL,
     ),

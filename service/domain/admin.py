@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 import rules
+from emails.messages import AdminChange, Change, Invitation
 from service.domain import block_list
 from service.domain.delivery import FAILED, PENDING
 from service.domain.errors import BadRequest, Conflict, NotFound
@@ -205,25 +206,22 @@ def replace_player(
         # A fresh turn for the newcomer.
         game.deadline_at = now + timedelta(seconds=settings_of(game).turn_length_seconds)
         game.reminders_due_at = next_reminder_at(game.deadline_at, settings_of(game).reminders_before_seconds, now)
-    queue_mail(
-        session,
-        player=new,
-        template="invitation",
+    invitation = Invitation(
         game_id=game_id,
-        dedupe_key=f"game:{game_id}:replace:{seat_no}:{seat.secret}",
-        context={
-            "game_name": game.name,
-            "player_name": name,
-            "players": [s.display_name for s, _ in seats_of(session, game_id)],
-            "turn_url": links.turn_url(game_id, seat_no, seat.secret),
-            "invite_url": (links.turn_url if started else links.invite_url)(game_id, seat_no, seat.secret),
-            "replacing": old_name,
-            "your_turn": seat_no in awaited,
-            "turn_length_seconds": settings_of(game).turn_length_seconds,
-            "starts_at_once": started,
-            "block_url": links.block_url(email),
-        },
+        game_name=game.name,
+        player_name=name,
+        players=[s.display_name for s, _ in seats_of(session, game_id)],
+        turn_url=links.turn_url(game_id, seat_no, seat.secret),
+        invite_url=(links.turn_url if started else links.invite_url)(game_id, seat_no, seat.secret),
+        replacing=old_name,
+        your_turn=seat_no in awaited,
+        turn_length_seconds=settings_of(game).turn_length_seconds,
+        starts_at_once=started,
+        seat=seat_no,
+        seat_secret=seat.secret,
+        block_url=links.block_url(email),
     )
+    queue_mail(session, new, invitation)
     details = {"seat": seat_no, "from": old_name, "to": name}
     also = [(old, old_name)] if old else []
     return _act(session, game, actor, "replace", details, links, notice="player_replaced", also=also)
@@ -338,7 +336,7 @@ def _act(
     details: dict[str, Any],
     links: LinkMaker,
     *,
-    notice: str,
+    notice: Change,
     new_state: rules.GameState | None = None,
     also: list[tuple[Player, str]] | None = None,
 ) -> Game:
@@ -392,24 +390,21 @@ def _announce(
     game: Game,
     player: Player,
     name: str,
-    notice: str,
+    notice: Change,
     actor: Actor,
     details: dict[str, Any],
     version: int,
 ) -> None:
-    queue_mail(
-        session,
-        player=player,
-        template="admin_change",
-        game_id=game.id,
-        dedupe_key=f"game:{game.id}:admin:{version}:{player.id}",
-        context={
-            "game_name": game.name,
-            "player_name": name,
-            "change": notice,
-            "actor": actor.label,
-            "details": details,
-            "deadline_at": game.deadline_at.isoformat() if game.deadline_at else None,
-            "pause_reason": game.pause_reason,
-        },
+    announcement = AdminChange(
+        game_id=game.id or 0,
+        game_name=game.name,
+        player_name=name,
+        change=notice,
+        actor=actor.label,
+        details=details,
+        deadline_at=game.deadline_at,
+        pause_reason=game.pause_reason,
+        version=version,
+        player_id=player.id,
     )
+    queue_mail(session, player, announcement)

@@ -42,6 +42,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 import rules
+from emails.messages import AdminChange, Reminder
 from service.domain import lobby, status
 from service.domain.errors import Conflict
 from service.domain.games import finish_game, get_game, seats_of, settings_of, update_if_unmoved
@@ -159,22 +160,17 @@ def _push_back(session: Session, links: LinkMaker, since: datetime, now: datetim
         for seat, player in seats_of(session, game.id or 0):
             if seat.seat not in rules.awaiting(state) or seat.removed:
                 continue
-            queue_mail(
-                session,
-                player=player,
-                template="admin_change",
-                game_id=game.id,
-                dedupe_key=f"game:{game.id}:outage:{since.isoformat()}:{seat.seat}",
-                now=now,
-                context={
-                    "game_name": game.name,
-                    "player_name": seat.display_name,
-                    "change": "outage",
-                    "actor": "system",
-                    "details": {"from": since.isoformat(), "to": now.isoformat(), "seconds": int(gap.total_seconds())},
-                    "deadline_at": game.deadline_at.isoformat(),
-                },
+            notice = AdminChange(
+                game_id=game.id or 0,
+                game_name=game.name,
+                player_name=seat.display_name,
+                change="outage",
+                actor="system",
+                details={"from": since.isoformat(), "to": now.isoformat(), "seconds": int(gap.total_seconds())},
+                deadline_at=game.deadline_at,
+                seat=seat.seat,
             )
+            queue_mail(session, player, notice, now=now)
     return len(games)
 
 
@@ -346,25 +342,20 @@ def _queue_reminders(session: Session, links: LinkMaker, game: Game, before: int
     for seat, player in seats_of(session, game.id or 0):
         if seat.seat not in awaited or seat.removed:
             continue
-        written = queue_mail(
-            session,
-            player=player,
-            template="reminder",
-            game_id=game.id,
-            dedupe_key=f"game:{game.id}:reminder:{game.step_key}:{before}:{seat.seat}",
-            now=now,
-            context={
-                "game_name": game.name,
-                "player_name": seat.display_name,
-                "turn_url": links.turn_url(game.id or 0, seat.seat, seat.secret),
-                "deadline_at": game.deadline_at.isoformat() if game.deadline_at else None,
-                "step_key": game.step_key,
-                "before_seconds": before,
-                "defending": state.phase == "defend",
-                "turn": state.turn,
-                "turns": state.turns,
-            },
+        reminder = Reminder(
+            game_id=game.id or 0,
+            game_name=game.name,
+            player_name=seat.display_name,
+            turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret),
+            deadline_at=game.deadline_at,
+            step_key=game.step_key,
+            before_seconds=before,
+            defending=state.phase == "defend",
+            turn=state.turn,
+            turns=state.turns,
+            seat=seat.seat,
         )
+        written = queue_mail(session, player, reminder, now=now)
         queued += written
     return queued
 

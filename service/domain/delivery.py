@@ -32,9 +32,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
+from emails import messages
 from emails.compose import Envelope, compose, thread_id
 from emails.delivery import Backend, Connection, DeliveryError
-from emails.render import ESSENTIAL, MESSAGES, REMINDER, RenderError, render
+from emails.render import ESSENTIAL, MESSAGES, REMINDER, RenderError
 from service.domain.links import LinkMaker
 from service.domain.models import Game, OutboxMail, Player, Seat, utcnow
 from service.domain.outbox import mail_domain
@@ -319,10 +320,9 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
     if job.game_id is not None and job.seat is not None and job.seat_secret:
         game_url = links.turn_url(job.game_id, job.seat, job.seat_secret)
     # The mail is written as of its row's creation: its Date, and the time left it states. A retry thus
-    # sends the very same mail (see the module's docstring).
-    rendered = render(
-        job.template,
-        job.context,
+    # sends the very same mail (see the module's docstring). A row that is not a valid message raises
+    # MessageError (a RenderError): that mail fails, with the reason.
+    rendered = messages.from_json(job.template, job.context).render(
         now=job.created_at,
         time_zone=job.time_zone,
         game_url=game_url,

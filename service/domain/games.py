@@ -11,6 +11,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session, col, select
 
 import rules
+from emails.messages import GameOver
 from service.domain.errors import NotFound
 from service.domain.models import Game, Player, Seat
 from service.domain.outbox import queue_mail
@@ -73,17 +74,12 @@ def finish_game(session: Session, game: Game, state: rules.GameState, now: datet
     game.step_key = None
     game.result = standings
     for seat, player in seats:
-        queue_mail(
-            session,
-            player=player,
-            template="game_over",
-            game_id=game.id,
-            dedupe_key=f"game:{game.id}:over:{seat.seat}",
-            context={
-                "game_name": game.name,
-                "player_name": seat.display_name,
-                "standings": standings,
-                "seed": game.seed,
-                "your_seat": seat.seat,
-            },
+        over = GameOver(
+            game_id=game.id or 0,
+            game_name=game.name,
+            player_name=seat.display_name,
+            standings=standings,
+            seed=game.seed,
+            your_seat=seat.seat,
         )
+        queue_mail(session, player, over)

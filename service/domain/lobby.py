@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 import rules
+from emails.messages import AdminLink, GameToConfirm, Invitation
 from service.domain import block_list
 from service.domain.errors import Conflict, Forbidden, TooMany
 from service.domain.games import get_game, seats_of, settings_of
@@ -112,23 +113,18 @@ def create_game(
             )
         )
     host = player_for(session, host_email)
-    queue_mail(
-        session,
-        player=host,
-        template="confirm_game",
+    to_confirm = GameToConfirm(
         game_id=game.id,
-        dedupe_key=f"game:{game.id}:confirm",
-        now=now,
-        context={
-            "game_name": game.name,
-            "players": [{"name": p.name, "email": p.email} for p in request.players],
-            "confirm_url": links.confirm_url(game.id, game.admin_secret, request.host_time_zone),
-            "confirm_hours": int(confirm_within.total_seconds() // 3600),
-            "turn_length_seconds": request.settings.turn_length_seconds,
-            "starts_at_once": not request.settings.start_when_all_accepted,
-            "block_url": links.block_url(host_email),
-        },
+        game_name=game.name,
+        host_email=host_email,
+        players=[{"name": p.name, "email": p.email} for p in request.players],
+        confirm_url=links.confirm_url(game.id, game.admin_secret, request.host_time_zone),
+        confirm_hours=int(confirm_within.total_seconds() // 3600),
+        turn_length_seconds=request.settings.turn_length_seconds,
+        starts_at_once=not request.settings.start_when_all_accepted,
+        block_url=links.block_url(host_email),
     )
+    queue_mail(session, host, to_confirm, now=now)
     session.commit()
     return game
 
@@ -181,33 +177,20 @@ def confirm_game(
     settings = settings_of(game)
     names = [s.display_name for s, _ in seats]
     for seat, player in seats:
-        queue_mail(
-            session,
-            player=player,
-            template="invitation",
+        invitation = Invitation(
             game_id=game_id,
-            dedupe_key=f"game:{game_id}:invite:{seat.seat}",
-            now=now,
-            context={
-                "game_name": game.name,
-                "player_name": seat.display_name,
-                "players": names,
-                "invite_url": links.invite_url(game_id, seat.seat, seat.secret),
-                "turn_url": links.turn_url(game_id, seat.seat, seat.secret),
-                "turn_length_seconds": settings.turn_length_seconds,
-                "starts_at_once": not settings.start_when_all_accepted,
-                "block_url": links.block_url(player.email),
-            },
+            game_name=game.name,
+            player_name=seat.display_name,
+            players=names,
+            invite_url=links.invite_url(game_id, seat.seat, seat.secret),
+            turn_url=links.turn_url(game_id, seat.seat, seat.secret),
+            turn_length_seconds=settings.turn_length_seconds,
+            starts_at_once=not settings.start_when_all_accepted,
+            seat=seat.seat,
+            block_url=links.block_url(player.email),
         )
-    queue_mail(
-        session,
-        player=host,
-        template="admin_link",
-        game_id=game_id,
-        dedupe_key=f"game:{game_id}:admin-link",
-        now=now,
-        context={"game_name": game.name, "admin_url": admin_url},
-    )
+        queue_mail(session, player, invitation, now=now)
+    queue_mail(session, host, AdminLink(game_id=game_id, game_name=game.name, admin_url=admin_url), now=now)
     session.flush()
     if not settings.start_when_all_accepted:
         start_game(session, game, links, now=now)

@@ -1,4 +1,8 @@
-"""Writing mails to the outbox table, in the caller's transaction (DESIGN §6)."""
+"""Writing mails to the outbox table, in the caller's transaction (DESIGN §6).
+
+A mail is a typed message (``emails.messages``): :func:`queue_mail` stores its template name, its fields
+as JSON (the row's ``context``) and its dedupe key, and delivery rebuilds the message from them.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from flask import current_app, has_app_context
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col
 
+from emails.messages import GameMessage, Message
 from service.domain.models import OutboxMail, Player, utcnow
 from service.infra.mail_wakeup import MAIL_WRITTEN
 
@@ -36,7 +41,26 @@ def mail_domain(sender: str | None = None) -> str:
     return address.rsplit("@", 1)[1].lower() if "@" in address else MAIL_DOMAIN
 
 
-def queue_mail(
+def queue_mail(session: Session, to: Player | str, message: Message, *, now: datetime | None = None) -> bool:
+    """Add ``message`` to the outbox, for a player or (a site admin's sign-in link) an address; a second
+    mail with the same dedupe key (the same event) is not written. Returns whether the mail was written.
+
+    ``now`` is when the event happened (default: the real time): the mail is dated then, and states the
+    time left from then (emails.render). A message about a game files the row under that game.
+    """
+    return insert_mail_row(
+        session,
+        player=to if isinstance(to, Player) else None,
+        to_email=to if isinstance(to, str) else None,
+        template=message.template,
+        context=message.context(),
+        game_id=message.game_id if isinstance(message, GameMessage) else None,
+        dedupe_key=message.dedupe_key,
+        now=now,
+    )
+
+
+def insert_mail_row(
     session: Session,
     *,
     player: Player | None = None,
@@ -47,15 +71,15 @@ def queue_mail(
     dedupe_key: str | None = None,
     now: datetime | None = None,
 ) -> bool:
-    """Add one mail to the outbox; a second mail with the same ``dedupe_key`` is not written.
+    """Add one outbox row as given; a second row with the same ``dedupe_key`` is not written.
 
-    Returns whether the mail was written. One statement either way (``INSERT … ON CONFLICT (dedupe_key) DO
-    NOTHING``): no read first, and two transactions racing to write the same event's mail cannot both
-    write it, nor fail on the unique key.
+    The service writes typed messages (:func:`queue_mail`); this writes any row, also one no message would
+    make (delivery fails such a row, with the reason). Returns whether the row was written. One statement
+    either way (``INSERT … ON CONFLICT (dedupe_key) DO NOTHING``): no read first, and two transactions
+    racing to write the same event's mail cannot both write it, nor fail on the unique key.
 
-    ``now`` is when the event happened (default: the real time): the mail is dated then, and states the
-    time left from then (emails.render). A mail to someone who is not a player (a site admin's sign-in
-    link) names its address in ``to_email`` instead of a ``player``.
+    A mail to someone who is not a player names its address in ``to_email`` instead of a ``player``;
+    ``now`` is when the event happened (default: the real time), the mail's date.
     """
     if (player is None) == (to_email is None):
         raise ValueError("a mail goes to a player or to an address, exactly one of them")

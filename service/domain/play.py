@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 import rules
+from emails.messages import AutoPassed, HostAlert, RedeployNeeded, YourTurn
 from service.domain.errors import BadRequest, Conflict, IllegalMove
 from service.domain.games import finish_game, get_game, seats_of, settings_of, update_if_unmoved
 from service.domain.links import LinkMaker
@@ -174,40 +175,30 @@ def auto_pass(
     )
     now = now or utcnow()
     seats = {s.seat: (s, p) for s, p in seats_of(session, game_id)}
-    passed, player = seats[seat]
-    queue_mail(
-        session,
-        player=player,
-        template="auto_passed",
+    passed_seat, player = seats[seat]
+    passed = AutoPassed(
         game_id=game_id,
-        dedupe_key=f"game:{game_id}:auto-pass:{game.version + 1}",
-        now=now,
-        context={
-            "game_name": game.name,
-            "player_name": passed.display_name,
-            "reason": reason,
-            "defending": state.phase == "defend",
-        },
+        game_name=game.name,
+        player_name=passed_seat.display_name,
+        reason=reason,
+        defending=state.phase == "defend",
+        version=game.version + 1,
     )
+    queue_mail(session, player, passed, now=now)
     passes = new_state.players[seat].auto_passes
     if passes >= settings_of(game).auto_pass_alert_after and state.phase != "defend":
         # The host need not hold a seat: create_game gave every host a player row for the admin link.
         host = session.exec(select(Player).where(Player.email == game.host_email)).first()
         if host is not None:
-            queue_mail(
-                session,
-                player=host,
-                template="host_alert",
+            alert = HostAlert(
                 game_id=game_id,
-                dedupe_key=f"game:{game_id}:alert:{seat}:{passes}",
-                now=now,
-                context={
-                    "game_name": game.name,
-                    "player_name": passed.display_name,
-                    "auto_passes": passes,
-                    "admin_url": links.admin_url(game_id, game.admin_secret),
-                },
+                game_name=game.name,
+                player_name=passed_seat.display_name,
+                auto_passes=passes,
+                admin_url=links.admin_url(game_id, game.admin_secret),
+                seat=seat,
             )
+            queue_mail(session, host, alert, now=now)
     return commit_step(session, game, record, new_state, links, now, None, seat, seats=seats)
 
 
@@ -287,26 +278,21 @@ def after_change(
         seat, player = seats[awaited]
         if seat.removed:
             continue
-        queue_mail(
-            session,
-            player=player,
-            template="redeploy_needed" if defending else "your_turn",
-            game_id=game.id,
-            dedupe_key=f"game:{game.id}:step:{key}",
-            now=now,
-            context={
-                "game_name": game.name,
-                "player_name": seat.display_name,
-                "turn": state.turn,
-                "turns": state.turns,
-                "turn_url": links.turn_url(game.id or 0, seat.seat, seat.secret),
-                "deadline_at": game.deadline_at.isoformat() if game.deadline_at else None,
-                "version": game.version,
-                "step_key": key,
-                # The board picture and words of the mail (emails/board_picture.py).
-                **step_details(state, awaited, names),
-            },
+        kind = RedeployNeeded if defending else YourTurn
+        message = kind(
+            game_id=game.id or 0,
+            game_name=game.name,
+            player_name=seat.display_name,
+            turn=state.turn,
+            turns=state.turns,
+            turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret),
+            deadline_at=game.deadline_at,
+            version=game.version,
+            step_key=key,
+            # The board picture and words of the mail (emails/board_picture.py).
+            **step_details(state, awaited, names),
         )
+        queue_mail(session, player, message, now=now)
 
 
 def next_reminder_at(deadline: datetime, offsets: list[int], now: datetime) -> datetime | None:

@@ -18,6 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
+from emails.messages import AdminLogin
 from service.domain.errors import Forbidden, NotFound
 from service.domain.links import LOGIN, LOGIN_MAX_AGE, LinkError, LinkMaker
 from service.domain.models import SiteAdmin, utcnow
@@ -52,17 +53,13 @@ def request_sign_in(session: Session, email: str, links: LinkMaker, now: datetim
     if account is None or account.id is None:
         return False
     window = int(now.timestamp()) // SIGN_IN_MAIL_INTERVAL
-    queue_mail(
-        session,
-        to_email=account.email,
-        template="admin_login",
-        dedupe_key=f"site-admin:{account.id}:sign-in:{window}",
-        now=now,
-        context={
-            "login_url": links.login_url(account.id, account.secret, account.sign_in_serial),
-            "valid_minutes": LOGIN_MAX_AGE // 60,
-        },
+    sign_in = AdminLogin(
+        login_url=links.login_url(account.id, account.secret, account.sign_in_serial),
+        valid_minutes=LOGIN_MAX_AGE // 60,
+        account_id=account.id,
+        window=window,
     )
+    queue_mail(session, account.email, sign_in, now=now)
     session.commit()
     return True
 

@@ -10,17 +10,18 @@ from __future__ import annotations
 from typing import Any
 
 import rules
+from emails.messages import Board, BoardPlayer, BoardRegion
 
 # Mountains show as terrain; these are the pieces lying on a region.
 _MARKS = ("lair", "fortress", "encampments", "hole", "hero", "dragon")
 
 
-def board_summary(state: rules.GameState, names: dict[int, str], you: int | None) -> dict[str, Any]:
+def board_summary(state: rules.GameState, names: dict[int, str], you: int | None) -> Board:
     """The board for ``emails.board_picture``: terrain, owner, race, tokens and markers per region."""
     board = state.board
-    regions: list[dict[str, Any]] = []
+    regions: list[BoardRegion] = []
     for spec, region in zip(board.regions, state.regions, strict=True):
-        entry: dict[str, Any] = {"terrain": spec.terrain}
+        entry: BoardRegion = {"terrain": spec.terrain}
         if region.race:
             entry["race"] = region.race
             entry["tokens"] = region.tokens
@@ -34,7 +35,7 @@ def board_summary(state: rules.GameState, names: dict[int, str], you: int | None
         if region.encampments > 1:
             entry["encampments"] = region.encampments
         regions.append(entry)
-    players = [
+    players: list[BoardPlayer] = [
         {
             "name": names.get(seat, f"Player {seat + 1}"),
             "active": f"{p.active.race} ({p.active.power})" if p.active else None,

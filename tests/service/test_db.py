@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+import sqlalchemy as sa
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -16,8 +19,9 @@ from sqlalchemy import Engine, inspect
 from sqlalchemy.exc import StatementError
 from sqlmodel import SQLModel
 
+from emails.messages import from_json
 from service.domain import status
-from service.infra.db import alembic_config, get_engine, get_session, make_engine
+from service.infra.db import alembic_config, get_engine, get_session, make_engine, upgrade_database
 
 
 def assert_schema_is_current(engine: Engine) -> None:
@@ -107,3 +111,124 @@ def test_a_database_that_cannot_be_reached_gets_503_with_retry_after_on_pages_an
     assert answer.status_code == 503
     assert answer.headers["Retry-After"] == "5"
     assert "briefly unavailable" in answer.get_json()["error"]
+
+
+#: Rows as the release before typed messages wrote them (its contexts, its dedupe keys), for game 1.
+_URL = "https://smallworld.example/play/t"
+_BOARD = {"players": [{"name": "Ann", "active": None, "declined": []}], "regions": [{"terrain": "sea"}], "you": 0}
+EARLIER_ROWS: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "invitation",
+        {"game_name": "G", "player_name": "Ann", "players": ["Ann", "Bob"], "invite_url": _URL, "turn_url": _URL,
+         "turn_length_seconds": 3600, "starts_at_once": False},
+        "game:1:invite:1",
+    ),
+    (
+        "invitation",
+        {"game_name": "G", "player_name": "Cy", "players": ["Ann", "Cy"], "turn_url": _URL, "invite_url": _URL,
+         "replacing": "Bob", "your_turn": True, "turn_length_seconds": 3600, "starts_at_once": True},
+        "game:1:replace:1:Zk9-x_3:q",
+    ),
+    ("admin_link", {"game_name": "G", "admin_url": _URL}, "game:1:admin-link"),
+    ("admin_login", {"login_url": _URL, "valid_minutes": 30}, "site-admin:3:sign-in:14802465"),
+    (
+        "your_turn",
+        {"game_name": "G", "player_name": "Ann", "turn": 1, "turns": 10, "turn_url": _URL,
+         "deadline_at": "2026-03-03T13:00:00+00:00", "version": 4, "step_key": "1:0:-", "seat": 0,
+         "defending": False, "hand": 0, "board": _BOARD | {"turn": 1, "turns": 10}},
+        "game:1:step:1:0:-",
+    ),
+    (
+        "reminder",
+        {"game_name": "G", "player_name": "Ann", "turn_url": _URL, "deadline_at": "2026-03-03T13:00:00+00:00",
+         "step_key": "1:0:-", "before_seconds": 7200, "defending": False, "turn": 1, "turns": 10},
+        "game:1:reminder:1:0:-:7200:0",
+    ),
+    (
+        "auto_passed",
+        {"game_name": "G", "player_name": "Ann", "reason": "deadline", "defending": False},
+        "game:1:auto-pass:5",
+    ),
+    (
+        "host_alert",
+        {"game_name": "G", "player_name": "Ann", "auto_passes": 2, "admin_url": _URL},
+        "game:1:alert:0:2",
+    ),
+    (
+        "game_over",
+        {"game_name": "G", "player_name": "Ann", "seed": "ab", "your_seat": 0, "standings": [
+            {"player": 0, "coins": 9, "tokens_on_board": 3, "place": 1, "tie_break": False, "name": "Ann"}]},
+        "game:1:over:0",
+    ),
+    (
+        "admin_change",
+        {"game_name": "G", "player_name": "Ann", "change": "paused", "actor": "host",
+         "details": {"reason": "moving", "remaining_seconds": 60}, "deadline_at": None, "pause_reason": "moving"},
+        "game:1:admin:6:2",
+    ),
+    (
+        "admin_change",
+        {"game_name": "G", "player_name": "Ann", "change": "outage", "actor": "system",
+         "details": {"from": "2026-03-01T09:10:00+00:00", "to": "2026-03-01T11:30:00+00:00", "seconds": 8400},
+         "deadline_at": "2026-03-01T12:20:00+00:00"},
+        "game:1:outage:2026-03-01T09:10:00+00:00:0",
+    ),
+]  # fmt: skip
+
+
+def assert_earlier_mail_is_delivered_after_the_upgrade(engine: Engine) -> None:
+    """The migration to typed messages adds what each pending or failed row's dedupe key names to its
+    context, so that the row makes its message again, with the same dedupe key; sent rows stay as they were."""
+    upgrade_database(engine, "309f8dc1f0fc")
+    games = sa.table(*("games", *(sa.column(c) for c in ("name", "status", "settings", "version", "seed"))),
+                     sa.column("admin_secret"), sa.column("host_email"), sa.column("created_at"))  # fmt: skip
+    outbox = sa.table("outbox", *(sa.column(c) for c in ("id", "game_id", "to_email", "template", "message_id")),
+                      sa.column("context", sa.JSON()), sa.column("dedupe_key"), sa.column("status"),
+                      sa.column("attempts"), sa.column("created_at"))  # fmt: skip
+    now = datetime.now(UTC)
+    with engine.begin() as connection:
+        connection.execute(
+            games.insert().values(
+                name="G", status="active", settings="{}", version=6, seed="ab", admin_secret="s", host_email="a@x.org",
+                created_at=now,
+            )
+        )  # fmt: skip
+        for n, (template, context, key) in enumerate([*EARLIER_ROWS, ("auto_passed", {"sent": 1}, "k")]):
+            connection.execute(
+                outbox.insert().values(
+                    game_id=None if template == "admin_login" else 1, to_email="a@x.org", template=template,
+                    message_id=f"<{n}@x>", context=context, dedupe_key=key, attempts=0, created_at=now,
+                    status="sent" if key == "k" else ("failed" if n % 3 == 0 else "pending"),
+                )
+            )  # fmt: skip
+    upgrade_database(engine)
+    with engine.connect() as connection:
+        rows = connection.execute(
+            sa.select(outbox.c.template, outbox.c.context, outbox.c.dedupe_key).order_by(outbox.c.id)
+        ).all()
+    for (template, earlier, key), row in zip(EARLIER_ROWS, rows, strict=False):
+        message = from_json(row.template, row.context)
+        assert message.dedupe_key == key, template
+        assert {k: v for k, v in row.context.items() if k in earlier} == earlier  # nothing of it changed
+        assert getattr(message, "game_id", 1) == 1
+    assert rows[-1].context == {"sent": 1}
+    assert len(rows) == len(EARLIER_ROWS) + 1
+
+
+def test_mail_queued_before_messages_were_typed_is_delivered_after_the_upgrade_on_sqlite(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'earlier.sqlite'}")
+    try:
+        assert_earlier_mail_is_delivered_after_the_upgrade(engine)
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.postgres
+def test_mail_queued_before_messages_were_typed_is_delivered_after_the_upgrade_on_postgresql(
+    postgres_url: str,
+) -> None:
+    engine = make_engine(postgres_url)
+    try:
+        assert_earlier_mail_is_delivered_after_the_upgrade(engine)
+    finally:
+        engine.dispose()

@@ -26,11 +26,13 @@ from flask import Flask
 from sqlmodel import select
 
 import rules
+from emails.messages import YourTurn
+from emails.samples import SAMPLES
 from rules.bots import concrete
 from service import create_app
 from service.domain import status
 from service.domain.models import Game, GameAction, OutboxMail, Player, utcnow
-from service.domain.outbox import queue_mail
+from service.domain.outbox import insert_mail_row
 from service.infra.db import get_engine, get_session, upgrade_database
 from tests.conftest import postgres_schema, redis_database
 from tests.processes import service_environment, start, stop
@@ -287,8 +289,9 @@ def test_a_worker_killed_between_the_smtp_reply_and_the_commit_sends_the_same_ma
             eve = Player(email=address, display_name="Eve")
             session.add(eve)
             session.flush()
-            context = {"game_name": "Crash", "player_name": "Eve", "turn_url": f"{BASE}/play/t", "turn": 1, "turns": 9}
-            queue_mail(session, player=eve, template="your_turn", context=context)
+            turn = {"game_name": "Crash", "player_name": "Eve", "turn_url": f"{BASE}/play/t", "turn": 1, "turns": 9}
+            mail = YourTurn(**SAMPLES["your_turn"].context | turn)
+            insert_mail_row(session, player=eve, template=mail.template, context=mail.context())  # about no game
             session.commit()  # sends the delivery task to the worker
         stack.mailbox.wait_for(lambda _: to(stack.mailbox, address))
         wait_until(lambda: killed)

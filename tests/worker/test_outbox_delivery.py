@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,10 @@ import pytest
 from flask import Flask
 from sqlmodel import select
 
+from emails.messages import AutoPassed, Message, Reminder, YourTurn
+from emails.samples import SAMPLES
 from service.domain.models import Player, utcnow
-from service.domain.outbox import queue_mail
+from service.domain.outbox import insert_mail_row, queue_mail
 from service.infra.db import get_session
 from tests.smtp import SMTPServer
 
@@ -34,19 +37,32 @@ def queue(app: Flask, count: int, template: str = "reminder", email: str = "ann@
             session.add(someone)
             session.flush()
         for n in range(count):
-            context = {
-                "game_name": "Outbox",
-                "player_name": "Ann",
-                "turn_url": "https://smallworld.example/play/token",
-                "deadline_at": (utcnow() + timedelta(hours=2)).isoformat(),
-                "turn": 1,
-                "turns": 10,
-                "standings": [],
-            }
-            queue_mail(
-                session, player=someone, template=template, context=context, dedupe_key=f"{template}:{email}:{n}"
+            message = MESSAGES[template](utcnow() + timedelta(hours=2))
+            insert_mail_row(
+                session,
+                player=someone,
+                template=template,
+                context=message.context(),
+                dedupe_key=f"{template}:{email}:{n}",
             )
         session.commit()
+
+
+TURN_URL = "https://smallworld.example/play/token"
+#: A message of each kind ``queue`` writes, by its deadline: about no game row, with keys of the test's own.
+MESSAGES: dict[str, Callable[[datetime], Message]] = {
+    "your_turn": lambda deadline: YourTurn(
+        **SAMPLES["your_turn"].context
+        | {"game_name": "Outbox", "player_name": "Ann", "turn_url": TURN_URL, "deadline_at": deadline, "turn": 1}
+    ),
+    "auto_passed": lambda deadline: AutoPassed(
+        game_id=1, game_name="Outbox", player_name="Ann", reason="deadline", defending=False, version=2
+    ),
+    "reminder": lambda deadline: Reminder(
+        **SAMPLES["reminder"].context
+        | {"game_name": "Outbox", "player_name": "Ann", "turn_url": TURN_URL, "deadline_at": deadline, "turn": 1}
+    ),
+}
 
 
 def statuses(app: Flask) -> list[tuple[str, int]]:
@@ -123,11 +139,37 @@ def test_a_mail_that_cannot_be_rendered_fails_with_the_reason(mail_app: Flask) -
         player = Player(email="ann@example.org", display_name="Ann")
         session.add(player)
         session.flush()
-        queue_mail(session, player=player, template="your_turn", context={"game_name": "Broken"})
+        insert_mail_row(session, player=player, template="your_turn", context={"game_name": "Broken"})
         session.commit()
     assert drain(mail_app).failed == 1
     [mail] = outbox(mail_app)
     assert mail.status == "failed" and "turn_url" in (mail.last_error or "")
+
+
+def test_a_row_that_is_not_a_valid_message_fails_alone_and_says_why(mail_app: Flask) -> None:
+    queue(mail_app, 1, template="auto_passed")
+    with mail_app.app_context():
+        session = get_session()
+        player = session.exec(select(Player)).one()
+        good = MESSAGES["auto_passed"](utcnow()).context()
+        insert_mail_row(session, player=player, template="auto_passed", context={**good, "coins": 12})
+        insert_mail_row(session, player=player, template="auto_passed", context={**good, "version": None})
+        insert_mail_row(session, player=player, template="no_such_mail", context=good)
+        session.commit()
+    queue(mail_app, 1, template="your_turn")
+    report = drain(mail_app)
+    assert (report.sent, report.failed, report.batches) == (2, 3, 1)
+    assert [(m.template, m.status, m.last_error) for m in outbox(mail_app)] == [
+        ("auto_passed", "sent", None),
+        ("auto_passed", "failed", "cannot render the mail: MessageError('auto_passed: unknown field coins')"),
+        (
+            "auto_passed",
+            "failed",
+            "cannot render the mail: MessageError('auto_passed: version: Input should be a valid integer')",
+        ),
+        ("no_such_mail", "failed", "cannot render the mail: MessageError(\"unknown message 'no_such_mail'\")"),
+        ("your_turn", "sent", None),
+    ]
 
 
 def test_two_drains_at_once_send_every_mail_exactly_once(mail_app: Flask) -> None:
@@ -288,19 +330,20 @@ def test_a_reminder_for_a_step_already_over_is_not_sent(mail_app: Flask) -> None
     with mail_app.app_context():
         session = get_session()
         player = session.exec(select(Player).where(Player.email == "p0@example.org")).one()
-        queue_mail(
-            session,
-            player=player,
-            template="reminder",
+        reminder = Reminder(
             game_id=game_id,
-            context={
-                "game_name": "x",
-                "player_name": "p",
-                "turn_url": "https://x/play/t",
-                "deadline_at": utcnow().isoformat(),
-                "step_key": "9:9:-",
-            },
+            game_name="x",
+            player_name="p",
+            turn_url="https://x/play/t",
+            deadline_at=utcnow(),
+            step_key="9:9:-",
+            before_seconds=1800,
+            defending=False,
+            turn=9,
+            turns=10,
+            seat=0,
         )
+        queue_mail(session, player, reminder)
         session.commit()
     report = drain(mail_app)
     assert report.skipped == 1 and report.sent == 0
@@ -335,12 +378,12 @@ def test_mail_is_handed_to_the_broker_after_the_commit_only(mail_app: Flask, mon
         session.add(player)
         session.commit()
         assert sent == []  # a commit without mail
-        queue_mail(session, player=player, template="your_turn", context={})
+        insert_mail_row(session, player=player, template="your_turn", context={})
         session.flush()
         assert sent == []  # not before the commit
         session.rollback()
         assert sent == []  # nor after a rollback
-        queue_mail(session, player=player, template="your_turn", context={})
+        insert_mail_row(session, player=player, template="your_turn", context={})
         session.commit()
     assert sent == ["worker.tasks.mail.deliver_outbox"]
 

@@ -5,8 +5,8 @@ the time its host confirmed it, and an index on its host's address; site admins 
 addresses that asked never to be invited again get a table.
 
 Revision ID: 5e1f0c2a9d47
-Revises: 309f8dc1f0fc
-Create Date: 2026-11-22 09:00:00
+Revises: 40a86b5ef542
+Create Date: 2026-11-25 12:00:00
 """
 
 from collections.abc import Sequence
@@ -16,7 +16,7 @@ import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision: str = "5e1f0c2a9d47"
-down_revision: str | None = "309f8dc1f0fc"
+down_revision: str | None = "40a86b5ef542"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,445 @@
+"""One typed message per kind of mail: its template, its fields (the template's context) and its dedupe key.
+
+The service builds a message where an event happens (``YourTurn(...)``) and hands it to
+``service.domain.outbox.queue_mail``, which stores the template name, the fields as JSON (``context``)
+and the dedupe key in one outbox row. Delivery rebuilds the message from that row (:func:`from_json`)
+and renders it (:meth:`Message.render`); a row that does not make a valid message (an unknown template,
+an unknown or a missing field, a field of the wrong type) raises :class:`MessageError`, which fails that
+one mail with the reason.
+
+The dedupe key names the event a mail is about, so that the same event (a retried task, two sweeps at
+once) writes its mail once. Existing rows rely on the keys: they must never change shape.
+
+>>> mail = AutoPassed(game_id=7, game_name="Friday", player_name="Ann", reason="deadline", defending=False,
+...                   version=12)
+>>> mail.template, mail.dedupe_key
+('auto_passed', 'game:7:auto-pass:12')
+>>> from_json(mail.template, mail.context()) == mail
+True
+>>> from_json("auto_passed", {**mail.context(), "coins": 12})
+Traceback (most recent call last):
+...
+emails.messages.MessageError: auto_passed: unknown field coins
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Annotated, Any, ClassVar, Literal, NotRequired
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    PlainSerializer,
+    ValidationError,
+    model_validator,
+    with_config,
+)
+from typing_extensions import TypedDict
+
+from .render import MESSAGES, Rendered, RenderError, render
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat()
+
+
+#: A moment, as an aware datetime; stored as ISO 8601 (``datetime.isoformat``), as the templates read it.
+Instant = Annotated[AwareDatetime, PlainSerializer(_iso, return_type=str, when_used="json")]
+
+
+class MessageError(RenderError):
+    """An outbox row that is not a valid message: a permanent failure of that one mail."""
+
+
+# -- the pieces of a board and of a final table -----------------------------------------------------------
+@with_config(ConfigDict(extra="forbid"))
+class BoardPlayer(TypedDict):
+    name: str
+    #: "Orcs (Seafaring)", or ``None`` before the first pick and after a decline.
+    active: str | None
+    declined: list[str]
+
+
+@with_config(ConfigDict(extra="forbid"))
+class BoardRegion(TypedDict):
+    """One region as the mail shows it (public information only, DESIGN §4); absent keys are absent pieces."""
+
+    terrain: str
+    race: NotRequired[str]
+    tokens: NotRequired[int]
+    owner: NotRequired[int]
+    declined: NotRequired[bool]
+    marks: NotRequired[list[str]]
+    encampments: NotRequired[int]
+
+
+@with_config(ConfigDict(extra="forbid"))
+class Board(TypedDict):
+    """The public board of a turn mail, for its picture (``emails.board_picture``) and its words."""
+
+    players: list[BoardPlayer]
+    regions: list[BoardRegion]
+    #: The reader's seat.
+    you: int | None
+    turn: int
+    turns: int
+
+
+@with_config(ConfigDict(extra="forbid"))
+class Standing(TypedDict):
+    """One row of the final table (``rules.final_standings`` and the player's name)."""
+
+    player: int
+    coins: int
+    tokens_on_board: int
+    place: int
+    tie_break: bool
+    name: str
+
+
+# -- the messages ----------------------------------------------------------------------------------------
+class Message(BaseModel):
+    """A mail of one kind, as stored in the outbox and rendered from its template folder."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    #: The message's folder under ``emails/templates``.
+    template: ClassVar[str]
+
+    @property
+    def dedupe_key(self) -> str:
+        """Names the event the mail is about: one mail per event."""
+        raise NotImplementedError
+
+    @property
+    def category(self) -> str:
+        """``essential``, ``reminder`` or ``notice`` (``emails.render``): whether a player may turn it off."""
+        return MESSAGES[self.template]
+
+    def context(self) -> dict[str, Any]:
+        """The fields as JSON: what the outbox row stores and the template reads."""
+        return self.model_dump(mode="json")
+
+    def render(
+        self,
+        *,
+        now: datetime,
+        time_zone: str | None = "UTC",
+        game_url: str | None = None,
+        unsubscribe_url: str | None = None,
+        pictures: bool = True,
+    ) -> Rendered:
+        """The mail for one reader (``emails.render.render``)."""
+        return render(
+            self.template,
+            self.context(),
+            now=now,
+            time_zone=time_zone,
+            game_url=game_url,
+            unsubscribe_url=unsubscribe_url,
+            pictures=pictures,
+        )
+
+
+class GameMessage(Message):
+    """A mail about one game (its row's ``game_id``; the mail belongs to the game's thread)."""
+
+    game_id: int
+    game_name: str
+
+
+class Invitation(GameMessage):
+    """A seat in a game: at its creation, or taken over from another player (``replacing``)."""
+
+    template: ClassVar[str] = "invitation"
+
+    player_name: str
+    players: list[str]
+    invite_url: str
+    turn_url: str
+    turn_length_seconds: int
+    starts_at_once: bool
+    seat: int
+    #: Who had the seat, when it changed hands.
+    replacing: str | None = None
+    #: The newcomer's seat is the one the game waits for.
+    your_turn: bool = False
+    #: When the seat changed hands: its new secret, which names that change (each one rotates it).
+    seat_secret: str | None = None
+    #: The reader's "never invite me again" link (DESIGN §9).
+    block_url: str | None = None
+
+    @property
+    def dedupe_key(self) -> str:
+        """One invitation per seat of a new game, and one per change of hands.
+
+        >>> seat = dict(game_id=3, game_name="g", player_name="Ann", players=["Ann"], invite_url="u",
+        ...             turn_url="u", turn_length_seconds=60, starts_at_once=False, seat=1)
+        >>> Invitation(**seat).dedupe_key, Invitation(**seat, seat_secret="s3cr3t").dedupe_key
+        ('game:3:invite:1', 'game:3:replace:1:s3cr3t')
+        """
+        if self.seat_secret is not None:
+            return f"game:{self.game_id}:replace:{self.seat}:{self.seat_secret}"
+        return f"game:{self.game_id}:invite:{self.seat}"
+
+
+@with_config(ConfigDict(extra="forbid"))
+class ProposedSeat(TypedDict):
+    """A seat of a game waiting for its host's confirmation: the name and address the creator gave."""
+
+    name: str
+    email: str
+
+
+class GameToConfirm(GameMessage):
+    """To the host of a new game, and to nobody else until they confirm it (DESIGN §9): the game as its
+    invitations would go, the link to confirm or discard it, and "never mail me again"."""
+
+    template: ClassVar[str] = "confirm_game"
+
+    host_email: str
+    players: list[ProposedSeat]
+    confirm_url: str
+    #: The game lapses this long after its creation if nobody confirms it.
+    confirm_hours: int
+    turn_length_seconds: int
+    starts_at_once: bool
+    block_url: str
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"game:{self.game_id}:confirm"
+
+
+class AdminLink(GameMessage):
+    """The host's link to manage the game."""
+
+    template: ClassVar[str] = "admin_link"
+
+    admin_url: str
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"game:{self.game_id}:admin-link"
+
+
+class AdminLogin(Message):
+    """A site admin's sign-in link (to an address, about no game)."""
+
+    template: ClassVar[str] = "admin_login"
+
+    login_url: str
+    valid_minutes: int
+    account_id: int
+    #: Which sign-in interval it was asked in (seconds since the epoch // the interval): one mail each.
+    window: int
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"site-admin:{self.account_id}:sign-in:{self.window}"
+
+
+class _StepMessage(GameMessage):
+    """A mail asking a seat for the step the game now waits for (``Game.step_key``)."""
+
+    player_name: str
+    turn: int
+    turns: int
+    turn_url: str
+    #: ``None`` while the game is paused: the clock starts when it resumes.
+    deadline_at: Instant | None
+    version: int
+    step_key: str
+    seat: int
+    defending: bool
+    #: Tokens in the seat's hand (to redeploy).
+    hand: int
+    board: Board
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"game:{self.game_id}:step:{self.step_key}"
+
+
+class YourTurn(_StepMessage):
+    template: ClassVar[str] = "your_turn"
+
+
+class RedeployNeeded(_StepMessage):
+    """A defender's redeployment, in the ``ask`` redeploy mode (DESIGN §4)."""
+
+    template: ClassVar[str] = "redeploy_needed"
+
+
+class Reminder(GameMessage):
+    """One reminder of a step, ``before_seconds`` before its deadline (DESIGN §5)."""
+
+    template: ClassVar[str] = "reminder"
+
+    player_name: str
+    turn_url: str
+    deadline_at: Instant
+    step_key: str
+    before_seconds: int
+    defending: bool
+    turn: int
+    turns: int
+    seat: int
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"game:{self.game_id}:reminder:{self.step_key}:{self.before_seconds}:{self.seat}"
+
+
+class AutoPassed(GameMessage):
+    """A seat's step was completed for it: its deadline passed, or an admin passed it."""
+
+    template: ClassVar[str] = "auto_passed"
+
+    player_name: str
+    #: ``deadline``, or the admin who passed the step (an audit actor, ``host`` or ``site admin …``).
+    reason: str
+    defending: bool
+    #: The game's version the pass made.
+    version: int
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"game:{self.game_id}:auto-pass:{self.version}"
+
+
+class HostAlert(GameMessage):
+    """To the host: a player missed ``auto_passes`` turns in a row."""
+
+    template: ClassVar[str] = "host_alert"
+
+    #: The player who missed their turns, in ``seat``.
+    player_name: str
+    auto_passes: int
+    admin_url: str
+    seat: int
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"game:{self.game_id}:alert:{self.seat}:{self.auto_passes}"
+
+
+class GameOver(GameMessage):
+    """The final table, to one seat (DESIGN §4, "End of game"): every coin count is public now."""
+
+    template: ClassVar[str] = "game_over"
+
+    player_name: str
+    standings: list[Standing]
+    seed: str
+    your_seat: int
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"game:{self.game_id}:over:{self.your_seat}"
+
+
+#: What an :class:`AdminChange` announces.
+Change = Literal[
+    "deadline_extended",
+    "paused",
+    "resumed",
+    "settings",
+    "player_replaced",
+    "player_removed",
+    "cancelled",
+    "vacation",
+    "outage",
+]
+
+
+class AdminChange(GameMessage):
+    """An admin act (or a player's vacation) announced to a player; or, with ``change="outage"``, the
+    deadline sweep's notice that the service was away and the deadline moved."""
+
+    template: ClassVar[str] = "admin_change"
+
+    player_name: str
+    change: Change
+    #: Who acted, as the audit log names them.
+    actor: str
+    details: dict[str, Any]
+    deadline_at: Instant | None
+    pause_reason: str | None = None
+    #: An act: the game's version it made, and the reader's player id (one mail per act and reader).
+    version: int | None = None
+    player_id: int | None = None
+    #: An outage: the reader's seat (one mail per outage and seat; ``details["from"]`` is when it began).
+    seat: int | None = None
+
+    @model_validator(mode="after")
+    def _names_its_event(self) -> AdminChange:
+        if self.change == "outage":
+            if self.seat is None or not isinstance(self.details.get("from"), str):
+                raise ValueError("an outage notice needs the reader's seat and details['from']")
+        elif self.version is None or self.player_id is None:
+            raise ValueError("an admin act's notice needs the game's version and the reader's player_id")
+        return self
+
+    @property
+    def dedupe_key(self) -> str:
+        if self.change == "outage":
+            return f"game:{self.game_id}:outage:{self.details['from']}:{self.seat}"
+        return f"game:{self.game_id}:admin:{self.version}:{self.player_id}"
+
+
+#: Every kind of message, by template name.
+KINDS: dict[str, type[Message]] = {
+    kind.template: kind
+    for kind in (
+        Invitation,
+        GameToConfirm,
+        AdminLink,
+        AdminLogin,
+        YourTurn,
+        RedeployNeeded,
+        Reminder,
+        AutoPassed,
+        AdminChange,
+        HostAlert,
+        GameOver,
+    )
+}
+
+
+def from_json(template: str, context: Mapping[str, Any]) -> Message:
+    """The message an outbox row stores: its template name and its fields as JSON.
+
+    Raises :class:`MessageError`, naming what is wrong, when they do not make a valid message.
+    """
+    kind = KINDS.get(template)
+    if kind is None:
+        raise MessageError(f"unknown message {template!r}")
+    if not isinstance(context, Mapping):
+        raise MessageError(f"{template}: the context is not a JSON object")
+    try:
+        return kind.model_validate(context)
+    except ValidationError as error:
+        raise MessageError(f"{template}: {_explain(error)}") from None
+
+
+def _explain(error: ValidationError) -> str:
+    """The validation errors in a line: unknown fields, missing fields, then the others."""
+    unknown, missing, other = [], [], []
+    for problem in error.errors(include_url=False):
+        where = ".".join(str(part) for part in problem["loc"])
+        if problem["type"] == "extra_forbidden":
+            unknown.append(where)
+        elif problem["type"] == "missing":
+            missing.append(where)
+        else:
+            other.append(f"{where}: {problem['msg']}" if where else problem["msg"])
+    parts = []
+    if unknown:
+        parts.append(f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}")
+    if missing:
+        parts.append(f"missing field{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+    return "; ".join(parts + other)

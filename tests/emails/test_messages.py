@@ -1,0 +1,141 @@
+"""emails.messages: one typed message per template, its JSON round trip, its dedupe key, its refusals."""
+
+from __future__ import annotations
+
+import doctest
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from emails import messages, render
+from emails.messages import (
+    AdminChange,
+    AdminLink,
+    AdminLogin,
+    AutoPassed,
+    GameOver,
+    HostAlert,
+    Invitation,
+    Message,
+    MessageError,
+    RedeployNeeded,
+    Reminder,
+    YourTurn,
+    from_json,
+)
+from emails.samples import ALL, SAMPLES
+
+DEADLINE = datetime(2026, 3, 3, 13, 0, tzinfo=UTC)
+
+
+def test_every_template_has_one_message_class_and_its_sample_is_one() -> None:
+    folders = {p.name for p in render.TEMPLATES.iterdir() if p.is_dir()}
+    assert set(messages.KINDS) == set(render.MESSAGES) == folders
+    for name, kind in messages.KINDS.items():
+        assert kind.template == name
+        assert type(SAMPLES[name].mail) is kind
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_a_message_comes_back_equal_from_its_json(name: str) -> None:
+    mail = ALL[name].mail
+    stored = json.loads(json.dumps(mail.context()))  # as the outbox row's JSON column gives it back
+    assert from_json(mail.template, stored) == mail
+    assert from_json(mail.template, stored).context() == stored
+
+
+def test_times_are_stored_as_iso_8601() -> None:
+    assert SAMPLES["your_turn"].context["deadline_at"] == "2026-03-03T13:00:00+00:00"
+    assert SAMPLES["admin_change"].mail.context()["deadline_at"] == DEADLINE.replace(day=4).isoformat()
+
+
+def _step(**fields: Any) -> dict[str, Any]:
+    return {**SAMPLES["your_turn"].context, "game_id": 17, **fields}
+
+
+#: Every dedupe key as the service made it before messages were typed: rows in databases rely on them.
+KEYS: list[tuple[Message, str]] = [
+    (SAMPLES["invitation"].mail, "game:17:invite:1"),
+    (ALL["invitation-replacing"].mail, "game:17:replace:1:sample-new-seat-secret"),
+    (AdminLink(game_id=17, game_name="g", admin_url="https://x/admin/t"), "game:17:admin-link"),
+    (
+        AdminLogin(login_url="https://x/admin/login/t", valid_minutes=30, account_id=3, window=14802465),
+        "site-admin:3:sign-in:14802465",
+    ),
+    (YourTurn(**_step(step_key="4:1:-")), "game:17:step:4:1:-"),
+    (RedeployNeeded(**_step(step_key="4:0:1", defending=True)), "game:17:step:4:0:1"),
+    (SAMPLES["reminder"].mail, "game:17:reminder:4:1:-:7200:1"),
+    (SAMPLES["auto_passed"].mail, "game:17:auto-pass:31"),
+    (SAMPLES["host_alert"].mail, "game:17:alert:2:2"),
+    (SAMPLES["game_over"].mail, "game:17:over:1"),
+    (SAMPLES["admin_change"].mail, "game:17:admin:31:4"),
+    (ALL["admin_change-outage"].mail, "game:17:outage:2026-03-01T09:10:00+00:00:1"),
+]
+
+
+@pytest.mark.parametrize(("mail", "key"), KEYS, ids=[f"{m.template}-{k}" for m, k in KEYS])
+def test_the_dedupe_key_names_the_event_as_it_always_did(mail: Message, key: str) -> None:
+    assert mail.dedupe_key == key
+
+
+def test_one_turn_mail_per_step_whoever_reads_it() -> None:
+    assert YourTurn(**_step(seat=0)).dedupe_key == YourTurn(**_step(seat=1, player_name="Ann")).dedupe_key
+
+
+def test_a_row_that_is_not_a_message_is_refused_with_what_is_wrong() -> None:
+    good = SAMPLES["auto_passed"].context
+    with pytest.raises(MessageError, match="unknown message 'no_such_mail'"):
+        from_json("no_such_mail", good)
+    with pytest.raises(MessageError, match="^auto_passed: unknown fields coins, secret$"):
+        from_json("auto_passed", {**good, "coins": 3, "secret": "x"})
+    with pytest.raises(MessageError, match="^auto_passed: missing field version$"):
+        from_json("auto_passed", {k: v for k, v in good.items() if k != "version"})
+    with pytest.raises(MessageError, match="^your_turn: missing fields .*turn_url"):
+        from_json("your_turn", {"game_name": "Broken"})
+    with pytest.raises(MessageError, match="^auto_passed: version: Input should be a valid integer"):
+        from_json("auto_passed", {**good, "version": "twelve"})
+    with pytest.raises(MessageError, match="unknown field board.regions.0.coins"):
+        board = SAMPLES["your_turn"].context["board"]
+        from_json("your_turn", _step(board={**board, "regions": [{"terrain": "sea", "coins": 5}]}))
+    with pytest.raises(MessageError, match="deadline_at: Input should have timezone info"):
+        from_json("reminder", {**SAMPLES["reminder"].context, "deadline_at": "2026-03-03T13:00:00"})
+    with pytest.raises(MessageError, match="the context is not a JSON object"):
+        from_json("auto_passed", ["not", "an", "object"])  # type: ignore[arg-type]
+
+
+def test_an_admin_notice_names_its_event() -> None:
+    notice = {"game_id": 1, "game_name": "g", "player_name": "p", "actor": "host", "details": {}, "deadline_at": None}
+    with pytest.raises(ValueError, match="version and the reader's player_id"):
+        AdminChange(**notice, change="paused")
+    with pytest.raises(ValueError, match="reader's seat"):
+        AdminChange(**notice, change="outage", seat=None)
+    with pytest.raises(ValueError, match="change"):
+        AdminChange(**notice, change="redecorated", version=2, player_id=3)
+
+
+def test_messages_are_values() -> None:
+    mail = SAMPLES["auto_passed"].mail
+    with pytest.raises(ValueError, match="frozen"):
+        mail.version = 3  # type: ignore[misc]
+    assert mail == AutoPassed(**mail.context())
+    assert hash(HostAlert(**SAMPLES["host_alert"].context)) == hash(SAMPLES["host_alert"].mail)
+
+
+def test_a_message_renders_as_its_template_with_its_context() -> None:
+    sample = SAMPLES["reminder"]
+    assert sample.mail.render(now=sample.now, time_zone="UTC") == render.render(
+        "reminder", sample.context, now=sample.now, time_zone="UTC"
+    )
+    assert sample.mail.category == render.REMINDER
+    assert Invitation.template == "invitation" and GameOver.template == "game_over"
+    assert (
+        Reminder(**{**sample.context, "deadline_at": DEADLINE})
+        .render(now=sample.now)
+        .subject.startswith("Reminder: 2 hours left")
+    )
+
+
+def test_the_doctests() -> None:
+    assert doctest.testmod(messages).failed == 0
