@@ -31,6 +31,7 @@ from rules.bots import concrete
 from service.domain import deadlines, delivery
 from service.domain.models import Game
 from service.infra.db import get_session
+from tests.api.conftest import create_game
 from tests.hidden_information import CoinWatch, with_canaries
 
 BASE = "https://smallworld.example"
@@ -156,7 +157,7 @@ def play_a_whole_game(app: Flask, rnd: random.Random) -> Table:
         "players": [{"name": f"Player {i}", "email": e} for i, e in enumerate(table.emails)],
         "settings": {"redeploy": "ask", "reminders_before_seconds": [3600], "auto_pass_alert_after": 1},
     }
-    created = table.api.post("/api/games", json=body)
+    created = create_game(table.api, body)
     assert created.status_code == 201
     table.game_id = created.get_json()["id"]
     admin = created.get_json()["admin_url"].rsplit("/", 1)[-1]
