@@ -43,11 +43,15 @@ def confirm(token: str, time_zone: str | None) -> lobby.Confirmed:
     game = games.get_game(session, payload["g"])
     if not secrets.compare_digest(game.admin_secret, payload["k"]):
         raise Forbidden("This confirmation link is not valid.")
+    invitees = [p.email for _, p in games.seats_of(session, game.id or 0)]
     if game.status == lobby.UNCONFIRMED:
-        mail_quotas().count_invitations([p.email for _, p in games.seats_of(session, game.id or 0)])
-    return lobby.confirm_game(
+        mail_quotas().check_invitations(invitees)
+    confirmed = lobby.confirm_game(
         session, payload["g"], payload["k"], current_links(), time_zone=time_zone or payload.get("z")
     )
+    if confirmed.now:  # the invitations went out now: they count
+        mail_quotas().note_invitations(invitees)
+    return confirmed
 
 
 def confirmation_payload(token: str) -> dict[str, Any]:

@@ -279,7 +279,12 @@ class MailQuotas:
         if not self.enabled:
             return
         self.check_invitations(invitees)
-        self._hit("RATELIMIT_INVITATIONS_PER_ADDRESS", "invitee", invitees)
+        self.note_invitations(invitees)
+
+    def note_invitations(self, invitees: list[str]) -> None:
+        """Count invitations mailed (checked before with :meth:`check_invitations`)."""
+        if self.enabled:
+            self._hit("RATELIMIT_INVITATIONS_PER_ADDRESS", "invitee", invitees)
 
 
 def _later(seconds: int) -> str:

@@ -37,6 +37,7 @@ from service.web.admin_pages.access import Manager, manager_for, remember_host
 from service.web.admin_pages.audit_log import MAIL_NAMES, audit_lines
 from service.web.pages.game_summary import deadline
 from service.web.pages.lobby import REMINDER_CHOICES
+from service.web.rate_limits import mail_quotas
 
 bp = Blueprint("admin_game", __name__)
 
@@ -338,9 +339,11 @@ def replace(game_id: int) -> Response:
             )
         except ValidationError as error:
             raise BadRequest(_first_error(error, {"seat": "Seat", "email": "Email", "name": "Name"})) from None
+        mail_quotas().check_invitations([asked.email])  # an invitation goes to the new address
         admin.replace_player(
             get_session(), game_id, manager.actor, current_links(), asked.seat, str(asked.email), asked.name
         )
+        mail_quotas().note_invitations([asked.email])
 
     return _run(
         game_id,
