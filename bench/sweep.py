@@ -70,7 +70,8 @@ from sqlalchemy import create_engine, event, make_url, text  # noqa: E402
 
 import rules  # noqa: E402
 from rules.bots import random_player  # noqa: E402
-from service.domain.play import next_reminder_at, step_key  # noqa: E402
+from service.domain.clock import next_reminder_at  # noqa: E402
+from service.domain.play import step_key  # noqa: E402
 from service.domain.schemas import GameSettings  # noqa: E402
 from service.infra.db import upgrade_database  # noqa: E402
 

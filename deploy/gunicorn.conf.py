@@ -25,6 +25,8 @@ from typing import Any
 
 from gunicorn.glogging import Logger
 
+from service.infra.logfmt import gunicorn_logconfig
+
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", min(multiprocessing.cpu_count() * 2 + 1, 8)))
 worker_class = "gthread"
@@ -51,6 +53,9 @@ accesslog = "-"
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
 access_log_format = '%(h)s "%(m)s %(U)s%(q)s %(H)s" %(s)s %(B)s %(M)sms "%(a)s"'
+# gunicorn's own lines, its access log and the app's: one line format with the workers and beat (time in UTC,
+# level, web[pid], logger, message, game), repeated warnings collapsed (service/infra/logfmt.py).
+logconfig_dict = gunicorn_logconfig("web")
 
 #: A signed link in a path: the purpose, then the token (itsdangerous: payload.timestamp.signature).
 SIGNED_PATH = re.compile(r"^(/(?:play|invite|admin/login|admin|unsubscribe))/[\w-]+\.[\w-]+\.[\w-]+(?=$|[/?\s])")

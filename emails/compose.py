@@ -9,11 +9,15 @@
   (RFC 8058): mail providers then show an unsubscribe button that POSTs to the link.
 - ``multipart/alternative``: the plain text first (complete on its own), then the HTML, with its pictures
   as ``multipart/related`` parts referenced by ``cid:``.
+- A value that would make a malformed header (a line break in a player's name, a recipient that is not one
+  plain address) is refused with :class:`ComposeError` before anything is written or sent: that one mail
+  cannot go out, and the caller records why (``service.domain.delivery``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,6 +40,22 @@ _UTF8_QP.header_encoding = charsets.QP
 _UTF8_QP.body_encoding = charsets.QP
 
 
+class ComposeError(ValueError):
+    """The mail cannot be written as it stands (a malformed header value): a permanent failure of that mail."""
+
+
+#: A recipient we send to: one plain ``local@domain`` address in ASCII (RFC 5321's dot-atom local part and a
+#: host name). Anything else (a list, a display name, a quoted local part, an internationalised address that
+#: needs SMTPUTF8, a line break that would start a second header or SMTP command) is refused.
+_ADDRESS = re.compile(
+    r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
+    r"@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*"
+)
+#: Characters no header value of ours may hold: line breaks would end the header (or start another one),
+#: and the other control characters have no business in a name or a link.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+
+
 @dataclass(frozen=True)
 class Envelope:
     """Who a mail goes to and the headers that do not come from its templates."""
@@ -55,6 +75,7 @@ def compose(rendered: Rendered, envelope: Envelope) -> Message:
     """The mail, built with the standard library's ``email.mime`` classes (the ``compat32`` policy: a
     few times quicker to build and flatten than ``EmailMessage``, which matters at a hundred mails a
     second)."""
+    _check(envelope, rendered)
     boundaries = _boundaries(envelope.message_id)
     message = MIMEMultipart("alternative", boundary=next(boundaries))
     message["From"] = envelope.sender
@@ -87,6 +108,36 @@ def compose(rendered: Rendered, envelope: Envelope) -> Message:
     else:
         message.attach(html)
     return message
+
+
+def check_address(address: str) -> str:
+    """``address`` if it is one plain ASCII address we can send to, else :class:`ComposeError`.
+
+    >>> check_address("ann@example.org")
+    'ann@example.org'
+    >>> check_address("ann@example.org\\r\\nRCPT TO:<eve@x.org>")
+    Traceback (most recent call last):
+    ...
+    emails.compose.ComposeError: the recipient 'ann@example.org\\r\\nRCPT TO:<eve@x.org>' is not one plain mail address
+    """
+    if not _ADDRESS.fullmatch(address) or len(address) > 254:
+        raise ComposeError(f"the recipient {address!r} is not one plain mail address")
+    return address
+
+
+def _check(envelope: Envelope, rendered: Rendered) -> None:
+    check_address(envelope.to)
+    values = {
+        "recipient's name": envelope.to_name,
+        "sender": envelope.sender,
+        "Message-ID": envelope.message_id,
+        "thread id": envelope.thread_id,
+        "unsubscribe link": envelope.unsubscribe_url,
+        "subject": rendered.subject,
+    }
+    for what, value in values.items():
+        if value and _CONTROL.search(value):
+            raise ComposeError(f"the {what} {value!r} contains a line break or a control character")
 
 
 class _Wire(Compat32):

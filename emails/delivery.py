@@ -9,6 +9,8 @@ wait for its own timeout).
 
 from __future__ import annotations
 
+import contextlib
+import email.errors
 import hashlib
 import os
 import smtplib
@@ -105,8 +107,7 @@ class SMTPConnection:
     def send(self, message: Message) -> None:
         if self.broken:
             raise DeliveryError(f"not tried: {self.broken}", connection_lost=True)
-        sender, recipients = envelope_addresses(message)
-        raw = to_bytes(message)  # 7-bit: quoted-printable bodies, encoded headers
+        sender, recipients, raw = _wire(message)
         try:
             if self.smtp is None:
                 self.smtp = self.backend._connect()
@@ -125,6 +126,11 @@ class SMTPConnection:
             self._break(_reply("SMTP session failed", error.smtp_code, error.smtp_error))
         except (smtplib.SMTPException, OSError) as error:  # disconnected, refused, timed out, TLS failed
             self._break(f"SMTP server {self.backend.host}:{self.backend.port} unreachable: {error!r}")
+        except ValueError as error:
+            # The mail itself cannot be said in SMTP (smtplib encodes commands as ASCII). The session may be
+            # left midway through a transaction: start the next mail on a new one.
+            self._drop()
+            raise DeliveryError(f"cannot send this mail over SMTP: {error!r}", permanent=True) from None
         if refused:  # some recipients refused but not all: there is only one, so this does not happen
             code, reply = next(iter(refused.values()))
             raise DeliveryError(_reply("recipient refused", code, reply), permanent=_permanent(code))
@@ -149,6 +155,15 @@ class SMTPConnection:
                 pass
             finally:
                 self._drop()
+
+
+def _wire(message: Message) -> tuple[str, list[str], bytes]:
+    """The envelope and the bytes of ``message``; a mail that cannot be written is a permanent failure."""
+    try:
+        sender, recipients = envelope_addresses(message)
+        return sender, recipients, to_bytes(message)  # 7-bit: quoted-printable bodies, encoded headers
+    except (ValueError, TypeError, LookupError, email.errors.MessageError) as error:
+        raise DeliveryError(f"cannot write the mail: {error!r}", permanent=True) from None
 
 
 def _permanent(code: int) -> bool:
@@ -181,14 +196,25 @@ class FileBackend:
         return self.directory / f"{date:%Y%m%d-%H%M%S}-{digest}.eml"
 
     def send(self, message: Message) -> None:
-        target = self.path_for(message)
+        # The bytes and the name first: a mail that cannot be written leaves no file behind.
+        try:
+            target = self.path_for(message)
+        except (ValueError, TypeError, LookupError) as error:
+            raise DeliveryError(f"cannot name the mail's file: {error!r}", permanent=True) from None
+        _, _, raw = _wire(message)
+        temporary: str | None = None
         try:
             handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=".writing-", suffix=".eml")
             with os.fdopen(handle, "wb") as out:
-                out.write(to_bytes(message))
+                out.write(raw)
             os.replace(temporary, target)
+            temporary = None
         except OSError as error:
             raise DeliveryError(f"cannot write {target}: {error}") from None
+        finally:
+            if temporary is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
 
 
 def backend_from_config(config: Mapping[str, Any]) -> Backend:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -48,4 +49,25 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     from service import cli  # imports this module for its console script
 
     cli.init_app(app)
+    _log_lines_name_their_game(app)
     return app
+
+
+def _log_lines_name_their_game(app: Flask) -> None:
+    """Every line logged while a request about a game is served names the game (service.infra.logfmt)."""
+    from flask import g, request
+
+    from service.infra import logfmt
+
+    @app.before_request
+    def bind_game() -> None:
+        game = (request.view_args or {}).get("game_id")
+        if game is not None:
+            g.log_fields = logfmt.push(game=game)
+
+    @app.teardown_request
+    def unbind_game(_error: BaseException | None) -> None:
+        token = g.pop("log_fields", None)
+        if token is not None:
+            with contextlib.suppress(ValueError):  # set in another context (a request that never began)
+                logfmt.pop(token)

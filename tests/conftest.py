@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import shutil
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -26,6 +27,7 @@ from sqlalchemy.exc import OperationalError
 from service import create_app
 from service.infra.config import DEFAULTS, PREFIX
 from service.infra.db import get_engine, upgrade_database
+from tests.processes import OwnRedis
 
 REQUIRE_SERVICES = os.environ.get("SMALLWORLD_REQUIRE_SERVICES") == "1"
 POSTGRES_URL = os.environ.get("SMALLWORLD_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -141,3 +143,18 @@ def redis_url() -> Iterator[str]:
     """A URL of an empty Redis database that the test owns until it ends (see ``redis_database``)."""
     with redis_database() as url:
         yield url
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[OwnRedis]:
+    """A Redis server of the test's own (tests/processes.py), that the test may stop and start again."""
+    if shutil.which("redis-server") is None:
+        service_unavailable("redis-server is not installed")
+    folder = tmp_path / "redis"
+    folder.mkdir()
+    server = OwnRedis(folder)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

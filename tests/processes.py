@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
+import redis
 
 #: The console script installed beside the Python running the tests.
 SMALLWORLD = str(Path(sys.executable).parent / "smallworld")
@@ -70,3 +74,46 @@ def running(args: list[str], env: Mapping[str, str], log: Path) -> Iterator[subp
         yield process
     finally:
         stop(process)
+
+
+@dataclass
+class OwnRedis:
+    """A Redis server of the test's own, on a port of its own: stopping it disturbs no other test."""
+
+    folder: Path
+    port: int = field(default_factory=free_port)
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        subprocess.run(
+            [
+                "redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "--port", str(self.port),
+                "--save", "", "--appendonly", "no", "--dir", str(self.folder),
+                "--logfile", str(self.folder / "redis.log"), "--pidfile", str(self.folder / "redis.pid"),
+            ],
+            check=True,
+        )  # fmt: skip
+        _wait(lambda: _answers(self.port), f"Redis on port {self.port}")
+
+    def stop(self) -> None:
+        with contextlib.suppress(redis.RedisError):
+            redis.Redis(port=self.port).shutdown(nosave=True)
+        _wait(lambda: not _answers(self.port), "Redis to stop")
+
+
+def _answers(port: int) -> bool:
+    try:
+        return bool(redis.Redis(port=port, socket_connect_timeout=0.2).ping())
+    except redis.RedisError:
+        return False
+
+
+def _wait(condition: Callable[[], bool], what: str, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {timeout} s for {what}")
+        time.sleep(0.05)

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import email
 import email.policy
 import threading
@@ -60,11 +61,21 @@ class Mailbox:
         self.refuse: dict[str, str] = {}
         #: A reply to every DATA instead of accepting (e.g. "451 4.3.0 Try again later").
         self.data_reply: str | None = None
+        #: Recipient address → reply to the DATA of a mail to it (e.g. "554 5.7.1 Rejected as spam").
+        self.data_refuse: dict[str, str] = {}
         #: Called with each accepted mail after it is recorded, before the server answers 250.
         self.on_accept: Callable[[Received], None] | None = None
+        #: Recipient address → seconds the server waits before answering its RCPT TO, once (the sender
+        #: holds the mail meanwhile: a test can kill it then). ``stalling`` lists the stalls begun.
+        self.stall: dict[str, float] = {}
+        self.stalling: list[str] = []
 
     # aiosmtpd handler hooks
     async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str, options: Any) -> str:
+        if address in self.stall:
+            seconds = self.stall.pop(address)
+            self.stalling.append(address)
+            await asyncio.sleep(seconds)
         if address in self.refuse:
             return self.refuse[address]
         envelope.rcpt_tos.append(address)
@@ -73,6 +84,9 @@ class Mailbox:
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         if self.data_reply:
             return self.data_reply
+        for address in envelope.rcpt_tos:
+            if address in self.data_refuse:
+                return self.data_refuse[address]
         received = Received(envelope.mail_from, tuple(envelope.rcpt_tos), bytes(envelope.content), id(session))
         with self.lock:
             self.received.append(received)

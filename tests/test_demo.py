@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import http.server
+import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from service.cli.demo_game import EmbeddedStack, free_port
+from service.cli.demo_game import DemoFailed, EmbeddedStack, Http, free_port
 
 
 @pytest.mark.processes
@@ -64,3 +71,109 @@ def test_a_demo_against_a_running_service_must_be_told_where_its_mail_goes() -> 
     assert done.returncode != 0
     assert "give either --mail-dir" in done.stderr and "--smtp HOST:PORT" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+# -- the bots' HTTP client: patient with what the service says is temporary ---------------------------------
+class Scripted(http.server.BaseHTTPRequestHandler):
+    """Answers each request with the next of ``answers``: (status, headers) or "drop" (close, no answer)."""
+
+    answers: list[Any] = []
+    seen: list[str] = []
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        self.seen.append(self.path)
+        answer = self.answers.pop(0) if self.answers else (200, {})
+        if answer == "drop":
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        status, headers = answer
+        body = json.dumps({"status": "active"} if status == 200 else {"error": "not now"}).encode()
+        self.send_response(status)
+        for name, value in {"Content-Type": "application/json", **headers}.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def scripted() -> Iterator[tuple[str, type[Scripted]]]:
+    handler = type("Handler", (Scripted,), {"answers": [], "seen": []})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", handler
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_bots_wait_out_a_database_restart_a_rate_limit_and_a_dropped_connection(scripted: Any) -> None:
+    url, handler = scripted
+    handler.answers = [(503, {"Retry-After": "0"}), (429, {"Retry-After": "0"}), "drop", (200, {})]
+    client = Http(url, patience=10)
+    status, view = client.call("GET", "/api/games/1")
+    assert (status, view, client.retried) == (200, {"status": "active"}, 3)
+    assert handler.seen == ["/api/games/1"] * 4
+
+
+def test_the_bots_give_up_on_a_service_that_stays_unavailable_within_their_patience(scripted: Any) -> None:
+    url, handler = scripted
+    handler.answers = [(503, {"Retry-After": "1"})] * 20
+    started = time.monotonic()
+    with pytest.raises(DemoFailed, match="still answered 503 Service Unavailable after 3 tries"):
+        Http(url, patience=2.5).call("GET", "/api/games/1")
+    assert time.monotonic() - started < 3
+
+
+def test_a_503_without_retry_after_and_other_errors_are_answers_not_retried(scripted: Any) -> None:
+    url, handler = scripted
+    handler.answers = [(503, {}), (500, {})]
+    client = Http(url, patience=10)
+    assert client.call("GET", "/health")[0] == 503
+    assert client.call("GET", "/api/games/1") == (500, {"error": "not now"})
+    assert client.retried == 0
+
+
+def test_the_bots_wait_for_a_service_that_is_not_listening_yet() -> None:
+    port = free_port()
+    client = Http(f"http://127.0.0.1:{port}", patience=10)
+    handler = type("Handler", (Scripted,), {"answers": [], "seen": []})
+    server: list[http.server.ThreadingHTTPServer] = []
+
+    def start_late() -> None:
+        time.sleep(0.6)
+        server.append(http.server.ThreadingHTTPServer(("127.0.0.1", port), handler))
+        server[0].serve_forever()
+
+    threading.Thread(target=start_late, daemon=True).start()
+    try:
+        assert client.call("GET", "/api/games/1")[0] == 200
+        assert client.retried >= 1
+    finally:
+        server[0].shutdown()
+        server[0].server_close()
+
+
+@pytest.mark.processes
+def test_two_demos_sharing_one_mail_folder_each_count_only_their_own_games_mail(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the service's instance folder
+    with EmbeddedStack(sweep_seconds=1) as service:
+        command = [sys.executable, "-m", "service", "demo", "--players", "2", "--turn-length", "3s"]
+        where = ["--url", service.url, "--mail-dir", str(service.mail_dir)]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SMALLWORLD_")}
+        demos = [
+            subprocess.Popen(
+                [*command, "--seed", str(seed), *where], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+            )
+            for seed in (2, 4)
+        ]
+        outputs = [demo.communicate(timeout=300)[0].decode() for demo in demos]
+    for demo, output in zip(demos, outputs, strict=True):
+        assert demo.returncode == 0, output[-3000:]
+        assert "Bot 1 ignored its turns 2, 5, 8" in output and "3 auto-passes followed" in output

@@ -18,7 +18,7 @@ from alembic import command as alembic_command
 from flask import Flask, current_app
 from flask.cli import FlaskGroup, with_appcontext
 
-from service.infra import queues
+from service.infra import logfmt, queues
 from service.infra.broker import is_embedded, prepare_embedded_broker
 from service.infra.config import DEFAULT_SECRET_KEY, PREFIX, PRODUCTION
 from service.infra.db import alembic_config, get_engine, upgrade_database
@@ -62,6 +62,8 @@ def serve(host: str, port: int) -> None:
                 python,
                 "-m",
                 "gunicorn",
+                "--config",
+                "python:service.infra.gunicorn_serve",
                 "--bind",
                 address,
                 "--workers",
@@ -118,10 +120,19 @@ def worker(celery_args: Sequence[str]) -> None:
 @with_appcontext
 def beat(celery_args: Sequence[str]) -> None:
     """Run Celery beat, the periodic scheduler. Run exactly one (RedBeat enforces it on Redis)."""
+    scheduler = current_app.extensions["celery"].conf.beat_scheduler
+    if scheduler == "redbeat.RedBeatScheduler" and not any(a in ("-S", "--scheduler") for a in celery_args):
+        # RedBeat, riding out a Redis outage instead of exiting (service/infra/beat.py).
+        celery_args = ["--scheduler", STEADY_REDBEAT, *celery_args]
     _run_celery("beat", celery_args)
 
 
+#: The scheduler ``smallworld beat`` runs on Redis.
+STEADY_REDBEAT = "service.infra.beat:SteadyRedBeatScheduler"
+
+
 def _run_celery(subcommand: str, celery_args: Sequence[str]) -> None:
+    logfmt.ROLE = subcommand  # its log lines say worker[pid] or beat[pid]
     celery_app = current_app.extensions["celery"]
     if is_embedded(celery_app.conf.broker_url):
         prepare_embedded_broker(celery_app)

@@ -24,7 +24,7 @@ from sqlmodel import col, select
 from service.domain import admin, site_admins
 from service.domain.errors import DomainError
 from service.domain.links import LOGIN_MAX_AGE, current_links
-from service.domain.models import Game, SiteAdmin
+from service.domain.models import Game, GameStatus, SiteAdmin
 from service.infra.db import get_session
 
 group = AppGroup("admin", help="Manage games and site admins.")
@@ -88,7 +88,9 @@ def list_games() -> None:
     """Running games, soonest deadline first."""
     session = get_session()
     rows = session.exec(
-        select(Game).where(col(Game.status).in_(("inviting", "active", "paused"))).order_by(col(Game.deadline_at))
+        select(Game)
+        .where(col(Game.status).in_((GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED)))
+        .order_by(col(Game.deadline_at))
     ).all()
     for game in rows:
         _done(game)

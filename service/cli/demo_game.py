@@ -9,14 +9,21 @@ mails the final table. At the end the demo checks that the game finished and tha
 - every mail has its own Message-ID, and every player got exactly one final table;
 - every deadline missed on purpose was auto-passed, once, with one mail saying so;
 - the game replays from its revealed seed and its public history to exactly the final state shown.
+
+Only the mail of the demo's own game counts (the game's thread id, in ``References``), so several demos
+may share one mail folder or SMTP server. The bots are patient clients: an answer that says "again later"
+(429, or 503 with ``Retry-After``) or a connection that fails is tried again, within a bound.
 """
 
 from __future__ import annotations
 
+import email.utils
+import http.client
 import json
 import os
 import random
 import re
+import secrets
 import signal
 import socket
 import subprocess
@@ -35,8 +42,11 @@ from typing import Any
 
 import rules
 from rules.bots import concrete
+from service.domain.models import ActionKind, GameStatus
 
 LINK = re.compile(r"https?://[^\s<>\"']+/(play|invite|admin|unsubscribe|games/confirm)/([A-Za-z0-9_\-.]+)")
+#: A game's thread id (emails.compose.thread_id), which every mail of the game names in ``References``.
+THREAD = re.compile(r"<game-(\d+)\.\d+@")
 
 
 class DemoFailed(Exception):
@@ -50,16 +60,20 @@ class Mail:
     subject: str
     message_id: str
     text: str
+    #: The game the mail belongs to (its thread), ``None`` for a mail of no game.
+    game: int | None = None
 
     @classmethod
     def parse(cls, raw: bytes) -> Mail:
         message = BytesParser(policy=policy.default).parsebytes(raw)
         body = message.get_body(preferencelist=("plain",))
+        thread = THREAD.search(str(message["References"] or ""))
         return cls(
             to=str(message["To"]),
             subject=str(message["Subject"]),
             message_id=str(message["Message-ID"]),
             text=body.get_content() if body is not None else "",
+            game=int(thread.group(1)) if thread else None,
         )
 
     def links(self, kind: str) -> list[str]:
@@ -135,8 +149,23 @@ class SmtpMailbox(Inbox):
 
 # -- HTTP -------------------------------------------------------------------------------------------------
 class Http:
-    def __init__(self, base: str) -> None:
+    """The service's JSON API, as a patient client uses it.
+
+    The answers the service documents as temporary are tried again: 429 (a rate limit) and 503 with
+    ``Retry-After`` (the database out of reach for a moment; nothing of the request was committed), after
+    the time the answer asks for; and a connection refused, dropped or timed out, with a growing pause.
+    Each request gives up after ``patience`` seconds. Steps carry an idempotency key, so sending one again
+    after a lost answer never applies it twice.
+    """
+
+    #: Longest single wait, whatever ``Retry-After`` says.
+    MAX_WAIT = 30.0
+
+    def __init__(self, base: str, patience: float = 120.0) -> None:
         self.base = base.rstrip("/")
+        self.patience = patience
+        #: Requests sent again, and why (the last reason).
+        self.retried = 0
 
     def call(self, method: str, path: str, token: str | None = None, body: Any = None) -> tuple[int, Any]:
         data = json.dumps(body).encode() if body is not None else None
@@ -144,16 +173,55 @@ class Http:
         request.add_header("Content-Type", "application/json")
         if token:
             request.add_header("Authorization", f"Bearer {token}")
-        for _ in range(10):
+        give_up = time.monotonic() + self.patience
+        for attempt in range(1, 10_000):
             try:
                 with urllib.request.urlopen(request, timeout=30) as response:
-                    return response.status, json.loads(response.read() or b"null")
+                    return response.status, _json(response.read())
             except urllib.error.HTTPError as error:
-                if error.code == 429:  # slow down as asked, like a polite client
-                    time.sleep(float(error.headers.get("Retry-After") or 1))
-                    continue
-                return error.code, json.loads(error.read() or b"null")
-        raise DemoFailed(f"{method} {path}: still rate limited after 10 tries")
+                retry_after = _retry_after(error.headers.get("Retry-After"))
+                if not (error.code == 429 or (error.code == 503 and retry_after is not None)):
+                    return error.code, _json(error.read())
+                reason = f"{error.code} {error.reason}"
+                wait = 1.0 if retry_after is None else retry_after
+            except (urllib.error.URLError, http.client.HTTPException, OSError) as error:
+                reason = repr(getattr(error, "reason", error))
+                wait = min(0.25 * 2 ** (attempt - 1), 5.0)
+            wait = min(wait, self.MAX_WAIT)
+            if time.monotonic() + wait > give_up:
+                raise DemoFailed(
+                    f"{method} {path}: the service still answered {reason} after {attempt} tries "
+                    f"in {self.patience:.0f} s"
+                )
+            self.retried += 1
+            time.sleep(wait)
+        raise AssertionError("unreachable")
+
+
+def _json(data: bytes) -> Any:
+    try:
+        return json.loads(data or b"null")
+    except ValueError:  # a page from a proxy in front of the service, say
+        return data.decode(errors="replace")
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: a number of seconds or an HTTP date.
+
+    >>> _retry_after("5"), _retry_after(None), _retry_after("soon")
+    (5.0, None, None)
+    """
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 # -- the bots ---------------------------------------------------------------------------------------------
@@ -181,17 +249,19 @@ def play_while_awaited(http: Http, game_id: int, bot: Bot, rnd: random.Random) -
         status, view = http.call("GET", f"/api/games/{game_id}", bot.token)
         if status != 200:
             raise DemoFailed(f"{bot.name} could not read the game: {view}")
-        if view["status"] != "active" or bot.seat not in view["awaiting"]:
+        if view["status"] != GameStatus.ACTIVE or bot.seat not in view["awaiting"]:
             return
         if view["state"]["phase"] != "defend" and bot.wants_to_skip(view["state"]["turn"]):
             return
-        _, legal = http.call("GET", f"/api/games/{game_id}/legal-actions", bot.token)
+        status, legal = http.call("GET", f"/api/games/{game_id}/legal-actions", bot.token)
+        if status != 200:
+            raise DemoFailed(f"{bot.name} could not read its legal actions: {legal}")
         if not legal["actions"]:
             return
         action = concrete(rules.Action.from_json(rnd.choice(legal["actions"])), rnd).to_json()
-        status, answer = http.call(
-            "POST", f"/api/games/{game_id}/actions", bot.token, {"version": legal["version"], "action": action}
-        )
+        # The key makes the step safe to send again when its answer was lost (a dropped connection).
+        step = {"version": legal["version"], "action": action, "idempotency_key": secrets.token_hex(16)}
+        status, answer = http.call("POST", f"/api/games/{game_id}/actions", bot.token, step)
         if status == 409:  # the deadline passed meanwhile, or another step came first: look again
             continue
         if status != 200:
@@ -318,7 +388,7 @@ def _play(
     http: Http, mailbox: Inbox, players: int, seed: int, turn_seconds: int, out: Any, time_limit: float
 ) -> dict[str, Any]:
     rnd = random.Random(seed)
-    tag = f"{seed}-{int(time.time())}"
+    tag = f"{seed}-{secrets.token_hex(4)}"  # addresses of this run only, even beside another demo
     bots = [
         Bot(seat=i, name=f"Bot {i}", email=f"bot{i}.{tag}@demo.example.org", lazy=(i == players - 1))
         for i in range(players)
@@ -348,6 +418,8 @@ def _play(
     over_mails: Counter[str] = Counter()
     while time.time() - started < time_limit:
         for mail in mailbox.new():
+            if mail.game != game_id:  # another game's (another demo sharing the folder or the server)
+                continue
             bot = next((b for e, b in by_email.items() if e in mail.to), None)
             if bot is None:
                 continue
@@ -371,9 +443,11 @@ def _play(
         if reader is None:
             time.sleep(0.2)
             continue
-        _, view = http.call("GET", f"/api/games/{game_id}", reader.token)
-        _progress(out, view, bots, mailbox)
-        if view["status"] == "finished" and sum(over_mails.values()) >= players:
+        status, view = http.call("GET", f"/api/games/{game_id}", reader.token)
+        if status != 200:
+            raise DemoFailed(f"{reader.name} could not read the game: {view}")
+        _progress(out, view, bots, mailbox, game_id)
+        if view["status"] == GameStatus.FINISHED and sum(over_mails.values()) >= players:
             final = view
             break
         time.sleep(0.2)
@@ -381,18 +455,24 @@ def _play(
     if final is None:
         raise DemoFailed(f"the game did not finish within {time_limit:.0f} s")
     _check(http, final, bots, mailbox, over_mails, game_id, redeploy)
-    _table(out, final, time.time() - started, mailbox, bots)
+    _table(out, final, time.time() - started, mailbox, bots, game_id)
     return final
+
+
+def _mails_of(mailbox: Inbox, game_id: int) -> list[Mail]:
+    """The mail of this demo's game, of all the mail the inbox received."""
+    return [m for m in mailbox.all if m.game == game_id]
 
 
 _last_line = [""]
 
 
-def _progress(out: Any, view: dict[str, Any], bots: list[Bot], mailbox: Inbox) -> None:
+def _progress(out: Any, view: dict[str, Any], bots: list[Bot], mailbox: Inbox, game_id: int) -> None:
     """One live line: the turn, whose turn it is, how many mails went out (printed when it changes)."""
     state = view.get("state") or {}
     waiting = ", ".join(bots[s].name for s in view.get("awaiting", [])) or "-"
-    line = f"turn {state.get('turn', '?')}/{state.get('turns', '?')} · waiting for {waiting} · mails {len(mailbox.all)}"
+    mails = len(_mails_of(mailbox, game_id))
+    line = f"turn {state.get('turn', '?')}/{state.get('turns', '?')} · waiting for {waiting} · mails {mails}"
     if line != _last_line[0]:
         _last_line[0] = line
         out(line)
@@ -407,23 +487,26 @@ def _check(
     game_id: int,
     redeploy: str,
 ) -> None:
-    ids = Counter(m.message_id for m in mailbox.all)
+    mails = _mails_of(mailbox, game_id)
+    ids = Counter(m.message_id for m in mails)
     doubled = [mid for mid, n in ids.items() if n > 1]
     if doubled:
         raise DemoFailed(f"mails sent twice: {doubled[:3]}")
     if any(over_mails[b.email] != 1 for b in bots):
         raise DemoFailed(f"final tables received: {dict(over_mails)} (one each expected)")
     token = bots[0].token
-    _, history = http.call("GET", f"/api/games/{game_id}/history", token)
+    status, history = http.call("GET", f"/api/games/{game_id}/history", token)
+    if status != 200:
+        raise DemoFailed(f"could not read the game's history: {history}")
     entries = history["entries"]
-    passes = [e for e in entries if e["kind"] == "auto_pass" and not e["undone"]]
+    passes = [e for e in entries if e["kind"] == ActionKind.AUTO_PASS and not e["undone"]]
     lazy = bots[-1]
     lazy_passes = [e for e in passes if e["seat"] == lazy.seat]
     if len(lazy_passes) < len(lazy.skipped_turns):
         raise DemoFailed(
             f"{lazy.name} missed {len(lazy.skipped_turns)} turns but was auto-passed {len(lazy_passes)} times"
         )
-    passed_mails = [m for m in mailbox.all if "played for you" in m.subject]
+    passed_mails = [m for m in mails if "played for you" in m.subject]
     if len(passed_mails) != len(passes):
         raise DemoFailed(f"{len(passes)} auto-passes but {len(passed_mails)} mails saying so")
     # The seed is public now: the public history must replay to exactly the final state.
@@ -431,11 +514,11 @@ def _check(
     for entry in entries:
         if entry["undone"]:
             continue
-        if entry["kind"] == "action":
+        if entry["kind"] == ActionKind.ACTION:
             state = rules.apply(state, entry["action"])
-        elif entry["kind"] == "auto_pass":
+        elif entry["kind"] == ActionKind.AUTO_PASS:
             state = rules.auto_pass(state, entry["seat"])
-        elif entry["kind"] == "options":
+        elif entry["kind"] == ActionKind.OPTIONS:
             state = rules.with_options(state, entry["action"]["options"])
     replayed = rules.player_view(state, 0)
     shown = dict(final["state"])
@@ -443,13 +526,14 @@ def _check(
         raise DemoFailed("the history does not replay to the final state")
 
 
-def _table(out: Any, final: dict[str, Any], seconds: float, mailbox: Inbox, bots: list[Bot]) -> None:
+def _table(out: Any, final: dict[str, Any], seconds: float, mailbox: Inbox, bots: list[Bot], game_id: int) -> None:
     names = {s["seat"]: s["name"] for s in final["seats"]}
     lazy = bots[-1]
-    reminders = sum(1 for m in mailbox.all if m.subject.startswith("Reminder"))
-    passes = sum(1 for m in mailbox.all if "played for you" in m.subject)
+    mails = _mails_of(mailbox, game_id)
+    reminders = sum(1 for m in mails if m.subject.startswith("Reminder"))
+    passes = sum(1 for m in mails if "played for you" in m.subject)
     missed = ", ".join(map(str, sorted(lazy.skipped_turns))) or "none"
-    out(f"Game over in {seconds:.0f} s: {sum(b.actions for b in bots)} steps by the bots, {len(mailbox.all)} mails.")
+    out(f"Game over in {seconds:.0f} s: {sum(b.actions for b in bots)} steps by the bots, {len(mails)} mails.")
     out(f"{lazy.name} ignored its turns {missed}: {reminders} reminders and {passes} auto-passes followed.")
     out(f"Final table (seed {final['seed']}):")
     out(f"{'place':>5}  {'player':<8} {'coins':>5} {'tokens on board':>16}")

@@ -18,14 +18,25 @@ from sqlmodel import Session, col, select
 import rules
 from emails.messages import AdminChange, Change, Invitation
 from service.domain import block_list
-from service.domain.delivery import FAILED, PENDING
+from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, NotFound
 from service.domain.games import get_game, seats_of, settings_of, update_if_unmoved
 from service.domain.links import LinkMaker
 from service.domain.lobby import player_for
-from service.domain.models import AuditEntry, Game, GameAction, OutboxMail, Player, Seat, utcnow
+from service.domain.models import (
+    ActionKind,
+    AuditEntry,
+    Game,
+    GameAction,
+    GameStatus,
+    MailStatus,
+    OutboxMail,
+    Player,
+    Seat,
+    utcnow,
+)
 from service.domain.outbox import queue_mail
-from service.domain.play import auto_pass, commit_step, load_state, next_reminder_at
+from service.domain.play import auto_pass, commit_step, load_state
 from service.domain.schemas import NAME_LENGTH, GameSettings
 from service.domain.text import checked, mail_address, printable_text
 
@@ -63,21 +74,22 @@ def extend_deadline(
     game = _running(session, game_id, paused_ok=True)
     if (by is None) == (to is None):
         raise BadRequest("Give either a duration or a new date and time for the deadline")
-    if game.status == "paused":
+    if game.status == GameStatus.PAUSED:
         raise Conflict("The game is paused: resume it first, or extend it after resuming")
-    current = game.deadline_at or now
-    new = current + by if by is not None else to
-    assert new is not None
-    if new.tzinfo is None:
+    if to is not None and to.tzinfo is None:
         raise BadRequest("The new deadline needs a time zone")
     if by is not None and by <= timedelta(0):
         raise BadRequest("An extension must be longer than zero")
+    clock = Clock.of(game)
+    current = clock.deadline_at or now
+    extended = clock.extend(now, by=by, to=to)
+    new = extended.deadline_at
+    assert new is not None
     if new <= now:
         raise BadRequest("The new deadline is in the past")
     if new - current > MAX_EXTENSION:
         raise BadRequest("A deadline can be extended by at most 60 days at a time")
-    game.deadline_at = new
-    game.reminders_due_at = next_reminder_at(new, settings_of(game).reminders_before_seconds, now)
+    set_clock(game, extended)
     details = {"from": current.isoformat(), "to": new.isoformat()}
     return _act(session, game, actor, "extend", details, links, notice="deadline_extended")
 
@@ -93,11 +105,11 @@ def pause(
         raise BadRequest("Say why the game is paused; the players will see it")
     if len(reason) > 300:
         raise BadRequest("Keep the reason under 300 characters")
-    remaining = max(0, int(((game.deadline_at or now) - now).total_seconds()))
-    game.status = "paused"
-    game.paused_remaining = remaining
+    clock = Clock.of(game)
+    remaining = clock.remaining(now)
+    game.status = GameStatus.PAUSED
+    set_clock(game, clock.pause(now))
     game.pause_reason = reason
-    game.deadline_at = game.reminders_due_at = None
     return _act(
         session, game, actor, "pause", {"reason": reason, "remaining_seconds": remaining}, links, notice="paused"
     )
@@ -107,13 +119,12 @@ def resume(session: Session, game_id: int, actor: Actor, links: LinkMaker, now: 
     """Start the clock again with exactly the time that was left (DESIGN §5: deadline = now + remaining)."""
     now = now or utcnow()
     game = get_game(session, game_id)
-    if game.status != "paused":
+    if game.status != GameStatus.PAUSED:
         raise Conflict("The game is not paused")
-    remaining = game.paused_remaining or 0
-    game.status = "active"
-    game.deadline_at = now + timedelta(seconds=remaining)
-    game.reminders_due_at = next_reminder_at(game.deadline_at, settings_of(game).reminders_before_seconds, now)
-    game.paused_remaining = None
+    clock = Clock.of(game)
+    remaining = clock.remaining(now)
+    game.status = GameStatus.ACTIVE
+    set_clock(game, clock.resume(now))
     game.pause_reason = None
     return _act(session, game, actor, "resume", {"remaining_seconds": remaining}, links, notice="resumed")
 
@@ -202,10 +213,10 @@ def replace_player(
     seat.removed = False
     session.add(seat)
     awaited = rules.awaiting(load_state(game)) if started else set()
-    if game.status == "active" and seat_no in awaited:
+    if game.status == GameStatus.ACTIVE and seat_no in awaited:
         # A fresh turn for the newcomer.
-        game.deadline_at = now + timedelta(seconds=settings_of(game).turn_length_seconds)
-        game.reminders_due_at = next_reminder_at(game.deadline_at, settings_of(game).reminders_before_seconds, now)
+        settings = settings_of(game)
+        set_clock(game, Clock.of(game, settings).restart(now, settings.turn_length_seconds))
     invitation = Invitation(
         game_id=game_id,
         game_name=game.name,
@@ -237,19 +248,16 @@ def remove_player(session: Session, game_id: int, actor: Actor, links: LinkMaker
     session.add(seat)
     state = load_state(game)
     if seat_no in rules.awaiting(state):
-        if game.status == "active":
-            game.deadline_at = utcnow()  # the next sweep passes it
-            game.reminders_due_at = None
-        else:  # paused: no time is left for the seat when the game resumes
-            game.paused_remaining = 0
+        # Running, the next sweep passes the seat; paused, no time is left for it when the game resumes.
+        set_clock(game, Clock.of(game).run_out(utcnow()))
     return _act(session, game, actor, "remove", {"seat": seat_no}, links, notice="player_removed")
 
 
 def cancel(session: Session, game_id: int, actor: Actor, links: LinkMaker, reason: str = "") -> Game:
     """End the game for good, running or still waiting for its invitations to be accepted."""
     game = _running(session, game_id, paused_ok=True, inviting_ok=True)
-    game.status = "cancelled"
-    game.deadline_at = game.reminders_due_at = None
+    game.status = GameStatus.CANCELLED
+    set_clock(game, Clock.of(game).stop())
     game.finished_at = utcnow()
     return _act(session, game, actor, "cancel", {"reason": reason.strip()[:300]}, links, notice="cancelled")
 
@@ -271,10 +279,10 @@ def take_vacation(session: Session, game_id: int, seat_no: int, links: LinkMaker
         raise BadRequest(f"You have {left / 86400:.1f} days of vacation left in this game")
     seat.vacation_used_seconds += seconds
     session.add(seat)
-    assert game.deadline_at is not None
-    game.deadline_at += timedelta(seconds=seconds)
-    game.reminders_due_at = next_reminder_at(game.deadline_at, settings_of(game).reminders_before_seconds, utcnow())
-    details = {"seat": seat_no, "days": days, "until": game.deadline_at.isoformat()}
+    clock = Clock.of(game).vacation(utcnow(), seconds)
+    set_clock(game, clock)
+    assert clock.deadline_at is not None
+    details = {"seat": seat_no, "days": days, "until": clock.deadline_at.isoformat()}
     return _act(session, game, Actor(f"seat {seat_no}"), "vacation", details, links, notice="vacation")
 
 
@@ -294,8 +302,8 @@ def resend_mail(session: Session, game_id: int, mail_id: int, actor: Actor) -> O
     # failed (pending, being sent, sent) is left alone.
     moved = session.exec(
         sa.update(OutboxMail)
-        .where(col(OutboxMail.id) == mail_id, col(OutboxMail.status) == FAILED)
-        .values(status=PENDING, attempts=0, next_attempt_at=utcnow())
+        .where(col(OutboxMail.id) == mail_id, col(OutboxMail.status) == MailStatus.FAILED)
+        .values(status=MailStatus.PENDING, attempts=0, next_attempt_at=utcnow())
         .execution_options(synchronize_session=False)
     )
     if moved.rowcount != 1:
@@ -311,12 +319,21 @@ def resend_mail(session: Session, game_id: int, mail_id: int, actor: Actor) -> O
 # -- internals --------------------------------------------------------------------------------------------
 def _running(session: Session, game_id: int, paused_ok: bool = False, inviting_ok: bool = False) -> Game:
     game = get_game(session, game_id)
-    allowed = ("active",) + (("paused",) if paused_ok else ()) + (("inviting",) if inviting_ok else ())
+    allowed = (
+        (GameStatus.ACTIVE,)
+        + ((GameStatus.PAUSED,) if paused_ok else ())
+        + ((GameStatus.INVITING,) if inviting_ok else ())
+    )
     if game.status not in allowed:
-        if game.status == "paused":
+        if game.status == GameStatus.PAUSED:
             raise Conflict("The game is paused: resume it first")
-        if game.status == "inviting":
+        if game.status == GameStatus.INVITING:
             raise Conflict("The game has not started yet: it waits for every player to accept the invitation")
+        if game.status == GameStatus.UNCONFIRMED:
+            raise Conflict(
+                "The game waits for its host to confirm it by the link mailed to them: nothing is sent to its "
+                "players until then, and it lapses if nobody confirms it"
+            )
         raise Conflict(f"The game is {game.status}: nothing to manage")
     return game
 
@@ -354,7 +371,7 @@ def _act(
         return _commit_before_start(session, game, version)
     state_before = load_state(game)
     state = new_state or state_before
-    kind = "options" if new_state is not None else "admin"
+    kind = ActionKind.OPTIONS if new_state is not None else ActionKind.ADMIN
     entry = GameAction(
         game_id=game.id or 0,
         seat=None,

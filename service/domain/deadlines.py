@@ -44,12 +44,13 @@ from sqlmodel import Session, col, select
 import rules
 from emails.messages import AdminChange, Reminder
 from service.domain import lobby, status
+from service.domain.clock import Clock, set_clock
 from service.domain.errors import Conflict
-from service.domain.games import finish_game, get_game, seats_of, settings_of, update_if_unmoved
+from service.domain.games import finish_game, get_game, seats_of, update_if_unmoved
 from service.domain.links import LinkMaker
-from service.domain.models import Game, ReminderSent, ServiceStatus, utcnow
+from service.domain.models import Game, GameStatus, ReminderSent, ServiceStatus, utcnow
 from service.domain.outbox import queue_mail
-from service.domain.play import auto_pass, load_state, next_reminder_at
+from service.domain.play import auto_pass, load_state
 from service.infra.logfmt import log
 
 logger = logging.getLogger(__name__)
@@ -144,17 +145,15 @@ def _push_back(session: Session, links: LinkMaker, since: datetime, now: datetim
     """Move every deadline that fell in (since, now] forward by ``gap``, and tell the players it concerns."""
     query = (
         select(Game)
-        .where(Game.status == "active", col(Game.deadline_at) > since, col(Game.deadline_at) <= now)
+        .where(Game.status == GameStatus.ACTIVE, col(Game.deadline_at) > since, col(Game.deadline_at) <= now)
         .execution_options(populate_existing=True)
     )
     if _is_postgres(session):
         query = query.with_for_update()
     games = list(session.exec(query).all())
     for game in games:
-        assert game.deadline_at is not None
-        game.deadline_at += gap
-        # Reminders move with their deadline: one due in the gap comes as long after as the outage lasted.
-        game.reminders_due_at = next_reminder_at(game.deadline_at, settings_of(game).reminders_before_seconds, now)
+        clock = Clock.of(game).push_back(now, gap)
+        set_clock(game, clock)
         session.add(game)
         state = load_state(game)
         for seat, player in seats_of(session, game.id or 0):
@@ -167,7 +166,7 @@ def _push_back(session: Session, links: LinkMaker, since: datetime, now: datetim
                 change="outage",
                 actor="system",
                 details={"from": since.isoformat(), "to": now.isoformat(), "seconds": int(gap.total_seconds())},
-                deadline_at=game.deadline_at,
+                deadline_at=clock.deadline_at,
                 seat=seat.seat,
             )
             queue_mail(session, player, notice, now=now)
@@ -192,7 +191,7 @@ def _lock_next_due(session: Session, now: datetime, given_up: set[int]) -> Game 
     are skipped (``SKIP LOCKED``), so concurrent sweeps take different games instead of each trying the
     same ones in turn. Ordered by the deadline alone, which its index gives without sorting every due row.
     """
-    query = select(Game).where(col(Game.status) == "active", col(Game.deadline_at) <= now)
+    query = select(Game).where(col(Game.status) == GameStatus.ACTIVE, col(Game.deadline_at) <= now)
     if given_up:
         query = query.where(col(Game.id).not_in(given_up))
     query = query.order_by(col(Game.deadline_at)).limit(1).execution_options(populate_existing=True)
@@ -255,7 +254,7 @@ def _finish_left_over(session: Session, game: Game, state: rules.GameState, now:
 def _send_due_reminders(session: Session, links: LinkMaker, now: datetime, stop_at: float, report: SweepReport) -> None:
     given_up: set[int] = set()
     while time.monotonic() < stop_at:
-        query = select(Game.id).where(Game.status == "active", col(Game.reminders_due_at) <= now)
+        query = select(Game.id).where(Game.status == GameStatus.ACTIVE, col(Game.reminders_due_at) <= now)
         if given_up:
             query = query.where(col(Game.id).not_in(given_up))
         due = list(session.execute(query.order_by(col(Game.reminders_due_at), col(Game.id)).limit(BATCH)).scalars())
@@ -278,26 +277,13 @@ def _send_due_reminders(session: Session, links: LinkMaker, now: datetime, stop_
                 return
 
 
-def reminders_due(game: Game, now: datetime) -> list[int]:
-    """The reminders of the game's current step whose time has come, by their offset before the deadline.
-
-    A reminder further from the deadline than the step is long (a 24-hour reminder for a 12-hour redeploy
-    step) is not part of the step: it was already "due" when the step began.
-    """
-    if game.deadline_at is None:
-        return []
-    offsets = settings_of(game).reminders_before_seconds
-    times = {s: game.deadline_at - timedelta(seconds=s) for s in offsets}
-    begun = game.step_started_at
-    return sorted(s for s, at in times.items() if at <= now and (begun is None or at > begun))
-
-
 def _remind_one(session: Session, links: LinkMaker, game_id: int, now: datetime, report: SweepReport) -> None:
     game = _lock_if(session, game_id, col(Game.reminders_due_at) <= now)
     if game is None:
         report.raced += 1
         return
-    due = reminders_due(game, now)
+    clock = Clock.of(game)
+    due = clock.reminders_due(now)
     sent = set(
         session.execute(
             select(ReminderSent.before_seconds).where(
@@ -316,7 +302,7 @@ def _remind_one(session: Session, links: LinkMaker, game_id: int, now: datetime,
                     game_id=game_id, step_key=game.step_key, before_seconds=before, sent_at=now, mailed=before == mailed
                 )
             )
-        report.reminders += _queue_reminders(session, links, game, mailed, now)
+        report.reminders += _queue_reminders(session, links, game, clock, mailed, now)
         log(
             logger,
             logging.INFO,
@@ -326,16 +312,12 @@ def _remind_one(session: Session, links: LinkMaker, game_id: int, now: datetime,
             before_seconds=mailed,
             recorded=len(new),
         )
-    game.reminders_due_at = (
-        next_reminder_at(game.deadline_at, settings_of(game).reminders_before_seconds, now)
-        if game.deadline_at is not None
-        else None
-    )
+    set_clock(game, clock.reminded(now))
     session.add(game)
     session.commit()
 
 
-def _queue_reminders(session: Session, links: LinkMaker, game: Game, before: int, now: datetime) -> int:
+def _queue_reminders(session: Session, links: LinkMaker, game: Game, clock: Clock, before: int, now: datetime) -> int:
     state = load_state(game)
     awaited = rules.awaiting(state)
     queued = 0
@@ -347,7 +329,7 @@ def _queue_reminders(session: Session, links: LinkMaker, game: Game, before: int
             game_name=game.name,
             player_name=seat.display_name,
             turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret),
-            deadline_at=game.deadline_at,
+            deadline_at=clock.deadline_at,
             step_key=game.step_key,
             before_seconds=before,
             defending=state.phase == "defend",
@@ -394,7 +376,7 @@ def _lock_if(session: Session, game_id: int, condition: sa.ColumnElement[bool]) 
     """
     query = (
         select(Game)
-        .where(Game.id == game_id, Game.status == "active", condition)
+        .where(Game.id == game_id, Game.status == GameStatus.ACTIVE, condition)
         .execution_options(populate_existing=True)
     )
     if _is_postgres(session):

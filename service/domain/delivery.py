@@ -2,15 +2,22 @@
 
 Never lose a mail, never send one twice:
 
-- A row is **claimed** before it is sent: one statement moves its ``next_attempt_at`` past a lease and
-  counts the attempt, for rows still due (``FOR UPDATE SKIP LOCKED`` on PostgreSQL; SQLite runs one
-  writer at a time). Two workers draining at once get different rows. The claim is committed before any
-  mail goes out, and no transaction stays open while the SMTP server answers.
+- A row is **claimed** before it is sent: one statement names the drain holding it (``claimed_by``),
+  moves its ``next_attempt_at`` to the end of a short lease (``lease_seconds``, 20 s) and counts the
+  attempt, for rows still due (``FOR UPDATE SKIP LOCKED`` on PostgreSQL; SQLite runs one writer at a
+  time). Two workers draining at once get different rows. The claim is committed before any mail goes
+  out, and no transaction stays open while the SMTP server answers.
+- The drain **renews its lease** while it sends, from a timer thread on a connection of its own (every
+  quarter of the lease), so a slow SMTP server never makes it lose a row; a drain that dies stops renewing
+  and its rows are due again within one lease, for the next drain (beat sends one every 30 s). A drain
+  sends a row only while its lease on it is known to hold (renewed within the lease, less a margin), and
+  records an outcome only for a row it still holds: a row another drain took over is left to that drain.
 - Each outcome is committed **within a fraction of a second** of its mail (``record_seconds``): sent;
-  retry later (a transient failure, with backoff); failed (a permanent refusal, or too many attempts;
-  ``last_error`` says why, for the admins); skipped (the player turned that kind of mail off, or a
-  reminder whose step is over). The outcomes of that fraction of a second go in one statement and one
-  commit: a commit per mail was a third of the CPU time of a text mail.
+  retry later (a transient failure, with backoff); failed (a permanent refusal, a mail that cannot be
+  rendered or composed, or too many attempts; ``last_error`` says why, for the admins); skipped (the
+  player turned that kind of mail off, or a mail about a step of a game that has moved past it, or
+  ended). The outcomes of that fraction of a second go in one statement and one commit: a commit per
+  mail was a third of the CPU time of a text mail.
 - A worker that dies between the SMTP server's "250 OK" and that commit leaves the rows claimed; when the
   lease ends, they are sent again. It is then the **same mail**: the same ``Message-ID`` (stored in the
   row), the same ``Date`` (the row's creation) and the same text and structure (rendering is pure and
@@ -23,6 +30,10 @@ Never lose a mail, never send one twice:
 from __future__ import annotations
 
 import logging
+import os
+import secrets
+import socket
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -33,11 +44,11 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from emails import messages
-from emails.compose import Envelope, compose, thread_id
+from emails.compose import ComposeError, Envelope, compose, thread_id
 from emails.delivery import Backend, Connection, DeliveryError
 from emails.render import ESSENTIAL, MESSAGES, REMINDER, RenderError
 from service.domain.links import LinkMaker
-from service.domain.models import Game, OutboxMail, Player, Seat, utcnow
+from service.domain.models import Game, GameStatus, OutboxMail, Player, Seat, utcnow
 from service.domain.outbox import mail_domain
 from service.infra.logfmt import log
 
@@ -54,9 +65,12 @@ class MailSettings:
     retry_seconds: int = 60
     max_retry_seconds: int = 3600
     batch_size: int = 100
-    #: How long a claim holds a row. Far longer than a batch takes (SMTP timeouts included), so a row is
-    #: only claimed again when its worker is gone.
-    claim_seconds: int = 600
+    #: How long a claim holds a row unless its drain renews it (it does, every quarter of this, while it
+    #: works): a row whose drain died is due again within this long.
+    lease_seconds: float = 20.0
+    #: A batch gives back the rows it has not tried after this long (a very slow SMTP server), so that one
+    #: task never runs for ever.
+    batch_seconds: float = 300.0
     #: A drain claims no new batch after this long, so a task ends in good time (beat sends another).
     budget_seconds: float = 25.0
     #: Outcomes wait at most about this long to be committed together. A drain killed meanwhile sends
@@ -69,6 +83,7 @@ class MailSettings:
             sender=config["MAIL_FROM"],
             max_attempts=int(config["MAIL_MAX_ATTEMPTS"]),
             retry_seconds=int(config["MAIL_RETRY_SECONDS"]),
+            lease_seconds=float(config.get("MAIL_LEASE_SECONDS") or 20),
         )
 
     def retry_delay(self, attempts: int) -> timedelta:
@@ -82,8 +97,11 @@ class DeliveryReport:
     retried: int = 0
     failed: int = 0
     skipped: int = 0
-    #: Claimed but not tried (the lease was running out): due again at once.
+    #: Claimed but not tried (the batch ran out of time): due again at once.
     released: int = 0
+    #: Claimed but not tried because the lease could not be renewed in time (the database out of reach,
+    #: or another drain took the row over): left for whoever holds it, or due when the lease ends.
+    lost: int = 0
     batches: int = 0
     errors: list[str] = field(default_factory=list)
 
@@ -95,7 +113,8 @@ class _Job:
     id: int
     message_id: str
     template: str
-    context: dict[str, Any]
+    #: A JSON object as written; anything else fails this mail when it is rendered.
+    context: Any
     to_email: str
     created_at: datetime
     attempts: int
@@ -110,6 +129,8 @@ class _Job:
     game_step_key: str | None
     seat: int | None
     seat_secret: str | None
+    #: The step of the game the mail is about (``OutboxMail.step_key``), if it is about one.
+    step_key: str | None
 
 
 def deliver_due_mail(
@@ -119,27 +140,35 @@ def deliver_due_mail(
     settings: MailSettings,
     *,
     now: datetime | None = None,
+    holder: str | None = None,
 ) -> DeliveryReport:
     """Send every mail that is due, batch by batch, until none is left or the time budget is spent.
 
-    ``now`` fixes the clock (tests move it instead of sleeping); by default it is the real time.
+    ``now`` fixes the clock (tests move it instead of sleeping); by default it is the real time. ``holder``
+    names this drain in its claims (default: host, process and a random part, :func:`drain_id`).
     """
     clock: Callable[[], datetime] = (lambda: now) if now is not None else utcnow
+    holder = holder or drain_id()
     report = DeliveryReport()
     started = time.monotonic()
     while time.monotonic() - started < settings.budget_seconds:
-        jobs = _claim(session, clock(), settings)
+        jobs = _claim(session, clock(), settings, holder)
         if not jobs:
             break
         report.batches += 1
         report.claimed += len(jobs)
-        _send_batch(session, backend, links, settings, jobs, clock, report)
+        _send_batch(session, backend, links, settings, jobs, clock, report, holder)
         if len(jobs) < settings.batch_size:
             break
     return report
 
 
-def _claim(session: Session, now: datetime, settings: MailSettings) -> list[_Job]:
+def drain_id() -> str:
+    """A name for one drain, unique across hosts and processes: ``host:pid:random``."""
+    return f"{socket.gethostname()[:60]}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def _claim(session: Session, now: datetime, settings: MailSettings, holder: str) -> list[_Job]:
     due = (
         select(OutboxMail.id)
         .where(col(OutboxMail.status) == PENDING, col(OutboxMail.next_attempt_at) <= now)
@@ -160,7 +189,11 @@ def _claim(session: Session, now: datetime, settings: MailSettings) -> list[_Job
             col(OutboxMail.status) == PENDING,
             col(OutboxMail.next_attempt_at) <= now,
         )
-        .values(next_attempt_at=now + timedelta(seconds=settings.claim_seconds), attempts=OutboxMail.attempts + 1)
+        .values(
+            next_attempt_at=now + timedelta(seconds=settings.lease_seconds),
+            attempts=OutboxMail.attempts + 1,
+            claimed_by=holder,
+        )
         .returning(col(OutboxMail.id))
         .execution_options(synchronize_session=False)
     )
@@ -182,6 +215,7 @@ def _claim(session: Session, now: datetime, settings: MailSettings) -> list[_Job
                 col(OutboxMail.created_at),
                 col(OutboxMail.attempts),
                 col(OutboxMail.game_id),
+                col(OutboxMail.step_key),
                 col(Player.id).label("player_id"),
                 col(Player.display_name).label("player_name"),
                 col(Player.time_zone),
@@ -216,7 +250,10 @@ def _claim(session: Session, now: datetime, settings: MailSettings) -> list[_Job
 
 def _job(row: sa.RowMapping) -> _Job:
     values = dict(row)
-    values["context"] = dict(values["context"] or {})
+    # A context that is not an object (a row written by hand, or by an older release) fails its own mail
+    # when it is rendered, not the whole claim here.
+    context = values["context"]
+    values["context"] = dict(context) if isinstance(context, Mapping) else (context or {})
     # A mail to an address that is not a player's (no player row): the defaults of a new player.
     if values["player_id"] is None:
         values.update(time_zone="UTC", wants_reminders=True, wants_notices=True)
@@ -231,23 +268,33 @@ def _send_batch(
     jobs: list[_Job],
     clock: Callable[[], datetime],
     report: DeliveryReport,
+    holder: str,
 ) -> None:
-    # Stop well before the lease ends, so a row is never sent while another drain may claim it again.
-    stop_at = time.monotonic() + settings.claim_seconds / 2
-    outcomes = _Outcomes(session, settings.record_seconds)
+    stop_at = time.monotonic() + settings.batch_seconds
+    lease = _Lease(session, holder, [job.id for job in jobs], settings.lease_seconds, clock)
+    outcomes = _Outcomes(session, settings.record_seconds, holder, lease.writing)
+    lease.start()
     try:
         with backend.open() as connection:
             for index, job in enumerate(jobs):
                 outcomes.store_if_due()
                 if time.monotonic() > stop_at:
                     outcomes.store()
-                    _release(session, jobs[index:], clock())
+                    _release(session, jobs[index:], clock(), holder, lease.writing)
                     report.released += len(jobs) - index
                     return
+                if not lease.holds(job.id):
+                    # Not renewed in time, or taken over: another drain may be sending it now.
+                    report.lost += 1
+                    log(logger, logging.WARNING, "mail.lease_lost", outbox=job.id, game=job.game_id, holder=holder)
+                    continue
                 _send_one(connection, outcomes, links, settings, job, clock, report)
     finally:
-        # Also on the way out of a failure: what went out before it must not go out again.
-        outcomes.store()
+        try:
+            # Also on the way out of a failure: what went out before it must not go out again.
+            outcomes.store()
+        finally:
+            lease.stop()
 
 
 def _send_one(
@@ -267,24 +314,17 @@ def _send_one(
         return
     try:
         message = compose(*_rendered_and_envelope(job, links, settings))
-    except (RenderError, ValueError, KeyError, TypeError) as error:
-        outcomes.add(job, FAILED, clock(), error=f"cannot render the mail: {error!r}")
-        report.failed += 1
-        report.errors.append(str(error))
-        log(
-            logger,
-            logging.ERROR,
-            "mail.render_failed",
-            outbox=job.id,
-            game=job.game_id,
-            template=job.template,
-            error=repr(error),
-        )
+    except Exception as error:  # whatever this row holds, it stops this mail only
+        what = "cannot compose the mail" if isinstance(error, ComposeError) else "cannot render the mail"
+        _failed(outcomes, job, f"{what}: {error!r}", clock(), report, event="mail.render_failed")
         return
     try:
         connection.send(message)
     except DeliveryError as error:
         _after_failure(outcomes, job, error, settings, clock(), report)
+        return
+    except Exception as error:  # not a failure the backend knows: this mail fails visibly, the batch goes on
+        _failed(outcomes, job, f"cannot send the mail: {error!r}", clock(), report, event="mail.send_failed")
         return
     outcomes.add(job, SENT, clock())
     report.sent += 1
@@ -300,18 +340,52 @@ def _send_one(
     )
 
 
+def _failed(outcomes: _Outcomes, job: _Job, error: str, now: datetime, report: DeliveryReport, *, event: str) -> None:
+    outcomes.add(job, FAILED, now, error=error)
+    report.failed += 1
+    report.errors.append(error)
+    log(logger, logging.ERROR, event, outbox=job.id, game=job.game_id, template=job.template, error=error)
+
+
+#: Mails about one step of a game: each is dropped once the game has moved past its step (DESIGN §6).
+STEP_MAILS = ("your_turn", "redeploy_needed", "reminder")
+#: A game in one of these is over: no mail about a step of it goes out.
+_OVER = (GameStatus.FINISHED, GameStatus.CANCELLED)
+
+
 def _skip_reason(job: _Job) -> str | None:
     category = MESSAGES.get(job.template, ESSENTIAL)
     if category == REMINDER and not job.wants_reminders:
         return "the player turned reminders off"
     if category not in (ESSENTIAL, REMINDER) and not job.wants_notices:
         return "the player turned notices off"
-    if job.template == "reminder" and (job.game_status != "active" or job.context.get("step_key") != job.game_step_key):
-        return "the step it reminded of is over"
+    if job.template in STEP_MAILS and job.game_id is not None:
+        return _stale_step(job)
     return None
 
 
+def _stale_step(job: _Job) -> str | None:
+    """Why a mail about a step of its game must not go out now (the game moved on), or ``None``."""
+    # Rows written before the step had a column of their own carry it in their context.
+    step = job.step_key or _context_value(job, "step_key")
+    if job.game_status in _OVER:
+        return f"the game is {job.game_status}"
+    if job.template == "reminder" and job.game_status != GameStatus.ACTIVE:
+        return "the step it reminded of is over"
+    if step is not None and step != job.game_step_key:
+        return "the step it reminded of is over" if job.template == "reminder" else "the step it was about is over"
+    if job.player_id is not None and job.seat is None:
+        return "the player no longer holds a seat in this game"
+    return None
+
+
+def _context_value(job: _Job, key: str) -> Any:
+    return job.context.get(key) if isinstance(job.context, Mapping) else None
+
+
 def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) -> tuple[Any, Envelope]:
+    if not isinstance(job.context, Mapping):
+        raise RenderError(f"the mail's context is not an object but {type(job.context).__name__}")
     category = MESSAGES.get(job.template)
     unsubscribe = None
     if job.player_id is not None and category not in (None, ESSENTIAL):
@@ -390,18 +464,94 @@ def _after_failure(
 
 
 _OUTBOX = OutboxMail.metadata.tables[OutboxMail.__tablename__]
-#: One outcome, by row (Core, run for many rows at once). Only a pending row takes it: the row may have
-#: been handled already by another drain after its claim lapsed.
-_STORE_OUTCOME = sa.update(_OUTBOX).where(_OUTBOX.c.id == sa.bindparam("row_id"), _OUTBOX.c.status == PENDING)
+#: One outcome, by row (Core, run for many rows at once). Only a pending row this drain still holds takes
+#: it: after a lease lapsed, the row belongs to the drain that claimed it next.
+_STORE_OUTCOME = (
+    sa.update(_OUTBOX)
+    .where(
+        _OUTBOX.c.id == sa.bindparam("row_id"),
+        _OUTBOX.c.status == PENDING,
+        _OUTBOX.c.claimed_by == sa.bindparam("holder"),
+    )
+    .values(claimed_by=None)
+)
+
+
+class _Lease:
+    """A drain's hold on the rows of its batch, renewed every quarter of ``seconds`` by a thread of its own
+    (its own database connection), so that a send that takes long (a slow SMTP server) keeps the rows while
+    a drain that died loses them within ``seconds``.
+
+    :meth:`holds` says whether a row may be sent: its lease was renewed (or claimed) less than ``seconds``
+    minus a margin ago (the margin covers the time the renewal took and clocks a little apart), and the
+    last renewal found the row still ours. ``writing`` serialises the renewals with the batch's own writes
+    (outcomes, releases), which touch the same rows: on PostgreSQL two transactions updating the same rows
+    in different orders could deadlock.
+    """
+
+    def __init__(
+        self, session: Session, holder: str, ids: list[int], seconds: float, clock: Callable[[], datetime]
+    ) -> None:
+        # Its own connection from the session's engine: renewals commit apart from the batch's writes.
+        self.engine = session.get_bind().engine
+        self.holder = holder
+        self.seconds = seconds
+        self.margin = min(5.0, seconds / 4)
+        self.clock = clock
+        self.writing = threading.Lock()
+        self.held = set(ids)
+        # The claim was committed just now, with a lease of ``seconds`` from ``clock()``.
+        self.until = time.monotonic() + seconds - self.margin
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"mail-lease-{holder}", daemon=True)
+        self._failed = False
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=self.seconds)
+
+    def holds(self, row_id: int) -> bool:
+        return row_id in self.held and time.monotonic() < self.until
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.seconds / 4):
+            self.renew()
+
+    def renew(self) -> None:
+        started = time.monotonic()
+        renew = (
+            sa.update(_OUTBOX)
+            .where(_OUTBOX.c.claimed_by == self.holder, _OUTBOX.c.status == PENDING)
+            .values(next_attempt_at=self.clock() + timedelta(seconds=self.seconds))
+            .returning(_OUTBOX.c.id)
+        )
+        try:
+            with self.writing, self.engine.begin() as connection:
+                held = {row[0] for row in connection.execute(renew)}
+        except sa.exc.SQLAlchemyError as error:
+            if not self._failed:  # once per batch: the database being away is logged by whoever needs it
+                log(logger, logging.WARNING, "mail.lease_not_renewed", holder=self.holder, error=repr(error))
+            self._failed = True
+            return
+        self._failed = False
+        # Rows whose outcome is stored are no longer pending and drop out; those are not asked about again.
+        self.held &= held
+        self.until = started + self.seconds - self.margin
 
 
 class _Outcomes:
     """The outcomes of a batch not yet committed, committed together once the oldest is ``every`` seconds
     old, and at the end of the batch."""
 
-    def __init__(self, session: Session, every: float) -> None:
+    def __init__(self, session: Session, every: float, holder: str, writing: threading.Lock) -> None:
         self.session = session
         self.every = every
+        self.holder = holder
+        self.writing = writing
         self.rows: list[dict[str, Any]] = []
         self.since = 0.0
 
@@ -419,6 +569,7 @@ class _Outcomes:
         self.rows.append(
             {
                 "row_id": job.id,
+                "holder": self.holder,
                 "status": status,
                 "last_error": error[:1000] if error else None,
                 "sent_at": now if status == SENT else None,
@@ -436,19 +587,29 @@ class _Outcomes:
         # go out again when the claim lapses).
         rows, self.rows = self.rows, []
         if rows:
-            self.session.execute(_STORE_OUTCOME, rows)
-            self.session.commit()
+            with self.writing:
+                try:
+                    self.session.execute(_STORE_OUTCOME, rows)
+                    self.session.commit()
+                except BaseException:
+                    self.session.rollback()
+                    raise
 
 
-def _release(session: Session, jobs: list[_Job], now: datetime) -> None:
+def _release(session: Session, jobs: list[_Job], now: datetime, holder: str, writing: threading.Lock) -> None:
     """Give back rows claimed but not tried: due again at once, and the attempt not counted."""
-    session.execute(
-        sa.update(OutboxMail)
-        .where(col(OutboxMail.id).in_([job.id for job in jobs]), col(OutboxMail.status) == PENDING)
-        .values(next_attempt_at=now, attempts=OutboxMail.attempts - 1)
-        .execution_options(synchronize_session=False)
-    )
-    session.commit()
+    with writing:
+        session.execute(
+            sa.update(OutboxMail)
+            .where(
+                col(OutboxMail.id).in_([job.id for job in jobs]),
+                col(OutboxMail.status) == PENDING,
+                col(OutboxMail.claimed_by) == holder,
+            )
+            .values(next_attempt_at=now, attempts=OutboxMail.attempts - 1, claimed_by=None)
+            .execution_options(synchronize_session=False)
+        )
+        session.commit()
 
 
 def outbox_counts(session: Session) -> dict[str, int]:

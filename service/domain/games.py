@@ -12,8 +12,9 @@ from sqlmodel import Session, col, select
 
 import rules
 from emails.messages import GameOver
+from service.domain.clock import Clock, set_clock
 from service.domain.errors import NotFound
-from service.domain.models import Game, Player, Seat
+from service.domain.models import Game, GameStatus, Player, Seat
 from service.domain.outbox import queue_mail
 from service.domain.schemas import GameSettings
 
@@ -68,9 +69,9 @@ def finish_game(session: Session, game: Game, state: rules.GameState, now: datet
     standings: list[dict[str, Any]] = [
         row | {"name": names.get(row["player"], f"Player {row['player']}")} for row in rules.final_standings(state)
     ]
-    game.status = "finished"
+    game.status = GameStatus.FINISHED
     game.finished_at = now
-    game.deadline_at = game.reminders_due_at = None
+    set_clock(game, Clock.of(game).stop())
     game.step_key = None
     game.result = standings
     for seat, player in seats:

@@ -19,22 +19,17 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 import rules
-from service.domain.delivery import FAILED
-from service.domain.models import Game, OutboxMail, Player, Seat, utcnow
+from service.domain.models import Game, GameStatus, MailStatus, OutboxMail, Player, Seat, utcnow
 
 OVERDUE = timedelta(minutes=10)
 INVITING_TOO_LONG = timedelta(days=3)
 PAGE_SIZE = 50
 
 #: The status filter's choices: name → the statuses it shows.
-STATUSES: dict[str, tuple[str, ...]] = {
-    "running": ("inviting", "active", "paused"),
-    "inviting": ("inviting",),
-    "active": ("active",),
-    "paused": ("paused",),
-    "finished": ("finished",),
-    "cancelled": ("cancelled",),
-    "all": ("inviting", "active", "paused", "finished", "cancelled"),
+STATUSES: dict[str, tuple[GameStatus, ...]] = {
+    "running": (GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED),
+    **{status.value: (status,) for status in GameStatus},
+    "all": tuple(GameStatus),
 }
 
 
@@ -85,8 +80,8 @@ def list_games(session: Session, filters: GameFilters, now: datetime | None = No
     if filters.stalled:
         query = query.where(
             sa.or_(
-                sa.and_(col(Game.status) == "active", col(Game.deadline_at) < now - OVERDUE),
-                sa.and_(col(Game.status) == "inviting", col(Game.created_at) < now - INVITING_TOO_LONG),
+                sa.and_(col(Game.status) == GameStatus.ACTIVE, col(Game.deadline_at) < now - OVERDUE),
+                sa.and_(col(Game.status) == GameStatus.INVITING, col(Game.created_at) < now - INVITING_TOO_LONG),
                 col(Game.id).in_(_repeatedly_auto_passed(session) or {-1}),
             )
         )
@@ -107,11 +102,11 @@ def list_games(session: Session, filters: GameFilters, now: datetime | None = No
 def stalled_reasons(game: Game, now: datetime, seat_names: dict[int, str], removed: set[int]) -> list[str]:
     """Why ``game`` looks stuck, in words (empty when it does not)."""
     reasons = []
-    if game.status == "active" and game.deadline_at is not None and game.deadline_at < now - OVERDUE:
+    if game.status == GameStatus.ACTIVE and game.deadline_at is not None and game.deadline_at < now - OVERDUE:
         reasons.append("deadline passed, not auto-passed yet")
-    if game.status == "inviting" and game.created_at < now - INVITING_TOO_LONG:
+    if game.status == GameStatus.INVITING and game.created_at < now - INVITING_TOO_LONG:
         reasons.append(f"inviting for {(now - game.created_at).days} days")
-    if game.status in ("active", "paused"):
+    if game.status in (GameStatus.ACTIVE, GameStatus.PAUSED):
         limit = int((game.settings or {}).get("auto_pass_alert_after", 2))
         for seat, passes in _auto_passes(game.state).items():
             if passes >= limit and seat not in removed:
@@ -134,7 +129,9 @@ def _games_of_players_matching(text: str) -> Any:
 
 
 def _games_with_failed_mail() -> Any:
-    return select(OutboxMail.game_id).where(col(OutboxMail.status) == FAILED, col(OutboxMail.game_id).is_not(None))
+    return select(OutboxMail.game_id).where(
+        col(OutboxMail.status) == MailStatus.FAILED, col(OutboxMail.game_id).is_not(None)
+    )
 
 
 def _repeatedly_auto_passed(session: Session) -> set[int]:
@@ -144,7 +141,7 @@ def _repeatedly_auto_passed(session: Session) -> set[int]:
     """
     players = sa.type_coerce(Game.state, sa.JSON)["players"]
     rows = session.execute(
-        select(Game.id, players, Game.settings).where(col(Game.status).in_(("active", "paused")))
+        select(Game.id, players, Game.settings).where(col(Game.status).in_((GameStatus.ACTIVE, GameStatus.PAUSED)))
     ).all()
     found = set()
     for game_id, seats, settings in rows:
@@ -160,7 +157,7 @@ def _auto_passes(state: dict[str, Any] | None) -> dict[int, int]:
 
 
 def _awaited(game: Game) -> set[int]:
-    if game.status not in ("active", "paused") or game.state is None:
+    if game.status not in (GameStatus.ACTIVE, GameStatus.PAUSED) or game.state is None:
         return set()
     return set(rules.awaiting(rules.GameState.from_json(game.state)))
 
@@ -191,7 +188,7 @@ def _rows(session: Session, games: list[Game], now: datetime) -> list[GameRow]:
     failed = dict(
         session.execute(
             select(OutboxMail.game_id, sa.func.count())
-            .where(col(OutboxMail.game_id).in_(ids), col(OutboxMail.status) == FAILED)
+            .where(col(OutboxMail.game_id).in_(ids), col(OutboxMail.status) == MailStatus.FAILED)
             .group_by(col(OutboxMail.game_id))
         ).all()
     )

@@ -26,13 +26,13 @@ from service.domain import block_list
 from service.domain.errors import Conflict, Forbidden, TooMany
 from service.domain.games import get_game, seats_of, settings_of
 from service.domain.links import LinkMaker
-from service.domain.models import Game, Player, Seat, utcnow
+from service.domain.models import Game, GameStatus, Player, Seat, utcnow
 from service.domain.outbox import queue_mail
 from service.domain.play import after_change
 from service.domain.schemas import CreateGame
 
-UNCONFIRMED = "unconfirmed"
-INVITING = "inviting"
+UNCONFIRMED = GameStatus.UNCONFIRMED
+INVITING = GameStatus.INVITING
 
 #: How long a game waits for its host's confirmation before it lapses (the sweep cancels it).
 UNCONFIRMED_MAX_AGE = timedelta(hours=48)
@@ -157,7 +157,7 @@ def confirm_game(
     if not secrets.compare_digest(game.admin_secret, admin_secret):
         raise Forbidden("This confirmation link is not valid.")
     admin_url = links.admin_url(game_id, game.admin_secret)
-    if game.status == "cancelled" and game.confirmed_at is None:
+    if game.status == GameStatus.CANCELLED and game.confirmed_at is None:
         session.rollback()
         raise Conflict(
             "This game was discarded, or not confirmed in time, and its players were never told. "
@@ -207,10 +207,10 @@ def discard_game(session: Session, game_id: int, admin_secret: str, now: datetim
         raise Forbidden("This confirmation link is not valid.")
     if game.status != UNCONFIRMED:
         session.rollback()
-        if game.status == "cancelled" and game.confirmed_at is None:
+        if game.status == GameStatus.CANCELLED and game.confirmed_at is None:
             return game  # discarded already
         raise Conflict("This game is confirmed already: cancel it from its admin page instead.")
-    game.status = "cancelled"
+    game.status = GameStatus.CANCELLED
     game.finished_at = now or utcnow()
     session.add(game)
     session.commit()
@@ -222,7 +222,7 @@ def expire_unconfirmed(session: Session, now: datetime, max_age: timedelta = UNC
     lapsed = session.exec(
         sa.update(Game)
         .where(col(Game.status) == UNCONFIRMED, col(Game.created_at) <= now - max_age)
-        .values(status="cancelled", finished_at=now)
+        .values(status=GameStatus.CANCELLED, finished_at=now)
         .execution_options(synchronize_session=False)
     )
     session.commit()
@@ -251,7 +251,7 @@ def accept_invitation(
     if game.status == UNCONFIRMED:
         session.rollback()
         raise Conflict("This game waits for its host to confirm it.")
-    if game.status == "cancelled":
+    if game.status == GameStatus.CANCELLED:
         session.rollback()
         raise Conflict("This game was cancelled by its host.")
     seat = session.exec(
@@ -312,7 +312,7 @@ def start_game(session: Session, game: Game, links: LinkMaker, now: datetime | N
     seats = seats_of(session, game.id or 0)
     settings = settings_of(game)
     state = rules.new_game(len(seats), seed=game.seed, options={"redeploy": settings.redeploy})
-    game.status = "active"
+    game.status = GameStatus.ACTIVE
     game.started_at = now or utcnow()
     game.version += 1  # 1 for a game that had no admin act before it started (admin._commit_before_start)
     after_change(session, game, state, links, now=game.started_at)

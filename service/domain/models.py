@@ -7,12 +7,13 @@ Request and response shapes live in ``service/domain/schemas.py``, never here. T
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from service.infra.db import UTCDateTime
+from service.infra.db import EnumString, UTCDateTime
 
 
 def utcnow() -> datetime:
@@ -25,6 +26,48 @@ def _time(*, index: bool = False, nullable: bool = True) -> Any:
 
 def _json(nullable: bool = False) -> Any:
     return Field(default=None, sa_column=sa.Column(sa.JSON(), nullable=nullable))
+
+
+class GameStatus(StrEnum):
+    """Where a game is in its life: unconfirmed → inviting → active ⇄ paused → finished, or cancelled."""
+
+    #: Made by someone who may not be its host: it mails nobody but its host (a link to confirm it) until
+    #: the host confirms it (DESIGN §9); it lapses if they never do.
+    UNCONFIRMED = "unconfirmed"
+    #: Waiting for its players to accept their invitations.
+    INVITING = "inviting"
+    ACTIVE = "active"
+    #: Stopped by an admin; the clock keeps the time left (``service.domain.clock``).
+    PAUSED = "paused"
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
+
+
+class MailStatus(StrEnum):
+    """Where an outbox row is in its delivery (``service.domain.delivery``)."""
+
+    #: To send: due at its ``next_attempt_at`` (a first attempt, a retry, or a claim that lapsed).
+    PENDING = "pending"
+    SENT = "sent"
+    #: Refused for good, or given up after too many attempts; ``last_error`` says why.
+    FAILED = "failed"
+    #: Not sent on purpose: the player turned that kind of mail off, or its step is over.
+    SKIPPED = "skipped"
+
+
+class ActionKind(StrEnum):
+    """What an entry of a game's event log (``GameAction``) records."""
+
+    #: A player's step, validated by the rules.
+    ACTION = "action"
+    #: The deadline's (or an admin's "pass now") completion of a step: ``rules.auto_pass``.
+    AUTO_PASS = "auto_pass"
+    #: A player took back their steps since the last undo point (those entries are marked ``undone``).
+    UNDO = "undo"
+    #: An admin changed a house option that is part of the rules state (replayed at this point).
+    OPTIONS = "options"
+    #: Any other admin act: it moves the version on, changes nothing in the rules state.
+    ADMIN = "admin"
 
 
 class Player(SQLModel, table=True):
@@ -48,9 +91,7 @@ class Game(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     name: str = Field(max_length=120)
-    #: unconfirmed → inviting → active ⇄ paused → finished, or cancelled. A game made in the lobby is
-    #: ``unconfirmed`` until its host confirms it by the link mailed to them; only then go the invitations.
-    status: str = Field(default="inviting", max_length=16, index=True)
+    status: GameStatus = Field(default=GameStatus.INVITING, sa_type=EnumString(GameStatus, 16), index=True)
     settings: dict[str, Any] = _json()
     #: The rules state snapshot (``rules.GameState.to_json()``); a cache of seed + actions.
     state: dict[str, Any] | None = _json(nullable=True)
@@ -106,8 +147,7 @@ class GameAction(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     game_id: int = Field(foreign_key="games.id", index=True)
     seat: int | None = None
-    #: ``action`` (a player's step), ``auto_pass``, ``undo``.
-    kind: str = Field(max_length=16)
+    kind: ActionKind = Field(sa_type=EnumString(ActionKind, 16))
     action: dict[str, Any] | None = _json(nullable=True)
     version: int
     die: int | None = None
@@ -134,12 +174,19 @@ class OutboxMail(SQLModel, table=True):
     message_id: str = Field(max_length=200, unique=True)
     #: One mail per event: a repeated event (a retried task) finds its row already written.
     dedupe_key: str | None = Field(default=None, max_length=200, unique=True)
-    status: str = Field(default="pending", max_length=12, index=True)
+    status: MailStatus = Field(default=MailStatus.PENDING, sa_type=EnumString(MailStatus, 12), index=True)
     attempts: int = 0
     last_error: str | None = Field(default=None, max_length=1000)
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+    #: When the row is due. While a worker holds the row (``claimed_by``), the end of its lease: the worker
+    #: renews it while it sends, so a row whose worker died is due again a lease later.
     next_attempt_at: datetime | None = _time(index=True)
     sent_at: datetime | None = _time()
+    #: The drain holding the row (``host:pid:random``) while it sends it; ``None`` otherwise.
+    claimed_by: str | None = Field(default=None, max_length=100)
+    #: A mail about one step of a game (``Game.step_key``: "your turn", "redeploy needed", a reminder): it
+    #: is dropped, not sent, once the game has moved past that step.
+    step_key: str | None = Field(default=None, max_length=32)
 
 
 class ReminderSent(SQLModel, table=True):

@@ -17,7 +17,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col
 
 from emails.messages import GameMessage, Message
-from service.domain.models import OutboxMail, Player, utcnow
+from service.domain.models import MailStatus, OutboxMail, Player, utcnow
 from service.infra.mail_wakeup import MAIL_WRITTEN
 
 #: The domain of Message-IDs made outside the service (a script on a bare session): reserved, never real.
@@ -57,6 +57,8 @@ def queue_mail(session: Session, to: Player | str, message: Message, *, now: dat
         game_id=message.game_id if isinstance(message, GameMessage) else None,
         dedupe_key=message.dedupe_key,
         now=now,
+        # A turn mail or a reminder is about one step of its game: delivery drops it once that step is over.
+        step_key=getattr(message, "step_key", None),
     )
 
 
@@ -70,6 +72,7 @@ def insert_mail_row(
     game_id: int | None = None,
     dedupe_key: str | None = None,
     now: datetime | None = None,
+    step_key: str | None = None,
 ) -> bool:
     """Add one outbox row as given; a second row with the same ``dedupe_key`` is not written.
 
@@ -79,7 +82,8 @@ def insert_mail_row(
     racing to write the same event's mail cannot both write it, nor fail on the unique key.
 
     A mail to someone who is not a player names its address in ``to_email`` instead of a ``player``;
-    ``now`` is when the event happened (default: the real time), the mail's date.
+    ``now`` is when the event happened (default: the real time), the mail's date. ``step_key`` names the
+    step of the game a mail is about (``Game.step_key``): delivery drops it once the game moved past it.
     """
     if (player is None) == (to_email is None):
         raise ValueError("a mail goes to a player or to an address, exactly one of them")
@@ -91,7 +95,8 @@ def insert_mail_row(
         "context": context,
         "message_id": f"<{uuid.uuid4().hex}@{mail_domain()}>",
         "dedupe_key": dedupe_key,
-        "status": "pending",
+        "step_key": step_key,
+        "status": MailStatus.PENDING,
         "attempts": 0,
         "created_at": now or utcnow(),
         "next_attempt_at": utcnow(),  # due at once, whatever clock the event was timed by

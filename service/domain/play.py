@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -19,10 +19,11 @@ from sqlmodel import Session, select
 
 import rules
 from emails.messages import AutoPassed, HostAlert, RedeployNeeded, YourTurn
+from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, IllegalMove
 from service.domain.games import finish_game, get_game, seats_of, settings_of, update_if_unmoved
 from service.domain.links import LinkMaker
-from service.domain.models import Game, GameAction, Player, Seat, utcnow
+from service.domain.models import ActionKind, Game, GameAction, GameStatus, Player, Seat, utcnow
 from service.domain.outbox import queue_mail
 from service.domain.turn_mail import step_details
 
@@ -88,7 +89,7 @@ def submit_action(
     entry = GameAction(
         game_id=game_id,
         seat=seat,
-        kind="action",
+        kind=ActionKind.ACTION,
         action=rules.Action.from_json(payload).to_json(),
         version=game.version + 1,
         die=new_state.last.get("die"),
@@ -117,7 +118,7 @@ def undo(session: Session, game_id: int, seat: int, expected_version: int, links
     kept = [e for e in reversed(log) if e not in taken_back]
     new_state = replay(game, kept)
     new_state.last = {"kind": "undo", "player": seat, "undo_point": False, "undone": len(taken_back)}
-    record = GameAction(game_id=game_id, seat=seat, kind="undo", action=None, version=game.version + 1)
+    record = GameAction(game_id=game_id, seat=seat, kind=ActionKind.UNDO, action=None, version=game.version + 1)
     return commit_step(session, game, record, new_state, links, utcnow(), None, seat)
 
 
@@ -126,7 +127,7 @@ def live_log(session: Session, game_id: int) -> list[GameAction]:
     return list(
         session.exec(
             select(GameAction)
-            .where(GameAction.game_id == game_id, GameAction.undone == sa.false(), GameAction.kind != "undo")
+            .where(GameAction.game_id == game_id, GameAction.undone == sa.false(), GameAction.kind != ActionKind.UNDO)
             .order_by(GameAction.version.desc())  # type: ignore[attr-defined]
         ).all()
     )
@@ -137,7 +138,7 @@ def steps_to_undo(log: list[GameAction], seat: int) -> list[GameAction]:
     the seat's own steps since the last undo point. Empty when there is nothing to undo."""
     taken_back = []
     for entry in log:
-        if entry.undo_point or entry.seat != seat or entry.kind != "action":
+        if entry.undo_point or entry.seat != seat or entry.kind != ActionKind.ACTION:
             break
         taken_back.append(entry)
     return taken_back
@@ -168,7 +169,7 @@ def auto_pass(
     record = GameAction(
         game_id=game_id,
         seat=seat,
-        kind="auto_pass",
+        kind=ActionKind.AUTO_PASS,
         action={"reason": reason},
         version=game.version + 1,
         undo_point=True,
@@ -215,12 +216,12 @@ def replay_steps(game: Game, entries: list[GameAction]) -> Iterator[rules.GameSt
     for entry in entries:
         if entry.undone:
             continue
-        if entry.kind == "action":
+        if entry.kind == ActionKind.ACTION:
             state = rules.apply(state, entry.action or {})
-        elif entry.kind == "auto_pass":
+        elif entry.kind == ActionKind.AUTO_PASS:
             assert entry.seat is not None
             state = rules.auto_pass(state, entry.seat)
-        elif entry.kind == "options":
+        elif entry.kind == ActionKind.OPTIONS:
             state = rules.with_options(state, (entry.action or {})["options"])
         yield state
 
@@ -229,7 +230,7 @@ def initial_options(game: Game, entries: list[GameAction]) -> dict[str, Any]:
     """The house options the game started with: the settings now, unless the host changed them since (an
     ``options`` event remembers what it replaced)."""
     for entry in entries:
-        if entry.kind == "options" and "previous" in (entry.action or {}):
+        if entry.kind == ActionKind.OPTIONS and "previous" in (entry.action or {}):
             return dict((entry.action or {})["previous"])
     return {"redeploy": settings_of(game).redeploy}
 
@@ -256,7 +257,6 @@ def after_change(
     if key == game.step_key:
         return
     game.step_key = key
-    game.step_started_at = now
     settings = settings_of(game)
     defending = state.phase == "defend"
     length = settings.defender_turn_length_seconds if defending else settings.turn_length_seconds
@@ -266,13 +266,8 @@ def after_change(
     if awaited_seats and all(seats[n][0].removed for n in awaited_seats):
         # A seat its host removed (admin.remove_player) is passed at the next sweep, not a whole turn later.
         length = 0
-    if game.status == "active":
-        game.deadline_at = now + timedelta(seconds=length)
-        game.reminders_due_at = next_reminder_at(game.deadline_at, settings.reminders_before_seconds, now)
-        game.paused_remaining = None
-    else:  # paused: the clock starts when the game resumes
-        game.deadline_at = game.reminders_due_at = None
-        game.paused_remaining = length
+    clock = Clock.of(game, settings).start_step(now, length, paused=game.status != GameStatus.ACTIVE)
+    set_clock(game, clock)
     names = {number: s.display_name for number, (s, _) in seats.items()}
     for awaited in awaited_seats:
         seat, player = seats[awaited]
@@ -286,7 +281,7 @@ def after_change(
             turn=state.turn,
             turns=state.turns,
             turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret),
-            deadline_at=game.deadline_at,
+            deadline_at=clock.deadline_at,
             version=game.version,
             step_key=key,
             # The board picture and words of the mail (emails/board_picture.py).
@@ -295,19 +290,12 @@ def after_change(
         queue_mail(session, player, message, now=now)
 
 
-def next_reminder_at(deadline: datetime, offsets: list[int], now: datetime) -> datetime | None:
-    """The earliest reminder time still ahead of ``now`` (offsets are seconds before the deadline)."""
-    times = [deadline - timedelta(seconds=s) for s in offsets]
-    ahead = [t for t in times if t > now]
-    return min(ahead) if ahead else None
-
-
 # -- internals --------------------------------------------------------------------------------------------
 def _check_running(game: Game) -> None:
-    if game.status == "paused":
+    if game.status == GameStatus.PAUSED:
         reason = f": {game.pause_reason}" if game.pause_reason else ""
         raise Conflict(f"The game is paused{reason}", version=game.version)
-    if game.status != "active":
+    if game.status != GameStatus.ACTIVE:
         raise Conflict(f"The game is not running (it is {game.status})", version=game.version)
 
 

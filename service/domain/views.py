@@ -7,7 +7,7 @@ from sqlmodel import Session, col, select
 
 import rules
 from service.domain.games import seats_of
-from service.domain.models import AuditEntry, Game, GameAction, Player, Seat
+from service.domain.models import AuditEntry, Game, GameAction, GameStatus, Player, Seat
 from service.domain.schemas import AuditOut, GameView, HistoryEntry, LegalActions, SeatOut
 
 
@@ -39,7 +39,7 @@ def game_view(session: Session, game: Game, viewer: int | None, inputs: ViewInpu
         SeatOut(seat=s.seat, name=s.display_name, accepted=s.accepted_at is not None, removed=s.removed)
         for s, _ in inputs.seats
     ]
-    over = game.status == "finished"
+    over = game.status == GameStatus.FINISHED
     return GameView(
         id=game.id or 0,
         name=game.name,
@@ -47,10 +47,10 @@ def game_view(session: Session, game: Game, viewer: int | None, inputs: ViewInpu
         version=game.version,
         you=viewer,
         seats=seats,
-        awaiting=sorted(rules.awaiting(state)) if state and game.status == "active" else [],
+        awaiting=sorted(rules.awaiting(state)) if state and game.status == GameStatus.ACTIVE else [],
         deadline_at=game.deadline_at,
-        paused_remaining_seconds=game.paused_remaining if game.status == "paused" else None,
-        pause_reason=game.pause_reason if game.status == "paused" else None,
+        paused_remaining_seconds=game.paused_remaining if game.status == GameStatus.PAUSED else None,
+        pause_reason=game.pause_reason if game.status == GameStatus.PAUSED else None,
         state=rules.player_view(state, viewer) if state else None,
         seed=game.seed if over else None,
         result=game.result if over else None,
@@ -59,7 +59,7 @@ def game_view(session: Session, game: Game, viewer: int | None, inputs: ViewInpu
 
 
 def legal_actions(game: Game, seat: int) -> LegalActions:
-    if game.state is None or game.status != "active":
+    if game.state is None or game.status != GameStatus.ACTIVE:
         return LegalActions(version=game.version, actions=[])
     state = rules.GameState.from_json(game.state)
     return LegalActions(version=game.version, actions=[a.to_json() for a in rules.legal_actions(state, seat)])

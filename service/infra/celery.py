@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from celery import Celery, Task
-from celery.signals import worker_process_init
+from celery.signals import after_setup_logger, after_setup_task_logger, worker_process_init
+from celery.worker.consumer import Consumer
 from flask import Flask
 
 from service.infra import queues
@@ -19,6 +20,33 @@ from service.infra.broker import is_embedded
 from service.infra.schedule import EMBEDDED_BEAT_SCHEDULE, beat_schedule
 
 REDIS_SCHEMES = ("redis://", "rediss://")
+
+#: Longest pause between two tries to reach the broker again (seconds). kombu's default grows to 30 s, and
+#: Celery gives up after 100 tries (the worker then exits): here it tries every few seconds, for ever.
+RECONNECT_MAX_SECONDS = 5.0
+
+
+class SteadyConsumer(Consumer):
+    """Celery's consumer, reconnecting to a lost broker after 1, 2, 3, 4, then every 5 seconds (not 2, 4,
+    6… up to 30 s): a worker is back within seconds of the broker."""
+
+    def ensure_connected(self, conn: Any) -> Any:
+        ensure = conn.ensure_connection
+
+        def steadily(*args: Any, **kwargs: Any) -> Any:
+            kwargs.update(interval_start=1, interval_step=1, interval_max=RECONNECT_MAX_SECONDS)
+            return ensure(*args, **kwargs)
+
+        conn.ensure_connection = steadily
+        return super().ensure_connected(conn)
+
+
+def _line_format(logger: Any = None, **_: Any) -> None:
+    """Celery's log handlers (worker, its pool, beat) write the service's line format (service.infra.logfmt)."""
+    from service.infra import logfmt
+
+    if logger is not None:
+        logfmt.use_line_format(logger.handlers)
 
 
 def celery_init_app(app: Flask) -> Celery:
@@ -44,6 +72,8 @@ def celery_init_app(app: Flask) -> Celery:
         get_engine(app).dispose(close=False)
 
     worker_process_init.connect(use_fresh_connections, weak=False)
+    after_setup_logger.connect(_line_format, weak=False)
+    after_setup_task_logger.connect(_line_format, weak=False)
 
     from service.infra.mail_wakeup import send_after_commit  # imports the domain, which imports this module's package
 
@@ -56,7 +86,15 @@ def celery_config(config: dict[str, Any]) -> dict[str, Any]:
     broker_url: str = config["BROKER_URL"]
     settings: dict[str, Any] = {
         "broker_url": broker_url,
+        # A lost broker is tried again for ever, every few seconds at most (SteadyConsumer): a worker outlives
+        # a broker restart instead of exiting after 100 tries.
         "broker_connection_retry_on_startup": True,
+        "broker_connection_retry": True,
+        "broker_connection_max_retries": None,
+        "worker_consumer": f"{__name__}:SteadyConsumer",
+        # Output written to stdout/stderr (a traceback Python prints) goes out as it is, not as one
+        # WARNING line per write: a traceback made some two thousand lines.
+        "worker_redirect_stdouts": False,
         # Tasks act on the database and record their effects there; nobody waits for a result.
         # A result backend is only configured to watch a task from outside (tests, diagnostics).
         "result_backend": config.get("RESULT_BACKEND") or None,
@@ -76,6 +114,8 @@ def celery_config(config: dict[str, Any]) -> dict[str, Any]:
     if broker_url.startswith(REDIS_SCHEMES):
         # At scale: RedBeat keeps the schedule in Redis and holds a lock there, so a second
         # beat started by mistake waits instead of sending every periodic task twice.
+        # (``smallworld beat`` runs its subclass that waits for Redis to come back instead of exiting:
+        # service/infra/beat.py.)
         settings["beat_scheduler"] = "redbeat.RedBeatScheduler"
         settings["redbeat_redis_url"] = broker_url
         settings["redbeat_key_prefix"] = "smallworld:redbeat:"

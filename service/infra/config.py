@@ -52,6 +52,9 @@ DEFAULTS: dict[str, Any] = {
     # each time (at most an hour apart), and marked failed after MAIL_MAX_ATTEMPTS attempts (DESIGN §6).
     "MAIL_MAX_ATTEMPTS": 12,
     "MAIL_RETRY_SECONDS": 60,
+    # A worker holds the mail it sends for this long, renewing the hold while it works: mail held by a
+    # worker that died goes out this long later (plus the next outbox sweep), still once (DESIGN §6).
+    "MAIL_LEASE_SECONDS": 20,
     # A deadline sweep this long after the previous one means the service was down: deadlines that fell
     # in the gap are pushed back by its length instead of passing everyone at once (DESIGN §5).
     "OUTAGE_GUARD_SECONDS": 600,

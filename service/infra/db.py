@@ -8,13 +8,14 @@ them when the context ends. Domain operations commit explicitly.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from alembic import command
 from alembic.config import Config as AlembicConfig
 from flask import Flask, current_app, g, jsonify, render_template, request
-from sqlalchemy import DateTime, Engine, TypeDecorator, event
+from sqlalchemy import DateTime, Engine, String, TypeDecorator, event
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlmodel import Session, create_engine
@@ -124,6 +125,28 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class EnumString(TypeDecorator[str]):
+    """A :class:`~enum.StrEnum` stored as its plain string (``VARCHAR(length)``), not as a database enum
+    type: the stored strings are those of the text columns it replaced, and a new member needs no
+    migration. A value that is not a member is refused on the way in (a typo fails the write, instead of
+    a query that never matches); values come back as members.
+    """
+
+    impl = String
+    cache_ok = True
+
+    def __init__(self, enum: type[StrEnum], length: int) -> None:
+        super().__init__(length=length)
+        self.enum = enum
+        self.length = length
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        return None if value is None else self.enum(value).value
+
+    def process_result_value(self, value: str | None, dialect: Dialect) -> str | None:
+        return None if value is None else self.enum(value)
 
 
 def alembic_config(engine: Engine) -> AlembicConfig:

@@ -126,6 +126,46 @@ def test_the_gunicorn_settings_load_and_redact_signed_links() -> None:
     assert namespace["redacted"]("/admin/games/1") == "/admin/games/1"
 
 
+@pytest.mark.processes
+def test_the_web_server_logs_every_line_with_time_level_and_process(tmp_path: Path) -> None:
+    """gunicorn with deploy/gunicorn.conf.py: its own lines and its access log in the service's line format
+    (service.infra.logfmt), as the workers and beat write theirs."""
+    import sys
+    import time
+    import urllib.request
+
+    from tests.processes import free_port, service_environment
+
+    port = free_port()
+    env = service_environment(tmp_path / "instance", GUNICORN_BIND=f"127.0.0.1:{port}", WEB_CONCURRENCY="1")
+    subprocess.run([str(Path(sys.executable).parent / "smallworld"), "db", "upgrade"], env=env, check=True)
+    log = tmp_path / "web.log"
+    with log.open("wb") as output:
+        web = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "--config", str(DEPLOY / "gunicorn.conf.py"), "service:create_app()"],
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
+                    assert answer.status == 200
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.2)
+    finally:
+        web.terminate()
+        web.wait(timeout=30)
+    lines = log.read_text().splitlines()
+    line = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (INFO|WARNING|ERROR) web\[\d+\] [\w.]+: ")
+    assert lines and all(line.match(text) for text in lines), lines
+    assert any('gunicorn.access: 127.0.0.1 "GET /health HTTP/1.1" 200' in text for text in lines), lines
+
+
 def test_the_image_gets_every_package_and_the_web_settings() -> None:
     dockerfile = (DEPLOY / "Dockerfile").read_text()
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -135,3 +175,21 @@ def test_the_image_gets_every_package_and_the_web_settings() -> None:
     assert "--constraint constraints.txt" in dockerfile
     assert "COPY deploy/gunicorn.conf.py /etc/smallworld/gunicorn.conf.py" in dockerfile
     assert re.search(r"^USER smallworld$", dockerfile, flags=re.MULTILINE)  # never root
+
+
+def test_every_systemd_unit_restarts_its_process_whatever_its_exit_and_never_gives_up() -> None:
+    units = sorted((DEPLOY / "systemd").glob("*.service"))
+    assert [u.name for u in units] == [
+        "smallworld-beat.service",
+        "smallworld-web.service",
+        "smallworld-worker@.service",
+    ]
+    for unit in units:
+        settings = dict(
+            line.split("=", 1) for line in unit.read_text().splitlines() if "=" in line and not line.startswith("#")
+        )
+        assert settings["Restart"] == "always", unit.name  # on-failure would leave a worker that exited 0 down
+        assert settings["StartLimitIntervalSec"] == "0", unit.name
+        assert int(settings["RestartSec"]) <= 5, unit.name
+    beat = (DEPLOY / "systemd" / "smallworld-beat.service").read_text()
+    assert "smallworld beat --max-interval 5" in beat  # as compose.yaml runs it

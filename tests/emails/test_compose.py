@@ -6,7 +6,9 @@ import email
 import email.policy
 from datetime import UTC, datetime
 
-from emails.compose import WIRE, Envelope, compose, thread_id, to_bytes
+import pytest
+
+from emails.compose import WIRE, ComposeError, Envelope, compose, thread_id, to_bytes
 from emails.render import BOARD_CID, render
 from emails.samples import SAMPLES, Sample
 
@@ -107,3 +109,34 @@ def test_headers_are_written_as_the_header_class_folds_them() -> None:
     ]
     for value in values:
         assert WIRE.fold_binary("X-Test", value) == folding.fold_binary("X-Test", value), value
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("to_name", "Ann\nBcc: eve@example.org"),
+        ("to_name", "Ann\r"),
+        ("to_name", "Ann\u2028"),
+        ("to", "ann@example.org\r\nRCPT TO:<eve@example.org>"),
+        ("to", "ann@example.org, eve@example.org"),
+        ("to", "Ann <ann@example.org>"),
+        ("to", "jörg@example.org"),
+        ("to", "ann"),
+        ("unsubscribe_url", "https://x.example/u\r\nBcc: eve@example.org"),
+    ],
+)
+def test_a_value_that_would_break_a_header_is_refused_before_anything_is_written(field: str, value: str) -> None:
+    sample: Sample = SAMPLES["reminder"]
+    rendered = render(sample.message, sample.context, now=sample.now)
+    fields = {"message_id": "<row-1@smallworld.invalid>", "to": "bob@example.org", "sender": "sw@example.org"}
+    envelope = Envelope(**{**fields, "date": sample.now, field: value})  # type: ignore[arg-type]
+    with pytest.raises(ComposeError):
+        compose(rendered, envelope)
+
+
+def test_names_and_addresses_that_are_fine_pass() -> None:
+    sample: Sample = SAMPLES["reminder"]
+    rendered = render(sample.message, sample.context, now=sample.now)
+    for name, address in [('Jörg "the bold" O\'Neil, Esq.', "jorg.o'neil+sw@mail.example.org"), ("Ann", "a@b")]:
+        envelope = Envelope(message_id="<r@x.invalid>", to=address, to_name=name, sender="sw@x.org", date=sample.now)
+        assert reparsed(compose(rendered, envelope))["To"].addresses[0].addr_spec == address

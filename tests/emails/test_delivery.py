@@ -82,3 +82,27 @@ def test_the_configuration_names_the_backend(tmp_path: Path) -> None:
         {"MAIL_BACKEND": "smtp", "SMTP_HOST": "mail.example", "SMTP_PORT": 587, "SMTP_SECURITY": "starttls"}
     )
     assert isinstance(smtp, SMTPBackend) and (smtp.host, smtp.port, smtp.security) == ("mail.example", 587, "starttls")
+
+
+def test_a_mail_smtp_cannot_carry_fails_for_good_and_the_connection_serves_the_next(smtp_server: SMTPServer) -> None:
+    backend = SMTPBackend("127.0.0.1", smtp_server.port)
+    unsayable = mail(1)
+    unsayable.replace_header("To", "jörg@example.org")  # SMTPUTF8 would be needed: smtplib speaks ASCII
+    with backend.open() as connection:
+        with pytest.raises(DeliveryError) as error:
+            connection.send(unsayable)
+        connection.send(mail(2))
+    assert error.value.permanent and not error.value.connection_lost
+    assert [r.header("Message-ID") for r in smtp_server.mailbox.all()] == ["<m2@smallworld.invalid>"]
+
+
+def test_the_file_backend_leaves_no_file_behind_for_a_mail_it_cannot_write(tmp_path: Path) -> None:
+    backend = FileBackend(tmp_path / "mail")
+    broken = mail(1)
+    broken.replace_header("To", '"Ann\r\nBcc: eve@example.org" <ann@example.org>')  # past compose's checks
+    with backend.open() as files:
+        with pytest.raises(DeliveryError) as error:
+            files.send(broken)
+        files.send(mail(2))
+    assert error.value.permanent
+    assert [p.suffix for p in (tmp_path / "mail").iterdir()] == [".eml"]

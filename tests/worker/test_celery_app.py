@@ -7,11 +7,12 @@ import time
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 from flask import Flask
 
 from service.infra.broker import check_broker, prepare_embedded_broker, prune_delivered_messages
-from service.infra.celery import celery_config
+from service.infra.celery import SteadyConsumer, celery_config
 from service.infra.schedule import BEAT_SCHEDULE, EMBEDDED_BEAT_SCHEDULE
 
 
@@ -76,3 +77,28 @@ def test_checking_the_embedded_broker_again_and_again_keeps_no_connection(app: F
     for _ in range(300):
         check_broker(celery_app, timeout=2)
     assert time.monotonic() - started < 20
+
+
+def test_a_worker_tries_a_lost_broker_again_for_ever_every_few_seconds(make_app: Callable[..., Flask]) -> None:
+    settings = celery_config(make_app(BROKER_URL="redis://redis.example:6379/0").config)
+    assert settings["broker_connection_retry"] is True and settings["broker_connection_retry_on_startup"] is True
+    assert settings["broker_connection_max_retries"] is None  # Celery's default: 100 tries, then the worker exits
+    assert settings["worker_consumer"] == "service.infra.celery:SteadyConsumer"
+
+    asked: list[dict[str, Any]] = []
+
+    class Connection:
+        def ensure_connection(self, *args: Any, **kwargs: Any) -> Connection:
+            asked.append(kwargs)
+            return self
+
+    consumer = SteadyConsumer.__new__(SteadyConsumer)  # only its reconnection, not a whole worker
+    consumer.app = make_app(BROKER_URL="redis://redis.example:6379/0").extensions["celery"]
+    consumer.first_connection_attempt, consumer.broker_connection_retry_attempt = False, 0
+    consumer.ensure_connected(Connection())
+    [options] = asked
+    assert (options["interval_start"], options["interval_step"], options["interval_max"]) == (1, 1, 5)
+
+
+def test_output_of_worker_and_beat_goes_out_as_it_is_not_as_one_warning_per_write(app: Flask) -> None:
+    assert celery_config(app.config)["worker_redirect_stdouts"] is False

@@ -10,7 +10,7 @@ import pytest
 import redis
 from flask import Flask
 
-from tests.processes import running, service_environment
+from tests.processes import OwnRedis, running, service_environment
 from worker.tasks.ping import ping
 
 pytestmark = [pytest.mark.redis, pytest.mark.processes]
@@ -47,3 +47,56 @@ def test_beat_on_redis_holds_the_redbeat_lock(make_app: Callable[..., Flask], re
                 pytest.fail(f"beat did not take the RedBeat lock {lock_key!r}")
             time.sleep(0.2)
     client.close()
+
+
+def test_beat_and_a_worker_ride_out_a_redis_outage_without_a_restart_and_say_so_once(
+    make_app: Callable[..., Flask], own_redis: OwnRedis, tmp_path: Path
+) -> None:
+    """Redis stops for a while and comes back empty (it keeps nothing): beat neither exits nor floods its log,
+    takes its lock again and sends the sweeps again; the worker reconnects within seconds and works."""
+    url = own_redis.url
+    app = make_app(BROKER_URL=url, RESULT_BACKEND=url)
+    env = service_environment(
+        Path(app.instance_path), SMALLWORLD_BROKER_URL=url, SMALLWORLD_RESULT_BACKEND=url, SMALLWORLD_SWEEP_SECONDS="1"
+    )
+    lock_key = app.extensions["celery"].conf.redbeat_key_prefix + ":lock"
+    beat_log, worker_log = tmp_path / "beat.log", tmp_path / "worker.log"
+    with (
+        running(["beat", "--max-interval", "2"], env, beat_log) as beat,
+        running(["worker", "--concurrency", "1"], env, worker_log) as worker,
+    ):
+        try:
+            client = redis.Redis.from_url(url)
+            wait_for(lambda: client.exists(lock_key), "beat to take its lock")
+            assert ping.apply_async(ignore_result=False).get(timeout=30) == "pong"
+            sent_before = beat_log.read_text().count("Sending due task")
+
+            own_redis.stop()
+            time.sleep(12)
+            lines_during = len(beat_log.read_text().splitlines())
+            own_redis.start()  # empty: no lock, no schedule
+            back = time.monotonic()
+
+            wait_for(lambda: client.exists(lock_key), "beat to take its lock again", timeout=20)
+            wait_for(lambda: beat_log.read_text().count("Sending due task") > sent_before + 2, "the sweeps again")
+            assert ping.apply_async(ignore_result=False).get(timeout=30) == "pong"
+            worker_back = time.monotonic() - back
+            assert beat.poll() is None and worker.poll() is None, "a process exited"
+        except BaseException:
+            print(beat_log.read_text()[-5000:], worker_log.read_text()[-5000:])
+            raise
+    text = beat_log.read_text()
+    assert text.count("beat.broker_lost") == 1 and text.count("beat.broker_back") == 1
+    assert "Traceback" not in text
+    assert lines_during < 40, f"{lines_during} lines in beat's log by the end of the outage"
+    retries = [line for line in worker_log.read_text().splitlines() if "Trying again in" in line]
+    assert len(retries) <= 5, retries  # one per kind, not one per try
+    assert worker_back < 10
+
+
+def wait_for(condition: Callable[[], object], what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"waited {timeout} s for {what}")
+        time.sleep(0.2)

@@ -50,6 +50,7 @@ def deliver_outbox(now: str | None = None) -> dict[str, Any]:
             failed=report.failed,
             skipped=report.skipped,
             released=report.released,
+            lost=report.lost,
             batches=report.batches,
         )
     return asdict(report)

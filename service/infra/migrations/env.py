@@ -8,11 +8,11 @@ from typing import Any, Literal
 from alembic import context
 from alembic.autogenerate.api import AutogenContext
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Column, DateTime
+from sqlalchemy import Column, DateTime, String
 from sqlalchemy.types import TypeEngine
 from sqlmodel import SQLModel
 
-from service.infra.db import UTCDateTime
+from service.infra.db import EnumString, UTCDateTime
 
 # The tables are on SQLModel's metadata once the domain's models are imported, which every way in does first
 # (``smallworld db`` builds the app, and the app imports the domain). The infrastructure never imports the
@@ -25,6 +25,8 @@ def render_item(type_: str, obj: Any, autogen_context: AutogenContext) -> str | 
     # converts values (which may move or change).
     if type_ == "type" and isinstance(obj, UTCDateTime):
         return "sa.DateTime(timezone=True)"
+    if type_ == "type" and isinstance(obj, EnumString):
+        return f"sa.String(length={obj.length})"
     return False
 
 
@@ -37,6 +39,8 @@ def compare_type(
 ) -> bool | None:
     if isinstance(metadata_type, UTCDateTime):
         return not isinstance(inspected_type, DateTime)
+    if isinstance(metadata_type, EnumString):
+        return not (isinstance(inspected_type, String) and inspected_type.length == metadata_type.length)
     return None
 
 

@@ -29,7 +29,7 @@ from service.domain import admin, views
 from service.domain.errors import BadRequest, Conflict, DomainError
 from service.domain.games import seats_of, settings_of
 from service.domain.links import current_links
-from service.domain.models import Game, OutboxMail, Player
+from service.domain.models import Game, GameStatus, MailStatus, OutboxMail, Player
 from service.domain.schemas import HOUR, ChangeSettings, ReplacePlayer
 from service.infra.db import get_session
 from service.web.access import game_from_admin_token
@@ -49,11 +49,12 @@ CONFIRMED = ("pass", "remove", "cancel")
 MAIL_ROWS = 60
 UNITS = {"minutes": 60, "hours": HOUR, "days": 24 * HOUR}
 STATUS_WORDS = {
-    "inviting": "waiting for the players to accept their invitations",
-    "active": "running",
-    "paused": "paused",
-    "finished": "over",
-    "cancelled": "cancelled",
+    GameStatus.UNCONFIRMED: "waiting for its host to confirm it (nothing is sent to the players until then)",
+    GameStatus.INVITING: "waiting for the players to accept their invitations",
+    GameStatus.ACTIVE: "running",
+    GameStatus.PAUSED: "paused",
+    GameStatus.FINISHED: "over",
+    GameStatus.CANCELLED: "cancelled",
 }
 
 
@@ -97,7 +98,9 @@ def page_context(manager: Manager) -> dict[str, Any]:
     settings = settings_of(game)
     state = rules.GameState.from_json(game.state) if game.state else None
     # Whom the game waits for, paused or not (the game view names nobody while the clock is stopped).
-    awaited = rules.awaiting(state) if state is not None and game.status in ("active", "paused") else set()
+    awaited = (
+        rules.awaiting(state) if state is not None and game.status in (GameStatus.ACTIVE, GameStatus.PAUSED) else set()
+    )
     held = seats_of(db, game.id or 0)
     names = [s.display_name for s, _ in held]
     seats = [
@@ -123,14 +126,14 @@ def page_context(manager: Manager) -> dict[str, Any]:
         "manager": manager,
         "game": view,
         "status_words": STATUS_WORDS.get(game.status, game.status),
-        "running": game.status in ("active", "paused"),
+        "running": game.status in (GameStatus.ACTIVE, GameStatus.PAUSED),
         "state": state,
         "step": game.step_key or "",
         "seats": seats,
         "awaited_names": [names[s] for s in sorted(awaited) if s < len(names)],
         "deadline": deadline(game.deadline_at, zone),
         "deadline_input": f"{game.deadline_at.astimezone(zone):%Y-%m-%dT%H:%M}" if game.deadline_at else "",
-        "paused_left": clock_words(game.paused_remaining) if game.status == "paused" else None,
+        "paused_left": clock_words(game.paused_remaining) if game.status == GameStatus.PAUSED else None,
         "zone": zone.key,
         "zones": sorted(known_zones()),
         "settings": settings,
@@ -162,7 +165,7 @@ def mail_rows(game: Game, zone: ZoneInfo) -> list[dict[str, Any]]:
         .exec(
             select(OutboxMail)
             .where(OutboxMail.game_id == game.id)
-            .order_by(sa.case((col(OutboxMail.status) == "failed", 0), else_=1), col(OutboxMail.id).desc())
+            .order_by(sa.case((col(OutboxMail.status) == MailStatus.FAILED, 0), else_=1), col(OutboxMail.id).desc())
             .limit(MAIL_ROWS)
         )
         .all()

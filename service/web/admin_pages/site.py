@@ -17,7 +17,7 @@ from service.domain import site_admins
 from service.domain.errors import DomainError
 from service.domain.games_overview import STATUSES, GameFilters, list_games
 from service.domain.links import LOGIN_MAX_AGE, current_links
-from service.domain.models import utcnow
+from service.domain.models import GameStatus, utcnow
 from service.infra.db import get_session
 from service.web.admin_pages.access import (
     forget_admin_rights,
@@ -125,7 +125,7 @@ def games() -> Any:
         {
             "row": row,
             "deadline": deadline(row.deadline_at, zone),
-            "paused_left": clock_words(row.paused_remaining) if row.status == "paused" else None,
+            "paused_left": clock_words(row.paused_remaining) if row.status == GameStatus.PAUSED else None,
         }
         for row in listing.rows
     ]

@@ -21,7 +21,7 @@ import rules
 from emails.times import zone as zone_of
 from service.domain import lobby, play, views
 from service.domain.errors import BadRequest
-from service.domain.models import GameAction
+from service.domain.models import ActionKind, GameAction
 from service.domain.text import checked, known_zone
 from service.infra.db import get_session
 from service.web.maps import MapOptions, board_svg
@@ -74,7 +74,7 @@ def page(game_id: int) -> Any:
     zone = zone_of(viewer.player.time_zone)
     entries = db.exec(
         select(GameAction)
-        .where(GameAction.game_id == game_id, GameAction.kind != "undo")
+        .where(GameAction.game_id == game_id, GameAction.kind != ActionKind.UNDO)
         .order_by(col(GameAction.version).desc())
         .limit(RECENT)
     ).all()

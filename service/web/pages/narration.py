@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from service.domain.models import ActionKind
+
 PHASES = {
     "pick": "picking a combo",
     "start": "starting the turn",
@@ -42,13 +44,14 @@ def describe_step(
 ) -> str:
     """One log entry (``service.domain.models.GameAction``) as a sentence."""
     who = name_of(seat, names)
-    if kind == "undo":
+    if kind == ActionKind.UNDO:
         return f"{who} took back their last steps"
-    if kind == "auto_pass":
+    if kind == ActionKind.AUTO_PASS:
         reason = (action or {}).get("reason", "deadline")
         why = "the deadline passed" if reason == "deadline" else f"{reason}"
         return f"{who}'s turn was completed automatically ({why})"
-    if kind in ("admin", "options"):  # an admin act (service.domain.admin); who did it is in the log of changes
+    if kind in (ActionKind.ADMIN, ActionKind.OPTIONS):
+        # An admin act (service.domain.admin); who did it is in the log of changes.
         return ADMIN_ACTS.get(str((action or {}).get("act")), "The game's settings were changed")
     a = action or {}
     kind = a.get("type", kind)

@@ -23,6 +23,7 @@ from rules.troops import hand_for_conquest
 from service.domain import play, views
 from service.domain.errors import Conflict, DomainError
 from service.domain.links import current_links
+from service.domain.models import GameStatus
 from service.infra.db import get_session
 from service.web.maps import MapOptions, RegionMark, board_svg
 from service.web.maps.svg import describe_region
@@ -44,7 +45,7 @@ def page(game_id: int) -> Any:
     viewer = viewer_for(game_id)
     game = viewer.game
     state = GameState.from_json(game.state) if game.state else None
-    if state is None or game.status != "active" or viewer.number not in rules.awaiting(state):
+    if state is None or game.status != GameStatus.ACTIVE or viewer.number not in rules.awaiting(state):
         return redirect(url_for("game.page", game_id=game_id))
     return render_template("turn/page.html", **turn_context(viewer, state, request.args))
 

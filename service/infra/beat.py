@@ -1,0 +1,95 @@
+"""Celery beat's scheduler on Redis: RedBeat, riding out a Redis outage instead of exiting.
+
+RedBeat holds a lock in Redis so that one beat runs (a second one waits), and keeps the schedule there.
+When Redis goes away, its ``tick`` raises (the lock cannot be extended) and beat exits, to stay down until
+someone starts it again; when Redis comes back empty (it keeps nothing here: deploy/compose.yaml), the
+lock and the schedule are gone too (sibson/redbeat#285). :class:`SteadyRedBeatScheduler` instead:
+
+- logs once that Redis is out of reach (``beat.broker_lost``), and tries again after 1, 2, 4… seconds,
+  at most ``max_interval`` (5 s as deployed), sending nothing meanwhile;
+- once Redis answers, takes the lock again as a starting beat does, without waiting for it: if another
+  beat took it meanwhile, this one waits as a second beat does (trying every ``max_interval``);
+- with the lock, installs the schedule again (a restarted Redis lost it) and logs ``beat.broker_back``.
+
+No sweep is lost by the gap: deadlines and mail live in the database, and the next sweep finds whatever
+fell due meanwhile (the outage guard pushes back deadlines after a long gap).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import redis
+from redbeat import RedBeatScheduler
+from redbeat.schedulers import LUA_EXTEND_TO_SCRIPT, get_redis
+
+from service.infra.logfmt import log
+
+logger = logging.getLogger(__name__)
+
+#: What Redis going away looks like to a client: refused, dropped, timed out, or our lock gone with it.
+REDIS_DOWN = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.LockError)
+
+
+class SteadyRedBeatScheduler(RedBeatScheduler):
+    """RedBeat that waits for Redis to come back instead of exiting (see the module's docstring)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: When Redis was lost (``time.monotonic()``), while it is; ``None`` while all is well.
+        self.lost_at: float | None = None
+        self.retry_in = 1.0
+
+    def tick(self, *args: Any, **kwargs: Any) -> float:
+        # Lost earlier, or never had the lock (Redis was down when beat started: RedBeat's start squashes
+        # that error and leaves no lock).
+        lost = self.lock_key and (self.lost_at is not None or self.lock is None)
+        if lost and not self._take_lock_again():
+            return self._wait()
+        try:
+            interval: float = super().tick(*args, **kwargs)
+        except REDIS_DOWN as error:
+            self._lost(error)
+            return self._wait()
+        return interval
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except REDIS_DOWN:  # the lock cannot be released without Redis; it expires on its own
+            self.lock = None
+
+    def _lost(self, error: Exception) -> None:
+        if self.lost_at is None:
+            self.lost_at = time.monotonic()
+            self.retry_in = 1.0
+            log(logger, logging.WARNING, "beat.broker_lost", error=repr(error), sending="nothing until it is back")
+        self.lock = None
+
+    def _wait(self) -> float:
+        wait = self.retry_in
+        self.retry_in = min(self.retry_in * 2, float(self.max_interval))
+        return wait
+
+    def _take_lock_again(self) -> bool:
+        """Take the lock without waiting (another beat may have it now), then install the schedule again."""
+        if self.lost_at is None:
+            self.lost_at = time.monotonic()
+        try:
+            client = get_redis(self.app)
+            lock = client.lock(self.lock_key, timeout=self.lock_timeout, sleep=self.max_interval)
+            lock.lua_extend = client.register_script(LUA_EXTEND_TO_SCRIPT)  # as RedBeat's own start does
+            if not lock.acquire(blocking=False):
+                self.retry_in = float(self.max_interval)  # another beat has it: wait as a second beat does
+                return False
+            self.lock = lock
+            self.setup_schedule()  # a restarted Redis lost it; otherwise this changes nothing
+        except REDIS_DOWN as error:
+            self._lost(error)
+            return False
+        log(logger, logging.INFO, "beat.broker_back", down_seconds=round(time.monotonic() - self.lost_at, 1))
+        self.lost_at = None
+        self.retry_in = 1.0
+        return True

@@ -1,0 +1,146 @@
+"""service.domain.delivery: a claim is a short lease held by one drain and renewed while it sends (DESIGN §6).
+
+A drain that dies loses its rows within one lease, and the next drain sends them, once; a drain that lives
+keeps them however slow the SMTP server is; a drain that lost a row (another took it over) neither sends it
+nor records an outcome for it. These run on the real clock, with leases of a second or less.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from flask import Flask
+
+from emails.delivery import backend_from_config
+from service.domain import delivery
+from service.domain.models import OutboxMail, utcnow
+from service.infra.db import get_session
+from tests.smtp import Received, SMTPServer
+
+from .conftest import outbox
+from .test_outbox_delivery import CrashAfterSending, queue
+
+
+def settings(app: Flask, **values: Any) -> delivery.MailSettings:
+    return delivery.MailSettings(**{**delivery.MailSettings.from_config(app.config).__dict__, **values})
+
+
+def run_drain(app: Flask, backend: Any = None, **values: Any) -> delivery.DeliveryReport:
+    with app.app_context():
+        return delivery.deliver_due_mail(
+            get_session(),
+            backend or backend_from_config(app.config),
+            app.extensions["smallworld.links"],
+            settings(app, **values),
+        )
+
+
+def smtp(app: Flask) -> SMTPServer:
+    return app.extensions["test.smtp"]
+
+
+def test_a_claim_names_its_drain_and_lasts_one_lease_from_the_configuration(make_app: Callable[..., Flask]) -> None:
+    app = make_app(MAIL_LEASE_SECONDS=45, MAIL_DIR="unused")
+    assert delivery.MailSettings.from_config(app.config).lease_seconds == 45
+    queue(app, 1, template="your_turn")
+    now = utcnow()
+
+    class Dead:
+        def open(self) -> Any:
+            raise KeyboardInterrupt("killed while holding its claim")
+
+    with app.app_context(), pytest.raises(KeyboardInterrupt):
+        delivery.deliver_due_mail(
+            get_session(), Dead(), app.extensions["smallworld.links"], settings(app), now=now, holder="host-a:12:ab"
+        )
+    [mail] = outbox(app)
+    assert (mail.status, mail.claimed_by, mail.attempts) == ("pending", "host-a:12:ab", 1)
+    assert mail.next_attempt_at == now + timedelta(seconds=45)
+
+
+def test_the_default_lease_is_twenty_seconds_and_each_drain_has_its_own_name() -> None:
+    assert delivery.MailSettings(sender="x@y.org").lease_seconds == 20
+    first, second = delivery.drain_id(), delivery.drain_id()
+    assert first != second and first.rsplit(":", 2)[0] == second.rsplit(":", 2)[0]
+
+
+def test_mail_held_by_a_drain_that_died_goes_out_one_lease_later_and_once(mail_app: Flask) -> None:
+    queue(mail_app, 3, template="your_turn")
+    real = backend_from_config(mail_app.config)
+    claimed = time.monotonic()  # the claim is made at once, its lease 3 s from then
+    with pytest.raises(KeyboardInterrupt):
+        run_drain(mail_app, CrashAfterSending(real, after=1), lease_seconds=3.0, record_seconds=60)
+    assert [m.status for m in outbox(mail_app)] == ["pending"] * 3  # the outcome of the first was never known
+
+    assert run_drain(mail_app, lease_seconds=3.0).claimed == 0  # the dead drain's lease still holds
+    while (report := run_drain(mail_app, lease_seconds=3.0)).claimed == 0:
+        assert time.monotonic() - claimed < 10, "the lease of a dead drain never lapsed"
+        time.sleep(0.05)
+    takeover = time.monotonic() - claimed
+    assert report.sent == 3 and 2.9 < takeover < 5.0, takeover
+    assert [(m.status, m.claimed_by) for m in outbox(mail_app)] == [("sent", None)] * 3
+    received = [r.header("Message-ID") for r in smtp(mail_app).mailbox.all()]
+    assert sorted(received) == sorted([outbox(mail_app)[0].message_id, *[m.message_id for m in outbox(mail_app)]])
+
+
+def test_a_drain_keeps_its_lease_while_a_slow_smtp_server_takes_longer_than_the_lease(mail_app: Flask) -> None:
+    queue(mail_app, 3, template="auto_passed")
+    arrived = threading.Event()
+
+    def slow_server(_mail: Received) -> None:
+        arrived.set()
+        time.sleep(1.5)  # each mail outlasts a 1 s lease
+
+    smtp(mail_app).mailbox.on_accept = slow_server
+    reports: list[delivery.DeliveryReport] = []
+    slow = threading.Thread(target=lambda: reports.append(run_drain(mail_app, lease_seconds=1.0)))
+    rivals: list[delivery.DeliveryReport] = []
+    try:
+        slow.start()
+        assert arrived.wait(10)
+        while slow.is_alive():  # another drain, again and again, finds nothing to claim
+            rivals.append(run_drain(mail_app, lease_seconds=1.0))
+            time.sleep(0.05)
+    finally:
+        slow.join()
+        smtp(mail_app).mailbox.on_accept = None
+    ids = [r.header("Message-ID") for r in smtp(mail_app).mailbox.all()]
+    assert len(ids) == len(set(ids)) == 3  # each mail once, though every send took longer than the lease
+    assert (reports[0].sent, reports[0].lost) == (3, 0)
+    assert len(rivals) >= 10 and sum(r.claimed for r in rivals) == 0
+    assert [(m.status, m.attempts, m.claimed_by) for m in outbox(mail_app)] == [("sent", 1, None)] * 3
+
+
+def test_a_drain_that_lost_its_rows_to_another_sends_none_of_them_and_records_nothing(mail_app: Flask) -> None:
+    queue(mail_app, 3, template="auto_passed")
+    later = [m.id for m in outbox(mail_app)][1:]
+
+    def taken_over(mail: Received) -> None:
+        # While the first mail is being sent, the two others change hands (as if this drain's lease had
+        # lapsed and another drain claimed them); the next renewal sees it.
+        with mail_app.app_context():
+            session = get_session()
+            session.execute(
+                sa.update(OutboxMail).where(OutboxMail.id.in_(later)).values(claimed_by="another-host:1:cd")  # type: ignore[union-attr]
+            )
+            session.commit()
+        time.sleep(0.4)
+
+    smtp(mail_app).mailbox.on_accept = taken_over
+    try:
+        report = run_drain(mail_app, lease_seconds=0.4)
+    finally:
+        smtp(mail_app).mailbox.on_accept = None
+    assert (report.sent, report.lost) == (1, 2)
+    assert len(smtp(mail_app).mailbox.all()) == 1
+    assert [(m.status, m.claimed_by) for m in outbox(mail_app)] == [
+        ("sent", None),
+        ("pending", "another-host:1:cd"),
+        ("pending", "another-host:1:cd"),
+    ]
