@@ -5,7 +5,7 @@ the time its host confirmed it, and an index on its host's address; site admins 
 addresses that asked never to be invited again get a table.
 
 Revision ID: 5e1f0c2a9d47
-Revises: 40a86b5ef542
+Revises: 5e1f0c2a7b93
 Create Date: 2026-11-25 12:00:00
 """
 
@@ -16,7 +16,7 @@ import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision: str = "5e1f0c2a9d47"
-down_revision: str | None = "40a86b5ef542"
+down_revision: str | None = "5e1f0c2a7b93"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
