@@ -6,7 +6,7 @@ around it reads: control characters, line breaks, zero-width and other format ch
 category ``Cf``, which holds the bidirectional overrides such as U+202E), unassigned and private-use code
 points. An address must be one this service can actually mail: valid by ``email-validator``, and with an
 ASCII local part unless the configured mail server is known to take internationalised addresses
-(``SMALLWORLD_SMTP_UTF8``; RFC 6531). Domains are stored in their ASCII (IDNA) form, which every mail
+(``SMALLWORLD_SMTP_INTERNATIONAL_ADDRESSES``; RFC 6531). Domains are stored in their ASCII (IDNA) form, which every mail
 server takes.
 
 Each check raises :class:`pydantic_core.PydanticCustomError`, whose message is shown as it is, after the
@@ -69,7 +69,7 @@ def printable_text(value: str, *, longest: int, blank_ok: bool = False) -> str:
 
 def mail_accepts_utf8() -> bool:
     """Whether the configured mail server is known to take internationalised addresses (SMTPUTF8)."""
-    return has_app_context() and bool(current_app.config.get("SMTP_UTF8"))
+    return has_app_context() and bool(current_app.config.get("SMTP_INTERNATIONAL_ADDRESSES"))
 
 
 def mail_address(value: str) -> str:

@@ -87,7 +87,7 @@ DEFAULTS: dict[str, Any] = {
     "UNCONFIRMED_GAME_HOURS": 48,
     # Whether the SMTP server (or relay) takes internationalised addresses (SMTPUTF8, RFC 6531). Unless it
     # is known to, addresses with non-ASCII characters before the @ are refused: they could never be mailed.
-    "SMTP_UTF8": False,
+    "SMTP_INTERNATIONAL_ADDRESSES": False,
 }
 
 

@@ -84,7 +84,7 @@ def test_an_address_the_mail_server_cannot_take_is_refused_with_a_clear_message(
         assert session.exec(select(Player).where(Player.email == "bob@xn--exmple-cua.org")).one()
 
     # With a mail server known to take SMTPUTF8, such an address is taken.
-    utf8 = make_app(SMTP_UTF8=True, INSTANCE_PATH=app.instance_path + "-utf8")
+    utf8 = make_app(SMTP_INTERNATIONAL_ADDRESSES=True, INSTANCE_PATH=app.instance_path + "-utf8")
     taken = utf8.test_client().post("/api/games", json=body(["José", "Bob"], ["josé@example.org", "bob@example.org"]))
     assert taken.status_code == 201
 
