@@ -6,8 +6,8 @@ around it reads: control characters, line breaks, zero-width and other format ch
 category ``Cf``, which holds the bidirectional overrides such as U+202E), unassigned and private-use code
 points. An address must be one this service can actually mail: valid by ``email-validator``, and with an
 ASCII local part unless the configured mail server is known to take internationalised addresses
-(``SMALLWORLD_SMTP_INTERNATIONAL_ADDRESSES``; RFC 6531). Domains are stored in their ASCII (IDNA) form, which every mail
-server takes.
+(``SMALLWORLD_SMTP_INTERNATIONAL_ADDRESSES``; SMTPUTF8, RFC 6531). Domains are stored in their ASCII (IDNA)
+form, which every mail server takes.
 
 Each check raises :class:`pydantic_core.PydanticCustomError`, whose message is shown as it is, after the
 field's name, by the API and the forms alike.

@@ -26,7 +26,8 @@ from .conftest import drain, outbox
 
 
 def game_of(app: Flask, tag: str) -> int:
-    """A two-player game confirmed by its host and started at once, its players ``<tag>0@example.org`` and ``<tag>1@example.org``."""
+    """A two-player game confirmed by its host and started at once, its players ``<tag>0@example.org`` and
+    ``<tag>1@example.org``."""
     request = CreateGame.model_validate(
         {
             "name": f"Game {tag}",
