@@ -11,8 +11,9 @@ Each row writes ``--mails`` mails into the outbox the way the domain does, then 
 the drain (wall time, and the CPU time of this process, which also runs the SMTP server: the CPU time is
 the fairer number on a busy machine). ``batch 100`` is the service's setting: one SMTP connection and one
 claim per 100 mails; ``batch 1`` opens a connection (and claims) per mail. ``your_turn`` mails carry the
-board picture (a PNG drawn per mail, each mail's board a little different, as in a real outbox);
-``auto_passed`` mails are text and HTML only.
+board picture (a PNG, drawn once per game state); their boards differ a little from one mail to the next
+and come back every nine mails, as for the readers of one state; with ``--distinct-boards`` every mail has
+a board of its own, as when each turn mail follows a new step. ``auto_passed`` mails are text and HTML only.
 """
 
 from __future__ import annotations
@@ -84,35 +85,42 @@ MESSAGES: dict[str, Message] = {
 }
 
 
-def message_of(template: str, n: int) -> Message:
+def message_of(template: str, n: int, distinct: bool = False) -> Message:
     """The ``n``-th mail: boards differ in their token counts and reader, so no two pictures in a row are
-    the same."""
+    the same (nine boards come back in turn). With ``distinct``, no two boards are the same: the first four
+    held regions also count ``n`` in base 9, so every mail has a picture of its own."""
     message = MESSAGES[template]
     if not isinstance(message, YourTurn):
         return message
     board = message.board
     regions = [dict(r, tokens=(r["tokens"] + n) % 9 + 1) if r.get("tokens") else r for r in board["regions"]]
+    if distinct:
+        held = [i for i, r in enumerate(regions) if r.get("tokens")][:4]
+        for digit, i in enumerate(held):
+            regions[i] = dict(regions[i], tokens=n // 9**digit % 9 + 1)
     you = n % len(board["players"])
     return message.model_copy(update={"board": dict(board, regions=regions, you=you), "step_key": f"{n}:{you}:-"})
 
 
-def fill(app: Any, template: str, count: int) -> None:
+def fill(app: Any, template: str, count: int, distinct: bool = False, first: int = 0) -> None:
     with app.app_context():
         session = get_session()
         player = Player(email=f"{uuid.uuid4().hex[:8]}@example.org", display_name="Ann")
         session.add(player)
         session.flush()
-        for n in range(count):
-            message = message_of(template, n)
+        for n in range(first, first + count):
+            message = message_of(template, n, distinct)
             # About no game row, and no dedupe key: every mail is written.
             insert_mail_row(session, player=player, template=message.template, context=message.context())
-            if n % 500 == 499:
+            if (n - first) % 500 == 499:
                 session.commit()
         session.commit()
 
 
-def run(app: Any, counter: Counter, template: str, count: int, batch: int) -> tuple[float, float, int, int]:
-    fill(app, template, count)
+def run(
+    app: Any, counter: Counter, template: str, count: int, batch: int, distinct: bool = False, first: int = 0
+) -> tuple[float, float, int, int]:
+    fill(app, template, count, distinct, first)
     counter.mails = 0
     settings = delivery.MailSettings(sender="Bench <bench@example.org>", batch_size=batch, budget_seconds=3600)
     backend = backend_from_config(app.config)
@@ -149,6 +157,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mails", type=int, default=1000, help="mails per row (default 1000)")
     parser.add_argument("--postgres", help="also measure on this PostgreSQL database (a schema is created)")
+    parser.add_argument(
+        "--distinct-boards",
+        action="store_true",
+        help="give every turn mail a board of its own (no picture drawn twice), as when each is a new game state",
+    )
     args = parser.parse_args()
 
     counter = Counter()
@@ -164,6 +177,7 @@ def main() -> None:
         f"{'database':<11} {'mail':<11} {'batch':>5} {'mails':>6} {'seconds':>8} {'mails/s':>8} "
         f"{'CPU ms/mail':>12} {'SMTP connections':>17}"
     )
+    first = 0  # the next mail's number: with --distinct-boards, no board comes back in a later row
     try:
         for label, url, _ in databases:
             settings: dict[str, Any] = {
@@ -182,7 +196,10 @@ def main() -> None:
             for template in ("auto_passed", "your_turn"):
                 for batch in (100, 1):
                     count = args.mails if batch > 1 else max(1, args.mails // 4)
-                    elapsed, cpu, sent, connections = run(app, counter, template, count, batch)
+                    elapsed, cpu, sent, connections = run(
+                        app, counter, template, count, batch, args.distinct_boards, first
+                    )
+                    first += count
                     print(
                         f"{label:<11} {template:<11} {batch:>5} {sent:>6} {elapsed:>8.2f} "
                         f"{sent / elapsed:>8.0f} {cpu / sent * 1000:>12.1f} {connections:>17}"

@@ -78,8 +78,12 @@ class BoardRegion(TypedDict):
 
 @with_config(ConfigDict(extra="forbid"))
 class Board(TypedDict):
-    """The public board of a turn mail, for its picture (``emails.board_picture``) and its words."""
+    """The public board of a turn mail, for its picture (``emails.board``) and its words
+    (``emails.board.public.PublicBoard.to_mail``)."""
 
+    #: Which board ("2-players" … "5-players"); mails written before it was named have none (their region
+    #: count says which).
+    board: NotRequired[str]
     players: list[BoardPlayer]
     regions: list[BoardRegion]
     #: The reader's seat.
@@ -131,6 +135,7 @@ class Message(BaseModel):
         game_url: str | None = None,
         unsubscribe_url: str | None = None,
         pictures: bool = True,
+        calendar_url: str | None = None,
     ) -> Rendered:
         """The mail for one reader (``emails.render.render``)."""
         return render(
@@ -141,6 +146,7 @@ class Message(BaseModel):
             game_url=game_url,
             unsubscribe_url=unsubscribe_url,
             pictures=pictures,
+            calendar_url=calendar_url,
         )
 
 

@@ -26,6 +26,7 @@ def write_previews(out: Path) -> list[Path]:
             time_zone=sample.time_zone,
             game_url=sample.game_url,
             unsubscribe_url=sample.unsubscribe_url,
+            calendar_url=sample.calendar_url,
         )
         html = rendered.html
         for cid, data in rendered.images.items():

@@ -21,7 +21,9 @@ from typing import Any
 import css_inline
 from jinja2 import Environment, FileSystemLoader, Undefined, select_autoescape
 
-from . import board_picture, times
+from . import times
+from .board import png
+from .board.public import PublicBoard
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -47,6 +49,10 @@ MESSAGES: dict[str, str] = {
     "host_alert": NOTICE,
     "game_over": NOTICE,
 }
+
+#: Messages whose footer offers the reader's calendar feed (every deadline of their games), when delivery
+#: gives its address (``calendar_url``): the mails about a deadline.
+CALENDAR_MESSAGES = frozenset({"your_turn", "reminder"})
 
 #: Context keys a message cannot go out without; anything else is optional in its templates.
 REQUIRED: dict[str, tuple[str, ...]] = {
@@ -96,12 +102,16 @@ def render(
     game_url: str | None = None,
     unsubscribe_url: str | None = None,
     pictures: bool = True,
+    calendar_url: str | None = None,
 ) -> Rendered:
     """Render ``message`` for one reader.
 
     ``now`` is when the mail is written (its ``Date``): time remaining is counted from it. ``time_zone`` is
     the reader's. ``game_url`` is the reader's own link to the game (their seat), for messages that carry
     no link of their own. ``unsubscribe_url`` adds the footer link of reminders and notices.
+    ``calendar_url`` (the ``https://`` address of the reader's calendar feed) adds "Add your deadlines to
+    your calendar" to the footer of the :data:`CALENDAR_MESSAGES`, in its ``webcal://`` and ``https://``
+    forms.
     """
     if message not in MESSAGES:
         raise RenderError(f"unknown message {message!r}")
@@ -115,6 +125,8 @@ def render(
         game_url=game_url or context.get("game_url"),
         unsubscribe_url=unsubscribe_url,
         unsubscribe_label=_UNSUBSCRIBE_LABELS.get(MESSAGES[message]),
+        calendar_url=calendar_url if message in CALENDAR_MESSAGES else None,
+        calendar_webcal=webcal(calendar_url) if calendar_url and message in CALENDAR_MESSAGES else None,
         deadline=_deadline(context.get("deadline_at"), now, time_zone),
         time_zone=times.zone(time_zone).key,
     )
@@ -124,9 +136,10 @@ def render(
     if board and board.get("regions"):
         values["board_lines"] = board_lines(board)
         if pictures and message == "your_turn":
-            images[BOARD_CID] = board_picture.draw(board)
+            public = PublicBoard.from_mail(board)
+            images[BOARD_CID] = png.picture(public)
             values["board_cid"] = BOARD_CID
-            values["board_size"] = board_picture.size_of(board)
+            values["board_size"] = png.size_of(public)
     _PREPARE.get(message, lambda v: None)(values)
 
     subject = " ".join(_env.get_template(f"{message}/subject.txt").render(values).split())
@@ -134,6 +147,15 @@ def render(
     text = _tidy_text(_env.get_template(f"{message}/body.txt").render(values))
     html = _inliner.inline(_env.get_template(f"{message}/body.html").render(values))
     return Rendered(message=message, subject=subject, text=text, html=html, images=images)
+
+
+def webcal(url: str) -> str:
+    """The ``webcal://`` form of a feed's ``https://`` address: calendar apps open it as a subscription.
+
+    >>> webcal("https://smallworld.example/calendar/abc.ics")
+    'webcal://smallworld.example/calendar/abc.ics'
+    """
+    return "webcal://" + url.split("://", 1)[-1]
 
 
 @dataclass(frozen=True)

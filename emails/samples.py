@@ -36,6 +36,8 @@ GAME_URL = TURN_URL
 UNSUBSCRIBE_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3Ijoibm90aWNlcyJ9.ZZ8aQw.sample-unsubscribe"
 BLOCK_URL = f"{BASE}/never/eyJlIjoiYm9iQGV4YW1wbGUub3JnIn0.ZZ8aQw.sample-block-signature"
 UNSUBSCRIBE_REMINDERS_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3IjoicmVtaW5kZXJzIn0.ZZ8aQw.sample-unsubscribe"
+#: The reader's calendar feed (every deadline of their games), offered by the turn mails and reminders.
+CALENDAR_URL = f"{BASE}/calendar/eyJwIjo0fQ.ZZ8aQw.sample-calendar.ics"
 
 
 def _region(
@@ -95,6 +97,7 @@ class Sample:
     now: datetime = NOW
     game_url: str | None = None
     unsubscribe_url: str | None = None
+    calendar_url: str | None = None
 
     @property
     def message(self) -> str:
@@ -169,6 +172,7 @@ SAMPLES: dict[str, Sample] = {
             hand=0,
             board=BOARD,
         ),
+        calendar_url=CALENDAR_URL,
     ),
     "redeploy_needed": Sample(
         RedeployNeeded(
@@ -200,6 +204,7 @@ SAMPLES: dict[str, Sample] = {
         ),
         now=datetime(2026, 3, 3, 11, 0, tzinfo=UTC),
         unsubscribe_url=UNSUBSCRIBE_REMINDERS_URL,
+        calendar_url=CALENDAR_URL,
     ),
     "auto_passed": Sample(
         AutoPassed(**_COMMON, reason="deadline", defending=False, version=31),

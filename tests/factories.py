@@ -18,6 +18,7 @@ from service.domain.links import LinkMaker
 from service.domain.models import (
     AuditEntry,
     BlockedAddress,
+    ChatNotice,
     Game,
     GameAction,
     OutboxMail,
@@ -184,3 +185,16 @@ def confirmed_game(
         lobby.choose_time_zone(session, player.id or 0, zone)
     confirmed = lobby.confirm_game(session, game.id or 0, game.admin_secret, links)
     return confirmed.game, confirmed.admin_url
+
+
+class ChatNoticeFactory(Base):
+    class Meta:
+        model = ChatNotice
+
+    game_id = factory.LazyAttribute(lambda o: GameFactory().id)
+    kind = "turn"
+    title = "A game: Ann to play"
+    body = "Game turn 1 of 10: it is Ann's turn."
+    step_key = "1:0:-"
+    dedupe_key = factory.Sequence(lambda n: f"game:factory:turn:{n}")
+    next_attempt_at = factory.LazyFunction(utcnow)

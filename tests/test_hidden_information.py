@@ -6,7 +6,9 @@ JSON API with tokens from the mails, with some turns left to the deadline (auto-
 host's alert) and some admin acts (notices). Every mail is rendered and "sent" as in production; each is
 scanned for its recipient's seat. Every seat's API view and the awaited seats' turn pages are scanned at
 every step; at each new game turn, every seat's history (API), game page, turn page and history page too,
-the host's admin page, and the game page without a seat (refused).
+the host's admin page, the game page without a seat (refused), each seat's calendar feed (from its turn
+mails) and the game's own feed. The game has a chat (a local JSON receiver): every notice it gets is
+scanned as seen by nobody in particular, and none may hold a signed link.
 """
 
 from __future__ import annotations
@@ -28,15 +30,18 @@ from sqlmodel import select
 import rules
 from emails.delivery import to_bytes
 from rules.bots import concrete
-from service.domain import deadlines, delivery
+from service.domain import chat_notices, deadlines, delivery
 from service.domain.models import Game
+from service.infra.chat import ChatPolicy
 from service.infra.db import get_session
 from tests.api.conftest import create_game
+from tests.chat_receiver import ChatReceiver, chat_receiver
 from tests.hidden_information import CoinWatch, with_canaries
 
 BASE = "https://smallworld.example"
 NEVER = timedelta(days=3650)
 LINK = re.compile(re.escape(BASE) + r"/(play|invite|admin|unsubscribe)/([A-Za-z0-9_\-.]+)")
+FEED = re.compile(re.escape(BASE) + r"(/calendar/[A-Za-z0-9_\-.]+\.ics)")
 
 
 class CollectingBackend:
@@ -66,8 +71,12 @@ def text_parts(message: EmailMessage) -> list[str]:
 class Table:
     """The game as its players see it: their clients, their mailboxes, the watch on their coins."""
 
-    def __init__(self, app: Flask, players: int) -> None:
+    def __init__(self, app: Flask, players: int, chat: ChatReceiver) -> None:
         self.app = app
+        self.chat = chat
+        self.chat_seen = 0
+        #: Each seat's calendar feed (the path of the link in its turn mails).
+        self.feeds: dict[int, str] = {}
         self.api = app.test_client()
         self.backend = CollectingBackend()
         self.delivered = 0
@@ -107,8 +116,24 @@ class Table:
             if not self.finished:
                 for index, part in enumerate(text_parts(message)):
                     self.watch.scan_text(part, seat, f"mail {message['Subject']!r} part {index}")
+            for feed in FEED.findall("\n".join(text_parts(message))):
+                self.feeds[seat] = feed
             received.append((seat, message))
+        self.hear_the_chat()
         return received
+
+    def hear_the_chat(self) -> None:
+        """Post the due chat notices, as the chat task would; scan each one the chat got, as read by anyone."""
+        with self.app.app_context():
+            chat_notices.deliver_due_notices(
+                get_session(), chat_notices.NoticeSettings(), ChatPolicy.from_config(self.app.config)
+            )
+        for body in self.chat.bodies[self.chat_seen :]:
+            text = f"{body['title']}\n{body['message']}"
+            assert "http" not in text and "/play/" not in text, f"a signed link in a chat notice: {text}"
+            if not self.finished:
+                self.watch.scan_text(text, None, f"chat notice {body['title']!r}")
+        self.chat_seen = len(self.chat.bodies)
 
     def get(self, seat: int, path: str) -> Any:
         response = self.api.get(path, headers={"Authorization": f"Bearer {self.tokens[seat]}"})
@@ -124,6 +149,12 @@ class Table:
         assert response.status_code == (200 if seat is not None else 403), (seat, path, response.status_code)
         if not self.finished:
             self.watch.scan_text(response.get_data(as_text=True), seat, f"page {path}")
+
+    def feed(self, seat: int | None, path: str) -> None:
+        response = self.api.get(path)
+        assert response.status_code == 200 and response.mimetype == "text/calendar", (seat, path)
+        if not self.finished:
+            self.watch.scan_text(response.get_data(as_text=True), seat, f"calendar feed {path}")
 
     def look_around(self, pages: bool) -> None:
         """Every seat reads the API; with ``pages``, every page it can open too (and someone without a link
@@ -144,18 +175,25 @@ class Table:
                 self.page(seat, f"/games/{self.game_id}/turn")
         if pages:
             self.page(None, f"/games/{self.game_id}")
+            # The calendar feeds: each seat's own (its turn links), and the game's (public).
+            for seat, feed in sorted(self.feeds.items()):
+                self.feed(seat, feed)
+            with self.app.app_context():
+                game_feed = self.app.extensions["smallworld.links"].game_calendar_url(self.game_id)
+            self.feed(None, game_feed.removeprefix(BASE))
             # The host is a player too (seat 0): the game's admin page must not tell them the others' coins.
             response = self.host.get(f"/admin/games/{self.game_id}")
             assert response.status_code == 200
             self.watch.scan_text(response.get_data(as_text=True), 0, "admin page")
 
 
-def play_a_whole_game(app: Flask, rnd: random.Random) -> Table:
-    table = Table(app, players=3)
+def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Table:
+    table = Table(app, players=3, chat=chat)
     body = {
         "name": "Secret coins",
         "players": [{"name": f"Player {i}", "email": e} for i, e in enumerate(table.emails)],
         "settings": {"redeploy": "ask", "reminders_before_seconds": [3600], "auto_pass_alert_after": 1},
+        "chat_url": chat.url,
     }
     created = create_game(table.api, body)
     assert created.status_code == 201
@@ -237,14 +275,18 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
 ) -> None:
     # Every seat starts with a canary count of coins, in the game and in every replay of it.
     monkeypatch.setattr(rules, "new_game", with_canaries(rules.new_game))
-    app = make_app(BASE_URL=BASE)
-    table = play_a_whole_game(app, random.Random(seed))
+    app = make_app(BASE_URL=BASE, CHAT_PRIVATE_HOSTS=True)  # the game's chat is a receiver on this machine
+    with chat_receiver() as chat:
+        table = play_a_whole_game(app, random.Random(seed), chat)
     table.watch.assert_no_leaks()
     table.watch.confirm_own_coins_seen(range(3))
     subjects = " ".join(table.templates).lower()
     for kind in ("invited", "your turn", "redeploy", "played for you", "reminder", "is over"):
         assert kind in subjects, f"no {kind!r} mail in this game: {sorted(table.templates)}"
     assert table.watch.scanned > 500
+    assert len(table.feeds) == 3, "every seat's turn mails offered its calendar feed"
+    assert any("turn" in b["title"] or "play" in b["title"] for b in chat.bodies), "the chat heard of the turns"
+    assert any(b["title"].startswith("Secret coins is over") for b in chat.bodies), "the chat heard the result"
     # After the end, everything is public: the final mail names every seat's coins.
     with app.app_context():
         final = get_session().exec(select(Game).where(Game.id == table.game_id)).one()

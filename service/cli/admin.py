@@ -25,6 +25,7 @@ from service.domain import admin, site_admins
 from service.domain.errors import DomainError
 from service.domain.links import LOGIN_MAX_AGE, current_links
 from service.domain.models import Game, GameStatus, SiteAdmin
+from service.infra.chat import mask
 from service.infra.db import get_session
 
 group = AppGroup("admin", help="Manage games and site admins.")
@@ -167,3 +168,15 @@ def remove(game_id: int, seat: int) -> None:
 def cancel(game_id: int, reason: str) -> None:
     """Cancel the game."""
     _done(_run(admin.cancel, game_id, ACTOR, current_links(), reason))
+
+
+@group.command("chat")
+@click.argument("game_id", type=int)
+@click.argument("chat_url", required=False)
+@click.option("--remove", is_flag=True, help="Disconnect the game's chat.")
+def chat(game_id: int, chat_url: str | None, remove: bool) -> None:
+    """Connect the game to a chat (an apprise URL, e.g. discord://webhook_id/token), or --remove it."""
+    if remove == bool(chat_url):
+        raise click.UsageError("Give a chat address, or --remove")
+    game = _run(admin.set_chat_url, game_id, ACTOR, None if remove else chat_url)
+    click.echo(f"game {game.id}: chat {mask(game.chat_url) or 'none'}")

@@ -17,7 +17,7 @@ from sqlmodel import Session, col, select
 
 import rules
 from emails.messages import AdminChange, Change, Invitation
-from service.domain import block_list
+from service.domain import block_list, chat_notices
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, NotFound
 from service.domain.games import get_game, seats_of, settings_of, update_if_unmoved
@@ -39,6 +39,7 @@ from service.domain.outbox import queue_mail
 from service.domain.play import auto_pass, commit_step, load_state
 from service.domain.schemas import NAME_LENGTH, GameSettings
 from service.domain.text import checked, mail_address, printable_text
+from service.infra import chat
 
 MAX_EXTENSION = timedelta(days=60)
 
@@ -262,6 +263,34 @@ def cancel(session: Session, game_id: int, actor: Actor, links: LinkMaker, reaso
     return _act(session, game, actor, "cancel", {"reason": reason.strip()[:300]}, links, notice="cancelled")
 
 
+# -- the game's chat ------------------------------------------------------------------------------------
+def set_chat_url(session: Session, game_id: int, actor: Actor, chat_url: str | None) -> Game:
+    """Connect the game to a chat (an apprise URL: ``service.infra.chat``), or disconnect it (``None``).
+
+    Audited with the chat service's name only (the address is a secret, and the log is shown to players);
+    neither mailed to the players nor a new version of the game: their play does not change. A newly
+    connected chat gets a first notice at once, so the host sees that it works.
+    """
+    game = _running(session, game_id, paused_ok=True, inviting_ok=True)
+    url: str | None = None
+    if chat_url is not None and chat_url.strip():
+        try:
+            url = chat.check_chat_url(chat_url)
+        except chat.ChatUrlError as error:
+            raise BadRequest(f"chat_url: {error}") from None
+    if url == game.chat_url:
+        raise BadRequest("chat_url: the game's chat is already that one" if url else "chat_url: the game has no chat")
+    game.chat_url = url
+    session.add(game)
+    entry = AuditEntry(game_id=game_id, actor=actor.label, act="chat", details={"service": chat.service_name(url)})
+    session.add(entry)
+    session.flush()
+    if url is not None:
+        chat_notices.queue_notice(session, game, chat_notices.connected_notice(game, audit_id=entry.id or 0))
+    session.commit()
+    return game
+
+
 # -- players' own time ------------------------------------------------------------------------------------
 def take_vacation(session: Session, game_id: int, seat_no: int, links: LinkMaker, days: float) -> Game:
     """A player extends their own current deadline, within the game's vacation allowance (visible to all)."""
@@ -363,10 +392,14 @@ def _act(
     """
     session.add(AuditEntry(game_id=game.id or 0, actor=actor.label, act=act, details=details))
     version = game.version + 1
-    for seat, player in seats_of(session, game.id or 0):
+    seated = seats_of(session, game.id or 0)
+    for seat, player in seated:
         _announce(session, game, player, seat.display_name, notice, actor, details, version)
     for player, name in also or []:
         _announce(session, game, player, name, notice, actor, details, version)
+    names = [seat.display_name for seat, _ in seated]
+    told = chat_notices.admin_notice(game, actor=actor.label, act=act, details=details, version=version, names=names)
+    chat_notices.queue_notice(session, game, told)
     if game.state is None:
         return _commit_before_start(session, game, version)
     state_before = load_state(game)

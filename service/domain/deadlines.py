@@ -43,7 +43,7 @@ from sqlmodel import Session, col, select
 
 import rules
 from emails.messages import AdminChange, Reminder
-from service.domain import lobby, status
+from service.domain import chat_notices, lobby, status
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import Conflict
 from service.domain.games import finish_game, get_game, seats_of, update_if_unmoved
@@ -170,6 +170,8 @@ def _push_back(session: Session, links: LinkMaker, since: datetime, now: datetim
                 seat=seat.seat,
             )
             queue_mail(session, player, notice, now=now)
+        told = chat_notices.outage_notice(game, since=since, now=now, deadline_at=clock.deadline_at)
+        chat_notices.queue_notice(session, game, told, now=now)
     return len(games)
 
 

@@ -46,7 +46,7 @@ from sqlmodel import Session, col, select
 from emails import messages
 from emails.compose import ComposeError, Envelope, compose, thread_id
 from emails.delivery import Backend, Connection, DeliveryError
-from emails.render import ESSENTIAL, MESSAGES, REMINDER, RenderError
+from emails.render import CALENDAR_MESSAGES, ESSENTIAL, MESSAGES, REMINDER, RenderError
 from service.domain.links import LinkMaker
 from service.domain.models import Game, GameStatus, OutboxMail, Player, Seat, utcnow
 from service.domain.outbox import mail_domain
@@ -393,6 +393,10 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
     game_url = None
     if job.game_id is not None and job.seat is not None and job.seat_secret:
         game_url = links.turn_url(job.game_id, job.seat, job.seat_secret)
+    # The mails about a deadline offer the reader's calendar feed (every deadline of their games).
+    calendar_url = None
+    if job.player_id is not None and job.template in CALENDAR_MESSAGES:
+        calendar_url = links.address_calendar_url(job.player_id)
     # The mail is written as of its row's creation: its Date, and the time left it states. A retry thus
     # sends the very same mail (see the module's docstring). A row that is not a valid message raises
     # MessageError (a RenderError): that mail fails, with the reason.
@@ -401,6 +405,7 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
         time_zone=job.time_zone,
         game_url=game_url,
         unsubscribe_url=unsubscribe,
+        calendar_url=calendar_url,
     )
     envelope = Envelope(
         message_id=job.message_id,

@@ -12,6 +12,7 @@ from sqlmodel import Session, col, select
 
 import rules
 from emails.messages import GameOver
+from service.domain import chat_notices
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import NotFound
 from service.domain.models import Game, GameStatus, Player, Seat
@@ -84,3 +85,4 @@ def finish_game(session: Session, game: Game, state: rules.GameState, now: datet
             your_seat=seat.seat,
         )
         queue_mail(session, player, over)
+    chat_notices.queue_notice(session, game, chat_notices.result_notice(game, standings), now=now)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask, current_app
-from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
+from itsdangerous import BadSignature, SignatureExpired, URLSafeSerializer, URLSafeTimedSerializer
 
 TURN = "turn"
 INVITE = "invite"
@@ -21,7 +21,12 @@ UNSUBSCRIBE = "unsubscribe"
 LOGIN = "login"  # a site admin's emailed sign-in link
 CONFIRM = "confirm"  # a host's link to confirm a new game (only then go the invitations)
 BLOCK = "block"  # "never invite me again", in every invitation
-PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE, LOGIN, CONFIRM, BLOCK)
+CALENDAR = "calendar"  # a calendar feed (.ics): an address's deadlines, or one game's
+PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE, LOGIN, CONFIRM, BLOCK, CALENDAR)
+#: Purposes whose tokens carry no time: the same payload always signs to the same token. A calendar feed's
+#: address is subscribed to once and then fetched for months, so every mail gives the same one (and a mail
+#: sent again is the very same mail, DESIGN §6); it never expires, so it needs no time.
+UNTIMED = frozenset({CALENDAR})
 
 #: How long an invitation link stays good (seconds).
 INVITE_MAX_AGE = 60 * 60 * 24 * 60
@@ -35,12 +40,14 @@ class LinkError(Exception):
 class Signer:
     keys: Sequence[str | bytes]
 
-    def _serializer(self, purpose: str) -> URLSafeTimedSerializer:
+    def _serializer(self, purpose: str) -> URLSafeTimedSerializer | URLSafeSerializer:
         if purpose not in PURPOSES:
             raise ValueError(f"unknown link purpose {purpose!r}")
         # itsdangerous signs with the last key and verifies with any of them (key rotation). It takes a list of
         # one kind, str or bytes: keys given as text are encoded as itsdangerous would (UTF-8).
         keys = [key.encode() if isinstance(key, str) else key for key in self.keys]
+        if purpose in UNTIMED:
+            return URLSafeSerializer(keys, salt=f"smallworld.{purpose}")
         return URLSafeTimedSerializer(keys, salt=f"smallworld.{purpose}")
 
     def sign(self, purpose: str, payload: dict[str, Any]) -> str:
@@ -50,8 +57,12 @@ class Signer:
         """The payload, or :class:`LinkError` saying plainly what is wrong with the link."""
         if not isinstance(token, str) or not token or len(token) > 2000:
             raise LinkError("This link is not valid.")
+        serializer = self._serializer(purpose)
         try:
-            payload = self._serializer(purpose).loads(token, max_age=max_age)
+            if isinstance(serializer, URLSafeTimedSerializer):
+                payload = serializer.loads(token, max_age=max_age)
+            else:
+                payload = serializer.loads(token)
         except SignatureExpired:
             raise LinkError("This link has expired. Ask the game's host for a new one.") from None
         except BadSignature:
@@ -125,6 +136,15 @@ class LinkMaker:
     def unsubscribe_url(self, player_id: int, kind: str | None = None) -> str:
         """The absolute link that turns off ``kind`` of mail for the player (see :meth:`unsubscribe_token`)."""
         return self.url(f"/unsubscribe/{self.unsubscribe_token(player_id, kind)}")
+
+    def address_calendar_url(self, player_id: int) -> str:
+        """The calendar feed of every deadline in every game of an address (a player row), with its own turn
+        links: as personal as those links (``service.domain.calendar``)."""
+        return self.url(f"/calendar/{self.signer.sign(CALENDAR, {'p': player_id})}.ics")
+
+    def game_calendar_url(self, game_id: int) -> str:
+        """The calendar feed of one game's deadlines: public information only (whose turn, until when)."""
+        return self.url(f"/calendar/{self.signer.sign(CALENDAR, {'g': game_id})}.ics")
 
 
 #: A site admin's sign-in link is good for this long (seconds), and once.

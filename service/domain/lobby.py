@@ -96,6 +96,7 @@ def create_game(
         admin_secret=secrets.token_urlsafe(24),
         host_email=host_email,
         created_at=now,
+        chat_url=request.chat_url,
     )
     session.add(game)
     session.flush()

@@ -55,6 +55,18 @@ class MailStatus(StrEnum):
     SKIPPED = "skipped"
 
 
+class NoticeStatus(StrEnum):
+    """Where a chat notice is in its delivery (``service.domain.chat_notices``)."""
+
+    #: To send: due at its ``next_attempt_at`` (a first attempt, a retry, or a claim that lapsed).
+    PENDING = "pending"
+    SENT = "sent"
+    #: Refused for good, or given up after too many attempts; ``last_error`` says why.
+    FAILED = "failed"
+    #: Not sent on purpose: the game's chat was removed, or the turn it announced is over.
+    SKIPPED = "skipped"
+
+
 class ActionKind(StrEnum):
     """What an entry of a game's event log (``GameAction``) records."""
 
@@ -115,6 +127,9 @@ class Game(SQLModel, table=True):
     pause_reason: str | None = Field(default=None, max_length=300)
     #: ``rules.final_standings`` once the game is over.
     result: list[dict[str, Any]] | None = _json(nullable=True)
+    #: Where the game's chat notices go: an apprise URL (``service.infra.chat``). A secret (it holds the
+    #: webhook's token): shown back only masked, never to players.
+    chat_url: str | None = Field(default=None, max_length=2000)
 
 
 class Seat(SQLModel, table=True):
@@ -187,6 +202,35 @@ class OutboxMail(SQLModel, table=True):
     #: A mail about one step of a game (``Game.step_key``: "your turn", "redeploy needed", a reminder): it
     #: is dropped, not sent, once the game has moved past that step.
     step_key: str | None = Field(default=None, max_length=32)
+
+
+class ChatNotice(SQLModel, table=True):
+    """A notice for the game's chat, written in the same transaction as the change it tells of, and sent by
+    its own task (``service.domain.chat_notices``): a chat that fails never holds up mail.
+
+    Public information only: no coins before the end, no signed link, no address.
+    """
+
+    __tablename__ = "chat_notices"
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="games.id", index=True)
+    #: ``turn``, ``auto_pass``, ``result``, ``admin``, ``outage`` or ``chat`` (the chat was connected).
+    kind: str = Field(max_length=16)
+    title: str = Field(max_length=250)
+    body: str = Field(max_length=4000)
+    #: apprise's notification type: ``info``, ``success``, ``warning`` or ``failure``.
+    notify_type: str = Field(default="info", max_length=8)
+    #: The step a turn notice announces: it is dropped, not sent, once the game has moved past it.
+    step_key: str | None = Field(default=None, max_length=32)
+    #: One notice per event: a repeated event (a retried task) finds its row already written.
+    dedupe_key: str = Field(max_length=200, unique=True)
+    status: NoticeStatus = Field(default=NoticeStatus.PENDING, sa_type=EnumString(NoticeStatus, 12), index=True)
+    attempts: int = 0
+    last_error: str | None = Field(default=None, max_length=1000)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+    next_attempt_at: datetime | None = _time(index=True)
+    sent_at: datetime | None = _time()
 
 
 class ReminderSent(SQLModel, table=True):

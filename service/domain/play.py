@@ -19,6 +19,7 @@ from sqlmodel import Session, select
 
 import rules
 from emails.messages import AutoPassed, HostAlert, RedeployNeeded, YourTurn
+from service.domain import chat_notices
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, IllegalMove
 from service.domain.games import finish_game, get_game, seats_of, settings_of, update_if_unmoved
@@ -40,6 +41,16 @@ def step_key(state: rules.GameState) -> str:
     """Identifies the step the game waits for: turn, seat on turn, and the defender in ``ask`` mode."""
     defender = state.defenders[0] if state.phase == "defend" else "-"
     return f"{state.turn}:{state.current}:{defender}"
+
+
+def awaited_seat(key: str) -> int:
+    """The seat a step key (:func:`step_key`) waits for: the defender redeploying, else the seat on turn.
+
+    >>> awaited_seat("3:1:-"), awaited_seat("3:1:2")
+    (1, 2)
+    """
+    _, current, defender = key.split(":")
+    return int(current) if defender == "-" else int(defender)
 
 
 def load_state(game: Game) -> rules.GameState:
@@ -186,6 +197,18 @@ def auto_pass(
         version=game.version + 1,
     )
     queue_mail(session, player, passed, now=now)
+    chat_notices.queue_notice(
+        session,
+        game,
+        chat_notices.auto_pass_notice(
+            game,
+            name=passed_seat.display_name,
+            reason=reason,
+            defending=state.phase == "defend",
+            version=game.version + 1,
+        ),
+        now=now,
+    )
     passes = new_state.players[seat].auto_passes
     if passes >= settings_of(game).auto_pass_alert_after and state.phase != "defend":
         # The host need not hold a seat: create_game gave every host a player row for the admin link.
@@ -256,6 +279,7 @@ def after_change(
     key = step_key(state)
     if key == game.step_key:
         return
+    first = game.step_key is None
     game.step_key = key
     settings = settings_of(game)
     defending = state.phase == "defend"
@@ -284,10 +308,24 @@ def after_change(
             deadline_at=clock.deadline_at,
             version=game.version,
             step_key=key,
-            # The board picture and words of the mail (emails/board_picture.py).
+            # The board picture and words of the mail (emails/board/).
             **step_details(state, awaited, names),
         )
         queue_mail(session, player, message, now=now)
+    for awaited in awaited_seats:
+        # The game's chat, if it has one: whose turn and until when, nothing private (no link, no coins).
+        turn = chat_notices.turn_notice(
+            game,
+            step_key=key,
+            turn=state.turn,
+            turns=state.turns,
+            name=names.get(awaited, f"Player {awaited + 1}"),
+            defending=defending,
+            deadline_at=clock.deadline_at,
+            removed=seats[awaited][0].removed,
+            first=first,
+        )
+        chat_notices.queue_notice(session, game, turn, now=now)
 
 
 # -- internals --------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
 from service.domain.text import known_zone, mail_address, printable_text
+from service.infra.chat import check_chat_url
 
 HOUR = 3600
 #: The longest a player's name may be (characters), and a game's name.
@@ -89,6 +90,19 @@ class PlayerIn(BaseModel):
     email: MailAddress
 
 
+CHAT_URL = (
+    "Where the game's notices go (whose turn, deadlines, admin acts, the final table; nothing private): an "
+    "apprise URL such as discord://webhook_id/webhook_token. A secret, never shown back in full"
+)
+
+
+def _chat_url(value: str | None) -> str | None:
+    """A chat address apprise can read and the site allows (``service.infra.chat``); empty: no chat."""
+    if value is None or not value.strip():
+        return None
+    return check_chat_url(value)
+
+
 class CreateGame(BaseModel):
     model_config = REQUEST
 
@@ -99,6 +113,12 @@ class CreateGame(BaseModel):
         None, description="The host's own time zone, applied when the host confirms the game"
     )
     settings: GameSettings = Field(default_factory=GameSettings)
+    chat_url: str | None = Field(None, max_length=2000, description=CHAT_URL)
+
+    @field_validator("chat_url")
+    @classmethod
+    def _readable_chat(cls, value: str | None) -> str | None:
+        return _chat_url(value)
 
     @model_validator(mode="after")
     def _distinct(self) -> CreateGame:
@@ -303,8 +323,37 @@ class MailOut(BaseModel):
     sent_at: datetime | None
 
 
+class SetChat(BaseModel):
+    model_config = REQUEST
+
+    chat_url: str | None = Field(max_length=2000, description=CHAT_URL + "; null or empty: no chat")
+
+    @field_validator("chat_url")
+    @classmethod
+    def _readable_chat(cls, value: str | None) -> str | None:
+        return _chat_url(value)
+
+
+class NoticeOut(BaseModel):
+    id: int
+    kind: str
+    title: str
+    status: str
+    attempts: int
+    last_error: str | None
+    created_at: datetime
+    sent_at: datetime | None
+
+
+class ChatOut(BaseModel):
+    url: str | None = Field(description="The chat's address, masked (its secret parts are never shown)")
+    service: str | None = Field(description="The chat service (Discord, Slack…)")
+    notices: list[NoticeOut] = Field(default_factory=list, description="Failed first, then the newest")
+
+
 class AdminGameView(BaseModel):
     game: GameView
     settings: GameSettings
     audit: list[AuditOut]
     outbox: list[MailOut]
+    chat: ChatOut | None = None

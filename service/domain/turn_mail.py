@@ -10,40 +10,23 @@ from __future__ import annotations
 from typing import Any
 
 import rules
-from emails.messages import Board, BoardPlayer, BoardRegion
-
-# Mountains show as terrain; these are the pieces lying on a region.
-_MARKS = ("lair", "fortress", "encampments", "hole", "hero", "dragon")
+from emails.board.public import PublicBoard
+from emails.messages import Board
 
 
 def board_summary(state: rules.GameState, names: dict[int, str], you: int | None) -> Board:
-    """The board for ``emails.board_picture``: terrain, owner, race, tokens and markers per region."""
-    board = state.board
-    regions: list[BoardRegion] = []
-    for spec, region in zip(board.regions, state.regions, strict=True):
-        entry: BoardRegion = {"terrain": spec.terrain}
-        if region.race:
-            entry["race"] = region.race
-            entry["tokens"] = region.tokens
-        if region.owner >= 0:
-            entry["owner"] = region.owner
-            active = state.players[region.owner].active
-            entry["declined"] = not (active is not None and active.race == region.race)
-        marks = [mark for mark in _MARKS if getattr(region, mark)]
-        if marks:
-            entry["marks"] = marks
-        if region.encampments > 1:
-            entry["encampments"] = region.encampments
-        regions.append(entry)
-    players: list[BoardPlayer] = [
-        {
-            "name": names.get(seat, f"Player {seat + 1}"),
-            "active": f"{p.active.race} ({p.active.power})" if p.active else None,
-            "declined": [t.race for t in p.declined],
-        }
-        for seat, p in enumerate(state.players)
-    ]
-    return {"players": players, "regions": regions, "you": you, "turn": state.turn, "turns": state.turns}
+    """The board for the mail's picture and words (``emails.board.public.PublicBoard.to_mail``), with whose
+    mail it is and the game turn."""
+    seat_names = [names.get(seat, f"Player {seat + 1}") for seat in range(len(state.players))]
+    public = PublicBoard.from_state(rules.player_view(state, None), seat_names).to_mail()
+    return {
+        "board": public["board"],
+        "players": public["players"],
+        "regions": public["regions"],
+        "you": you,
+        "turn": state.turn,
+        "turns": state.turns,
+    }
 
 
 def step_details(state: rules.GameState, seat: int, names: dict[int, str]) -> dict[str, Any]:

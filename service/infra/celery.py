@@ -102,7 +102,7 @@ def celery_config(config: dict[str, Any]) -> dict[str, Any]:
         "timezone": "UTC",
         "enable_utc": True,
         "beat_schedule": beat_schedule(float(config.get("SWEEP_SECONDS") or 30)),
-        # Mail on its own queue (service/infra/queues.py).
+        # Mail and chat notices on their own queues (service/infra/queues.py).
         "task_routes": queues.ROUTES,
         # With acks_late, a worker holds only the message it is working on: a killed worker leaves at
         # most that one to be redelivered, and other workers take the rest at once.

@@ -61,6 +61,16 @@ DEFAULTS: dict[str, Any] = {
     # Beat sends the deadline sweep and the outbox sweep this often (seconds). ~30 s in production; the
     # demo uses 1 s so that short turns end on time.
     "SWEEP_SECONDS": 30,
+    # Chat notices (service/infra/chat.py, service/domain/chat_notices.py). CHAT_SCHEMES: the apprise
+    # services a game's chat may use (a JSON list, or names separated by commas; unset: the built-in list
+    # of chat apps and JSON webhooks). CHAT_PRIVATE_HOSTS: allow chats on private or local networks.
+    "CHAT_SCHEMES": None,
+    "CHAT_PRIVATE_HOSTS": False,
+    # Seconds one notice may take; a notice that fails is retried after CHAT_RETRY_SECONDS, then twice as
+    # long each time (at most an hour apart), and marked failed after CHAT_MAX_ATTEMPTS attempts.
+    "CHAT_TIMEOUT": 20,
+    "CHAT_MAX_ATTEMPTS": 8,
+    "CHAT_RETRY_SECONDS": 60,
     "BASE_URL": "http://127.0.0.1:5000",
     # How many reverse proxies stand in front of the web server; their X-Forwarded-For/-Proto are trusted
     # for that many hops (the client's address for rate limits). 0: no proxy, trust no such header.

@@ -1,8 +1,9 @@
 """Waking the mail worker once mail is committed: the web and the sweep send the delivery task after every
-commit that wrote outbox rows (:data:`MAIL_WRITTEN`), never before it.
+commit that wrote outbox rows (:data:`MAIL_WRITTEN`), never before it. Chat notices are woken the same
+way (:data:`CHAT_WRITTEN` sends :data:`DELIVER_CHAT`, on the ``chat`` queue).
 
-The task itself lives in ``worker/tasks/mail.py``; it is sent by name, so this module needs no import of the
-worker (dependencies go worker → service, never back).
+The tasks themselves live in ``worker/tasks/mail.py`` and ``worker/tasks/chat.py``; they are sent by name,
+so this module needs no import of the worker (dependencies go worker → service, never back).
 """
 
 from __future__ import annotations
@@ -30,6 +31,14 @@ _THROTTLE = "smallworld.mail_task_throttle"
 #: :func:`send_after_commit`'s hook then asks for a delivery once the transaction commits.
 MAIL_WRITTEN = "smallworld.mail_written"
 
+#: The chat notices' delivery task (``worker.tasks.chat.deliver_chat_notices``), routed to the ``chat`` queue.
+DELIVER_CHAT = "worker.tasks.chat.deliver_chat_notices"
+#: Set in ``session.info`` when a chat notice was written (``service.domain.chat_notices``).
+CHAT_WRITTEN = "smallworld.chat_written"
+
+#: What each flag asks for once its transaction commits.
+_TASKS = {MAIL_WRITTEN: DELIVER_OUTBOX, CHAT_WRITTEN: DELIVER_CHAT}
+
 
 # -- sending the task once the mail is committed ---------------------------------------------------------
 def send_after_commit() -> None:
@@ -45,7 +54,8 @@ def send_after_commit() -> None:
 
 
 def _forget_mail_queued(session: OrmSession) -> None:
-    session.info.pop(MAIL_WRITTEN, None)
+    for flag in _TASKS:
+        session.info.pop(flag, None)
 
 
 #: After a failed send, this process does not try again for this long (seconds). Reaching a broker that is
@@ -63,36 +73,43 @@ def throttled_delivery_task(session: OrmSession, every: float = 1.0) -> Iterator
     For the deadline sweep, which commits once per game: a drain takes every due mail, so a task a second
     delivers as soon, without a task (a broker round trip, then a drain finding nothing) per auto-pass.
     """
-    throttle = session.info[_THROTTLE] = {"every": every, "sent_at": None, "pending": False}
+    throttle: dict[str, Any] = {"every": every, "sent_at": {}, "pending": set()}
+    session.info[_THROTTLE] = throttle
     try:
         yield
     finally:
         session.info.pop(_THROTTLE, None)
-        if throttle["pending"]:
-            _send_delivery_task()
+        for task in sorted(throttle["pending"]):
+            _send_delivery_task(task)
 
 
 def _send_if_mail_queued(session: OrmSession) -> None:
-    if not session.info.pop(MAIL_WRITTEN, False):
-        return
+    for flag, task in _TASKS.items():
+        if session.info.pop(flag, False):
+            _send_throttled(session, task)
+
+
+def _send_throttled(session: OrmSession, task: str) -> None:
     throttle = session.info.get(_THROTTLE)
     if throttle is not None:
         now = time.monotonic()
-        if throttle["sent_at"] is not None and now - throttle["sent_at"] < throttle["every"]:
-            throttle["pending"] = True  # sent at the next commit with mail after the wait, or at the end
+        sent_at = throttle["sent_at"].get(task)
+        if sent_at is not None and now - sent_at < throttle["every"]:
+            throttle["pending"].add(task)  # sent at the next commit with rows after the wait, or at the end
             return
-        throttle["sent_at"], throttle["pending"] = now, False
-    _send_delivery_task()
+        throttle["sent_at"][task] = now
+        throttle["pending"].discard(task)
+    _send_delivery_task(task)
 
 
-def _send_delivery_task() -> None:
+def _send_delivery_task(task: str = DELIVER_OUTBOX) -> None:
     if not has_app_context():
         return  # no app (a script or a test on a bare session): the periodic drain delivers it
     celery_app = current_app.extensions.get("celery")
     if celery_app is None or time.monotonic() < _broker_down_until.get(celery_app, 0.0):
         return
     try:
-        celery_app.send_task(DELIVER_OUTBOX, retry=False)
+        celery_app.send_task(task, retry=False)
     except Exception as error:
         _broker_down_until[celery_app] = time.monotonic() + BROKER_PAUSE
-        log(logger, logging.WARNING, "mail.enqueue_failed", error=repr(error), paused_seconds=BROKER_PAUSE)
+        log(logger, logging.WARNING, "mail.enqueue_failed", task=task, error=repr(error), paused_seconds=BROKER_PAUSE)

@@ -27,6 +27,12 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "schedule": timedelta(seconds=30),
         "options": {"expires": EXPIRES},
     },
+    # The same for chat notices (service/domain/chat_notices.py), on their own queue.
+    "deliver-chat-notices": {
+        "task": "worker.tasks.chat.deliver_chat_notices",
+        "schedule": timedelta(seconds=30),
+        "options": {"expires": EXPIRES},
+    },
 }
 
 

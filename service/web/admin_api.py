@@ -12,7 +12,7 @@ from flask import Blueprint
 from spectree import Response as Responses
 from sqlmodel import col, select
 
-from service.domain import admin, views
+from service.domain import admin, chat_notices, views
 from service.domain.errors import DomainError, Forbidden
 from service.domain.games import settings_of
 from service.domain.links import current_links
@@ -21,13 +21,17 @@ from service.domain.schemas import (
     AdminGameView,
     CancelGame,
     ChangeSettings,
+    ChatOut,
     ExtendDeadline,
     GameView,
     MailOut,
+    NoticeOut,
     PauseGame,
     ReplacePlayer,
     SeatRef,
+    SetChat,
 )
+from service.infra.chat import mask, service_name
 from service.infra.db import get_session
 from service.web.access import game_from_admin_token
 from service.web.api_spec import ERRORS, LIMITED_ERRORS, bearer_token, domain_error, refuse_unreadable_bodies, spec
@@ -72,6 +76,28 @@ def admin_view(game: Game) -> AdminGameView:
                 sent_at=m.sent_at,
             )
             for m in mails
+        ],
+        chat=chat_view(game),
+    )
+
+
+def chat_view(game: Game) -> ChatOut:
+    """The game's chat as its host sees it: the address masked (a secret), and the notices' outcomes."""
+    return ChatOut(
+        url=mask(game.chat_url),
+        service=service_name(game.chat_url),
+        notices=[
+            NoticeOut(
+                id=n.id or 0,
+                kind=n.kind,
+                title=n.title,
+                status=n.status,
+                attempts=n.attempts,
+                last_error=n.last_error,
+                created_at=n.created_at,
+                sent_at=n.sent_at,
+            )
+            for n in chat_notices.notices_of(get_session(), game.id or 0)
         ],
     )
 
@@ -145,6 +171,14 @@ def remove(game_id: int, json: SeatRef) -> Any:
     """Remove a player: their seat is auto-passed for the rest of the game."""
     _game(game_id)
     return _view(admin.remove_player(get_session(), game_id, admin.HOST, current_links(), json.seat))
+
+
+@bp.post("/games/<int:game_id>/chat")
+@spec.validate(json=SetChat, resp=Responses(HTTP_200=ChatOut, **ERRORS), tags=["admin"], security=SECURITY)
+def set_chat(game_id: int, json: SetChat) -> Any:
+    """Connect the game to a chat (an apprise URL), or disconnect it (null); the address is shown back masked."""
+    _game(game_id)
+    return chat_view(admin.set_chat_url(get_session(), game_id, admin.HOST, json.chat_url))
 
 
 @bp.post("/games/<int:game_id>/cancel")

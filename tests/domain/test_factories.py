@@ -18,6 +18,7 @@ FACTORIES = [
     factories.SiteAdminFactory,
     factories.ReminderSentFactory,
     factories.BlockedAddressFactory,
+    factories.ChatNoticeFactory,
 ]
 
 

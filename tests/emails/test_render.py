@@ -11,12 +11,14 @@ import doctest
 import os
 import re
 from datetime import UTC, datetime
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 from emails import render as render_module
 from emails import times
+from emails.board.palette import contrast
 from emails.render import MESSAGES, NOTICE, REMINDER, RenderError, render
 from emails.samples import ALL, SAMPLES, Sample
 
@@ -32,6 +34,7 @@ def rendered(sample: Sample, **changes: object) -> render_module.Rendered:
         time_zone=sample.time_zone,
         game_url=sample.game_url,
         unsubscribe_url=sample.unsubscribe_url,
+        calendar_url=sample.calendar_url,
     )
 
 
@@ -161,3 +164,42 @@ def test_time_formatting_examples() -> None:
         "less than a minute"
     )
     assert times.time_left(datetime(2026, 1, 1, tzinfo=UTC) - datetime(2026, 1, 2, tzinfo=UTC)).startswith("no time")
+
+
+class _Contrasts(HTMLParser):
+    """Each text of an inlined HTML mail with its colour and the background it is written on."""
+
+    VOID = {"br", "img", "meta", "hr", "input", "link"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[tuple[str, str, str]] = [("", "#000000", "#ffffff")]
+        self.found: list[tuple[str, str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.VOID:
+            return
+        style = dict(attrs).get("style") or ""
+        _, colour, background = self.stack[-1]
+        colour = next(iter(re.findall(r"(?:^|;)\s*color:\s*(#[0-9a-fA-F]{3,6})", style)), colour)
+        background = next(iter(re.findall(r"background-color:\s*(#[0-9a-fA-F]{3,6})", style)), background)
+        self.stack.append((tag, colour, background))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in self.VOID and len(self.stack) > 1:
+            self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        if data.strip() and self.stack[-1][0] not in ("title", "style"):
+            _, colour, background = self.stack[-1]
+            self.found.append((data.strip(), colour, background))
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_every_text_of_the_html_has_a_contrast_of_at_least_4_5(name: str) -> None:
+    """WCAG 2, "Contrast (Minimum)": every text, links and the footer's fine print included."""
+    parser = _Contrasts()
+    parser.feed(rendered(ALL[name]).html)
+    assert parser.found
+    for text, colour, background in parser.found:
+        assert contrast(colour, background) >= 4.5, (text, colour, background)

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import rules
-from service.web.maps import MapOptions, RegionMark, board_svg
+from service.web.maps import MapOptions, RegionMark, board_svg, legend_svg, seat_badge_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -63,3 +63,25 @@ def test_text_is_escaped() -> None:
     svg = str(board_svg(a_state(), MapOptions(seat_names=["<b>Ann</b>", "Bob", "Cy"], label='A "map"')))
     assert "<b>" not in svg
     ET.fromstring(svg)
+
+
+def test_the_map_is_labelled_with_a_sentence_by_default() -> None:
+    svg = str(board_svg(a_state(), MapOptions(seat_names=["Ann", "Bob", "Cy"])))
+    label = ET.fromstring(svg).get("aria-label", "")
+    assert label.startswith("Map of the 3-player board, 30 regions; regions held: Ann 1, Bob 1, Cy 0, Lost Tribes")
+    assert label.endswith(".") and "{" not in label and "Board(" not in label
+
+
+def test_the_legend_names_the_mountain_once_and_shows_the_lost_tribe() -> None:
+    items = re.findall(r"</svg>([^<]+)</li>", str(legend_svg()))
+    assert items.count("Mountain") == 1
+    assert "Lost Tribe" in items and "In Decline tokens" in items
+    assert len(items) == len(set(items))
+
+
+def test_a_seats_badge_has_its_shape_colour_and_number() -> None:
+    badge = ET.fromstring(str(seat_badge_svg(2)))
+    triangle = badge.find(".//path")
+    assert triangle is not None and triangle.get("fill") == "#F0E442"
+    assert triangle.get("d", "").count("L") == 2  # three corners
+    assert [t.text for t in badge.iter("text")] == ["3"]

@@ -129,6 +129,21 @@ def test_the_link_lands_on_the_turn_page_or_the_game_page(app: Flask) -> None:
     assert client.get(f"/games/{game_id}/turn").headers["Location"] == f"/games/{game_id}"
 
 
+def test_the_maps_are_labelled_with_a_short_sentence(app: Flask) -> None:
+    game_id, links = start_game(app)
+    client = app.test_client()
+    turn = client.get(links[0], follow_redirects=True).get_data(as_text=True)
+    game = app.test_client().get(links[1], follow_redirects=True).get_data(as_text=True)
+    labels = [
+        html.unescape(m)
+        for page in (turn, game)
+        for m in re.findall(r'class="board-map"[^>]*aria-label="([^"]*)"', page)
+    ]
+    assert labels[0] == "Map of the 2-player board. Select a region to act on it."
+    assert labels[1] == "Map of Page test"
+    assert all(len(label) < 120 and "(" not in label for label in labels)
+
+
 # -- forms ------------------------------------------------------------------------------------------------
 def test_a_form_without_its_csrf_token_is_refused(app: Flask) -> None:
     game_id, links = start_game(app)

@@ -66,7 +66,11 @@ def test_preparing_the_embedded_broker_again_is_harmless(app: Flask) -> None:
     broker_file = Path(app.instance_path) / "broker.sqlite"
     with closing(sqlite3.connect(broker_file)) as connection:
         assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert connection.execute("SELECT name FROM kombu_queue ORDER BY name").fetchall() == [("celery",), ("mail",)]
+        assert connection.execute("SELECT name FROM kombu_queue ORDER BY name").fetchall() == [
+            ("celery",),
+            ("chat",),
+            ("mail",),
+        ]
 
 
 def test_checking_the_embedded_broker_again_and_again_keeps_no_connection(app: Flask) -> None:

@@ -8,7 +8,9 @@ import doctest
 from flask import Flask
 
 from service.infra import queues
+from service.infra.mail_wakeup import DELIVER_CHAT
 from service.infra.schedule import BEAT_SCHEDULE
+from worker.tasks.chat import deliver_chat_notices
 from worker.tasks.deadlines import SWEEP_DEADLINES, sweep_deadlines
 from worker.tasks.mail import DELIVER_OUTBOX, deliver_outbox
 
@@ -22,7 +24,7 @@ def test_mail_goes_to_the_mail_queue_and_the_rest_to_the_default_one(app: Flask)
 
 def test_a_worker_consumes_every_queue_unless_told_otherwise() -> None:
     assert doctest.testmod(queues).failed == 0
-    assert queues.with_queues([]) == ["-Q", "celery,mail"]
+    assert queues.with_queues([]) == ["-Q", "celery,mail,chat"]
     assert queues.with_queues(["--queues=mail"]) == ["--queues=mail"]
 
 
@@ -38,3 +40,12 @@ def test_the_drain_and_the_sweep_are_acknowledged_late_since_running_them_twice_
     # every auto-pass is guarded by the game's version, so a second run does nothing twice.
     assert deliver_outbox.acks_late and sweep_deadlines.acks_late
     assert app.extensions["celery"].conf.worker_prefetch_multiplier == 1
+
+
+def test_chat_notices_go_to_their_own_queue_drained_every_30_seconds_and_acknowledged_late(app: Flask) -> None:
+    # A chat that is down or slow never holds up mail: its task is on another queue (DESIGN §10).
+    route = app.extensions["celery"].amqp.router.route
+    assert route({}, DELIVER_CHAT)["queue"].name == "chat"
+    tasks = {entry["task"]: entry for entry in BEAT_SCHEDULE.values()}
+    assert tasks[DELIVER_CHAT]["schedule"].total_seconds() == 30
+    assert deliver_chat_notices.name == DELIVER_CHAT and deliver_chat_notices.acks_late

@@ -106,6 +106,9 @@ def describe(
         text = "cancelled the game" + (f": {reason}" if reason else "")
     elif act == "vacation":
         text = f"took {details.get('days')} day(s) of vacation; the deadline is now {when('until')}"
+    elif act == "chat":
+        service = details.get("service")
+        text = f"connected the game to a chat ({service})" if service else "disconnected the game's chat"
     elif act == "resend":
         mail = MAIL_NAMES.get(str(details.get("template")), "mail")
         text = f"sent a failed {mail} again" + (f" (to {details.get('to')})" if for_admins else "")

@@ -25,12 +25,13 @@ from werkzeug.wrappers import Response
 
 import rules
 from emails import times
-from service.domain import admin, views
+from service.domain import admin, chat_notices, views
 from service.domain.errors import BadRequest, Conflict, DomainError
 from service.domain.games import seats_of, settings_of
 from service.domain.links import current_links
 from service.domain.models import Game, GameStatus, MailStatus, OutboxMail, Player
 from service.domain.schemas import HOUR, ChangeSettings, ReplacePlayer
+from service.infra.chat import mask, service_name
 from service.infra.db import get_session
 from service.web.access import game_from_admin_token
 from service.web.admin_pages.access import Manager, manager_for, remember_host
@@ -146,6 +147,8 @@ def page_context(manager: Manager) -> dict[str, Any]:
         "audit": audit_lines(view.audit, zone, names, for_admins=True),
         "mail": mail_rows(game, zone),
         "mail_counts": mail_counts(game),
+        "chat": {"url": mask(game.chat_url), "service": service_name(game.chat_url)},
+        "notices": notice_rows(game, zone),
     }
 
 
@@ -182,6 +185,21 @@ def mail_rows(game: Game, zone: ZoneInfo) -> list[dict[str, Any]]:
             "sent": f"{m.sent_at.astimezone(zone):%a %-d %b %H:%M}" if m.sent_at else None,
         }
         for m in rows
+    ]
+
+
+def notice_rows(game: Game, zone: ZoneInfo) -> list[dict[str, Any]]:
+    """The game's chat notices, failed first, then the newest."""
+    return [
+        {
+            "title": n.title,
+            "status": n.status,
+            "attempts": n.attempts,
+            "last_error": n.last_error,
+            "queued": f"{n.created_at.astimezone(zone):%a %-d %b %H:%M}",
+            "sent": f"{n.sent_at.astimezone(zone):%a %-d %b %H:%M}" if n.sent_at else None,
+        }
+        for n in chat_notices.notices_of(get_session(), game.id or 0)
     ]
 
 
@@ -377,6 +395,21 @@ def cancel(game_id: int) -> Response:
         game_id,
         "The game is cancelled; the players were told.",
         lambda: admin.cancel(get_session(), game_id, manager.actor, current_links(), reason),
+    )
+
+
+@bp.post("/admin/games/<int:game_id>/chat")
+def set_chat(game_id: int) -> Response:
+    manager = manager_for(game_id)
+    removing = request.form.get("remove") == "1"
+    url = None if removing else request.form.get("chat_url", "").strip()
+    if not removing and not url:
+        flash("Chat address: give one, or use “Disconnect the chat”.", "refusal")
+        return _back(game_id)
+    return _run(
+        game_id,
+        "The chat is disconnected." if removing else "The chat is connected: a first notice is on its way there.",
+        lambda: admin.set_chat_url(get_session(), game_id, manager.actor, url),
     )
 
 

@@ -18,9 +18,11 @@ from sqlmodel import col, select
 from werkzeug.wrappers import Response
 
 import rules
+from emails.render import webcal
 from emails.times import zone as zone_of
 from service.domain import lobby, play, views
 from service.domain.errors import BadRequest
+from service.domain.links import current_links
 from service.domain.models import ActionKind, GameAction
 from service.domain.text import checked, known_zone
 from service.infra.db import get_session
@@ -98,7 +100,16 @@ def page(game_id: int) -> Any:
         recent=recent,
         your_turn=viewer.number in view.awaiting,
         standings=view.result,
+        calendar=calendar_links(viewer.player.id or 0, game_id),
     )
+
+
+def calendar_links(player_id: int, game_id: int) -> dict[str, str]:
+    """The viewer's calendar feed (every deadline of their games, with their links) and the game's own
+    (public: whose turn, until when), each in its ``webcal://`` form and its ``https://`` one."""
+    links = current_links()
+    mine, game = links.address_calendar_url(player_id), links.game_calendar_url(game_id)
+    return {"mine": mine, "mine_webcal": webcal(mine), "game": game, "game_webcal": webcal(game)}
 
 
 @bp.get("/games/<int:game_id>/history")

@@ -94,6 +94,8 @@ def read_form(form: MultiDict[str, str]) -> dict[str, Any]:
         body["host_email"] = form["host_email"].strip()
     if form.get("host_zone", "").strip():
         body["host_time_zone"] = form["host_zone"].strip()
+    if form.get("chat_url", "").strip():
+        body["chat_url"] = form["chat_url"].strip()
     return body
 
 
@@ -129,6 +131,7 @@ def _field_name(where: list[str]) -> str:
         "defender_turn_length_seconds": "Time to redeploy after an attack",
         "reminders_before_seconds": "Reminders",
         "auto_pass_alert_after": "Auto-passes before you hear",
+        "chat_url": "Chat address",
     }
     return next((names[w] for w in reversed(where) if w in names), where[-1].replace("_", " ").capitalize())
 

@@ -25,8 +25,7 @@ from service.domain.errors import Conflict, DomainError
 from service.domain.links import current_links
 from service.domain.models import GameStatus
 from service.infra.db import get_session
-from service.web.maps import MapOptions, RegionMark, board_svg
-from service.web.maps.svg import describe_region
+from service.web.maps import MapOptions, PublicBoard, RegionMark, board_svg, board_title, describe_region
 from service.web.pages.access import Viewer, viewer_for
 from service.web.pages.forms import action_from_form, int_or_none
 from service.web.pages.game_summary import page_context
@@ -211,14 +210,14 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
             marks=marks,
             selected=selected,
             seat_names=names,
-            label=f"Map of the {state.board} board. Select a region to act on it.",
+            label=f"Map of {board_title(state.board.name)}. Select a region to act on it.",
         ),
     )
     region_panel = None
     if selected is not None:
         region_panel = {
             "region": selected,
-            "words": describe_region(public, state.board, selected, names),
+            "words": describe_region(PublicBoard.from_state(public, names), selected),
             "actions": choices.for_region(selected),
             "why_not": why_not(state, seat, selected, choices),
             "cost": marks.get(selected),

@@ -1,6 +1,6 @@
 """Draw the region shapes of the four boards once, from their adjacency alone, and store them as data.
 
-Run by hand when a board's topology changes (``python -m service.web.maps.generate``); the pages only read
+Run by hand when a board's topology changes (``python -m emails.board.generate``); the drawing only reads
 the JSON files this writes beside it (``<board>.json``). There is no official geometry (the board files
 say which regions border which, not where they lie), so the picture is built to make that topology
 readable:

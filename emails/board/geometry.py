@@ -1,4 +1,5 @@
-"""Reading the stored region shapes of a board (``<board>.json`` beside this module)."""
+"""Reading the stored region shapes of a board (``<board>.json`` beside this module, written by
+``python -m emails.board.generate``)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+
+import rules
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,7 @@ class Geometry:
     width: float
     height: float
     regions: tuple[RegionShape, ...]
+    #: Adjacencies that are not a shared edge, drawn as a line between the two regions' label points.
     links: tuple[tuple[int, int], ...]
 
 
@@ -46,3 +50,13 @@ def geometry(board: str) -> Geometry:
         ),
         links=tuple((a, b) for a, b in data["links"]),
     )
+
+
+@cache
+def board_with(regions: int) -> str | None:
+    """The name of the board with that many regions (each board has its own count), or None.
+
+    >>> board_with(23), board_with(48), board_with(7)
+    ('2-players', '5-players', None)
+    """
+    return next((name for name in rules.BOARD_NAMES if len(rules.load_board(name)) == regions), None)

@@ -1,4 +1,4 @@
-"""The stored board shapes (service/web/maps/<board>.json) draw each board's topology faithfully.
+"""The stored board shapes (emails/board/<board>.json) draw each board's topology faithfully.
 
 Neighbours share an edge (or, where a board cannot be drawn so, are joined by a visible link), regions that
 are not neighbours never share one, the shapes tile the frame, and exactly the border regions touch it.
@@ -11,8 +11,8 @@ import itertools
 import pytest
 
 import rules
-from service.web.maps import geometry
-from service.web.maps.generate import polygon_area, segments_cross
+from emails.board.generate import polygon_area, segments_cross
+from emails.board.geometry import geometry
 
 
 def segments(polygon: tuple[tuple[float, float], ...]) -> set[frozenset[tuple[float, float]]]:
@@ -76,7 +76,7 @@ def test_exactly_the_border_regions_touch_the_frame(board_and_shapes) -> None:
 
 
 def test_label_point_lies_inside_its_region(board_and_shapes) -> None:
-    from service.web.maps.generate import inside
+    from emails.board.generate import inside
 
     _board, geo = board_and_shapes
     for shape in geo.regions:

@@ -4,8 +4,8 @@ A seat gets its own display name (filled from its player's, which stays as the a
 the time its host confirmed it, and an index on its host's address; site admins a sign-in serial; and the
 addresses that asked never to be invited again get a table.
 
-Revision ID: 5e1f0c2a9d47
-Revises: 5e1f0c2a7b93
+Revision ID: f3a9c6d21b58
+Revises: ecd5142ed497
 Create Date: 2026-11-25 12:00:00
 """
 
@@ -15,8 +15,8 @@ import sqlalchemy as sa
 import sqlmodel.sql.sqltypes
 from alembic import op
 
-revision: str = "5e1f0c2a9d47"
-down_revision: str | None = "5e1f0c2a7b93"
+revision: str = "f3a9c6d21b58"
+down_revision: str | None = "ecd5142ed497"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

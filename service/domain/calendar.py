@@ -1,0 +1,198 @@
+"""Calendar feeds (DESIGN §10): every deadline as an event of an ``.ics`` feed a calendar app subscribes to.
+
+Two feeds, each behind a signed link (purpose ``calendar``, ``service.domain.links``):
+
+- **an address's** (:func:`address_feed`): the current deadline of every running game in which the
+  address holds a seat, each event carrying that address's own turn link (the seat's signed turn URL).
+  It is as personal as the turn links in it: it is given only to that address, in its turn mails and
+  on its game pages. :func:`address_feed_url` gives its link, for any page that lists an address's games.
+- **a game's** (:func:`game_feed`): the same deadlines of one game, public information only: whose turn
+  it is and until when. No link, no coins.
+
+Computed on each request from the game rows, which the clock (``service.domain.clock``) keeps: a
+deadline that moves (an extension, a vacation, a pause, the outage guard) moves its event at the next
+refresh, and a game that ends, is cancelled or paused has no event. An event is one step of one game
+awaited from one seat: its UID names the game, the seat and the step, so calendar apps update it rather
+than add another; its SEQUENCE is the game's version and its DTSTAMP the time that version was made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+import sqlalchemy as sa
+from icalendar import Calendar, Event
+from sqlmodel import Session, col, select
+
+from service.domain.links import LinkMaker
+from service.domain.models import Game, GameAction, GameStatus, Player, Seat
+from service.domain.play import awaited_seat
+
+#: How often calendar apps are asked to fetch a feed again (most take it as a hint at best); also
+#: ``X-PUBLISHED-TTL`` below.
+REFRESH = timedelta(hours=1)
+PRODID = "-//Small World by Mail//Deadlines//EN"
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """One awaited step of a running game, as a feed shows it."""
+
+    game_id: int
+    game_name: str
+    version: int
+    step_key: str
+    seat: int
+    name: str
+    deadline_at: datetime
+    changed_at: datetime
+    defending: bool
+
+    @property
+    def turn(self) -> int:
+        return int(self.step_key.split(":", 1)[0])
+
+
+def address_feed(session: Session, player_id: int, links: LinkMaker) -> bytes:
+    """Every current deadline of every running game of the address (player row), with its turn links."""
+    seats = session.exec(
+        select(Seat.game_id, Seat.seat, Seat.secret)
+        .join(Game, col(Game.id) == col(Seat.game_id))
+        .where(Seat.player_id == player_id, Seat.removed == sa.false(), Game.status == GameStatus.ACTIVE)
+    ).all()
+    mine = {game_id: (seat, secret) for game_id, seat, secret in seats}
+    calendar = _calendar("Small World by Mail: my deadlines", links)
+    for deadline in _deadlines(session, mine):
+        seat, secret = mine[deadline.game_id]
+        yours = deadline.seat == seat
+        what = ("your redeployment" if deadline.defending else "your turn") if yours else _whose(deadline)
+        url = links.turn_url(deadline.game_id, seat, secret)
+        event = _event(deadline, links, summary=f"{what[0].upper()}{what[1:]}: {deadline.game_name}")
+        event.add(
+            "description",
+            f"Deadline of {what} in {deadline.game_name} (game turn {deadline.turn}). "
+            f"{'Play it' if yours else 'Your seat in the game'}: {url}\n"
+            "This link is yours alone: whoever has it can act in your name in this game.",
+        )
+        event.add("url", url)
+        calendar.add_component(event)
+    return bytes(calendar.to_ical())
+
+
+def game_feed(session: Session, game_id: int, links: LinkMaker) -> bytes:
+    """The current deadline of one game, public information only (whose turn, until when)."""
+    game = session.get(Game, game_id)
+    calendar = _calendar(f"Small World by Mail: {game.name if game else 'a game'}", links)
+    if game is not None and game.status == GameStatus.ACTIVE:
+        for deadline in _deadlines(session, [game_id]):
+            what = _whose(deadline)
+            event = _event(deadline, links, summary=f"{what[0].upper()}{what[1:]}: {deadline.game_name}")
+            event.add("description", f"Deadline of {what} in {deadline.game_name} (game turn {deadline.turn}).")
+            calendar.add_component(event)
+    return bytes(calendar.to_ical())
+
+
+def address_feed_url(session: Session, email: str, links: LinkMaker) -> str | None:
+    """The link of the calendar feed of an address (every deadline of its games); ``None`` for an address
+    that is no player's. For the pages that list an address's games ("My games")."""
+    player_id = session.exec(select(Player.id).where(Player.email == email.strip().lower())).first()
+    return links.address_calendar_url(player_id) if player_id is not None else None
+
+
+# -- internals --------------------------------------------------------------------------------------------
+def _whose(deadline: Deadline) -> str:
+    return f"{deadline.name}'s {'redeployment' if deadline.defending else 'turn'}"
+
+
+def _deadlines(session: Session, game_ids: Iterable[int]) -> list[Deadline]:
+    """The awaited step of each running game of ``game_ids`` that has a deadline, soonest first."""
+    ids = list(game_ids)
+    if not ids:
+        return []
+    games = session.execute(
+        sa.select(
+            col(Game.id),
+            col(Game.name),
+            col(Game.version),
+            col(Game.step_key),
+            col(Game.deadline_at),
+            col(Game.started_at),
+        ).where(
+            col(Game.id).in_(ids),
+            col(Game.status) == GameStatus.ACTIVE,
+            col(Game.deadline_at).is_not(None),
+            col(Game.step_key).is_not(None),
+        )
+    ).all()
+    if not games:
+        return []
+    found = [g[0] for g in games]
+    names = {
+        (game_id, seat): name
+        for game_id, seat, name in session.exec(
+            select(Seat.game_id, Seat.seat, Seat.display_name).where(col(Seat.game_id).in_(found))
+        ).all()
+    }
+    # When each game's current version was made: the event log's entry of that version (none for the
+    # version the game started at: then its start).
+    made = dict(
+        session.exec(
+            select(GameAction.game_id, GameAction.created_at)
+            .join(Game, sa.and_(col(Game.id) == col(GameAction.game_id), col(Game.version) == col(GameAction.version)))
+            .where(col(GameAction.game_id).in_(found))
+        ).all()
+    )
+    deadlines = []
+    for game_id, name, version, step_key, deadline_at, started_at in games:
+        assert game_id is not None and step_key is not None and deadline_at is not None
+        seat = awaited_seat(step_key)
+        deadlines.append(
+            Deadline(
+                game_id=game_id,
+                game_name=name,
+                version=version,
+                step_key=step_key,
+                seat=seat,
+                name=names.get((game_id, seat), f"Player {seat + 1}"),
+                deadline_at=deadline_at,
+                changed_at=made.get(game_id) or started_at or deadline_at,
+                defending=not step_key.endswith(":-"),
+            )
+        )
+    return sorted(deadlines, key=lambda d: (d.deadline_at, d.game_id))
+
+
+def _calendar(name: str, links: LinkMaker) -> Calendar:
+    calendar = Calendar()
+    calendar.add("prodid", PRODID)
+    calendar.add("version", "2.0")
+    calendar.add("calscale", "GREGORIAN")
+    calendar.add("x-wr-calname", name)
+    calendar.add("x-wr-caldesc", "Deadlines of Small World by Mail games; updated as they move.")
+    calendar.add("refresh-interval", REFRESH, parameters={"VALUE": "DURATION"})
+    calendar.add("x-published-ttl", "PT1H")  # the same hint, as Outlook reads it
+    return calendar
+
+
+def _event(deadline: Deadline, links: LinkMaker, *, summary: str) -> Event:
+    event = Event()
+    # One event per game, seat and step: a moved deadline updates it, the next step is another event.
+    event.add(
+        "uid", f"game-{deadline.game_id}-seat-{deadline.seat}-step-{deadline.step_key.replace(':', '-')}@{_host(links)}"
+    )
+    event.add("dtstamp", deadline.changed_at)
+    event.add("last-modified", deadline.changed_at)
+    event.add("sequence", deadline.version)
+    # A deadline is a moment: an event that starts and ends then (RFC 5545 §3.6.1, a DTSTART without DTEND).
+    event.add("dtstart", deadline.deadline_at)
+    event.add("summary", summary)
+    event.add("transp", "TRANSPARENT")  # a deadline does not make anyone busy
+    event.add("status", "CONFIRMED")
+    return event
+
+
+def _host(links: LinkMaker) -> str:
+    return urlsplit(links.base_url).hostname or "smallworld.invalid"

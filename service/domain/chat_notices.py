@@ -1,0 +1,513 @@
+"""Chat notices (DESIGN §10): what a game's chat hears, queued with the change, sent by their own task.
+
+A game whose host gave it a chat address (``Game.chat_url``, an apprise URL: ``service.infra.chat``) gets
+a notice in that chat when the turn changes (whose turn, until when), when a turn is passed for a player,
+when an admin acts, when the service's outage moved a deadline, and at the end (the final table: every
+coin count is public then). **Public information only**: no coins before the end, no signed link, no
+address. A chat is shared by people we do not know: anything there is public.
+
+Like mail (``service.domain.outbox`` and ``service.domain.delivery``), and for the same reasons:
+
+- a notice is a row of ``chat_notices``, written **in the transaction of the change** it tells of, with a
+  dedupe key naming the event, so a retried task or two sweeps at once write it once;
+- :func:`deliver_due_notices` (the ``chat`` queue's task, ``worker/tasks/chat.py``) **claims** due rows
+  with a lease before sending, so two workers never send the same row, and records each outcome: sent;
+  retried later with backoff; failed after ``CHAT_MAX_ATTEMPTS`` attempts or at once when retrying is
+  vain (``last_error`` says why, on the admin page); skipped when the game's chat was removed, or a turn
+  notice whose turn is over. A worker killed between the chat's answer and the record sends that notice
+  again once its lease ends: at least once, as mail, and a chat has no ``Message-ID`` to drop the repeat.
+
+A chat that is down or refuses never holds up mail: its notices are other rows, sent by another task on
+another queue, and every failure stays in those rows.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlmodel import Session, col, select
+
+from emails import times
+from service.domain.models import ChatNotice, Game, NoticeStatus, utcnow
+from service.infra import chat
+from service.infra.logfmt import log
+from service.infra.mail_wakeup import CHAT_WRITTEN
+
+logger = logging.getLogger(__name__)
+
+TURN, AUTO_PASS, RESULT, ADMIN, OUTAGE, CONNECTED = "turn", "auto_pass", "result", "admin", "outage", "chat"
+
+_INSERT: dict[str, Callable[[type[ChatNotice]], postgresql.Insert | sqlite.Insert]] = {
+    "postgresql": postgresql.insert,
+    "sqlite": sqlite.insert,
+}
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One notice: what the chat shows (title, text, apprise's type) and the event it is about."""
+
+    kind: str
+    title: str
+    body: str
+    dedupe_key: str
+    notify_type: str = "info"
+    step_key: str | None = None
+
+
+# -- queueing, in the caller's transaction ---------------------------------------------------------------
+def queue_notice(session: Session, game: Game, notice: Notice, *, now: datetime | None = None) -> bool:
+    """Add ``notice`` for the game's chat, if it has one; a second notice of the same event is not written.
+
+    One ``INSERT … ON CONFLICT (dedupe_key) DO NOTHING``, as the outbox does. Returns whether it was written.
+    """
+    if not game.chat_url or game.id is None:
+        return False
+    values = {
+        "game_id": game.id,
+        "kind": notice.kind,
+        "title": notice.title[:250],
+        "body": notice.body[:4000],
+        "notify_type": notice.notify_type,
+        "step_key": notice.step_key,
+        "dedupe_key": notice.dedupe_key,
+        "status": NoticeStatus.PENDING,
+        "attempts": 0,
+        "created_at": now or utcnow(),
+        "next_attempt_at": utcnow(),
+    }
+    insert = _INSERT[session.get_bind().dialect.name](ChatNotice).values(**values)
+    insert = insert.on_conflict_do_nothing(index_elements=["dedupe_key"])
+    written = session.execute(insert.returning(col(ChatNotice.id))).first() is not None
+    if written:
+        session.info[CHAT_WRITTEN] = True
+    return written
+
+
+# -- what each event says --------------------------------------------------------------------------------
+def _when(at: datetime | None) -> str:
+    # A chat has readers in many time zones: UTC, said so.
+    return times.local_time(at, "UTC") if at is not None else "a time set when the game resumes"
+
+
+def turn_notice(
+    game: Game,
+    *,
+    step_key: str,
+    turn: int,
+    turns: int,
+    name: str,
+    defending: bool,
+    deadline_at: datetime | None,
+    removed: bool = False,
+    first: bool = False,
+) -> Notice:
+    """The game waits for someone new: who, and until when.
+
+    >>> from datetime import UTC, datetime
+    >>> game = Game(id=7, name="Friday", seed="s", admin_secret="a", host_email="h@example.org", settings={})
+    >>> n = turn_notice(game, step_key="3:1:-", turn=3, turns=10, name="Ann", defending=False,
+    ...                 deadline_at=datetime(2026, 3, 3, 12, tzinfo=UTC))
+    >>> n.title, n.dedupe_key
+    ('Friday: Ann to play', 'game:7:turn:3:1:-')
+    >>> print(n.body)
+    Game turn 3 of 10: it is Ann's turn. Deadline: Tuesday 3 March 2026, 12:00 UTC.
+    """
+    if defending:
+        title = f"{game.name}: {name} to redeploy"
+        what = f"{name} was attacked and redeploys their tokens"
+    else:
+        title = f"{game.name}: {name} to play"
+        what = f"it is {name}'s turn"
+    lead = "The game has begun. " if first else ""
+    if removed:
+        tail = f"{name} was removed from the game: the turn is passed automatically."
+    elif deadline_at is None:
+        tail = "The game is paused: the clock starts when it resumes."
+    else:
+        tail = f"Deadline: {_when(deadline_at)}."
+    return Notice(
+        kind=TURN,
+        title=title,
+        body=f"{lead}Game turn {turn} of {turns}: {what}. {tail}",
+        dedupe_key=f"game:{game.id}:turn:{step_key}",
+        step_key=step_key,
+    )
+
+
+def auto_pass_notice(game: Game, *, name: str, reason: str, defending: bool, version: int) -> Notice:
+    what = "redeployment" if defending else "turn"
+    if reason == "deadline":
+        body = f"{name} missed the deadline: their {what} was completed for them (what they did stands)."
+    else:
+        body = f"{_actor(reason)} passed {name}'s {what}: it was completed for them (what they did stands)."
+    return Notice(
+        kind=AUTO_PASS,
+        title=f"{game.name}: {name}'s {what} was passed",
+        body=body,
+        dedupe_key=f"game:{game.id}:auto-pass:{version}",
+        notify_type="warning",
+    )
+
+
+def result_notice(game: Game, standings: Sequence[Mapping[str, Any]]) -> Notice:
+    """The final table. Every coin count is public once the game is over (DESIGN §1, item 5).
+
+    >>> game = Game(id=7, name="Friday", seed="s", admin_secret="a", host_email="h@example.org", settings={})
+    >>> rows = [dict(player=1, name="Bob", coins=40, tokens_on_board=9, place=1, tie_break=False),
+    ...         dict(player=0, name="Ann", coins=31, tokens_on_board=12, place=2, tie_break=False)]
+    >>> n = result_notice(game, rows)
+    >>> n.title
+    'Friday is over: Bob wins'
+    >>> print(n.body)
+    Final table:
+    1. Bob: 40 coins, 9 tokens on the board
+    2. Ann: 31 coins, 12 tokens on the board
+    """
+    rows = sorted(standings, key=lambda r: (int(r.get("place", 0)), int(r.get("player", 0))))
+    winners = [str(r.get("name")) for r in rows if r.get("place") == 1]
+    verdict = f"{winners[0]} wins" if len(winners) == 1 else " and ".join(winners) + " share the victory"
+    lines = [
+        f"{r.get('place')}. {r.get('name')}: {r.get('coins')} coins, {r.get('tokens_on_board')} tokens on the board"
+        + (" (tie-break)" if r.get("tie_break") else "")
+        for r in rows
+    ]
+    return Notice(
+        kind=RESULT,
+        title=f"{game.name} is over: {verdict}",
+        body="Final table:\n" + "\n".join(lines),
+        dedupe_key=f"game:{game.id}:result",
+        notify_type="success",
+    )
+
+
+def admin_notice(
+    game: Game, *, actor: str, act: str, details: Mapping[str, Any], version: int, names: Sequence[str]
+) -> Notice:
+    """An admin act (or a player's vacation), as the game page's log tells it; never an address."""
+    who = _actor(actor, names)
+
+    def seat_name() -> str:
+        seat = details.get("seat")
+        return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else "a player"
+
+    titles = {
+        "extend": "the deadline moved",
+        "pause": "the game is paused",
+        "resume": "the game runs again",
+        "settings": "the settings changed",
+        "replace": "a seat changed hands",
+        "remove": "a player was removed",
+        "cancel": "the game was cancelled",
+        "vacation": "a player is on vacation",
+    }
+    left = details.get("remaining_seconds")
+    left_words = f" ({times.time_left(timedelta(seconds=left))} left on the clock)" if left else ""
+    if act == "extend":
+        body = f"{who} moved the deadline to {_when(times.parse(details.get('to')))}."
+    elif act == "pause":
+        body = f"{who} paused the game{left_words}: {details.get('reason') or 'no reason given'}."
+    elif act == "resume":
+        body = f"{who} resumed the game{left_words}. Deadline: {_when(game.deadline_at)}."
+    elif act == "settings":
+        body = f"{who} changed the settings for the turns to come: {_settings_words(details)}."
+    elif act == "replace":
+        seat = int(details.get("seat") or 0) + 1
+        body = f"{who} gave seat {seat} ({details.get('from') or 'a player'}) to {details.get('to') or 'a new player'}."
+    elif act == "remove":
+        body = f"{who} removed {seat_name()}: their turns are passed automatically."
+    elif act == "cancel":
+        reason = details.get("reason")
+        body = f"{who} cancelled the game" + (f": {reason}." if reason else ".")
+    elif act == "vacation":
+        until = _when(times.parse(details.get("until")))
+        body = f"{who} took {details.get('days')} day(s) of vacation: the deadline is now {until}."
+    else:
+        body = f"{who} changed the game."
+    return Notice(
+        kind=ADMIN,
+        title=f"{game.name}: {titles.get(act, 'the game changed')}",
+        body=body,
+        dedupe_key=f"game:{game.id}:admin:{version}",
+        notify_type="failure" if act == "cancel" else "warning" if act in ("pause", "remove") else "info",
+    )
+
+
+def outage_notice(game: Game, *, since: datetime, now: datetime, deadline_at: datetime | None) -> Notice:
+    return Notice(
+        kind=OUTAGE,
+        title=f"{game.name}: the deadline moved",
+        body=(
+            f"Small World by Mail was unavailable from {_when(since)} to {_when(now)}. The deadline fell in that "
+            f"time, so it was pushed back by as long: it is now {_when(deadline_at)}."
+        ),
+        dedupe_key=f"game:{game.id}:outage:{since.isoformat()}",
+        notify_type="warning",
+    )
+
+
+def connected_notice(game: Game, *, audit_id: int) -> Notice:
+    return Notice(
+        kind=CONNECTED,
+        title=f"{game.name}: notices come here now",
+        body=(
+            f"This chat now hears of the game {game.name}: whose turn it is and until when, turns passed for a "
+            "player, the host's changes, and the final table."
+        ),
+        dedupe_key=f"game:{game.id}:chat:{audit_id}",
+    )
+
+
+def _actor(actor: str, names: Sequence[str] = ()) -> str:
+    if actor == "host":
+        return "The host"
+    if actor.startswith("site admin"):
+        return "A site admin"  # never their address
+    if actor.startswith("seat ") and actor[5:].isdigit():
+        seat = int(actor[5:])
+        return names[seat] if seat < len(names) else f"The player in seat {seat + 1}"
+    if actor == "system":
+        return "The service"
+    return "An admin"
+
+
+def _settings_words(details: Mapping[str, Any]) -> str:
+    parts = []
+    for key, value in details.items():
+        if key == "turn_length_seconds":
+            parts.append(f"a turn lasts {times.duration(value)}")
+        elif key == "defender_turn_length_seconds":
+            parts.append(f"a redeployment after an attack lasts {times.duration(value)}")
+        elif key == "reminders_before_seconds":
+            parts.append(
+                "reminders " + ", ".join(times.duration(v) for v in value) + " before" if value else "no reminders"
+            )
+        elif key == "redeploy":
+            parts.append(
+                "attacked players redeploy themselves"
+                if value == "ask"
+                else "attacked players' tokens are redeployed automatically"
+            )
+        elif key == "vacation_days":
+            parts.append(f"{value} day(s) of vacation per player")
+    return "; ".join(parts) or "nothing that changes the play"
+
+
+# -- delivery ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class NoticeSettings:
+    max_attempts: int = 8
+    #: Wait before the second attempt; doubled at each attempt, capped by ``max_retry_seconds``.
+    retry_seconds: int = 60
+    max_retry_seconds: int = 3600
+    batch_size: int = 50
+    #: How long a claim holds a row: far longer than a batch of sends (each capped by the chat timeout).
+    claim_seconds: int = 1800
+    #: A drain claims no new batch after this long (beat sends another).
+    budget_seconds: float = 25.0
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> NoticeSettings:
+        return cls(max_attempts=int(config["CHAT_MAX_ATTEMPTS"]), retry_seconds=int(config["CHAT_RETRY_SECONDS"]))
+
+    def retry_delay(self, attempts: int) -> timedelta:
+        return timedelta(seconds=min(self.retry_seconds * 2 ** max(0, attempts - 1), self.max_retry_seconds))
+
+
+@dataclass
+class NoticeReport:
+    claimed: int = 0
+    sent: int = 0
+    retried: int = 0
+    failed: int = 0
+    skipped: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Job:
+    id: int
+    game_id: int
+    kind: str
+    title: str
+    body: str
+    notify_type: str
+    step_key: str | None
+    attempts: int
+    chat_url: str | None
+    game_step_key: str | None
+
+
+Sender = Callable[[str, str, str, str], None]
+
+
+def deliver_due_notices(
+    session: Session,
+    settings: NoticeSettings,
+    policy: chat.ChatPolicy,
+    *,
+    now: datetime | None = None,
+    sender: Sender | None = None,
+) -> NoticeReport:
+    """Send every due notice, batch by batch, until none is left or the time budget is spent.
+
+    ``now`` fixes the clock (tests move it); ``sender`` posts one notice (default: apprise, under ``policy``).
+    """
+    clock: Callable[[], datetime] = (lambda: now) if now is not None else utcnow
+    send = sender or (lambda url, title, body, kind: chat.send(url, title, body, kind, policy))
+    report = NoticeReport()
+    started = time.monotonic()
+    while time.monotonic() - started < settings.budget_seconds:
+        jobs = _claim(session, clock(), settings)
+        if not jobs:
+            break
+        report.claimed += len(jobs)
+        for job in jobs:
+            _send_one(session, job, send, settings, clock(), report)
+        if len(jobs) < settings.batch_size:
+            break
+    return report
+
+
+def _claim(session: Session, now: datetime, settings: NoticeSettings) -> list[_Job]:
+    due = (
+        select(ChatNotice.id)
+        .where(col(ChatNotice.status) == NoticeStatus.PENDING, col(ChatNotice.next_attempt_at) <= now)
+        .order_by(col(ChatNotice.next_attempt_at), col(ChatNotice.id))
+        .limit(settings.batch_size)
+    )
+    if session.get_bind().dialect.name == "postgresql":
+        due = due.with_for_update(skip_locked=True)
+    chosen = due.cte("due")  # evaluated once (see service.domain.delivery._claim)
+    claim = (
+        sa.update(ChatNotice)
+        .where(
+            col(ChatNotice.id).in_(select(chosen.c.id)),
+            col(ChatNotice.status) == NoticeStatus.PENDING,
+            col(ChatNotice.next_attempt_at) <= now,
+        )
+        .values(next_attempt_at=now + timedelta(seconds=settings.claim_seconds), attempts=ChatNotice.attempts + 1)
+        .returning(col(ChatNotice.id))
+        .execution_options(synchronize_session=False)
+    )
+    try:
+        ids = [row[0] for row in session.execute(claim)]
+        if not ids:
+            session.rollback()
+            return []
+        rows = session.execute(
+            sa.select(
+                col(ChatNotice.id),
+                col(ChatNotice.game_id),
+                col(ChatNotice.kind),
+                col(ChatNotice.title),
+                col(ChatNotice.body),
+                col(ChatNotice.notify_type),
+                col(ChatNotice.step_key),
+                col(ChatNotice.attempts),
+                col(Game.chat_url),
+                col(Game.step_key).label("game_step_key"),
+            )
+            .join(Game, col(Game.id) == col(ChatNotice.game_id))
+            .where(col(ChatNotice.id).in_(ids))
+            .order_by(col(ChatNotice.id))
+        ).all()
+        jobs = [_Job(**dict(row._mapping)) for row in rows]
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return jobs
+
+
+def _send_one(
+    session: Session, job: _Job, send: Sender, settings: NoticeSettings, now: datetime, report: NoticeReport
+) -> None:
+    if not job.chat_url:
+        _record(session, job, NoticeStatus.SKIPPED, now, error="the game has no chat any more")
+        report.skipped += 1
+        return
+    if job.kind == TURN and job.step_key != job.game_step_key:
+        _record(session, job, NoticeStatus.SKIPPED, now, error="the turn it announced is over")
+        report.skipped += 1
+        return
+    try:
+        send(job.chat_url, job.title, job.body, job.notify_type)
+    except Exception as error:  # a chat's failure, whatever it is, stays in its row
+        permanent = isinstance(error, chat.ChatSendError) and error.permanent
+        message = str(error) if isinstance(error, chat.ChatSendError) else f"unexpected error: {error!r}"
+        report.errors.append(message)
+        if permanent or job.attempts >= settings.max_attempts:
+            reason = message if permanent else f"gave up after {job.attempts} attempts: {message}"
+            _record(session, job, NoticeStatus.FAILED, now, error=reason)
+            report.failed += 1
+            log(
+                logger,
+                logging.ERROR,
+                "chat.failed",
+                notice=job.id,
+                game=job.game_id,
+                attempt=job.attempts,
+                error=reason,
+            )
+        else:
+            retry_at = now + settings.retry_delay(job.attempts)
+            _record(session, job, NoticeStatus.PENDING, now, error=message, retry_at=retry_at)
+            report.retried += 1
+            log(
+                logger,
+                logging.WARNING,
+                "chat.retry_later",
+                notice=job.id,
+                game=job.game_id,
+                attempt=job.attempts,
+                retry_at=retry_at.isoformat(),
+                error=message,
+            )
+        return
+    _record(session, job, NoticeStatus.SENT, now)
+    report.sent += 1
+    log(logger, logging.INFO, "chat.sent", notice=job.id, game=job.game_id, kind=job.kind, attempt=job.attempts)
+
+
+def _record(
+    session: Session,
+    job: _Job,
+    status: NoticeStatus,
+    now: datetime,
+    *,
+    error: str | None = None,
+    retry_at: datetime | None = None,
+) -> None:
+    # Only a pending row takes the outcome: after a lapsed claim, another drain may have handled it.
+    session.execute(
+        sa.update(ChatNotice)
+        .where(col(ChatNotice.id) == job.id, col(ChatNotice.status) == NoticeStatus.PENDING)
+        .values(
+            status=status,
+            last_error=error[:1000] if error else None,
+            sent_at=now if status == NoticeStatus.SENT else None,
+            next_attempt_at=retry_at if status == NoticeStatus.PENDING else None,
+        )
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+
+
+def notices_of(session: Session, game_id: int, limit: int = 60) -> list[ChatNotice]:
+    """The game's notices, failed first, then the newest (the admin page and API)."""
+    return list(
+        session.exec(
+            select(ChatNotice)
+            .where(ChatNotice.game_id == game_id)
+            .order_by(sa.case((col(ChatNotice.status) == NoticeStatus.FAILED, 0), else_=1), col(ChatNotice.id).desc())
+            .limit(limit)
+        ).all()
+    )

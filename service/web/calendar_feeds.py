@@ -1,0 +1,56 @@
+"""The calendar feeds' addresses (``/calendar/<token>.ics``): an address's deadlines, or one game's.
+
+The token says which (``service.domain.links``, purpose ``calendar``); the feed itself is
+``service.domain.calendar``. A tampered token, or one naming a game or an address that does not exist,
+gets 403 and a short page saying so, never a feed. Calendar apps fetch these often, so the answer has
+an ETag and a short cache lifetime; it is private (an address's feed holds its turn links).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, render_template, request
+
+from service.domain import calendar
+from service.domain.links import CALENDAR, LinkError, current_links
+from service.domain.models import Game, Player
+from service.infra.db import get_session
+
+bp = Blueprint("calendar", __name__)
+
+#: Seconds a calendar app (or a proxy) may keep a feed before asking again.
+MAX_AGE = 300
+NOT_VALID = (
+    "This calendar link is not valid: it may have been cut short or changed. Copy it again from your game's mail "
+    "or page."
+)
+
+
+@bp.get("/calendar/<token>.ics")
+def feed(token: str) -> Any:
+    links = current_links()
+    try:
+        payload = links.signer.verify(CALENDAR, token)
+    except LinkError as error:
+        return _refused(str(error))
+    db = get_session()
+    player_id, game_id = payload.get("p"), payload.get("g")
+    if isinstance(player_id, int) and game_id is None and db.get(Player, player_id) is not None:
+        body = calendar.address_feed(db, player_id, links)
+        name = "smallworld-deadlines.ics"
+    elif isinstance(game_id, int) and player_id is None and db.get(Game, game_id) is not None:
+        body = calendar.game_feed(db, game_id, links)
+        name = f"smallworld-game-{game_id}.ics"
+    else:
+        return _refused(NOT_VALID)
+    db.rollback()  # read only: end the transaction before the answer goes out
+    response = Response(body, mimetype="text/calendar")
+    response.headers["Content-Disposition"] = f'inline; filename="{name}"'
+    response.headers["Cache-Control"] = f"private, max-age={MAX_AGE}"
+    response.add_etag()
+    return response.make_conditional(request)
+
+
+def _refused(message: str) -> Any:
+    return render_template("refused.html", heading="This calendar link does not work", message=message), 403

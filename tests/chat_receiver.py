@@ -1,0 +1,58 @@
+"""A chat for the tests: a tiny HTTP server in a thread that takes apprise's ``json://`` notifications.
+
+It keeps every request's JSON body, answers with the status the test chose (200, or 500 to play a chat
+that fails), and can be stopped to play a chat that is down.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class ChatReceiver:
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, Any]] = []
+        self.paths: list[str] = []
+        self.status = 200
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                receiver.paths.append(self.path)
+                receiver.bodies.append(json.loads(raw or b"null"))
+                self.send_response(receiver.status)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        """The apprise address of this chat (plain-HTTP JSON webhook)."""
+        return f"json://127.0.0.1:{self.port}/hook/s3cr3t-hook-token"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@contextmanager
+def chat_receiver() -> Iterator[ChatReceiver]:
+    receiver = ChatReceiver()
+    receiver.thread.start()
+    try:
+        yield receiver
+    finally:
+        with suppress(OSError):
+            receiver.stop()

@@ -1,0 +1,155 @@
+"""service.domain.calendar: an address's feed and a game's feed, read back with icalendar.
+
+Events follow the clock (an extension moves the event, keeping its UID), a finished or cancelled game's
+events disappear, the address's feed carries its own turn links and the game's feed carries none.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from icalendar import Calendar
+from sqlmodel import Session, select
+
+import rules
+from service.domain import admin, calendar, lobby, play
+from service.domain.links import LinkMaker
+from service.domain.models import Game, GameStatus, Player, Seat
+from service.domain.schemas import CreateGame
+
+
+def new_game(session: Session, links: LinkMaker, name: str, emails: list[str]) -> Game:
+    request = CreateGame.model_validate(
+        {
+            "name": name,
+            "players": [{"name": e.split("@")[0].capitalize(), "email": e} for e in emails],
+            "settings": {"start_when_all_accepted": False},
+        }
+    )
+    game, _ = lobby.create_game(session, request, links)
+    return game
+
+
+def play_to_the_end(session: Session, game: Game, links: LinkMaker) -> None:
+    """Every turn passed at its deadline until the game is over (the sweep's own operation)."""
+    for _ in range(200):
+        session.refresh(game)
+        if game.status == GameStatus.FINISHED:
+            return
+        seat = min(rules.awaiting(play.load_state(game)))
+        play.auto_pass(session, game.id or 0, seat, links)
+    raise AssertionError("the game did not end")
+
+
+def player(session: Session, email: str) -> Player:
+    found = session.exec(select(Player).where(Player.email == email)).one()
+    return found
+
+
+def whole(at: datetime | None) -> datetime:
+    """A time as iCalendar carries it: to the second."""
+    assert at is not None
+    return at.replace(microsecond=0)
+
+
+def events(feed: bytes) -> list[Any]:
+    parsed = Calendar.from_ical(feed)
+    assert parsed["version"] == "2.0" and parsed["prodid"] == calendar.PRODID
+    return list(parsed.walk("VEVENT"))
+
+
+def test_an_address_feed_lists_the_deadline_of_each_of_its_games_with_its_own_turn_link(
+    db_session: Session, links: LinkMaker
+) -> None:
+    first = new_game(db_session, links, "Friday", ["ann@example.org", "bob@example.org"])
+    second = new_game(db_session, links, "Sunday", ["bob@example.org", "cid@example.org"])
+    new_game(db_session, links, "Elsewhere", ["dan@example.org", "eve@example.org"])
+    bob = player(db_session, "bob@example.org")
+
+    found = events(calendar.address_feed(db_session, bob.id or 0, links))
+
+    assert len(found) == 2
+    by_game = {str(e["summary"]).rsplit(": ", 1)[1]: e for e in found}
+    assert set(by_game) == {"Friday", "Sunday"}
+    # In "Friday" Ann (seat 0) plays first; in "Sunday" Bob does.
+    assert str(by_game["Friday"]["summary"]) == "Ann's turn: Friday"
+    assert str(by_game["Sunday"]["summary"]) == "Your turn: Sunday"
+    for game in (first, second):
+        db_session.refresh(game)
+        event = by_game[game.name]
+        seat = db_session.exec(select(Seat).where(Seat.game_id == game.id, Seat.player_id == bob.id)).one()
+        turn_url = links.turn_url(game.id or 0, seat.seat, seat.secret)
+        assert str(event["url"]) == turn_url
+        assert turn_url in str(event["description"])
+        assert event.decoded("dtstart") == whole(game.deadline_at)
+        assert int(event["sequence"]) == game.version
+        assert str(event["uid"]) == f"game-{game.id}-seat-{0}-step-{game.step_key.replace(':', '-')}@smallworld.example"  # type: ignore[union-attr]
+        assert str(event["transp"]) == "TRANSPARENT"
+        assert event.decoded("dtstamp").tzinfo is not None
+
+
+def test_a_game_feed_says_whose_turn_and_until_when_and_carries_no_link(db_session: Session, links: LinkMaker) -> None:
+    game = new_game(db_session, links, "Friday", ["ann@example.org", "bob@example.org"])
+    feed = calendar.game_feed(db_session, game.id or 0, links)
+    (event,) = events(feed)
+    assert str(event["summary"]) == "Ann's turn: Friday"
+    assert "url" not in event
+    assert b"/play/" not in feed and b"http" not in feed.replace(b"\r\n ", b"")
+    assert event.decoded("dtstart") == whole(game.deadline_at)
+
+
+def test_an_extension_moves_the_event_and_keeps_its_uid(db_session: Session, links: LinkMaker) -> None:
+    game = new_game(db_session, links, "Friday", ["ann@example.org", "bob@example.org"])
+    ann = player(db_session, "ann@example.org")
+    (before,) = events(calendar.address_feed(db_session, ann.id or 0, links))
+
+    admin.extend_deadline(db_session, game.id or 0, admin.HOST, links, by=timedelta(hours=24))
+
+    (after,) = events(calendar.address_feed(db_session, ann.id or 0, links))
+    (public,) = events(calendar.game_feed(db_session, game.id or 0, links))
+    assert str(after["uid"]) == str(before["uid"]) == str(public["uid"])
+    assert after.decoded("dtstart") == before.decoded("dtstart") + timedelta(hours=24)
+    assert public.decoded("dtstart") == after.decoded("dtstart")
+    # Calendar apps take the higher SEQUENCE and the later DTSTAMP as the newer event.
+    assert int(after["sequence"]) == int(before["sequence"]) + 1
+    assert after.decoded("dtstamp") >= before.decoded("dtstamp")
+
+
+def test_a_finished_game_and_a_cancelled_one_leave_the_feeds(db_session: Session, links: LinkMaker) -> None:
+    finished = new_game(db_session, links, "Friday", ["ann@example.org", "bob@example.org"])
+    cancelled = new_game(db_session, links, "Sunday", ["ann@example.org", "cid@example.org"])
+    ann = player(db_session, "ann@example.org")
+    assert len(events(calendar.address_feed(db_session, ann.id or 0, links))) == 2
+
+    play_to_the_end(db_session, finished, links)
+    admin.cancel(db_session, cancelled.id or 0, admin.HOST, links, "rain")
+
+    assert events(calendar.address_feed(db_session, ann.id or 0, links)) == []
+    assert events(calendar.game_feed(db_session, finished.id or 0, links)) == []
+    assert events(calendar.game_feed(db_session, cancelled.id or 0, links)) == []
+
+
+def test_a_paused_game_has_no_event_until_it_resumes(db_session: Session, links: LinkMaker) -> None:
+    game = new_game(db_session, links, "Friday", ["ann@example.org", "bob@example.org"])
+    admin.pause(db_session, game.id or 0, admin.HOST, links, "holidays")
+    assert events(calendar.game_feed(db_session, game.id or 0, links)) == []
+    admin.resume(db_session, game.id or 0, admin.HOST, links)
+    assert len(events(calendar.game_feed(db_session, game.id or 0, links))) == 1
+
+
+def test_a_seat_given_to_someone_else_leaves_the_old_players_feed(db_session: Session, links: LinkMaker) -> None:
+    game = new_game(db_session, links, "Friday", ["ann@example.org", "bob@example.org"])
+    bob = player(db_session, "bob@example.org")
+    admin.replace_player(db_session, game.id or 0, admin.HOST, links, 1, "zoe@example.org", "Zoe")
+    assert events(calendar.address_feed(db_session, bob.id or 0, links)) == []
+    zoe = player(db_session, "zoe@example.org")
+    (event,) = events(calendar.address_feed(db_session, zoe.id or 0, links))
+    assert "/play/" in str(event["url"])
+
+
+def test_the_feed_url_of_an_address(db_session: Session, links: LinkMaker) -> None:
+    new_game(db_session, links, "Friday", ["ann@example.org", "bob@example.org"])
+    ann = player(db_session, "ann@example.org")
+    assert calendar.address_feed_url(db_session, " Ann@Example.org ", links) == links.address_calendar_url(ann.id or 0)
+    assert calendar.address_feed_url(db_session, "nobody@example.org", links) is None

@@ -1,0 +1,119 @@
+"""Chat notices with real parts: PostgreSQL, a ``smallworld worker`` process on Redis, an SMTP server
+(aiosmtpd) and a chat (a JSON receiver), both in the test process.
+
+The web's commit wakes the chat task on its own queue; the chat hears the turn while the players get
+their mail; a chat that answers 500 leaves the mail of the same act flowing, and its notice is retried,
+then failed, by the worker's own task.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlmodel import select
+
+from service import create_app
+from service.domain.models import ChatNotice, NoticeStatus, utcnow
+from service.infra.db import get_engine, get_session, upgrade_database
+from tests.chat_receiver import ChatReceiver, chat_receiver
+from tests.conftest import postgres_schema, redis_database
+from tests.processes import service_environment, start, stop
+from tests.smtp import SMTPServer
+from worker.tasks.chat import DELIVER_CHAT
+from worker.tasks.ping import ping
+
+pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes]
+
+
+def wait_until(condition: Callable[[], Any], timeout: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (result := condition()):
+        assert time.monotonic() < deadline, "the condition was not met in time"
+        time.sleep(0.05)
+    return result
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    with postgres_schema() as database_url, redis_database() as redis_url, chat_receiver() as chat:
+        smtp = SMTPServer()
+        smtp.start()
+        instance = tmp_path_factory.mktemp("instance")
+        settings = {
+            "DATABASE_URL": database_url,
+            "BROKER_URL": redis_url,
+            "RESULT_BACKEND": redis_url,
+            "MAIL_BACKEND": "smtp",
+            "SMTP_HOST": "127.0.0.1",
+            "SMTP_PORT": str(smtp.port),
+            "CHAT_PRIVATE_HOSTS": "true",
+            "CHAT_MAX_ATTEMPTS": "2",
+        }
+        app = create_app({"TESTING": True, "INSTANCE_PATH": str(instance), "RATELIMIT_ENABLED": False, **settings})
+        app.config["CHAT_PRIVATE_HOSTS"] = True
+        upgrade_database(get_engine(app))
+        env = service_environment(instance, **{f"SMALLWORLD_{k}": v for k, v in settings.items()})
+        log: Path = tmp_path_factory.mktemp("logs") / "worker.log"
+        worker = start(["worker", "--concurrency", "2"], env, log)
+        try:
+            assert ping.apply_async(ignore_result=False).get(timeout=60) == "pong"
+            yield {"app": app, "smtp": smtp, "chat": chat, "log": log}
+        finally:
+            stop(worker)
+            smtp.stop()
+            get_engine(app).dispose()
+
+
+def notices(app: Any) -> list[ChatNotice]:
+    with app.app_context():
+        return list(get_session().exec(select(ChatNotice).order_by(ChatNotice.id)).all())  # type: ignore[arg-type]
+
+
+def test_the_chat_hears_the_turn_and_a_failing_chat_never_holds_up_mail(stack: dict[str, Any]) -> None:
+    app, smtp = stack["app"], stack["smtp"]
+    chat: ChatReceiver = stack["chat"]
+    client = app.test_client()
+    body = {
+        "name": "Chat night",
+        "players": [{"name": "Ann", "email": "ann@example.org"}, {"name": "Bob", "email": "bob@example.org"}],
+        "settings": {"start_when_all_accepted": False},
+        "chat_url": chat.url,
+    }
+    created = client.post("/api/games", json=body)
+    assert created.status_code == 201, created.get_json()
+    game_id, admin = created.get_json()["id"], created.get_json()["admin_url"].rsplit("/", 1)[-1]
+
+    # Woken by the commit: the first turn reaches the chat, the turn mail reaches Ann.
+    wait_until(lambda: chat.bodies)
+    assert chat.bodies[0]["title"] == "Chat night: Ann to play"
+    smtp.mailbox.wait_for(
+        lambda _: [m for m in smtp.mailbox.to("ann@example.org") if "your turn" in m.header("Subject")]
+    )
+
+    # The chat now fails; the host's act is mailed all the same.
+    chat.status = 500
+    extended = client.post(
+        f"/api/admin/games/{game_id}/extend", headers={"Authorization": f"Bearer {admin}"}, json={"hours": 2}
+    )
+    assert extended.status_code == 200
+    for address in ("ann@example.org", "bob@example.org"):
+        smtp.mailbox.wait_for(
+            lambda _, a=address: [m for m in smtp.mailbox.to(a) if "deadline" in (m.header("Subject") or "")]
+        )
+    retried = wait_until(lambda: [n for n in notices(app) if n.kind == "admin" and n.attempts == 1 and n.last_error])
+    assert retried[0].status == NoticeStatus.PENDING and "500" in (retried[0].last_error or "")
+
+    # The worker's own task tries again when it is due, and gives up after CHAT_MAX_ATTEMPTS.
+    later = (utcnow() + timedelta(hours=2)).isoformat()
+    report = (
+        app.extensions["celery"].send_task(DELIVER_CHAT, kwargs={"now": later}, ignore_result=False).get(timeout=60)
+    )
+    assert report["failed"] == 1
+    (failed,) = [n for n in notices(app) if n.kind == "admin"]
+    assert failed.status == NoticeStatus.FAILED and failed.attempts == 2
+    assert [b["title"] for b in chat.bodies].count("Chat night: the deadline moved") == 2
