@@ -72,9 +72,14 @@ class Created:
 
     status_code: int
     body: Any
+    #: The raw answers, of the creation and then of the confirmation.
+    raw: str = ""
 
     def get_json(self) -> Any:
         return self.body
+
+    def get_data(self, as_text: bool = False) -> Any:
+        return self.raw if as_text else self.raw.encode()
 
 
 def create_game(client: Any, body: dict[str, Any], **confirmation: Any) -> Created:
@@ -84,7 +89,7 @@ def create_game(client: Any, body: dict[str, Any], **confirmation: Any) -> Creat
     their own (``HOSTS_MACHINE``), so the confirmation counts against none of the client's limits."""
     created = client.post("/api/games", json=body)
     if created.status_code != 201:
-        return Created(created.status_code, created.get_json())
+        return Created(created.status_code, created.get_json(), created.get_data(as_text=True))
     game_id = created.get_json()["id"]
     [mail] = [m for m in read_outbox(client.application, "confirm_game") if m.game_id == game_id]
     confirmed = client.post(
@@ -94,4 +99,5 @@ def create_game(client: Any, body: dict[str, Any], **confirmation: Any) -> Creat
         environ_base={"REMOTE_ADDR": HOSTS_MACHINE},
     )
     assert confirmed.status_code == 200, confirmed.get_json()
-    return Created(created.status_code, confirmed.get_json())
+    raw = created.get_data(as_text=True) + confirmed.get_data(as_text=True)
+    return Created(created.status_code, confirmed.get_json(), raw)
