@@ -61,6 +61,20 @@ class Client:
         return response.status, json.loads(data) if data else {}
 
 
+def confirm_tokens(schema: str, first: int) -> list[str]:
+    """The hosts' confirmation tokens of the games from ``first`` on, read from the outbox."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(POSTGRES, connect_args={"options": f"-csearch_path={schema}"})
+    with engine.connect() as connection:
+        rows = connection.execute(
+            sa.text("SELECT context FROM outbox WHERE template = 'confirm_game' AND game_id >= :first ORDER BY id"),
+            {"first": first},
+        ).all()
+    engine.dispose()
+    return [(c if isinstance(c, dict) else json.loads(c))["confirm_url"].rsplit("/", 1)[-1] for (c,) in rows]
+
+
 def seat_tokens(schema: str) -> dict[int, dict[int, str]]:
     """The seats' turn tokens, read from the invitation mails in the outbox."""
     import sqlalchemy as sa
@@ -141,6 +155,7 @@ def main() -> None:
             SMALLWORLD_RATELIMIT_ENABLED="true",
             SMALLWORLD_RATELIMIT_STORAGE_URI=REDIS,
             SMALLWORLD_RATELIMIT_LINKS="1000000 per minute",
+            SMALLWORLD_RATELIMIT_NEW_GAMES="1000000 per minute",
         )
     subprocess.run([sys.executable, "-m", "service", "db", "upgrade"], env=env, check=True, cwd=ROOT)
     access_log = Path(f"/tmp/{schema}/access.log")
@@ -225,6 +240,9 @@ def run_once(port: int, schema: str, games: int, run: int, args: argparse.Namesp
         status, created = client.call("POST", "/api/games", body)
         assert status == 201, created
         first = first or created["id"]
+    for token in confirm_tokens(schema, first or 0):  # each host confirms their game: then it starts
+        status, confirmed = client.call("POST", "/api/games/confirm", token=token)
+        assert status == 200, confirmed
     tokens = {game_id: seats for game_id, seats in seat_tokens(schema).items() if game_id >= first}
     latencies: list[float] = []
     errors: list = []

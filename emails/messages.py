@@ -175,6 +175,8 @@ class Invitation(GameMessage):
     your_turn: bool = False
     #: When the seat changed hands: its new secret, which names that change (each one rotates it).
     seat_secret: str | None = None
+    #: The reader's "never invite me again" link (DESIGN §9).
+    block_url: str | None = None
 
     @property
     def dedupe_key(self) -> str:
@@ -188,6 +190,34 @@ class Invitation(GameMessage):
         if self.seat_secret is not None:
             return f"game:{self.game_id}:replace:{self.seat}:{self.seat_secret}"
         return f"game:{self.game_id}:invite:{self.seat}"
+
+
+@with_config(ConfigDict(extra="forbid"))
+class ProposedSeat(TypedDict):
+    """A seat of a game waiting for its host's confirmation: the name and address the creator gave."""
+
+    name: str
+    email: str
+
+
+class GameToConfirm(GameMessage):
+    """To the host of a new game, and to nobody else until they confirm it (DESIGN §9): the game as its
+    invitations would go, the link to confirm or discard it, and "never mail me again"."""
+
+    template: ClassVar[str] = "confirm_game"
+
+    host_email: str
+    players: list[ProposedSeat]
+    confirm_url: str
+    #: The game lapses this long after its creation if nobody confirms it.
+    confirm_hours: int
+    turn_length_seconds: int
+    starts_at_once: bool
+    block_url: str
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"game:{self.game_id}:confirm"
 
 
 class AdminLink(GameMessage):
@@ -372,6 +402,7 @@ KINDS: dict[str, type[Message]] = {
     kind.template: kind
     for kind in (
         Invitation,
+        GameToConfirm,
         AdminLink,
         AdminLogin,
         YourTurn,

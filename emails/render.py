@@ -38,6 +38,7 @@ NOTICE = "notice"
 #: has its typed fields and dedupe key in ``emails.messages``.
 MESSAGES: dict[str, str] = {
     "invitation": ESSENTIAL,
+    "confirm_game": ESSENTIAL,
     "admin_link": ESSENTIAL,
     "admin_login": ESSENTIAL,
     "your_turn": ESSENTIAL,
@@ -56,6 +57,7 @@ CALENDAR_MESSAGES = frozenset({"your_turn", "reminder"})
 #: Context keys a message cannot go out without; anything else is optional in its templates.
 REQUIRED: dict[str, tuple[str, ...]] = {
     "invitation": ("game_name", "player_name", "players"),
+    "confirm_game": ("game_name", "host_email", "players", "confirm_url", "block_url"),
     "admin_link": ("game_name", "admin_url"),
     "admin_login": ("login_url", "valid_minutes"),
     "your_turn": ("game_name", "player_name", "turn_url", "turn", "turns"),

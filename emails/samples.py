@@ -19,6 +19,7 @@ from .messages import (
     Board,
     BoardRegion,
     GameOver,
+    GameToConfirm,
     HostAlert,
     Invitation,
     Message,
@@ -33,6 +34,7 @@ BASE = "https://smallworld.example"
 TURN_URL = f"{BASE}/play/eyJnIjoxNywicyI6MSwiayI6InNlY3JldCJ9.ZZ8aQw.sample-turn-signature"
 GAME_URL = TURN_URL
 UNSUBSCRIBE_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3Ijoibm90aWNlcyJ9.ZZ8aQw.sample-unsubscribe"
+BLOCK_URL = f"{BASE}/never/eyJlIjoiYm9iQGV4YW1wbGUub3JnIn0.ZZ8aQw.sample-block-signature"
 UNSUBSCRIBE_REMINDERS_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3IjoicmVtaW5kZXJzIn0.ZZ8aQw.sample-unsubscribe"
 #: The reader's calendar feed (every deadline of their games), offered by the turn mails and reminders.
 CALENDAR_URL = f"{BASE}/calendar/eyJwIjo0fQ.ZZ8aQw.sample-calendar.ics"
@@ -126,7 +128,25 @@ SAMPLES: dict[str, Sample] = {
             turn_length_seconds=48 * 3600,
             starts_at_once=False,
             seat=1,
+            block_url=BLOCK_URL,
         ),
+    ),
+    "confirm_game": Sample(
+        GameToConfirm(
+            **GAME,
+            host_email="ann@example.org",
+            players=[
+                {"name": "Ann", "email": "ann@example.org"},
+                {"name": "Bob", "email": "bob@example.org"},
+                {"name": "Chloé", "email": "chloe@example.org"},
+            ],
+            confirm_url=f"{BASE}/games/confirm/eyJnIjoxNywiayI6InNlY3JldCJ9.ZZ8aQw.sample-confirm-signature",
+            confirm_hours=48,
+            turn_length_seconds=48 * 3600,
+            starts_at_once=False,
+            block_url=f"{BASE}/never/eyJlIjoiYW5uQGV4YW1wbGUub3JnIn0.ZZ8aQw.sample-block-signature",
+        ),
+        time_zone="UTC",
     ),
     "admin_link": Sample(AdminLink(**GAME, admin_url=ADMIN_URL), time_zone="UTC"),
     "admin_login": Sample(

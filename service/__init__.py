@@ -13,7 +13,18 @@ from service.domain import links
 from service.infra import config as configuration
 from service.infra import db
 from service.infra.celery import celery_init_app
-from service.web import admin_pages, api, calendar_feeds, health, links_pages, pages, rate_limits, security, unsubscribe
+from service.web import (
+    admin_pages,
+    api,
+    api_docs,
+    calendar_feeds,
+    health,
+    links_pages,
+    pages,
+    rate_limits,
+    security,
+    unsubscribe,
+)
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
@@ -40,6 +51,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     rate_limits.init_app(app)
     app.register_blueprint(health.blueprint)
     api.init_app(app)
+    api_docs.init_app(app)
     app.register_blueprint(links_pages.bp)
     app.register_blueprint(unsubscribe.bp)
     app.register_blueprint(calendar_feeds.bp)

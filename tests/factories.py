@@ -7,13 +7,17 @@ in progress (set by the ``db_session`` fixture, which rolls everything back at t
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 
 import factory
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 import rules
+from service.domain import lobby
+from service.domain.links import LinkMaker
 from service.domain.models import (
     AuditEntry,
+    BlockedAddress,
     ChatNotice,
     Game,
     GameAction,
@@ -25,7 +29,7 @@ from service.domain.models import (
     SiteAdmin,
     utcnow,
 )
-from service.domain.schemas import GameSettings
+from service.domain.schemas import CreateGame, GameSettings
 
 _current: list[Session] = []
 
@@ -86,6 +90,11 @@ def reseed_new_game(session: Session, game_id: int, seed: str) -> None:
     session.commit()
 
 
+def _player_name(player_id: int) -> str:
+    player = current_session().get(Player, player_id)
+    return player.display_name if player is not None else ""
+
+
 class SeatFactory(Base):
     class Meta:
         model = Seat
@@ -93,6 +102,8 @@ class SeatFactory(Base):
     game_id = factory.LazyAttribute(lambda o: GameFactory().id)
     player_id = factory.LazyAttribute(lambda o: PlayerFactory().id)
     seat = factory.Sequence(lambda n: n)
+    #: The seat's name: its player's (as the migration gave every seat that existed before seats had names).
+    display_name = factory.LazyAttribute(lambda o: _player_name(o.player_id))
     secret = factory.LazyFunction(lambda: secrets.token_urlsafe(16))
 
 
@@ -144,6 +155,13 @@ class SiteAdminFactory(Base):
     secret = factory.LazyFunction(lambda: secrets.token_urlsafe(24))
 
 
+class BlockedAddressFactory(Base):
+    class Meta:
+        model = BlockedAddress
+
+    email = factory.Sequence(lambda n: f"never{n}@example.org")
+
+
 class ReminderSentFactory(Base):
     class Meta:
         model = ReminderSent
@@ -152,6 +170,21 @@ class ReminderSentFactory(Base):
     step_key = "1:0:-"
     before_seconds = 7200
     sent_at = factory.LazyFunction(utcnow)
+
+
+def confirmed_game(
+    session: Session, request: CreateGame, links: LinkMaker, *, time_zones: Mapping[str, str] | None = None
+) -> tuple[Game, str]:
+    """A game created through ``lobby.create_game`` and confirmed as its host does (DESIGN §9: only then go the
+    invitations, and a game set to start at once starts): what ``create_game`` did by itself before. Returns
+    the game and the host's admin URL. ``time_zones`` (address → zone): the players' own choices, made as they
+    make them on their pages (``lobby.choose_time_zone``)."""
+    game = lobby.create_game(session, request, links)
+    for email, zone in (time_zones or {}).items():
+        player = session.exec(select(Player).where(Player.email == email.lower())).one()
+        lobby.choose_time_zone(session, player.id or 0, zone)
+    confirmed = lobby.confirm_game(session, game.id or 0, game.admin_secret, links)
+    return confirmed.game, confirmed.admin_url
 
 
 class ChatNoticeFactory(Base):

@@ -34,6 +34,7 @@ from service.domain import chat_notices, deadlines, delivery
 from service.domain.models import Game
 from service.infra.chat import ChatPolicy
 from service.infra.db import get_session
+from tests.api.conftest import create_game
 from tests.chat_receiver import ChatReceiver, chat_receiver
 from tests.hidden_information import CoinWatch, with_canaries
 
@@ -194,7 +195,7 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
         "settings": {"redeploy": "ask", "reminders_before_seconds": [3600], "auto_pass_alert_after": 1},
         "chat_url": chat.url,
     }
-    created = table.api.post("/api/games", json=body)
+    created = create_game(table.api, body)
     assert created.status_code == 201
     table.game_id = created.get_json()["id"]
     admin = created.get_json()["admin_url"].rsplit("/", 1)[-1]

@@ -8,6 +8,7 @@ production deployment runs separately (see deploy/). Flask's own commands (``run
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import sys
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from flask.cli import FlaskGroup, with_appcontext
 
 from service.infra import logfmt, queues
 from service.infra.broker import is_embedded, prepare_embedded_broker
-from service.infra.config import PRODUCTION
+from service.infra.config import DEFAULT_SECRET_KEY, PREFIX, PRODUCTION
 from service.infra.db import alembic_config, get_engine, upgrade_database
 from service.infra.supervisor import ChildProcess, supervise
 
@@ -43,6 +44,7 @@ def serve(host: str, port: int) -> None:
     folder, mail written there as .eml files. Ctrl-C stops everything.
     """
     app = current_app
+    refuse_exposed_development(app, host)
     upgrade_database(get_engine())
     celery_app = app.extensions["celery"]
     if is_embedded(celery_app.conf.broker_url):
@@ -79,6 +81,29 @@ def serve(host: str, port: int) -> None:
     if app.config["MAIL_BACKEND"] == "file" and app.config["ENV"] != PRODUCTION:
         click.echo(f"Mailbox (every mail this instance writes, with its links): http://{address}/mailbox/")
     sys.exit(supervise(children, env))
+
+
+def refuse_exposed_development(app: Flask, host: str) -> None:
+    """``serve`` on an address other machines reach, with the public development key, would let anyone
+    forge every signed link (and read the local mailbox's): refused, saying what to do."""
+    if is_loopback(host) or app.config["SECRET_KEY"] != DEFAULT_SECRET_KEY:
+        return
+    raise click.ClickException(
+        f"Refusing to listen on {host} with the development secret key: it is public, so anyone who can reach "
+        f"this machine could forge every game link. Either listen on 127.0.0.1 (the default), or set "
+        f"{PREFIX}_SECRET_KEY to a long random value of your own, e.g. the output of: "
+        "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+    )
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or a name) is this machine only: 127.0.0.0/8, ::1 or localhost."""
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 @click.command(context_settings={"ignore_unknown_options": True})

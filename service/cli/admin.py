@@ -23,7 +23,7 @@ from sqlmodel import col, select
 
 from service.domain import admin, site_admins
 from service.domain.errors import DomainError
-from service.domain.links import current_links
+from service.domain.links import LOGIN_MAX_AGE, current_links
 from service.domain.models import Game, GameStatus, SiteAdmin
 from service.infra.chat import mask
 from service.infra.db import get_session
@@ -68,7 +68,8 @@ def create(email: str) -> None:
     else:
         click.echo(f"Site admin {email} exists.")
     assert account.id is not None  # committed above or read from the table
-    click.echo(f"Sign-in link (valid 30 minutes): {current_links().login_url(account.id, account.secret)}")
+    link = current_links().login_url(account.id, account.secret, account.sign_in_serial)
+    click.echo(f"Sign-in link (valid {LOGIN_MAX_AGE // 60} minutes, once): {link}")
 
 
 @group.command("sign-out")

@@ -44,7 +44,7 @@ import rules
 from rules.bots import concrete
 from service.domain.models import ActionKind, GameStatus
 
-LINK = re.compile(r"https?://[^\s<>\"']+/(play|invite|admin|unsubscribe)/([A-Za-z0-9_\-.]+)")
+LINK = re.compile(r"https?://[^\s<>\"']+/(play|invite|admin|unsubscribe|games/confirm)/([A-Za-z0-9_\-.]+)")
 #: A game's thread id (emails.compose.thread_id), which every mail of the game names in ``References``.
 THREAD = re.compile(r"<game-(\d+)\.\d+@")
 
@@ -425,6 +425,10 @@ def _play(
                 continue
             if "is over" in mail.subject:
                 over_mails[bot.email] += 1
+            for token in mail.links("games/confirm"):  # the host (the first bot) confirms the new game
+                status, answer = http.call("POST", "/api/games/confirm", token)
+                if status != 200:
+                    raise DemoFailed(f"{bot.name} could not confirm the game: {answer}")
             for token in mail.links("invite"):
                 status, answer = http.call("POST", "/api/invitations/accept", token)
                 if status != 200:

@@ -17,11 +17,12 @@ from sqlmodel import Session, col, select
 
 import rules
 from emails.messages import AdminChange, Change, Invitation
-from service.domain import chat_notices
+from service.domain import block_list, chat_notices
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, NotFound
 from service.domain.games import get_game, seats_of, settings_of, update_if_unmoved
 from service.domain.links import LinkMaker
+from service.domain.lobby import player_for
 from service.domain.models import (
     ActionKind,
     AuditEntry,
@@ -36,7 +37,8 @@ from service.domain.models import (
 )
 from service.domain.outbox import queue_mail
 from service.domain.play import auto_pass, commit_step, load_state
-from service.domain.schemas import GameSettings
+from service.domain.schemas import NAME_LENGTH, GameSettings
+from service.domain.text import checked, mail_address, printable_text
 from service.infra import chat
 
 MAX_EXTENSION = timedelta(days=60)
@@ -194,20 +196,18 @@ def replace_player(
     now = now or utcnow()
     game = _running(session, game_id, paused_ok=True, inviting_ok=True)
     seat = _seat(session, game_id, seat_no)
-    email = email.strip().lower()
-    if "@" not in email or len(email) > 320:
-        raise BadRequest("Give the new player's email address")
-    name = name.strip()[:80] or email.split("@")[0]
+    email = checked("The new player's email address", mail_address, email)
+    name = name if name.strip() else email.split("@")[0]  # a seat needs a name: the address's, if none given
+    name = checked("The new player's name", lambda text: printable_text(text, longest=NAME_LENGTH), name)
     old = session.get(Player, seat.player_id)
+    old_name = seat.display_name
     taken = {p.email for s, p in seats_of(session, game_id) if s.seat != seat_no}
     if email in taken:
         raise BadRequest("That player already holds another seat in this game")
-    new = session.exec(select(Player).where(Player.email == email)).first()
-    if new is None:
-        new = Player(email=email, display_name=name)
-        session.add(new)
-        session.flush()
+    block_list.refuse_blocked(session, [email])
+    new = player_for(session, email)
     seat.player_id = new.id or 0
+    seat.display_name = name
     seat.secret = secrets.token_urlsafe(16)
     started = game.state is not None
     seat.accepted_at = now if started else None
@@ -221,20 +221,22 @@ def replace_player(
     invitation = Invitation(
         game_id=game_id,
         game_name=game.name,
-        player_name=new.display_name,
-        players=[p.display_name for _, p in seats_of(session, game_id)],
+        player_name=name,
+        players=[s.display_name for s, _ in seats_of(session, game_id)],
         turn_url=links.turn_url(game_id, seat_no, seat.secret),
         invite_url=(links.turn_url if started else links.invite_url)(game_id, seat_no, seat.secret),
-        replacing=old.display_name if old else None,
+        replacing=old_name,
         your_turn=seat_no in awaited,
         turn_length_seconds=settings_of(game).turn_length_seconds,
         starts_at_once=started,
         seat=seat_no,
         seat_secret=seat.secret,
+        block_url=links.block_url(email),
     )
     queue_mail(session, new, invitation)
-    details = {"seat": seat_no, "from": old.display_name if old else None, "to": new.display_name}
-    return _act(session, game, actor, "replace", details, links, notice="player_replaced", also=[old] if old else [])
+    details = {"seat": seat_no, "from": old_name, "to": name}
+    also = [(old, old_name)] if old else []
+    return _act(session, game, actor, "replace", details, links, notice="player_replaced", also=also)
 
 
 def remove_player(session: Session, game_id: int, actor: Actor, links: LinkMaker, seat_no: int) -> Game:
@@ -356,6 +358,11 @@ def _running(session: Session, game_id: int, paused_ok: bool = False, inviting_o
             raise Conflict("The game is paused: resume it first")
         if game.status == GameStatus.INVITING:
             raise Conflict("The game has not started yet: it waits for every player to accept the invitation")
+        if game.status == GameStatus.UNCONFIRMED:
+            raise Conflict(
+                "The game waits for its host to confirm it by the link mailed to them: nothing is sent to its "
+                "players until then, and it lapses if nobody confirms it"
+            )
         raise Conflict(f"The game is {game.status}: nothing to manage")
     return game
 
@@ -377,17 +384,20 @@ def _act(
     *,
     notice: Change,
     new_state: rules.GameState | None = None,
-    also: list[Player] | None = None,
+    also: list[tuple[Player, str]] | None = None,
 ) -> Game:
-    """Audit, announce and commit one act as a new version of the game."""
+    """Audit, announce and commit one act as a new version of the game.
+
+    ``also``: players who are no longer seated but must hear of the act, with the name their seat had.
+    """
     session.add(AuditEntry(game_id=game.id or 0, actor=actor.label, act=act, details=details))
     version = game.version + 1
     seated = seats_of(session, game.id or 0)
-    for _, player in seated:
-        _announce(session, game, player, notice, actor, details, version)
-    for player in also or []:
-        _announce(session, game, player, notice, actor, details, version)
-    names = [player.display_name for _, player in seated]
+    for seat, player in seated:
+        _announce(session, game, player, seat.display_name, notice, actor, details, version)
+    for player, name in also or []:
+        _announce(session, game, player, name, notice, actor, details, version)
+    names = [seat.display_name for seat, _ in seated]
     told = chat_notices.admin_notice(game, actor=actor.label, act=act, details=details, version=version, names=names)
     chat_notices.queue_notice(session, game, told)
     if game.state is None:
@@ -426,12 +436,19 @@ def _options_change(before: rules.GameState, after: rules.GameState) -> dict[str
 
 
 def _announce(
-    session: Session, game: Game, player: Player, notice: Change, actor: Actor, details: dict[str, Any], version: int
+    session: Session,
+    game: Game,
+    player: Player,
+    name: str,
+    notice: Change,
+    actor: Actor,
+    details: dict[str, Any],
+    version: int,
 ) -> None:
     announcement = AdminChange(
         game_id=game.id or 0,
         game_name=game.name,
-        player_name=player.display_name,
+        player_name=name,
         change=notice,
         actor=actor.label,
         details=details,

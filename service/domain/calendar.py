@@ -133,9 +133,7 @@ def _deadlines(session: Session, game_ids: Iterable[int]) -> list[Deadline]:
     names = {
         (game_id, seat): name
         for game_id, seat, name in session.exec(
-            select(Seat.game_id, Seat.seat, Player.display_name)
-            .join(Player, col(Player.id) == col(Seat.player_id))
-            .where(col(Seat.game_id).in_(found))
+            select(Seat.game_id, Seat.seat, Seat.display_name).where(col(Seat.game_id).in_(found))
         ).all()
     }
     # When each game's current version was made: the event log's entry of that version (none for the

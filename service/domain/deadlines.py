@@ -16,6 +16,10 @@ One sweep, in order:
    whose time has come and that has no :class:`~service.domain.models.ReminderSent` record yet. The record is
    unique per (game, step, reminder), so a late or skipped sweep sends it late rather than never, and a
    repeated one never sends it twice.
+4. **Games left waiting**: a game still inviting though every seat has accepted (a start that was lost) is
+   started, under its row lock, through the same operation as the last accept
+   (:func:`service.domain.lobby.start_if_all_accepted`), so it starts once; and a game its host never
+   confirmed lapses after ``unconfirmed_max_age`` (:func:`service.domain.lobby.expire_unconfirmed`).
 
 Nothing here is a Celery ETA or countdown: a task delayed past the broker's visibility timeout would run
 twice (Celery docs, "ETA and Countdown"; kombu #337). Every time comes from the database and ``now``.
@@ -39,10 +43,10 @@ from sqlmodel import Session, col, select
 
 import rules
 from emails.messages import AdminChange, Reminder
-from service.domain import chat_notices, status
+from service.domain import chat_notices, lobby, status
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import Conflict
-from service.domain.games import finish_game, seats_of, update_if_unmoved
+from service.domain.games import finish_game, get_game, seats_of, update_if_unmoved
 from service.domain.links import LinkMaker
 from service.domain.models import Game, GameStatus, ReminderSent, ServiceStatus, utcnow
 from service.domain.outbox import queue_mail
@@ -64,6 +68,10 @@ class SweepReport:
     auto_passed: int = 0
     finished: int = 0
     reminders: int = 0
+    #: Fully accepted games found still inviting, and started.
+    started: int = 0
+    #: Games never confirmed by their host, dropped.
+    lapsed: int = 0
     #: Due games another sweep or a player's step got to first.
     raced: int = 0
     errors: int = 0
@@ -76,6 +84,7 @@ def sweep(
     now: datetime | None = None,
     outage_after: timedelta = timedelta(minutes=10),
     budget_seconds: float = 25.0,
+    unconfirmed_max_age: timedelta = lobby.UNCONFIRMED_MAX_AGE,
 ) -> SweepReport:
     """Run one deadline sweep as of ``now`` (default: the real time; tests pass their own)."""
     now = now or utcnow()
@@ -84,6 +93,8 @@ def sweep(
     _guard_outage(session, links, now, outage_after, report)
     _auto_pass_due(session, links, now, stop_at, report)
     _send_due_reminders(session, links, now, stop_at, report)
+    _start_stuck_games(session, links, now, stop_at, report)
+    report.lapsed = lobby.expire_unconfirmed(session, now, unconfirmed_max_age)
     return report
 
 
@@ -151,7 +162,7 @@ def _push_back(session: Session, links: LinkMaker, since: datetime, now: datetim
             notice = AdminChange(
                 game_id=game.id or 0,
                 game_name=game.name,
-                player_name=player.display_name,
+                player_name=seat.display_name,
                 change="outage",
                 actor="system",
                 details={"from": since.isoformat(), "to": now.isoformat(), "seconds": int(gap.total_seconds())},
@@ -318,7 +329,7 @@ def _queue_reminders(session: Session, links: LinkMaker, game: Game, clock: Cloc
         reminder = Reminder(
             game_id=game.id or 0,
             game_name=game.name,
-            player_name=player.display_name,
+            player_name=seat.display_name,
             turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret),
             deadline_at=clock.deadline_at,
             step_key=game.step_key,
@@ -334,6 +345,27 @@ def _queue_reminders(session: Session, links: LinkMaker, game: Game, clock: Cloc
 
 
 # -- internals --------------------------------------------------------------------------------------------
+# -- 4. games left waiting --------------------------------------------------------------------------------
+def _start_stuck_games(session: Session, links: LinkMaker, now: datetime, stop_at: float, report: SweepReport) -> None:
+    stuck = lobby.stuck_inviting(session)
+    session.rollback()
+    for game_id in stuck:
+        if time.monotonic() > stop_at:
+            return
+        try:
+            game = get_game(session, game_id, lock=True)
+            started = lobby.start_if_all_accepted(session, game, links, now=now)
+            session.commit()
+        except Exception as error:  # one broken game must not stop the others
+            session.rollback()
+            report.errors += 1
+            log(logger, logging.ERROR, "deadline.start_failed", game=game_id, error=repr(error))
+            continue
+        if started:
+            report.started += 1
+            log(logger, logging.WARNING, "deadline.started_stuck_game", game=game_id)
+
+
 def _is_postgres(session: Session) -> bool:
     return session.get_bind().dialect.name == "postgresql"
 

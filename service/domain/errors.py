@@ -36,3 +36,10 @@ class IllegalMove(DomainError):
     """The rules refused the action; the message is the rules' own."""
 
     status = 422
+
+
+class TooMany(DomainError):
+    """A limit on what one address or client may ask of the service (DESIGN §9: no open relay) was reached;
+    ``retry_after`` (seconds), when given, says when it lifts."""
+
+    status = 429

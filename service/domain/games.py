@@ -21,7 +21,10 @@ from service.domain.schemas import GameSettings
 
 
 def get_game(session: Session, game_id: int, *, lock: bool = False) -> Game:
-    game = session.get(Game, game_id, with_for_update=lock or None)
+    """The game; with ``lock``, its row locked for this transaction (``SELECT … FOR UPDATE`` on PostgreSQL;
+    SQLite's transactions hold the write lock already) and read again, so what the caller read before is
+    replaced by what another transaction committed before the lock was granted."""
+    game = session.get(Game, game_id, with_for_update=lock or None, populate_existing=lock or None)
     if game is None:
         raise NotFound(f"There is no game {game_id}")
     return game
@@ -63,7 +66,7 @@ def settings_of(game: Game) -> GameSettings:
 def finish_game(session: Session, game: Game, state: rules.GameState, now: datetime) -> None:
     """DESIGN §4, "End of game": tally, mark finished, reveal the seed, mail everyone the final table."""
     seats = seats_of(session, game.id or 0)
-    names = {s.seat: p.display_name for s, p in seats}
+    names = {s.seat: s.display_name for s, _ in seats}
     standings: list[dict[str, Any]] = [
         row | {"name": names.get(row["player"], f"Player {row['player']}")} for row in rules.final_standings(state)
     ]
@@ -76,7 +79,7 @@ def finish_game(session: Session, game: Game, state: rules.GameState, now: datet
         over = GameOver(
             game_id=game.id or 0,
             game_name=game.name,
-            player_name=player.display_name,
+            player_name=seat.display_name,
             standings=standings,
             seed=game.seed,
             your_seat=seat.seat,

@@ -121,7 +121,7 @@ def _games_of_players_matching(text: str) -> Any:
         .join(Player, col(Player.id) == col(Seat.player_id))
         .where(
             sa.or_(
-                sa.func.lower(Player.display_name).contains(text, autoescape=True),
+                sa.func.lower(Seat.display_name).contains(text, autoescape=True),
                 sa.func.lower(Player.email).contains(text, autoescape=True),
             )
         )
@@ -165,7 +165,7 @@ def _awaited(game: Game) -> set[int]:
 def _waits_on_match(game: Game, seats: list[tuple[Seat, Player]], text: str) -> bool:
     awaited = _awaited(game)
     for seat, player in seats:
-        if seat.seat in awaited and (text in player.display_name.lower() or text in player.email.lower()):
+        if seat.seat in awaited and (text in seat.display_name.lower() or text in player.email.lower()):
             return True
     return False
 
@@ -195,7 +195,7 @@ def _rows(session: Session, games: list[Game], now: datetime) -> list[GameRow]:
     rows = []
     for game in games:
         held = seats.get(game.id or 0, [])
-        names = {s.seat: p.display_name for s, p in held}
+        names = {s.seat: s.display_name for s, _ in held}
         removed = {s.seat for s, _ in held if s.removed}
         awaited = _awaited(game)
         rows.append(

@@ -19,8 +19,10 @@ INVITE = "invite"
 ADMIN = "admin"
 UNSUBSCRIBE = "unsubscribe"
 LOGIN = "login"  # a site admin's emailed sign-in link
+CONFIRM = "confirm"  # a host's link to confirm a new game (only then go the invitations)
+BLOCK = "block"  # "never invite me again", in every invitation
 CALENDAR = "calendar"  # a calendar feed (.ics): an address's deadlines, or one game's
-PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE, LOGIN, CALENDAR)
+PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE, LOGIN, CONFIRM, BLOCK, CALENDAR)
 #: Purposes whose tokens carry no time: the same payload always signs to the same token. A calendar feed's
 #: address is subscribed to once and then fetched for months, so every mail gives the same one (and a mail
 #: sent again is the very same mail, DESIGN §6); it never expires, so it needs no time.
@@ -113,8 +115,23 @@ class LinkMaker:
     def admin_url(self, game_id: int, secret: str) -> str:
         return self.url(f"/admin/{self.admin_token(game_id, secret)}")
 
-    def login_url(self, admin_id: int, secret: str) -> str:
-        return self.url(f"/admin/login/{self.signer.sign(LOGIN, {'a': admin_id, 'k': secret})}")
+    def login_url(self, admin_id: int, secret: str, serial: int) -> str:
+        """A site admin's sign-in link: good once (``serial``: ``SiteAdmin.sign_in_serial`` when it was made)."""
+        return self.url(f"/admin/login/{self.signer.sign(LOGIN, {'a': admin_id, 'k': secret, 'n': serial})}")
+
+    def confirm_token(self, game_id: int, admin_secret: str, time_zone: str | None = None) -> str:
+        """The host's token to confirm a new game; ``time_zone``: the one the host gave when creating it."""
+        payload: dict[str, Any] = {"g": game_id, "k": admin_secret}
+        if time_zone:
+            payload["z"] = time_zone
+        return self.signer.sign(CONFIRM, payload)
+
+    def confirm_url(self, game_id: int, admin_secret: str, time_zone: str | None = None) -> str:
+        return self.url(f"/games/confirm/{self.confirm_token(game_id, admin_secret, time_zone)}")
+
+    def block_url(self, email: str) -> str:
+        """The "never invite me again" link of ``email`` (it names the address, nothing else)."""
+        return self.url(f"/never/{self.signer.sign(BLOCK, {'e': email.lower()})}")
 
     def unsubscribe_url(self, player_id: int, kind: str | None = None) -> str:
         """The absolute link that turns off ``kind`` of mail for the player (see :meth:`unsubscribe_token`)."""
@@ -130,8 +147,8 @@ class LinkMaker:
         return self.url(f"/calendar/{self.signer.sign(CALENDAR, {'g': game_id})}.ics")
 
 
-#: A site admin's sign-in link is good for this long (seconds).
-LOGIN_MAX_AGE = 30 * 60
+#: A site admin's sign-in link is good for this long (seconds), and once.
+LOGIN_MAX_AGE = 15 * 60
 
 
 #: Where the app keeps its :class:`LinkMaker` (``app.extensions``).

@@ -1,92 +1,314 @@
-"""Creating a game, accepting its invitations and starting it (DESIGN §1, item 1)."""
+"""Creating a game, its host's confirmation, accepting its invitations and starting it (DESIGN §1 item 1, §9).
+
+Anyone may create a game without signing in, so a new game is ``unconfirmed`` and mails only its host: one
+mail with a link to confirm it (or discard it). Only the host's confirmation, which proves they read that
+mail, sends the invitations (and starts the game at once if the host asked for that). A host address has
+at most ``unconfirmed_cap`` games waiting for confirmation, and an unconfirmed game lapses after a while
+(``expire_unconfirmed``, run by the deadline sweep), so naming a stranger as host mails them once.
+
+A seat's name is the seat's own: the host proposes it, the player may change it when accepting. A time zone
+is the player's own choice (``choose_time_zone``, on their pages); nobody who merely names an address sets
+anything of that address's.
+"""
 
 from __future__ import annotations
 
 import secrets
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
-from sqlmodel import Session, select
+import sqlalchemy as sa
+from sqlmodel import Session, col, select
 
 import rules
-from emails.messages import AdminLink, Invitation
-from service.domain.errors import Conflict
-from service.domain.games import seats_of, settings_of
+from emails.messages import AdminLink, GameToConfirm, Invitation
+from service.domain import block_list
+from service.domain.errors import Conflict, Forbidden, TooMany
+from service.domain.games import get_game, seats_of, settings_of
 from service.domain.links import LinkMaker
 from service.domain.models import Game, GameStatus, Player, Seat, utcnow
 from service.domain.outbox import queue_mail
 from service.domain.play import after_change
 from service.domain.schemas import CreateGame
 
+UNCONFIRMED = GameStatus.UNCONFIRMED
+INVITING = GameStatus.INVITING
 
-def _player_for(session: Session, email: str, name: str, time_zone: str) -> Player:
+#: How long a game waits for its host's confirmation before it lapses (the sweep cancels it).
+UNCONFIRMED_MAX_AGE = timedelta(hours=48)
+
+
+def player_for(session: Session, email: str) -> Player:
+    """The player row of ``email``, made if the address is new. A new row has no name and the default time
+    zone: both are the address owner's to choose, not whoever names them first."""
     email = email.lower()
     player = session.exec(select(Player).where(Player.email == email)).first()
     if player is None:
-        player = Player(email=email, display_name=name, time_zone=time_zone)
+        player = Player(email=email, display_name="")
         session.add(player)
         session.flush()
     return player
 
 
-def create_game(session: Session, request: CreateGame, links: LinkMaker) -> tuple[Game, str]:
-    """Create the game and its seats, mail every player an invitation and the host the admin link.
+def _lock_host(session: Session, host_email: str) -> None:
+    # Two creations naming the same host at once must not both pass the cap on unconfirmed games: on
+    # PostgreSQL they take turns on a lock named by the address (SQLite runs one writer at a time anyway).
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"host:{host_email}"})
 
-    Returns the game and the host's admin URL. With ``start_when_all_accepted`` false the game starts at
-    once (the invitations still go out, as the players' first link).
+
+def create_game(
+    session: Session,
+    request: CreateGame,
+    links: LinkMaker,
+    *,
+    unconfirmed_cap: int = 1,
+    confirm_within: timedelta = UNCONFIRMED_MAX_AGE,
+    now: datetime | None = None,
+) -> Game:
+    """Create the game and its seats, unconfirmed; mail its host the link to confirm it, and nobody else.
+
+    Refused (nothing written) when an address named asked never to be invited (:mod:`block_list`), or when
+    the host has ``unconfirmed_cap`` games waiting for confirmation already (:class:`TooMany`).
     """
-    host_email = (request.host_email or request.players[0].email).lower()
+    now = now or utcnow()
+    host_email = request.host
+    block_list.refuse_blocked(session, [p.email for p in request.players], host=host_email)
+    _lock_host(session, host_email)
+    waiting = session.exec(
+        select(sa.func.count())
+        .select_from(Game)
+        .where(col(Game.status) == UNCONFIRMED, col(Game.host_email) == host_email)
+    ).one()
+    if waiting >= unconfirmed_cap:
+        session.rollback()
+        hours = int(confirm_within.total_seconds() // 3600)
+        raise TooMany(
+            f"{host_email} already has {'a game' if waiting == 1 else f'{waiting} games'} waiting for the host to "
+            f"confirm it by the link we mailed. Confirm or discard {'it' if waiting == 1 else 'them'} from that mail "
+            f"first (an unconfirmed game lapses after {hours} hours)."
+        )
     game = Game(
         name=request.name,
+        status=UNCONFIRMED,
         settings=request.settings.model_dump(),
         seed=secrets.token_hex(16),
         admin_secret=secrets.token_urlsafe(24),
         host_email=host_email,
+        created_at=now,
         chat_url=request.chat_url,
     )
     session.add(game)
     session.flush()
     assert game.id is not None
     for index, entry in enumerate(request.players):
-        player = _player_for(session, entry.email, entry.name, entry.time_zone)
-        assert player.id is not None  # flushed by _player_for
-        seat = Seat(game_id=game.id, player_id=player.id, seat=index, secret=secrets.token_urlsafe(16))
-        session.add(seat)
-        invitation = Invitation(
-            game_id=game.id,
-            game_name=game.name,
-            player_name=entry.name,
-            players=[p.name for p in request.players],
-            invite_url=links.invite_url(game.id, index, seat.secret),
-            turn_url=links.turn_url(game.id, index, seat.secret),
-            turn_length_seconds=request.settings.turn_length_seconds,
-            starts_at_once=not request.settings.start_when_all_accepted,
-            seat=index,
+        player = player_for(session, entry.email)
+        assert player.id is not None
+        session.add(
+            Seat(
+                game_id=game.id,
+                player_id=player.id,
+                seat=index,
+                display_name=entry.name,
+                secret=secrets.token_urlsafe(16),
+            )
         )
-        queue_mail(session, player, invitation)
-    admin_url = links.admin_url(game.id, game.admin_secret)
-    host = _player_for(session, host_email, request.players[0].name, request.players[0].time_zone)
-    queue_mail(session, host, AdminLink(game_id=game.id, game_name=game.name, admin_url=admin_url))
+    host = player_for(session, host_email)
+    to_confirm = GameToConfirm(
+        game_id=game.id,
+        game_name=game.name,
+        host_email=host_email,
+        players=[{"name": p.name, "email": p.email} for p in request.players],
+        confirm_url=links.confirm_url(game.id, game.admin_secret, request.host_time_zone),
+        confirm_hours=int(confirm_within.total_seconds() // 3600),
+        turn_length_seconds=request.settings.turn_length_seconds,
+        starts_at_once=not request.settings.start_when_all_accepted,
+        block_url=links.block_url(host_email),
+    )
+    queue_mail(session, host, to_confirm, now=now)
+    session.commit()
+    return game
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    game: Game
+    admin_url: str
+    #: False when the game had been confirmed before (confirming is idempotent).
+    now: bool
+
+
+def confirm_game(
+    session: Session,
+    game_id: int,
+    admin_secret: str,
+    links: LinkMaker,
+    *,
+    time_zone: str | None = None,
+    now: datetime | None = None,
+) -> Confirmed:
+    """The host confirms the game by the mailed link: the invitations go out, the host gets the admin link,
+    and a game set to start at once starts. ``time_zone`` is the host's own choice, made on confirming.
+
+    Confirming again answers the same (the link holds the admin secret, so it grants nothing new); a
+    discarded or lapsed game is refused (:class:`Conflict`).
+    """
+    now = now or utcnow()
+    game = get_game(session, game_id, lock=True)
+    if not secrets.compare_digest(game.admin_secret, admin_secret):
+        raise Forbidden("This confirmation link is not valid.")
+    admin_url = links.admin_url(game_id, game.admin_secret)
+    if game.status == GameStatus.CANCELLED and game.confirmed_at is None:
+        session.rollback()
+        raise Conflict(
+            "This game was discarded, or not confirmed in time, and its players were never told. "
+            "Create it again if you still want it."
+        )
+    if game.status != UNCONFIRMED:
+        session.rollback()
+        return Confirmed(game, admin_url, now=False)
+    seats = seats_of(session, game_id)
+    block_list.refuse_blocked(session, [p.email for _, p in seats], host=game.host_email)
+    host = player_for(session, game.host_email)
+    if time_zone:
+        host.time_zone = time_zone
+        session.add(host)
+    game.status = INVITING
+    game.confirmed_at = now
+    settings = settings_of(game)
+    names = [s.display_name for s, _ in seats]
+    for seat, player in seats:
+        invitation = Invitation(
+            game_id=game_id,
+            game_name=game.name,
+            player_name=seat.display_name,
+            players=names,
+            invite_url=links.invite_url(game_id, seat.seat, seat.secret),
+            turn_url=links.turn_url(game_id, seat.seat, seat.secret),
+            turn_length_seconds=settings.turn_length_seconds,
+            starts_at_once=not settings.start_when_all_accepted,
+            seat=seat.seat,
+            block_url=links.block_url(player.email),
+        )
+        queue_mail(session, player, invitation, now=now)
+    queue_mail(session, host, AdminLink(game_id=game_id, game_name=game.name, admin_url=admin_url), now=now)
     session.flush()
-    if not request.settings.start_when_all_accepted:
-        start_game(session, game, links)
+    if not settings.start_when_all_accepted:
+        start_game(session, game, links, now=now)
+    session.add(game)
     session.commit()
-    return game, admin_url
+    return Confirmed(game, admin_url, now=True)
 
 
-def accept_invitation(session: Session, game: Game, seat: Seat, links: LinkMaker) -> None:
-    """The seat accepts; when every seat has, the game starts."""
+def discard_game(session: Session, game_id: int, admin_secret: str, now: datetime | None = None) -> Game:
+    """The host discards a game they have not confirmed (a mistake, or a game they never asked for). Nobody
+    is mailed: its players never heard of it."""
+    game = get_game(session, game_id, lock=True)
+    if not secrets.compare_digest(game.admin_secret, admin_secret):
+        raise Forbidden("This confirmation link is not valid.")
+    if game.status != UNCONFIRMED:
+        session.rollback()
+        if game.status == GameStatus.CANCELLED and game.confirmed_at is None:
+            return game  # discarded already
+        raise Conflict("This game is confirmed already: cancel it from its admin page instead.")
+    game.status = GameStatus.CANCELLED
+    game.finished_at = now or utcnow()
+    session.add(game)
+    session.commit()
+    return game
+
+
+def expire_unconfirmed(session: Session, now: datetime, max_age: timedelta = UNCONFIRMED_MAX_AGE) -> int:
+    """Cancel every game still unconfirmed ``max_age`` after its creation (in one statement); how many."""
+    lapsed = session.exec(
+        sa.update(Game)
+        .where(col(Game.status) == UNCONFIRMED, col(Game.created_at) <= now - max_age)
+        .values(status=GameStatus.CANCELLED, finished_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    return int(lapsed.rowcount or 0)
+
+
+def accept_invitation(
+    session: Session,
+    game_id: int,
+    seat_no: int,
+    links: LinkMaker,
+    *,
+    name: str | None = None,
+    time_zone: str | None = None,
+    now: datetime | None = None,
+) -> Game:
+    """The seat accepts, under its own name if it gives one (and its own time zone); when every seat has
+    accepted, the game starts, exactly once.
+
+    The game's row is locked first (``SELECT … FOR UPDATE`` on PostgreSQL), so of two last accepts landing
+    together the second waits, then sees the first's accept, and exactly one of them starts the game; the
+    deadline sweep starts any game left fully accepted but not started (:func:`start_if_all_accepted`).
+    """
+    now = now or utcnow()
+    game = get_game(session, game_id, lock=True)
+    if game.status == UNCONFIRMED:
+        session.rollback()
+        raise Conflict("This game waits for its host to confirm it.")
+    if game.status == GameStatus.CANCELLED:
+        session.rollback()
+        raise Conflict("This game was cancelled by its host.")
+    seat = session.exec(
+        select(Seat).where(Seat.game_id == game_id, Seat.seat == seat_no).execution_options(populate_existing=True)
+    ).one()
+    player = session.get(Player, seat.player_id)
+    assert player is not None
     if seat.accepted_at is None:
-        seat.accepted_at = utcnow()
-        session.add(seat)
-        session.flush()
-    if game.status == GameStatus.INVITING and all(s.accepted_at for s, _ in seats_of(session, game.id or 0)):
-        start_game(session, game, links)
+        seat.accepted_at = now
+    if name:
+        seat.display_name = name
+        player.display_name = name  # this address's default name when it is next invited
+    if time_zone:
+        player.time_zone = time_zone
+    session.add(seat)
+    session.add(player)
+    session.flush()
+    start_if_all_accepted(session, game, links, now=now)
     session.commit()
+    return game
+
+
+def start_if_all_accepted(session: Session, game: Game, links: LinkMaker, now: datetime | None = None) -> bool:
+    """Start ``game`` (locked by the caller) if it is inviting and every seat has accepted; whether it did."""
+    if game.status != INVITING:
+        return False
+    pending = session.exec(
+        select(sa.func.count()).select_from(Seat).where(Seat.game_id == game.id, col(Seat.accepted_at).is_(None))
+    ).one()
+    if pending:
+        return False
+    start_game(session, game, links, now=now)
+    return True
+
+
+def stuck_inviting(session: Session, limit: int = 100) -> list[int]:
+    """Games still inviting though every seat has accepted (a start that was lost), for the sweep."""
+    unanswered = select(Seat.id).where(col(Seat.game_id) == col(Game.id), col(Seat.accepted_at).is_(None)).exists()
+    query = select(Game.id).where(col(Game.status) == INVITING, ~unanswered).order_by(col(Game.id)).limit(limit)
+    return [game_id for game_id in session.exec(query).all() if game_id is not None]
+
+
+def choose_time_zone(session: Session, player_id: int, time_zone: str) -> Player:
+    """The player's own choice of time zone (their pages), for every game of theirs and every mail."""
+    player = session.get(Player, player_id)
+    if player is None:
+        raise Conflict("There is no such player")
+    player.time_zone = time_zone
+    session.add(player)
+    session.commit()
+    return player
 
 
 def start_game(session: Session, game: Game, links: LinkMaker, now: datetime | None = None) -> None:
     """Seed and set up the rules state; the first player gets "your turn"."""
-    if game.status != GameStatus.INVITING:
+    if game.status != INVITING:
         raise Conflict("This game has already started")
     seats = seats_of(session, game.id or 0)
     settings = settings_of(game)

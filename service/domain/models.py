@@ -29,8 +29,11 @@ def _json(nullable: bool = False) -> Any:
 
 
 class GameStatus(StrEnum):
-    """Where a game is in its life: inviting → active ⇄ paused → finished, or cancelled."""
+    """Where a game is in its life: unconfirmed → inviting → active ⇄ paused → finished, or cancelled."""
 
+    #: Made by someone who may not be its host: it mails nobody but its host (a link to confirm it) until
+    #: the host confirms it (DESIGN §9); it lapses if they never do.
+    UNCONFIRMED = "unconfirmed"
     #: Waiting for its players to accept their invitations.
     INVITING = "inviting"
     ACTIVE = "active"
@@ -84,7 +87,10 @@ class Player(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     email: str = Field(max_length=320, unique=True, index=True)
+    #: The name this address chose for itself when it last accepted an invitation (its default on the next
+    #: one); empty until then. A seat's name is the seat's own (``Seat.display_name``).
     display_name: str = Field(max_length=80)
+    #: The player's own choice, made on their pages; nobody else sets it (DESIGN §9).
     time_zone: str = Field(default="UTC", max_length=64)
     #: Non-essential mail (reminders, notices) can be turned off with the one-click unsubscribe.
     wants_reminders: bool = True
@@ -105,10 +111,12 @@ class Game(SQLModel, table=True):
     #: Secret until the game ends (DESIGN §3); then shown to everyone.
     seed: str = Field(max_length=64)
     admin_secret: str = Field(max_length=64)
-    host_email: str = Field(max_length=320)
+    host_email: str = Field(max_length=320, index=True)
     #: The step awaited now, e.g. ``"3:1:-"`` (turn, seat on turn, defender); keys reminders and mails.
     step_key: str | None = Field(default=None, max_length=32)
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+    #: When the host confirmed the game (the invitations went out then).
+    confirmed_at: datetime | None = _time()
     started_at: datetime | None = _time()
     finished_at: datetime | None = _time()
     step_started_at: datetime | None = _time()
@@ -132,6 +140,8 @@ class Seat(SQLModel, table=True):
     game_id: int = Field(foreign_key="games.id", index=True)
     player_id: int = Field(foreign_key="players.id", index=True)
     seat: int
+    #: The seat's name in this game: the host proposes it, the player may change it when accepting.
+    display_name: str = Field(max_length=80)
     #: Part of every link of this seat; replacing the player rotates it, so old links die.
     secret: str = Field(max_length=64)
     accepted_at: datetime | None = _time()
@@ -269,6 +279,21 @@ class SiteAdmin(SQLModel, table=True):
     email: str = Field(max_length=320, unique=True, index=True)
     #: Part of every login link; rotating it logs the admin out everywhere.
     secret: str = Field(max_length=64)
+    #: Each sign-in link carries the value this had when it was made; signing in moves it on, so a link
+    #: works once, and every link made before a sign-in stops working.
+    sign_in_serial: int = 0
+    created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+
+
+class BlockedAddress(SQLModel, table=True):
+    """An address that asked never to be invited again ("never invite me again" in every invitation).
+
+    No game may name it, as a player or as the host; the lobby says so to the host.
+    """
+
+    __tablename__ = "blocked_addresses"
+
+    email: str = Field(primary_key=True, max_length=320)
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
 
 

@@ -187,11 +187,11 @@ def auto_pass(
     )
     now = now or utcnow()
     seats = {s.seat: (s, p) for s, p in seats_of(session, game_id)}
-    _, player = seats[seat]
+    passed_seat, player = seats[seat]
     passed = AutoPassed(
         game_id=game_id,
         game_name=game.name,
-        player_name=player.display_name,
+        player_name=passed_seat.display_name,
         reason=reason,
         defending=state.phase == "defend",
         version=game.version + 1,
@@ -201,7 +201,11 @@ def auto_pass(
         session,
         game,
         chat_notices.auto_pass_notice(
-            game, name=player.display_name, reason=reason, defending=state.phase == "defend", version=game.version + 1
+            game,
+            name=passed_seat.display_name,
+            reason=reason,
+            defending=state.phase == "defend",
+            version=game.version + 1,
         ),
         now=now,
     )
@@ -213,7 +217,7 @@ def auto_pass(
             alert = HostAlert(
                 game_id=game_id,
                 game_name=game.name,
-                player_name=player.display_name,
+                player_name=passed_seat.display_name,
                 auto_passes=passes,
                 admin_url=links.admin_url(game_id, game.admin_secret),
                 seat=seat,
@@ -288,7 +292,7 @@ def after_change(
         length = 0
     clock = Clock.of(game, settings).start_step(now, length, paused=game.status != GameStatus.ACTIVE)
     set_clock(game, clock)
-    names = {number: p.display_name for number, (_, p) in seats.items()}
+    names = {number: s.display_name for number, (s, _) in seats.items()}
     for awaited in awaited_seats:
         seat, player = seats[awaited]
         if seat.removed:
@@ -297,7 +301,7 @@ def after_change(
         message = kind(
             game_id=game.id or 0,
             game_name=game.name,
-            player_name=player.display_name,
+            player_name=seat.display_name,
             turn=state.turn,
             turns=state.turns,
             turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret),

@@ -6,14 +6,47 @@ The OpenAPI document at ``/api/openapi.json`` is generated from these.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
-from zoneinfo import available_timezones
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
+from service.domain.text import known_zone, mail_address, printable_text
 from service.infra.chat import check_chat_url
 
 HOUR = 3600
+#: The longest a player's name may be (characters), and a game's name.
+NAME_LENGTH = 40
+GAME_NAME_LENGTH = 60
+
+#: A person's or a game's name, or a reason shown to the players: trimmed, printable, no invisible
+#: characters (``service.domain.text.printable_text``).
+PlayerName = Annotated[
+    str,
+    AfterValidator(lambda value: printable_text(value, longest=NAME_LENGTH)),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": NAME_LENGTH}),
+]
+GameName = Annotated[
+    str,
+    AfterValidator(lambda value: printable_text(value, longest=GAME_NAME_LENGTH)),
+    WithJsonSchema({"type": "string", "minLength": 1, "maxLength": GAME_NAME_LENGTH}),
+]
+Reason = Annotated[
+    str,
+    AfterValidator(lambda value: printable_text(value, longest=300, blank_ok=True)),
+    WithJsonSchema({"type": "string", "maxLength": 300}),
+]
+#: An address this service can mail (``service.domain.text.mail_address``), in the form it is stored.
+MailAddress = Annotated[
+    str,
+    AfterValidator(mail_address),
+    WithJsonSchema({"type": "string", "format": "email", "maxLength": 254}),
+]
+#: An IANA time zone name such as ``Europe/Paris``.
+TimeZone = Annotated[
+    str, AfterValidator(known_zone), WithJsonSchema({"type": "string", "maxLength": 64, "example": "Europe/Paris"})
+]
+#: Reminder offsets and turn lengths are bounded by the longest turn (30 days).
+LONGEST_TURN = 30 * 24 * HOUR
 
 #: Every request model: unknown fields refused, and no type coercion (JSON ``true`` is not the seat 1,
 #: ``"3"`` is not the number 3: what the OpenAPI document says is what is accepted).
@@ -25,11 +58,11 @@ class GameSettings(BaseModel):
 
     model_config = REQUEST
 
-    turn_length_seconds: int = Field(48 * HOUR, ge=1, le=30 * 24 * HOUR, description="Time for one turn")
+    turn_length_seconds: int = Field(48 * HOUR, ge=1, le=LONGEST_TURN, description="Time for one turn")
     defender_turn_length_seconds: int = Field(
         12 * HOUR, ge=1, le=7 * 24 * HOUR, description="Time for a defender's redeploy step (`ask` mode)"
     )
-    reminders_before_seconds: list[int] = Field(
+    reminders_before_seconds: list[Annotated[int, Field(ge=1, le=LONGEST_TURN)]] = Field(
         default_factory=lambda: [24 * HOUR, 2 * HOUR],
         max_length=5,
         description="Reminders this long before the deadline (those longer than the turn are skipped)",
@@ -48,21 +81,13 @@ class GameSettings(BaseModel):
 
 
 class PlayerIn(BaseModel):
+    """A seat the host proposes: the name is the seat's (the player may change it when accepting); a
+    player's time zone is their own choice, made on their pages, so the host gives none."""
+
     model_config = REQUEST
 
-    name: str = Field(min_length=1, max_length=80)
-    email: EmailStr
-    time_zone: str = Field("UTC", max_length=64)
-
-    @field_validator("time_zone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        if value not in _ZONES:
-            raise ValueError(f"unknown time zone {value!r} (use an IANA name such as Europe/Paris)")
-        return value
-
-
-_ZONES = available_timezones() | {"UTC"}
+    name: PlayerName = Field(description="The seat's name, as the host proposes it")
+    email: MailAddress
 
 
 CHAT_URL = (
@@ -81,9 +106,12 @@ def _chat_url(value: str | None) -> str | None:
 class CreateGame(BaseModel):
     model_config = REQUEST
 
-    name: str = Field(min_length=1, max_length=120)
+    name: GameName
     players: list[PlayerIn] = Field(min_length=2, max_length=5, description="In seat order; seat 0 plays first")
-    host_email: EmailStr | None = Field(None, description="Who manages the game; default: the first player")
+    host_email: MailAddress | None = Field(None, description="Who manages the game; default: the first player")
+    host_time_zone: TimeZone | None = Field(
+        None, description="The host's own time zone, applied when the host confirms the game"
+    )
     settings: GameSettings = Field(default_factory=GameSettings)
     chat_url: str | None = Field(None, max_length=2000, description=CHAT_URL)
 
@@ -94,10 +122,15 @@ class CreateGame(BaseModel):
 
     @model_validator(mode="after")
     def _distinct(self) -> CreateGame:
-        emails = [p.email.lower() for p in self.players]
+        emails = [p.email for p in self.players]
         if len(set(emails)) != len(emails):
             raise ValueError("each player needs a different email address")
         return self
+
+    @property
+    def host(self) -> str:
+        """The host's address: ``host_email``, or the first player's."""
+        return self.host_email or self.players[0].email
 
 
 class SeatOut(BaseModel):
@@ -109,9 +142,30 @@ class SeatOut(BaseModel):
 
 class GameCreated(BaseModel):
     id: int
-    status: str
-    admin_url: str = Field(description="The host's signed admin link (also mailed to the host)")
+    status: str = Field(description="`unconfirmed` until the host confirms it; then `inviting` or `active`")
+    admin_url: str | None = Field(
+        None, description="The host's signed admin link, once the host confirmed the game (also mailed to them)"
+    )
     seats: list[SeatOut]
+
+
+class ConfirmGame(BaseModel):
+    """The host's confirmation of a new game (bearer: the token at the end of the mailed confirmation link)."""
+
+    model_config = REQUEST
+
+    time_zone: TimeZone | None = Field(
+        None, description="The host's own time zone (default: the one given on creation)"
+    )
+
+
+class AcceptInvitation(BaseModel):
+    """Accepting an invitation, optionally under another name than the host proposed, and in one's time zone."""
+
+    model_config = REQUEST
+
+    name: PlayerName | None = Field(None, description="Your name in this game (default: the one the host gave)")
+    time_zone: TimeZone | None = Field(None, description="Your time zone, for every game of yours and every mail")
 
 
 class SubmitAction(BaseModel):
@@ -193,7 +247,9 @@ class ErrorOut(BaseModel):
 class ExtendDeadline(BaseModel):
     model_config = REQUEST
 
-    hours: float | None = Field(None, gt=0, le=24 * 60, description="Push the deadline back by this long")
+    hours: float | None = Field(
+        None, gt=0, le=24 * 60, allow_inf_nan=False, description="Push the deadline back by this long"
+    )
     to: datetime | None = Field(
         None, strict=False, description="Or set it to this moment (ISO 8601 with its time zone)"
     )
@@ -210,15 +266,22 @@ class ExtendDeadline(BaseModel):
 class PauseGame(BaseModel):
     model_config = REQUEST
 
-    reason: str = Field(min_length=1, max_length=300, description="Shown to the players")
+    reason: Reason = Field(description="Shown to the players")
+
+    @field_validator("reason")
+    @classmethod
+    def _given(cls, value: str) -> str:
+        if not value:
+            raise ValueError("say why the game is paused; the players will see it")
+        return value
 
 
 class ChangeSettings(BaseModel):
     model_config = REQUEST
 
-    turn_length_seconds: int | None = Field(None, ge=1, le=30 * 24 * HOUR)
+    turn_length_seconds: int | None = Field(None, ge=1, le=LONGEST_TURN)
     defender_turn_length_seconds: int | None = Field(None, ge=1, le=7 * 24 * HOUR)
-    reminders_before_seconds: list[int] | None = Field(None, max_length=5)
+    reminders_before_seconds: list[Annotated[int, Field(ge=1, le=LONGEST_TURN)]] | None = Field(None, max_length=5)
     redeploy: Literal["auto", "ask"] | None = None
     vacation_days: int | None = Field(None, ge=0, le=60)
 
@@ -227,8 +290,8 @@ class ReplacePlayer(BaseModel):
     model_config = REQUEST
 
     seat: int = Field(ge=0, le=4)
-    email: EmailStr
-    name: str = Field(min_length=1, max_length=80)
+    email: MailAddress
+    name: PlayerName
 
 
 class SeatRef(BaseModel):
@@ -240,13 +303,13 @@ class SeatRef(BaseModel):
 class CancelGame(BaseModel):
     model_config = REQUEST
 
-    reason: str = Field("", max_length=300)
+    reason: Reason = ""
 
 
 class Vacation(BaseModel):
     model_config = REQUEST
 
-    days: float = Field(gt=0, le=60)
+    days: float = Field(gt=0, le=60, allow_inf_nan=False)
 
 
 class MailOut(BaseModel):

@@ -1,8 +1,12 @@
 """Site admins (DESIGN §1, item 4): accounts made with ``smallworld admin create``, signed in by emailed link.
 
-A sign-in link carries the account and its secret (purpose ``login``, good for ``LOGIN_MAX_AGE``). The
-browser session keeps the same pair and every admin page checks it against the account again, so rotating
-the secret (:func:`sign_out_everywhere`) ends every session and kills every sign-in link already mailed.
+A sign-in link carries the account, its secret and its sign-in serial (purpose ``login``, good for
+``LOGIN_MAX_AGE``, 15 minutes). It works once: signing in moves the account's serial on
+(:func:`sign_in`, one guarded UPDATE, so two uses racing each other sign in once), which also ends every
+other link made before. Its page asks for a button press before it signs in, since mail scanners open the
+links in mails. The browser session keeps the account and its secret, and every admin page checks them
+against the account again, so rotating the secret (:func:`sign_out_everywhere`) ends every session and kills
+every sign-in link already mailed.
 """
 
 from __future__ import annotations
@@ -11,7 +15,8 @@ import secrets
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import Session, select
+import sqlalchemy as sa
+from sqlmodel import Session, col, select
 
 from emails.messages import AdminLogin
 from service.domain.errors import Forbidden, NotFound
@@ -26,6 +31,10 @@ SIGN_IN_MAIL_INTERVAL = 120
 NOT_VALID = "This sign-in link is not valid: it may have been cut short or changed. Ask for a new one."
 EXPIRED = f"This sign-in link has expired: they work for {LOGIN_MAX_AGE // 60} minutes. Ask for a new one."
 REVOKED = "This sign-in link is no longer valid: the account was signed out everywhere. Ask for a new one."
+USED = (
+    "This sign-in link was used already: each works once (and a sign-in ends the links mailed before it). "
+    "Ask for a new one."
+)
 
 
 def normalise_email(email: str) -> str:
@@ -45,7 +54,7 @@ def request_sign_in(session: Session, email: str, links: LinkMaker, now: datetim
         return False
     window = int(now.timestamp()) // SIGN_IN_MAIL_INTERVAL
     sign_in = AdminLogin(
-        login_url=links.login_url(account.id, account.secret),
+        login_url=links.login_url(account.id, account.secret, account.sign_in_serial),
         valid_minutes=LOGIN_MAX_AGE // 60,
         account_id=account.id,
         window=window,
@@ -56,7 +65,9 @@ def request_sign_in(session: Session, email: str, links: LinkMaker, now: datetim
 
 
 def from_sign_in_token(session: Session, links: LinkMaker, token: str) -> SiteAdmin:
-    """The account a sign-in link is for; :class:`Forbidden` if it is tampered, expired or revoked."""
+    """The account a sign-in link is for; :class:`Forbidden` if it is tampered, expired, revoked or used.
+
+    Only reads: :func:`sign_in` uses the link up."""
     try:
         payload = links.signer.verify(LOGIN, token)
     except LinkError:
@@ -71,6 +82,27 @@ def from_sign_in_token(session: Session, links: LinkMaker, token: str) -> SiteAd
         raise Forbidden(NOT_VALID)
     if not secrets.compare_digest(str(payload.get("k", "")), account.secret):
         raise Forbidden(REVOKED)
+    if payload.get("n") != account.sign_in_serial:
+        raise Forbidden(USED)
+    return account
+
+
+def sign_in(session: Session, links: LinkMaker, token: str) -> SiteAdmin:
+    """Use a sign-in link up: the account it is for, once (:class:`Forbidden` as
+    :func:`from_sign_in_token` says, and for a link used meanwhile)."""
+    account = from_sign_in_token(session, links, token)
+    serial = account.sign_in_serial
+    used = session.exec(
+        sa.update(SiteAdmin)
+        .where(col(SiteAdmin.id) == account.id, col(SiteAdmin.sign_in_serial) == serial)
+        .values(sign_in_serial=serial + 1)
+        .execution_options(synchronize_session=False)
+    )
+    if used.rowcount != 1:
+        session.rollback()
+        raise Forbidden(USED)
+    session.commit()
+    session.refresh(account)
     return account
 
 

@@ -36,8 +36,8 @@ def game_view(session: Session, game: Game, viewer: int | None, inputs: ViewInpu
     inputs = inputs or ViewInputs(session, game.id or 0)
     state = rules.GameState.from_json(game.state) if game.state else None
     seats = [
-        SeatOut(seat=s.seat, name=p.display_name, accepted=s.accepted_at is not None, removed=s.removed)
-        for s, p in inputs.seats
+        SeatOut(seat=s.seat, name=s.display_name, accepted=s.accepted_at is not None, removed=s.removed)
+        for s, _ in inputs.seats
     ]
     over = game.status == GameStatus.FINISHED
     return GameView(

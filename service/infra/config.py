@@ -84,6 +84,20 @@ DEFAULTS: dict[str, Any] = {
     "RATELIMIT_ACTIONS": "60 per minute",
     # Sign-in links asked for on the site admins' sign-in form, per client address.
     "RATELIMIT_ADMIN_SIGN_IN": "5 per minute; 30 per day",
+    # Strangers must not use the service to mail strangers (DESIGN §9). Games created per client address:
+    "RATELIMIT_NEW_GAMES": "5 per hour; 20 per day",
+    # Games created naming one host address (each mails that host a confirmation):
+    "RATELIMIT_GAMES_PER_HOST": "10 per day",
+    # Invitations mailed to one address, whoever sends them:
+    "RATELIMIT_INVITATIONS_PER_ADDRESS": "5 per day",
+    # Admin acts on one game (each mails every player), by its host or site admins:
+    "RATELIMIT_ADMIN_ACTS": "30 per hour; 200 per day",
+    # Games waiting for their host's confirmation, per host address, and how long one waits before it lapses.
+    "UNCONFIRMED_GAMES_PER_HOST": 1,
+    "UNCONFIRMED_GAME_HOURS": 48,
+    # Whether the SMTP server (or relay) takes internationalised addresses (SMTPUTF8, RFC 6531). Unless it
+    # is known to, addresses with non-ASCII characters before the @ are refused: they could never be mailed.
+    "SMTP_INTERNATIONAL_ADDRESSES": False,
 }
 
 

@@ -34,10 +34,12 @@ from service.domain.schemas import (
 from service.infra.chat import mask, service_name
 from service.infra.db import get_session
 from service.web.access import game_from_admin_token
-from service.web.api_spec import ERRORS, bearer_token, domain_error, spec
+from service.web.api_spec import ERRORS, LIMITED_ERRORS, bearer_token, domain_error, refuse_unreadable_bodies, spec
+from service.web.rate_limits import mail_quotas
 
 bp = Blueprint("admin_api", __name__, url_prefix="/api/admin")
 bp.register_error_handler(DomainError, domain_error)
+bp.before_request(refuse_unreadable_bodies)
 SECURITY: list[dict[str, list[str]]] = [{"seat": []}]
 
 
@@ -151,13 +153,16 @@ def change_settings(game_id: int, json: ChangeSettings) -> Any:
 
 
 @bp.post("/games/<int:game_id>/replace")
-@spec.validate(json=ReplacePlayer, resp=Responses(HTTP_200=GameView, **ERRORS), tags=["admin"], security=SECURITY)
+@spec.validate(
+    json=ReplacePlayer, resp=Responses(HTTP_200=GameView, **LIMITED_ERRORS), tags=["admin"], security=SECURITY
+)
 def replace(game_id: int, json: ReplacePlayer) -> Any:
     """Give a seat to a new player; the seat's old links stop working."""
     _game(game_id)
-    return _view(
-        admin.replace_player(get_session(), game_id, admin.HOST, current_links(), json.seat, json.email, json.name)
-    )
+    mail_quotas().check_invitations([json.email])  # an invitation goes to the new address
+    game = admin.replace_player(get_session(), game_id, admin.HOST, current_links(), json.seat, json.email, json.name)
+    mail_quotas().note_invitations([json.email])
+    return _view(game)
 
 
 @bp.post("/games/<int:game_id>/remove")

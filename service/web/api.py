@@ -18,6 +18,8 @@ from service.domain.errors import DomainError, Forbidden
 from service.domain.links import INVITE, current_links
 from service.domain.schemas import (
     Accepted,
+    AcceptInvitation,
+    ConfirmGame,
     CreateGame,
     GameCreated,
     GameView,
@@ -30,8 +32,9 @@ from service.domain.schemas import (
     Vacation,
 )
 from service.infra.db import get_session
+from service.web import hosting
 from service.web.access import seat_from_token
-from service.web.api_spec import ERRORS, bearer_token, domain_error, spec
+from service.web.api_spec import ERRORS, LIMITED_ERRORS, bearer_token, domain_error, refuse_unreadable_bodies, spec
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -44,27 +47,48 @@ def _seat_for(game_id: int) -> tuple[Any, int]:
     return game, seat.seat
 
 
-@bp.post("/games")
-@spec.validate(json=CreateGame, resp=Responses(HTTP_201=GameCreated, **ERRORS), tags=["games"])
-def create_game(json: CreateGame) -> Any:
-    """Create a game; every player is mailed an invitation, the host the admin link."""
+def _created(game_id: int, admin_url: str | None) -> GameCreated:
     session = get_session()
-    game, admin_url = lobby.create_game(session, json, current_links())
+    game = games.get_game(session, game_id)
     seats = [
-        SeatOut(seat=s.seat, name=p.display_name, accepted=s.accepted_at is not None)
-        for s, p in games.seats_of(session, game.id or 0)
+        SeatOut(seat=s.seat, name=s.display_name, accepted=s.accepted_at is not None)
+        for s, _ in games.seats_of(session, game_id)
     ]
-    return GameCreated(id=game.id or 0, status=game.status, admin_url=admin_url, seats=seats), 201
+    return GameCreated(id=game_id, status=game.status, admin_url=admin_url, seats=seats)
+
+
+@bp.post("/games")
+@spec.validate(json=CreateGame, resp=Responses(HTTP_201=GameCreated, **LIMITED_ERRORS), tags=["games"])
+def create_game(json: CreateGame) -> Any:
+    """Create a game, unconfirmed: only its host is mailed, a link to confirm it. The invitations go when
+    the host confirms (``POST /api/games/confirm``, or the link's page)."""
+    game = hosting.new_game(json)
+    return _created(game.id or 0, None), 201
+
+
+@bp.post("/games/confirm")
+@spec.validate(
+    json=ConfirmGame, resp=Responses(HTTP_200=GameCreated, **LIMITED_ERRORS), tags=["games"], security=[{"seat": []}]
+)
+def confirm_game(json: ConfirmGame) -> Any:
+    """Confirm a new game (bearer: the token of the host's confirmation link): the invitations go out, and
+    the answer holds the host's admin link."""
+    confirmed = hosting.confirm(bearer_token(), json.time_zone)
+    return _created(confirmed.game.id or 0, confirmed.admin_url)
 
 
 @bp.post("/invitations/accept")
-@spec.validate(resp=Responses(HTTP_200=Accepted, **ERRORS), tags=["games"], security=[{"seat": []}])
-def accept_invitation() -> Any:
-    """Accept an invitation (bearer: the invitation token); the game starts once all have accepted."""
+@spec.validate(
+    json=AcceptInvitation, resp=Responses(HTTP_200=Accepted, **ERRORS), tags=["games"], security=[{"seat": []}]
+)
+def accept_invitation(json: AcceptInvitation) -> Any:
+    """Accept an invitation (bearer: the invitation token), optionally under another name and with your time
+    zone; the game starts once all have accepted."""
     session = get_session()
     game, seat = seat_from_token(session, current_links(), bearer_token(), purpose=INVITE)
-    lobby.accept_invitation(session, game, seat, current_links())
-    session.refresh(game)
+    game = lobby.accept_invitation(
+        session, game.id or 0, seat.seat, current_links(), name=json.name, time_zone=json.time_zone
+    )
     return Accepted(
         game_id=game.id or 0,
         seat=seat.seat,
@@ -155,6 +179,7 @@ def vacation(game_id: int, json: Vacation) -> Any:
 
 
 bp.register_error_handler(DomainError, domain_error)
+bp.before_request(refuse_unreadable_bodies)
 
 
 def init_app(app: Flask) -> None:

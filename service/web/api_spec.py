@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from flask import Response, jsonify, request
+from flask import Response, current_app, jsonify, request
 from spectree import SecurityScheme, SpecTree
 from spectree.models import SecureType, SecuritySchemeData
+from werkzeug.exceptions import BadRequest, UnsupportedMediaType
 
 from service.domain.errors import DomainError, Forbidden
 from service.domain.schemas import ErrorOut
@@ -33,6 +34,9 @@ spec = SpecTree(
     title="Small World by Mail",
     version="1",
     path="api/docs",
+    # No documentation pages of spectree's: they load their scripts from CDNs. The service serves its own
+    # page over the same document (service.web.api_docs), under the site's content security policy.
+    page_templates={},
     mode="strict",
     validation_error_status=400,
     before=_malformed,
@@ -46,7 +50,34 @@ spec = SpecTree(
     ],
 )
 
-ERRORS = {f"HTTP_{code}": ErrorOut for code in (400, 403, 404, 409, 422)}
+ERRORS = {f"HTTP_{code}": ErrorOut for code in (400, 403, 404, 409, 415, 422)}
+#: The operations that mail strangers answer 429 when a limit on that is reached (``Retry-After`` says when
+#: to try again).
+LIMITED_ERRORS = {**ERRORS, "HTTP_429": ErrorOut}
+
+
+def refuse_unreadable_bodies() -> None:
+    """Before an API operation: a body it would not read is refused, naming what is wrong, instead of being
+    read as nothing (spectree reads a body of another type as ``{}``, and a form body as no body at all,
+    which reached the operation as ``None``).
+
+    An operation that takes a JSON document: a body of another type is 415. One that takes no body: a
+    body other than an empty JSON object is 400.
+    """
+    view = current_app.view_functions.get(request.endpoint or "")
+    metadata = spec.get_function_metadata(view) if view is not None else None
+    if metadata is None or request.method in ("GET", "HEAD", "OPTIONS", "DELETE"):
+        return
+    has_body = bool(request.content_length) or "chunked" in request.headers.get("Transfer-Encoding", "").lower()
+    if not has_body:
+        return
+    if getattr(metadata, "json", None):
+        if not request.is_json:
+            shown = request.mimetype or "none"
+            raise UnsupportedMediaType(f"Content-Type: send the body as JSON (application/json), not {shown}.")
+        return
+    if not request.is_json or request.get_json(silent=True) != {}:
+        raise BadRequest("This operation takes no request body: send none (or {}).")
 
 
 def bearer_token() -> str:
@@ -62,4 +93,7 @@ def domain_error(error: DomainError) -> tuple[Response, int]:
     """A refused operation as the API answers it: ``{"error": message}`` (+ the fresh version on 409)."""
     body: dict[str, Any] = {"error": error.message}
     body.update({k: v for k, v in error.extra.items() if k == "version"})
-    return jsonify(body), error.status
+    response = jsonify(body)
+    if isinstance(error.extra.get("retry_after"), int):
+        response.headers["Retry-After"] = str(error.extra["retry_after"])
+    return response, error.status

@@ -2,19 +2,30 @@
 
 A bad link gets a clear page with status 403, never a stack trace and never any game data. The game and
 turn pages themselves live with the other pages; until a player has a session, they see nothing.
+
+An invitation link shows the invitation and a button: accepting is a POST from that page, never the GET,
+since mail scanners open the links in mails (and would otherwise accept for the player). On that page the
+player may change the name the host gave their seat, and chooses their own time zone.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, redirect, render_template_string, session, url_for
+from flask import Blueprint, redirect, render_template, render_template_string, request, session, url_for
+from pydantic import ValidationError
 
+from emails import times
 from service.domain import lobby
 from service.domain.errors import DomainError
+from service.domain.games import seats_of, settings_of
 from service.domain.links import INVITE, current_links
+from service.domain.models import Game, Player, Seat
+from service.domain.schemas import NAME_LENGTH, AcceptInvitation
+from service.domain.text import zones
 from service.infra.db import get_session
 from service.web.access import seat_from_token
+from service.web.form_errors import messages
 
 bp = Blueprint("links", __name__)
 
@@ -52,14 +63,62 @@ def open_turn_link(token: str) -> Any:
 
 @bp.get("/invite/<token>")
 def open_invitation(token: str) -> Any:
+    """The invitation and its form; a seat that accepted already just opens (nothing changes either way)."""
     db = get_session()
     try:
         game, seat = seat_from_token(db, current_links(), token, purpose=INVITE)
     except DomainError as error:
         return render_template_string(REFUSED, message=error.message), error.status
-    lobby.accept_invitation(db, game, seat, current_links())
+    if seat.accepted_at is not None:
+        start_seat_session(game.id or 0, seat.seat, seat.secret)
+        return redirect(url_for("links.seat_home", game_id=game.id))
+    player = db.get(Player, seat.player_id)
+    assert player is not None
+    form = {"name": seat.display_name, "time_zone": player.time_zone}
+    return _invitation_page(game, seat, player, form, [])
+
+
+@bp.post("/invite/<token>")
+def accept_invitation(token: str) -> Any:
+    db = get_session()
+    try:
+        game, seat = seat_from_token(db, current_links(), token, purpose=INVITE)
+    except DomainError as error:
+        return render_template_string(REFUSED, message=error.message), error.status
+    player = db.get(Player, seat.player_id)
+    assert player is not None
+    form = {"name": request.form.get("name", ""), "time_zone": request.form.get("time_zone", "").strip() or "UTC"}
+    try:
+        chosen = AcceptInvitation.model_validate(form)
+        lobby.accept_invitation(
+            db, game.id or 0, seat.seat, current_links(), name=chosen.name, time_zone=chosen.time_zone
+        )
+    except ValidationError as error:
+        return _invitation_page(game, seat, player, form, messages(error, FIELDS)), 400
+    except DomainError as error:
+        return _invitation_page(game, seat, player, form, [error.message]), error.status
     start_seat_session(game.id or 0, seat.seat, seat.secret)
-    return redirect(url_for("links.seat_home", game_id=game.id))
+    return redirect(url_for("links.seat_home", game_id=game.id), code=303)
+
+
+FIELDS = {"name": "Your name", "time_zone": "Your time zone"}
+
+
+def _invitation_page(game: Game, seat: Seat, player: Player, form: dict[str, str], errors: list[str]) -> Any:
+    settings = settings_of(game)
+    return render_template(
+        "lobby/invitation.html",
+        game=game,
+        names=[s.display_name for s, _ in seats_of(get_session(), game.id or 0)],
+        turn_length=times.duration(settings.turn_length_seconds),
+        starts_at_once=game.status != "inviting",
+        form=form,
+        errors=errors,
+        zones=sorted(zones()),
+        chosen_zone=player.time_zone != "UTC",
+        name_length=NAME_LENGTH,
+        block_url=current_links().block_url(player.email),
+    )
 
 
 @bp.get("/games/<int:game_id>/me")

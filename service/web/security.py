@@ -8,8 +8,8 @@ an inline ``<script>`` or ``<style>`` block marks it with ``nonce="{{ csp_nonce(
 for that response only, and only when a template asks for it. Inline ``style="…"`` attributes are
 ignored by browsers under this policy: put the rules in a stylesheet or a nonce'd ``<style>`` block.
 
-The one exception is the API's own documentation pages (``/api/docs/…``), which spectree serves from a
-CDN with inline scripts: they get a policy that allows exactly that, and still no framing.
+The API's documentation page (``/api/docs``) is no exception: it is drawn on the server from the OpenAPI
+document (``service.web.api_docs``), with no script and nothing from another site.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from flask.json.provider import DefaultJSONProvider
 from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-#: The policy of every response but the API documentation. ``{nonce}`` is filled when a page used one.
+#: The policy of every response. ``{nonce}`` is filled when a page used one.
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; "
     "script-src 'self'{nonce}; "
@@ -37,20 +37,8 @@ CONTENT_SECURITY_POLICY = (
     "frame-ancestors 'none'"
 )
 
-#: spectree's documentation pages load Swagger UI / Redoc / Scalar from these CDNs, with inline scripts.
+#: Where the API's documentation page is (under the same policy as every other page).
 API_DOCS_PREFIX = "/api/docs"
-API_DOCS_POLICY = (
-    "default-src 'none'; "
-    "script-src 'self' 'unsafe-inline' https://unpkg.com https://cdn.jsdelivr.net; "
-    "style-src 'self' 'unsafe-inline' https://unpkg.com https://cdn.jsdelivr.net https://fonts.googleapis.com; "
-    "img-src 'self' data: https:; "
-    "font-src 'self' data: https://fonts.gstatic.com; "
-    "connect-src 'self'; "
-    "worker-src blob:; "
-    "form-action 'self'; "
-    "base-uri 'none'; "
-    "frame-ancestors 'none'"
-)
 
 HEADERS = {
     "X-Content-Type-Options": "nosniff",
@@ -96,8 +84,6 @@ def csp_nonce() -> str:
 
 
 def content_security_policy() -> str:
-    if request.path == API_DOCS_PREFIX or request.path.startswith(API_DOCS_PREFIX + "/"):
-        return API_DOCS_POLICY
     nonce = g.get("csp_nonce")
     return CONTENT_SECURITY_POLICY.format(nonce=f" 'nonce-{nonce}'" if nonce else "")
 

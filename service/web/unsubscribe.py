@@ -1,4 +1,5 @@
-"""Unsubscribing from reminders and notices: the link in those mails' footers and ``List-Unsubscribe``.
+"""Unsubscribing from reminders and notices (the link in those mails' footers and ``List-Unsubscribe``),
+and "never invite me again" (the link in every invitation and every request to confirm a game).
 
 ``GET /unsubscribe/<token>`` shows a page with one button; it changes nothing by itself, because mail
 scanners open links. ``POST`` to the same address turns the mail off: the page's button, and the
@@ -6,15 +7,20 @@ one-click POST a mail provider sends (RFC 8058, body ``List-Unsubscribe=One-Clic
 signed token is the only credential, so the POST needs no session and no CSRF token (RFC 8058 §3.2: the
 URL carries what identifies the recipient). Essential mail (invitations, "your turn", "redeploy") cannot be
 turned off: it carries the links the game needs.
+
+"Never invite me again" (``/never/<token>``, purpose ``block``, naming the address) works the same way: the
+page has one button, the POST puts the address on the block list (``service.domain.block_list``), which the
+lobby honours. The same page lets the address's owner allow invitations again.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, render_template_string
+from flask import Blueprint, current_app, render_template_string, request
 
-from service.domain.links import UNSUBSCRIBE, LinkError, current_links
+from service.domain import block_list
+from service.domain.links import BLOCK, UNSUBSCRIBE, LinkError, current_links
 from service.domain.models import Player
 from service.infra.db import get_session
 
@@ -93,3 +99,78 @@ def unsubscribe(token: str) -> Any:
         message=f"You will get no more {NAMES[kind]} at {player.email}.",
         form=False,
     )
+
+
+NEVER = """<!doctype html>
+<html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{ title }} · Small World by Mail</title>
+<style nonce="{{ csp_nonce() }}">
+main { font-family: system-ui, sans-serif; max-width: 36rem; margin: 3rem auto; padding: 0 1rem }
+button { font-size: 1rem; padding: .6rem 1.2rem }
+</style>
+<main>
+<h1>{{ title }}</h1>
+<p>{{ message }}</p>
+{% if act %}
+<form method="post">
+  <button type="submit" name="act" value="{{ act }}">{{ button }}</button>
+</form>
+{% endif %}
+</main></html>"""
+
+
+def _blocked_address(token: str) -> tuple[str | None, str | None]:
+    try:
+        payload = current_links().signer.verify(BLOCK, token)
+    except LinkError as error:
+        return None, str(error)
+    email = payload.get("e")
+    if not isinstance(email, str) or "@" not in email:
+        return None, "This link is not valid."
+    return email, None
+
+
+def _never_page(email: str, blocked: bool, done: bool = False) -> str:
+    if blocked:
+        return render_template_string(
+            NEVER,
+            title="No more invitations" if done else "You asked for no more invitations",
+            message=f"No game here will invite {email} again, nor name it as a game's host. Hosts who try are "
+            "told that this address asked not to be invited.",
+            act="allow",
+            button="Allow invitations again",
+        )
+    return render_template_string(
+        NEVER,
+        title="Invitations allowed" if done else "Never be invited again?",
+        message=f"Hosts may invite {email} to games again."
+        if done
+        else f"Stop every invitation to games of Small World by Mail at {email}, whoever sends it? "
+        "Games you already play in go on as before.",
+        act=None if done else "block",
+        button="Never invite me again",
+    )
+
+
+@bp.get("/never/<token>")
+def never_page(token: str) -> Any:
+    email, error = _blocked_address(token)
+    if email is None:
+        return render_template_string(PAGE, title="This link does not work", message=error, form=False), 403
+    return _never_page(email, bool(block_list.blocked_among(get_session(), [email])))
+
+
+@bp.post("/never/<token>")
+def never(token: str) -> Any:
+    email, error = _blocked_address(token)
+    if email is None:
+        return render_template_string(PAGE, title="This link does not work", message=error, form=False), 403
+    session = get_session()
+    if request.form.get("act") == "allow":
+        block_list.unblock(session, email)
+        session.commit()
+        return _never_page(email, False, done=True)
+    block_list.block(session, email)
+    session.commit()
+    current_app.logger.info("blocked invitations to an address on its owner's request")
+    return _never_page(email, True, done=True)

@@ -13,11 +13,11 @@ from flask import Flask
 from sqlmodel import Session, select
 
 from service import create_app
-from service.domain import lobby
 from service.domain.models import AuditEntry, Game, OutboxMail, Seat
 from service.domain.schemas import CreateGame
 from service.infra.db import get_engine, upgrade_database
 from tests.conftest import SERVICE_SETTINGS
+from tests.factories import confirmed_game
 
 
 @pytest.fixture(scope="module")
@@ -34,21 +34,21 @@ def admin_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
 
 
 def new_game(app: Flask, players: int = 3, name: str = "Admin test", start: bool = True, **settings: Any) -> int:
-    """A game created as the lobby would; started at once unless ``start`` is false. Player ``i`` is
-    ``Player i`` at ``p<i>@<name>.example`` (addresses differ between games), in Europe/Paris."""
+    """A game created as the lobby would, and confirmed by its host; started at once unless ``start`` is
+    false. Player ``i`` is ``Player i`` at ``p<i>@<name>.example`` (addresses differ between games), and chose
+    Europe/Paris as their time zone."""
     domain = re.sub(r"\W+", "-", name.lower()).strip("-")
+    emails = [f"p{i}@{domain}.example" for i in range(players)]
     request = CreateGame.model_validate(
         {
             "name": name,
-            "players": [
-                {"name": f"Player {i}", "email": f"p{i}@{domain}.example", "time_zone": "Europe/Paris"}
-                for i in range(players)
-            ],
+            "players": [{"name": f"Player {i}", "email": email} for i, email in enumerate(emails)],
             "settings": {"start_when_all_accepted": not start, **settings},
         }
     )
     with Session(get_engine(app)) as session:
-        game, _ = lobby.create_game(session, request, app.extensions["smallworld.links"])
+        zones = dict.fromkeys(emails, "Europe/Paris")
+        game, _ = confirmed_game(session, request, app.extensions["smallworld.links"], time_zones=zones)
         return game.id or 0
 
 

@@ -16,13 +16,13 @@ from service.domain.errors import Conflict
 from service.domain.models import AuditEntry, Game, GameAction, OutboxMail, utcnow
 from service.infra.db import get_engine
 
-from ..api.conftest import bearer, new_game_body, token_of
+from ..api.conftest import bearer, create_game, new_game_body, token_of
 
 
 @pytest.fixture
 def game(api: Any, outbox: Any) -> dict[str, Any]:
     """A started 3-player game: its id, the host's admin token and the seats' turn tokens."""
-    created = api.post("/api/games", json=new_game_body(3, start_when_all_accepted=False)).get_json()
+    created = create_game(api, new_game_body(3, start_when_all_accepted=False)).get_json()
     seats = {i: token_of(m.context["turn_url"]) for i, m in enumerate(outbox("invitation"))}
     return {"id": created["id"], "admin": token_of(created["admin_url"]), "seats": seats}
 
@@ -183,7 +183,7 @@ def test_refusals(api: Any, api_app: Any, game: dict[str, Any]) -> None:
     response = act(api, game, "extend", {"hours": 1}, token=game["seats"][0])
     assert response.status_code == 403
     # A host link cannot touch another game.
-    other = api.post("/api/games", json=new_game_body(2, start_when_all_accepted=False)).get_json()["id"]
+    other = create_game(api, new_game_body(2, start_when_all_accepted=False)).get_json()["id"]
     response = api.post(f"/api/admin/games/{other}/pause", headers=bearer(game["admin"]), json={"reason": "x"})
     assert response.status_code == 403 and "another game" in response.get_json()["error"]
     # Validation.

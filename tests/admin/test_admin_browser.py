@@ -87,6 +87,7 @@ def test_a_site_admin_signs_in_from_the_mail_and_finds_the_game(
     expect(page.get_by_role("status")).to_contain_text("If that address belongs to a site admin")
     [mail] = live.outbox("admin_login")
     page.goto(mail.context["login_url"])
+    page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("heading", name="All games")).to_be_visible()
     page.get_by_label("Player (part of a name or an email address)").fill("found-by-admin")
     page.get_by_role("button", name="Show the games").click()

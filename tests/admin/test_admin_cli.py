@@ -13,7 +13,7 @@ from service.cli.admin import parse_duration
 from service.domain.models import Game, SiteAdmin
 from service.infra.db import get_engine
 
-from ..api.conftest import new_game_body
+from ..api.conftest import create_game, new_game_body
 
 
 def test_durations_read_like_people_write_them() -> None:
@@ -26,7 +26,7 @@ def test_durations_read_like_people_write_them() -> None:
 
 def test_the_admin_commands_act_on_a_game(app: Any) -> None:
     client = app.test_client()
-    game_id = client.post("/api/games", json=new_game_body(2, start_when_all_accepted=False)).get_json()["id"]
+    game_id = create_game(client, new_game_body(2, start_when_all_accepted=False)).get_json()["id"]
     runner = app.test_cli_runner()
     with Session(get_engine(app)) as session:
         before = session.get(Game, game_id).deadline_at  # type: ignore[union-attr]

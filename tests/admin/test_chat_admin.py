@@ -14,7 +14,7 @@ from service.domain.links import current_links
 from service.domain.models import AuditEntry, ChatNotice, Game, Seat
 from service.infra.db import get_engine
 
-from ..api.conftest import bearer, new_game_body, token_of
+from ..api.conftest import bearer, create_game, new_game_body, token_of
 
 DISCORD = "discord://4174216298/JHMHI8qBe7bk2ZwO5U711o3dV_js"
 SECRET = "JHMHI8qBe7bk2ZwO5U711o3dV_js"
@@ -30,7 +30,7 @@ def chat_app(request: pytest.FixtureRequest, make_app: Callable[..., Flask]) -> 
 
 def create(client: Any, chat_url: Any) -> Any:
     body = new_game_body(2, start_when_all_accepted=False) | {"chat_url": chat_url}
-    return client.post("/api/games", json=body)
+    return create_game(client, body)
 
 
 def game_row(app: Flask, game_id: int) -> Game:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -58,3 +59,45 @@ def new_game_body(players: int, **settings: Any) -> dict[str, Any]:
         "players": [{"name": f"Player {i}", "email": f"p{i}@example.org"} for i in range(players)],
         "settings": settings,
     }
+
+
+#: The client address the host confirms from, in :func:`create_game` (TEST-NET-1, RFC 5737).
+HOSTS_MACHINE = "192.0.2.10"
+
+
+@dataclass(frozen=True)
+class Created:
+    """What :func:`create_game` answers: the creation's status, and the confirmation's body (the same shape
+    as the creation's: id, status, admin_url, seats)."""
+
+    status_code: int
+    body: Any
+    #: The raw answers, of the creation and then of the confirmation.
+    raw: str = ""
+
+    def get_json(self) -> Any:
+        return self.body
+
+    def get_data(self, as_text: bool = False) -> Any:
+        return self.raw if as_text else self.raw.encode()
+
+
+def create_game(client: Any, body: dict[str, Any], **confirmation: Any) -> Created:
+    """Create a game through the API and confirm it as its host does (DESIGN §9: a new game mails only its
+    host until the host confirms it), with the token of the ``confirm_game`` mail: what creating a game
+    did by itself before. A refused creation is answered as it was. The host confirms from a machine of
+    their own (``HOSTS_MACHINE``), so the confirmation counts against none of the client's limits."""
+    created = client.post("/api/games", json=body)
+    if created.status_code != 201:
+        return Created(created.status_code, created.get_json(), created.get_data(as_text=True))
+    game_id = created.get_json()["id"]
+    [mail] = [m for m in read_outbox(client.application, "confirm_game") if m.game_id == game_id]
+    confirmed = client.post(
+        "/api/games/confirm",
+        headers=bearer(token_of(mail.context["confirm_url"])),
+        json=confirmation or None,
+        environ_base={"REMOTE_ADDR": HOSTS_MACHINE},
+    )
+    assert confirmed.status_code == 200, confirmed.get_json()
+    raw = created.get_data(as_text=True) + confirmed.get_data(as_text=True)
+    return Created(created.status_code, confirmed.get_json(), raw)

@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from .conftest import bearer, new_game_body, token_of
+from .conftest import bearer, create_game, new_game_body, token_of
 
 LIMIT = 64 * 1024
 
 
 @pytest.fixture
 def game(api: Any, outbox: Any) -> dict[str, Any]:
-    created = api.post("/api/games", json=new_game_body(3, start_when_all_accepted=False)).get_json()
+    created = create_game(api, new_game_body(3, start_when_all_accepted=False)).get_json()
     invitations = outbox("invitation")
     return {
         "id": created["id"],

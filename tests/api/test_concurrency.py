@@ -13,12 +13,12 @@ from service.domain import play
 from service.domain.models import Game, GameAction, OutboxMail
 from service.infra.db import get_engine, get_session
 
-from .conftest import bearer, new_game_body, read_outbox, token_of
+from .conftest import bearer, create_game, new_game_body, read_outbox, token_of
 
 
 def started(api: Any, outbox: Any, players: int = 2) -> tuple[int, dict[int, str]]:
     """A game started at once; the seats' tokens from the invitation mails."""
-    created = api.post("/api/games", json=new_game_body(players, start_when_all_accepted=False))
+    created = create_game(api, new_game_body(players, start_when_all_accepted=False))
     assert created.status_code == 201, created.get_json()
     tokens = {i: token_of(m.context["turn_url"]) for i, m in enumerate(outbox("invitation"))}
     return created.get_json()["id"], tokens

@@ -21,7 +21,7 @@ from service.domain.links import LinkMaker, signer_for
 from service.domain.models import Game, Seat, utcnow
 from service.infra.db import get_engine
 
-from .conftest import bearer, token_of
+from .conftest import bearer, create_game, token_of
 
 SECRET_WORDS = ("Secret Game", "Alice Secret", "Bob Secret", "alice.secret@example.org", "bob.secret@example.org")
 
@@ -32,7 +32,7 @@ def new_game(api: Any, outbox: Any, name: str, who: tuple[str, str]) -> dict[str
         "players": [{"name": n, "email": f"{n.lower().replace(' ', '.')}@example.org"} for n in who],
         "settings": {"start_when_all_accepted": False},
     }
-    created = api.post("/api/games", json=body)
+    created = create_game(api, body)
     assert created.status_code == 201
     game = created.get_json()
     mails = [m for m in outbox("invitation") if m.game_id == game["id"]]

@@ -14,11 +14,11 @@ from service.domain.links import LinkMaker, signer_for
 from service.domain.models import Game, Seat, utcnow
 from service.infra.db import get_engine
 
-from .conftest import bearer, new_game_body, token_of
+from .conftest import bearer, create_game, new_game_body, token_of
 
 
 def started(api: Any, outbox: Any) -> tuple[int, str, dict[str, Any]]:
-    created = api.post("/api/games", json=new_game_body(2, start_when_all_accepted=False))
+    created = create_game(api, new_game_body(2, start_when_all_accepted=False))
     game_id = created.get_json()["id"]
     return game_id, token_of(outbox("invitation")[0].context["turn_url"]), created.get_json()
 
@@ -49,7 +49,7 @@ def test_a_token_for_another_purpose_or_game_is_refused(api_app: Any, api: Any, 
     assert_refused_without_data(api.get(f"/api/games/{game_id}", headers=bearer(admin_token)))
     invite = token_of(outbox("invitation")[0].context["invite_url"])
     assert_refused_without_data(api.get(f"/api/games/{game_id}", headers=bearer(invite)))
-    other = api.post("/api/games", json=new_game_body(2, start_when_all_accepted=False)).get_json()["id"]
+    other = create_game(api, new_game_body(2, start_when_all_accepted=False)).get_json()["id"]
     response = api.get(f"/api/games/{other}", headers=bearer(token))
     assert response.status_code == 403 and "another game" in response.get_json()["error"]
 
@@ -83,7 +83,7 @@ def test_links_expire_a_month_after_the_game_ends(api_app: Any, api: Any, outbox
 
 
 def test_an_expired_invitation_is_refused(api_app: Any, api: Any, outbox: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    api.post("/api/games", json=new_game_body(2))
+    create_game(api, new_game_body(2))
     invite = token_of(outbox("invitation")[0].context["invite_url"])
     import time
 
@@ -105,7 +105,7 @@ def test_opening_a_turn_link_starts_a_session_for_the_seat(api: Any, outbox: Any
 def test_links_signed_with_an_old_key_still_work_after_rotation(make_app: Any, tmp_path: Any) -> None:
     old_app = make_app(SECRET_KEY="old-key", INSTANCE_PATH=str(tmp_path / "rot"))
     client = old_app.test_client()
-    created = client.post("/api/games", json=new_game_body(2, start_when_all_accepted=False)).get_json()
+    created = create_game(client, new_game_body(2, start_when_all_accepted=False)).get_json()
     with Session(get_engine(old_app)) as session:
         seat = session.exec(select(Seat).where(Seat.game_id == created["id"], Seat.seat == 0)).one()
     old_token = LinkMaker(signer_for("old-key"), "").turn_token(created["id"], 0, seat.secret)

@@ -14,7 +14,7 @@ import pytest
 import rules
 from rules.bots import concrete
 
-from .conftest import bearer, new_game_body, token_of
+from .conftest import bearer, create_game, new_game_body, token_of
 
 
 def assert_no_foreign_coins(body: Any, seat: int) -> None:
@@ -34,7 +34,7 @@ def assert_no_foreign_coins(body: Any, seat: int) -> None:
 
 def play_whole_game(api: Any, outbox: Any, players: int, seed: int) -> dict[str, Any]:
     rnd = random.Random(seed)
-    created = api.post("/api/games", json=new_game_body(players, redeploy=rnd.choice(["auto", "ask"])))
+    created = create_game(api, new_game_body(players, redeploy=rnd.choice(["auto", "ask"])))
     assert created.status_code == 201, created.get_json()
     game_id = created.get_json()["id"]
 

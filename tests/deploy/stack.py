@@ -13,6 +13,7 @@ import contextlib
 import http.client
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -117,6 +118,7 @@ class Stack:
             # The bots play in seconds what people play in weeks, all from 127.0.0.1.
             "RATELIMIT_LINKS": "100000 per minute",
             "RATELIMIT_ACTIONS": "100000 per minute",
+            "RATELIMIT_NEW_GAMES": "100000 per minute",
             **self.extra,
         }
         instance = self.folder / "instance"
@@ -297,3 +299,18 @@ def wait_until(condition: Callable[[], Any], timeout: float, what: str) -> Any:
         if time.monotonic() > deadline:
             raise AssertionError(f"waited {timeout} s for {what}")
         time.sleep(0.1)
+
+
+def confirm_by_mail(stack: Stack, client: Client, host_email: str, *, retries: int = 0) -> Any:
+    """The host confirms their new game with the link of the mail that asks them to (DESIGN §9: only then go
+    the invitations). The confirmation's answer."""
+    base = re.escape(stack.env["SMALLWORLD_BASE_URL"])
+
+    def asking(got: list[Any]) -> list[Any]:
+        return [m for m in got if host_email in m.rcpt_tos and "Confirm your new game" in (m.header("Subject") or "")]
+
+    [mail] = stack.smtp.mailbox.wait_for(asking, timeout=30)
+    token = re.findall(base + r"/games/confirm/([A-Za-z0-9_\-.]+)", mail.text)[0]
+    status, confirmed = client.post("/api/games/confirm", None, token=token, retries=retries)
+    assert status == 200, confirmed
+    return confirmed

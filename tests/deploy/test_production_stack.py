@@ -23,7 +23,7 @@ from service.infra.db import get_session
 from tests.hidden_information import CoinWatch, plant_canaries
 from tests.smtp import Received, SMTPServer
 
-from .stack import Client, Stack, postgres_schema, wait_until
+from .stack import Client, Stack, confirm_by_mail, postgres_schema, wait_until
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes]
 
@@ -68,6 +68,7 @@ def test_a_whole_game_through_gunicorn_two_workers_and_beat(stack: Stack) -> Non
     assert status_code == 201, created
     game_id = created["id"]
     mailbox = stack.smtp.mailbox
+    confirm_by_mail(stack, client, emails[0])
 
     for address in emails:
         [invitation] = mailbox.wait_for(

@@ -51,7 +51,7 @@ from tests.processes import OwnRedis
 from tests.smtp import Received, SMTPServer
 from worker.tasks.mail import DELIVER_OUTBOX
 
-from .stack import Client, Stack, postgres_schema, terminate_connections, wait_until
+from .stack import Client, Stack, confirm_by_mail, postgres_schema, terminate_connections, wait_until
 
 # About a minute each: run by hand (make test PYTEST_ARGS="-m slow tests/deploy"); deploy/README.md has the results.
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes, pytest.mark.slow]
@@ -61,7 +61,7 @@ PLAYERS = 2
 
 
 # -- the games -----------------------------------------------------------------------------------------------
-def create_game(client: Client, tag: str, **settings: Any) -> tuple[int, list[str]]:
+def create_game(stack: Stack, client: Client, tag: str, **settings: Any) -> tuple[int, list[str]]:
     emails = [f"{tag}.{seat}@example.org" for seat in range(PLAYERS)]
     body = {
         "name": f"Game {tag}",
@@ -70,12 +70,13 @@ def create_game(client: Client, tag: str, **settings: Any) -> tuple[int, list[st
     }
     status, created = client.post("/api/games", body, retries=5)
     assert status == 201, created
+    confirm_by_mail(stack, client, emails[0], retries=5)
     return created["id"], emails
 
 
-def deadline_games(client: Client, count: int) -> list[int]:
+def deadline_games(stack: Stack, client: Client, count: int) -> list[int]:
     return [
-        create_game(client, f"deadline{n}", turn_length_seconds=1, start_when_all_accepted=False)[0]
+        create_game(stack, client, f"deadline{n}", turn_length_seconds=1, start_when_all_accepted=False)[0]
         for n in range(count)
     ]
 
@@ -130,7 +131,7 @@ class Bots:
 def join(stack: Stack, tag: str) -> Bots:
     """A game whose players accept the invitations in their mails (the answer gives each its turn link)."""
     client = stack.http()
-    game_id, emails = create_game(client, tag, start_when_all_accepted=True)
+    game_id, emails = create_game(stack, client, tag, start_when_all_accepted=True)
     base = stack.env["SMALLWORLD_BASE_URL"]
     tokens = {}
     for seat, address in enumerate(emails):
@@ -339,7 +340,7 @@ def test_workers_killed_mid_task_connections_cut_and_a_second_beat(
         stack.start_beat("beat2")  # by mistake: it must wait for the lock, not send every sweep twice
 
         client = stack.http()
-        deadline_ids = deadline_games(client, 3)
+        deadline_ids = deadline_games(stack, client, 3)
         bots = join(stack, "played")
         stop = threading.Event()
         player = threading.Thread(target=bots.play, args=(stop,), daemon=True)
@@ -405,7 +406,7 @@ def test_redis_restarted_while_games_run(own_redis: OwnRedis, smtp_server: SMTPS
         supervisor = threading.Thread(target=stack.restart_policy, args=(supervising,), daemon=True)
         supervisor.start()
         client = stack.http()
-        deadline_ids = deadline_games(client, 2)
+        deadline_ids = deadline_games(stack, client, 2)
         bots = join(stack, "played")
         stop = threading.Event()
         player = threading.Thread(target=bots.play, args=(stop,), daemon=True)

@@ -13,10 +13,11 @@ from icalendar import Calendar
 from sqlmodel import Session, select
 
 import rules
-from service.domain import admin, calendar, lobby, play
+from service.domain import admin, calendar, play
 from service.domain.links import LinkMaker
 from service.domain.models import Game, GameStatus, Player, Seat
 from service.domain.schemas import CreateGame
+from tests.factories import confirmed_game
 
 
 def new_game(session: Session, links: LinkMaker, name: str, emails: list[str]) -> Game:
@@ -27,7 +28,7 @@ def new_game(session: Session, links: LinkMaker, name: str, emails: list[str]) -
             "settings": {"start_when_all_accepted": False},
         }
     )
-    game, _ = lobby.create_game(session, request, links)
+    game, _ = confirmed_game(session, request, links)
     return game
 
 

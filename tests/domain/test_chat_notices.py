@@ -15,16 +15,18 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from flask import Flask
 from sqlmodel import Session, col, select
 
 import rules
-from service.domain import admin, chat_notices, delivery, lobby, play
+from service.domain import admin, chat_notices, delivery, play
 from service.domain.links import LinkMaker
 from service.domain.models import AuditEntry, ChatNotice, Game, GameStatus, MailStatus, NoticeStatus, OutboxMail, utcnow
 from service.domain.schemas import CreateGame
 from service.infra.chat import ChatPolicy
 from tests.chat_receiver import ChatReceiver, chat_receiver
+from tests.factories import confirmed_game
 
 #: The tests' chat is on this machine: the policy lets it through (the default refuses local addresses).
 POLICY = ChatPolicy(private_hosts=True, timeout=5)
@@ -55,7 +57,14 @@ def new_game(session: Session, links: LinkMaker, chat_url: str | None, players: 
         "chat_url": chat_url,
     }
     with local_chats():
-        game, _ = lobby.create_game(session, CreateGame.model_validate(body), links)
+        game, _ = confirmed_game(session, CreateGame.model_validate(body), links)
+    # The host read the mail asking them to confirm the game (that is how they confirmed it): delivered.
+    session.execute(
+        sa.update(OutboxMail)
+        .where(col(OutboxMail.game_id) == game.id, col(OutboxMail.template) == "confirm_game")
+        .values(status=MailStatus.SENT, sent_at=utcnow())
+    )
+    session.commit()
     return game
 
 

@@ -17,6 +17,7 @@ FACTORIES = [
     factories.AuditEntryFactory,
     factories.SiteAdminFactory,
     factories.ReminderSentFactory,
+    factories.BlockedAddressFactory,
     factories.ChatNoticeFactory,
 ]
 

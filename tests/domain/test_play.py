@@ -6,12 +6,12 @@ import pytest
 from sqlmodel import Session, select
 
 import rules
-from service.domain import lobby, play, views
+from service.domain import play, views
 from service.domain.errors import Conflict, IllegalMove
 from service.domain.links import LinkMaker
 from service.domain.models import Game, GameAction, OutboxMail
 from service.domain.schemas import CreateGame
-from tests.factories import GameFactory, PlayerFactory, SeatFactory
+from tests.factories import GameFactory, PlayerFactory, SeatFactory, confirmed_game
 
 
 def started_game(session: Session, players: int = 2) -> Game:
@@ -96,8 +96,10 @@ def test_create_game_writes_invitations_and_the_admin_link(db_session: Session, 
     request = CreateGame(
         name="Friday", players=[{"name": "Ann", "email": "Ann@Example.org"}, {"name": "Bo", "email": "bo@example.org"}]
     )
-    game, admin_url = lobby.create_game(db_session, request, links)
-    mails = db_session.exec(select(OutboxMail).where(OutboxMail.game_id == game.id)).all()
+    game, admin_url = confirmed_game(db_session, request, links)
+    mails = db_session.exec(
+        select(OutboxMail).where(OutboxMail.game_id == game.id, OutboxMail.template != "confirm_game")
+    ).all()
     assert sorted(m.template for m in mails) == ["admin_link", "invitation", "invitation"]
     assert {m.to_email for m in mails} == {"ann@example.org", "bo@example.org"}
     assert admin_url.startswith("https://smallworld.example/admin/")
@@ -111,7 +113,7 @@ def test_a_host_without_a_seat_hears_of_repeated_auto_passes(db_session: Session
         players=[{"name": "Ann", "email": "ann@example.org"}, {"name": "Bo", "email": "bo@example.org"}],
         settings={"start_when_all_accepted": False, "auto_pass_alert_after": 1},
     )
-    game, _ = lobby.create_game(db_session, request, links)
+    game, _ = confirmed_game(db_session, request, links)
     play.auto_pass(db_session, game.id, 0, links)
     alerts = db_session.exec(select(OutboxMail).where(OutboxMail.template == "host_alert")).all()
     assert [m.to_email for m in alerts] == ["organiser@example.org"]

@@ -18,9 +18,10 @@ from playwright.sync_api import ConsoleMessage, Page, expect
 from sqlmodel import Session
 
 import rules
-from service.domain import games, lobby
+from service.domain import games
 from service.domain.schemas import CreateGame
 from service.infra.db import get_engine
+from tests.factories import confirmed_game
 
 from .live import LiveServer
 from .steps import (
@@ -66,21 +67,30 @@ def test_a_game_created_in_the_browser_and_each_player_s_first_turn_played_from_
     page.get_by_label("Name of the game").fill("Browser game")
     page.locator("#name-0").fill("Ann")
     page.locator("#email-0").fill(ANN)
-    page.locator("#zone-0").fill("Europe/Paris")
     page.locator("#name-1").fill("Bob")
     page.locator("#email-1").fill(BOB)
+    page.get_by_label("Your time zone").fill("Europe/Paris")
     page.get_by_label("Time for a turn, in hours").fill("24")
     assert unlabelled(page) == []
-    settled(page, lambda: page.get_by_role("button", name="Create the game and send the invitations").click())
+    settled(page, lambda: page.get_by_role("button", name="Create the game").click())
+    # Nothing goes to the players until the host confirms the game by the link mailed to them.
+    expect(page.get_by_role("heading", name="Check your mail to confirm Browser game")).to_be_visible()
+    open_mail_link(page, live, ANN, "Confirm your new game", "games/confirm")
+    assert unlabelled(page) == []
+    settled(page, lambda: page.get_by_role("button", name="Confirm and send the invitations").click())
     expect(page.get_by_role("heading", name="Browser game is created")).to_be_visible()
     assert "/admin/" in page.get_by_label("Admin link").input_value()
     game_id = live.outbox("invitation")[-1].game_id
     assert game_id is not None
 
-    # Both accept from their invitations; the game starts and Ann, seat 1, gets her turn by mail.
+    # Both accept from their invitations (the link shows the invitation; its button accepts); the game
+    # starts and Ann, seat 1, gets her turn by mail.
     open_mail_link(page, live, BOB, "invited", "invite")
+    assert unlabelled(page) == []
+    settled(page, lambda: page.get_by_role("button", name="Accept and take my seat").click())
     expect(page.get_by_text("Waiting for every player to accept")).to_be_visible()
     open_mail_link(page, live, ANN, "invited", "invite")
+    settled(page, lambda: page.get_by_role("button", name="Accept and take my seat").click())
     expect(page.get_by_role("heading", name=re.compile("Your turn"))).to_be_visible()
     open_mail_link(page, live, ANN, "your turn", "play")
     expect(page.get_by_role("heading", name=re.compile("Your turn"))).to_be_visible()
@@ -205,7 +215,7 @@ def test_turn_page_screenshots_on_every_board(live: LiveServer, new_context: Any
                 }
             )
             with Session(get_engine(live.app)) as session:
-                game, _ = lobby.create_game(session, request, links)
+                game, _ = confirmed_game(session, request, links)
                 game_id = game.id or 0
                 seat = games.seats_of(session, game_id)[0][0]
                 turn_url = links.turn_url(game_id, 0, seat.secret)
@@ -237,7 +247,7 @@ def test_a_whole_turn_works_without_javascript(live: LiveServer, new_context: An
     )
     links = live.app.extensions["smallworld.links"]
     with Session(get_engine(live.app)) as session:
-        game, _ = lobby.create_game(session, request, links)
+        game, _ = confirmed_game(session, request, links)
         game_id = game.id or 0
         seat = games.seats_of(session, game_id)[0][0]
         turn_url = links.turn_url(game_id, 0, seat.secret)

@@ -20,13 +20,13 @@ from sqlmodel import Session, select
 from werkzeug.datastructures import MultiDict
 
 import rules
-from service.domain import games, lobby
-from service.domain.models import Game, GameAction, Seat
+from service.domain import games
+from service.domain.models import Game, GameAction, OutboxMail, Seat
 from service.domain.schemas import CreateGame
 from service.infra.db import get_engine
 from service.web.access import REVOKED
 from service.web.pages.forms import action_from_form
-from tests.factories import reseed_new_game
+from tests.factories import confirmed_game, reseed_new_game
 from tests.pages.steps import play_randomly_until
 
 
@@ -42,7 +42,7 @@ def start_game(app: Flask, players: int = 2, *, seed: str | None = None, **setti
     )
     links = app.extensions["smallworld.links"]
     with Session(get_engine(app)) as session:
-        game, _ = lobby.create_game(session, request, links)
+        game, _ = confirmed_game(session, request, links)
         game_id = game.id or 0
         if seed is not None:
             reseed_new_game(session, game_id, seed)
@@ -308,10 +308,22 @@ def new_game_form(client: Any, **fields: Any) -> dict[str, Any]:
     return data
 
 
+def confirm_from_mail(app: Flask, client: Any) -> Any:
+    """The host opens the link of the ``confirm_game`` mail and presses "Confirm" (DESIGN §9: the game mails
+    nobody else until then). The answer to the button."""
+    with Session(get_engine(app)) as session:
+        mail = session.exec(select(OutboxMail).where(OutboxMail.template == "confirm_game")).all()[-1]
+    path = mail.context["confirm_url"].removeprefix(app.extensions["smallworld.links"].base_url)
+    page = client.get(path)
+    assert page.status_code == 200
+    return client.post(path, data={"csrf_token": csrf_of(page.text), "act": "confirm", "time_zone": "UTC"})
+
+
 def test_the_host_creates_a_game_and_sees_the_admin_link(app: Flask) -> None:
     client = app.test_client()
     answer = client.post("/games/new", data=new_game_form(client))
     assert answer.status_code == 303
+    answer = confirm_from_mail(app, client)
     created = client.get(answer.headers["Location"]).text
     assert "Lobby game is created" in created and "/admin/" in created
     with Session(get_engine(app)) as session:
@@ -326,10 +338,10 @@ def test_the_host_creates_a_game_and_sees_the_admin_link(app: Flask) -> None:
 def test_the_create_form_refuses_with_readable_words_and_keeps_what_was_typed(app: Flask) -> None:
     client = app.test_client()
     answer = client.post(
-        "/games/new", data=new_game_form(client, **{"email-1": "not an address", "zone-0": "Mars/Base"})
+        "/games/new", data=new_game_form(client, **{"email-1": "not an address", "host_zone": "Mars/Base"})
     )
     assert answer.status_code == 400
-    assert "Player 2 email" in answer.text and "Player 1 time zone" in answer.text
+    assert "Player 2 email" in answer.text and "Your time zone" in answer.text
     assert 'value="Lobby game"' in answer.text
     same = client.post("/games/new", data=new_game_form(client, **{"email-1": "ANN@example.org"}))
     assert same.status_code == 400 and "different email" in same.text
@@ -433,11 +445,13 @@ def test_the_pages_of_a_game_still_inviting(app: Flask) -> None:
     request = CreateGame.model_validate({"name": "Not yet", "players": players})
     links = app.extensions["smallworld.links"]
     with Session(get_engine(app)) as session:
-        game, _ = lobby.create_game(session, request, links)
+        game, _ = confirmed_game(session, request, links)
         game_id = game.id or 0
         seat = games.seats_of(session, game_id)[0][0]
         invite = links.invite_url(game_id, 0, seat.secret).removeprefix(links.base_url)
     client = app.test_client()
-    assert client.get(invite, follow_redirects=True).request.path == f"/games/{game_id}"
+    page = client.get(invite)  # the invitation and its button: opening it accepts nothing
+    accepted = client.post(invite, data={"csrf_token": csrf_of(page.text), "name": "A"}, follow_redirects=True)
+    assert accepted.request.path == f"/games/{game_id}"
     assert "Waiting for every player to accept" in client.get(f"/games/{game_id}").text
     assert "has not started yet" in client.get(f"/games/{game_id}/history").text

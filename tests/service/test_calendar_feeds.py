@@ -20,6 +20,7 @@ from emails.delivery import backend_from_config
 from service.domain import delivery
 from service.domain.links import TURN, current_links
 from service.infra.db import get_engine
+from tests.api.conftest import create_game
 
 BASE = "https://smallworld.example"
 FEED = re.compile(re.escape(BASE) + r"/calendar/[A-Za-z0-9_\-.]+\.ics")
@@ -31,7 +32,7 @@ def started_game(client: Any) -> int:
         "players": [{"name": "Ann", "email": "ann@example.org"}, {"name": "Bob", "email": "bob@example.org"}],
         "settings": {"start_when_all_accepted": False},
     }
-    created = client.post("/api/games", json=body)
+    created = create_game(client, body)
     assert created.status_code == 201, created.get_json()
     return int(created.get_json()["id"])
 

@@ -18,10 +18,11 @@ from sqlmodel import Session, func, select
 from service.domain.models import AuditEntry, Game, OutboxMail, Seat, SiteAdmin
 from service.infra.db import get_engine
 
-from ..api.conftest import new_game_body, token_of
+from ..api.conftest import create_game, new_game_body, token_of
 
-#: POST endpoints outside /api that take no CSRF token, and why (see service/web/pages/__init__.py).
-EXEMPT = {"unsubscribe.unsubscribe"}
+#: POST endpoints outside /api that take no CSRF token, and why (see service/web/pages/__init__.py): the
+#: one-click unsubscribe and "never invite me again", whose signed token is the credential.
+EXEMPT = {"unsubscribe.unsubscribe", "unsubscribe.never"}
 
 #: Plausible fields for each form, so that only the missing token can be what is wrong.
 FIELDS = {
@@ -59,7 +60,7 @@ def snapshot(app: Flask) -> tuple[Any, ...]:
 def test_every_form_refuses_a_post_without_its_token_or_with_another_browsers(make_app: Callable[..., Flask]) -> None:
     app = make_app()
     api = app.test_client()
-    created = api.post("/api/games", json=new_game_body(3, start_when_all_accepted=False)).get_json()
+    created = create_game(api, new_game_body(3, start_when_all_accepted=False)).get_json()
     game_id = created["id"]
     with Session(get_engine(app)) as session:
         invitation = session.exec(select(OutboxMail).where(OutboxMail.template == "invitation")).first()
@@ -68,12 +69,15 @@ def test_every_form_refuses_a_post_without_its_token_or_with_another_browsers(ma
         admin = SiteAdmin(email="admin@example.org", secret="s3cret-site-admin")
         session.add(admin)
         session.commit()
-        login = token_of(app.extensions["smallworld.links"].login_url(admin.id or 0, admin.secret))
+        login = token_of(app.extensions["smallworld.links"].login_url(admin.id or 0, admin.secret, 0))
 
     browsers = {name: app.test_client() for name in ("seat", "host", "site", "anyone", "other")}
     assert browsers["seat"].get(f"/play/{turn}").status_code == 302
     assert browsers["host"].get(f"/admin/{token_of(created['admin_url'])}").status_code == 302
-    assert browsers["site"].get(f"/admin/login/{login}").status_code in (302, 303)
+    signed_in = browsers["site"].post(
+        f"/admin/login/{login}", data={"csrf_token": csrf_token_of(browsers["site"], f"/admin/login/{login}")}
+    )
+    assert signed_in.status_code in (302, 303)
     foreign_token = csrf_token_of(browsers["other"], "/games/new")  # valid, but another browser's
 
     before = snapshot(app)

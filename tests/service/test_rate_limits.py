@@ -12,7 +12,7 @@ from sqlmodel import Session, select
 from service.domain.models import OutboxMail
 from service.infra.db import get_engine
 
-from ..api.conftest import bearer, new_game_body, token_of
+from ..api.conftest import bearer, create_game, new_game_body, token_of
 
 
 def limited_app(make_app: Callable[..., Flask], **limits: Any) -> Flask:
@@ -21,7 +21,7 @@ def limited_app(make_app: Callable[..., Flask], **limits: Any) -> Flask:
 
 def start_game(app: Flask) -> tuple[int, dict[int, str]]:
     client = app.test_client()
-    created = client.post("/api/games", json=new_game_body(2, start_when_all_accepted=False))
+    created = create_game(client, new_game_body(2, start_when_all_accepted=False))
     assert created.status_code == 201
     with Session(get_engine(app)) as session:
         mails = session.exec(

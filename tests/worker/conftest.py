@@ -14,11 +14,11 @@ from flask import Flask
 from sqlmodel import select
 
 from emails.delivery import backend_from_config
-from service.domain import deadlines, delivery, lobby
+from service.domain import deadlines, delivery
 from service.domain.models import Game, GameAction, OutboxMail
 from service.domain.schemas import CreateGame
 from service.infra.db import get_session
-from tests.factories import reseed_new_game
+from tests.factories import confirmed_game, reseed_new_game
 from tests.smtp import SMTPServer, smtp_server  # noqa: F401  (fixture)
 
 
@@ -33,20 +33,19 @@ def mail_app(request: pytest.FixtureRequest, make_app: Callable[..., Flask], smt
 
 
 def new_game(app: Flask, players: int = 2, *, seed: str | None = None, **settings: Any) -> int:
-    """A game started at once (seat 0 on turn), created through the domain as the API would. With ``seed``,
-    the game is dealt from that seed instead of a secret random one: the same game every run."""
+    """A game started at once (seat 0 on turn), created and confirmed through the domain as the API would.
+    With ``seed``, the game is dealt from that seed instead of a secret random one: the same game every run."""
+    emails = [f"p{i}@example.org" for i in range(players)]
     request = CreateGame.model_validate(
         {
             "name": "Deadline test",
-            "players": [
-                {"name": f"Player {i}", "email": f"p{i}@example.org", "time_zone": "Europe/Paris"}
-                for i in range(players)
-            ],
+            "players": [{"name": f"Player {i}", "email": email} for i, email in enumerate(emails)],
             "settings": {"start_when_all_accepted": False, **settings},
         }
     )
     with app.app_context():
-        game, _ = lobby.create_game(get_session(), request, app.extensions["smallworld.links"])
+        zones = dict.fromkeys(emails, "Europe/Paris")  # as the players chose on their pages
+        game, _ = confirmed_game(get_session(), request, app.extensions["smallworld.links"], time_zones=zones)
         if seed is not None:
             reseed_new_game(get_session(), game.id or 0, seed)
         return game.id or 0

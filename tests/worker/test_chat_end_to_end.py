@@ -20,6 +20,7 @@ from sqlmodel import select
 from service import create_app
 from service.domain.models import ChatNotice, NoticeStatus, utcnow
 from service.infra.db import get_engine, get_session, upgrade_database
+from tests.api.conftest import create_game
 from tests.chat_receiver import ChatReceiver, chat_receiver
 from tests.conftest import postgres_schema, redis_database
 from tests.processes import service_environment, start, stop
@@ -84,7 +85,7 @@ def test_the_chat_hears_the_turn_and_a_failing_chat_never_holds_up_mail(stack: d
         "settings": {"start_when_all_accepted": False},
         "chat_url": chat.url,
     }
-    created = client.post("/api/games", json=body)
+    created = create_game(client, body)
     assert created.status_code == 201, created.get_json()
     game_id, admin = created.get_json()["id"], created.get_json()["admin_url"].rsplit("/", 1)[-1]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,15 +28,27 @@ def test_the_embedded_worker_writes_each_mail_as_an_eml_file(make_app: Callable[
             "name": "Embedded",
             "players": [{"name": "Ann", "email": "ann@example.org"}, {"name": "Bob", "email": "bob@example.org"}],
         }
-        assert app.test_client().post("/api/games", json=body).status_code == 201
-        deadline = time.monotonic() + 45
-        while len(list(mail_dir.glob("*.eml"))) < 3:  # two invitations and the host's link
-            if time.monotonic() > deadline:
-                print(log.read_text())
-                pytest.fail("the worker did not write the mails")
-            time.sleep(0.1)
-    mails = [email.message_from_bytes(p.read_bytes(), policy=email.policy.default) for p in mail_dir.glob("*.eml")]
+        client = app.test_client()
+        assert client.post("/api/games", json=body).status_code == 201
+
+        def written(count: int) -> list[email.message.EmailMessage]:
+            deadline = time.monotonic() + 45
+            while len(list(mail_dir.glob("*.eml"))) < count:
+                if time.monotonic() > deadline:
+                    print(log.read_text())
+                    pytest.fail("the worker did not write the mails")
+                time.sleep(0.1)
+            paths = mail_dir.glob("*.eml")
+            return [email.message_from_bytes(p.read_bytes(), policy=email.policy.default) for p in paths]
+
+        # The host confirms the game by the link of the first mail (DESIGN §9); then the others go.
+        [request] = written(1)
+        confirm = re.search(r"/games/confirm/(\S+)", request.get_body(preferencelist=("plain",)).get_content())  # type: ignore[union-attr]
+        assert confirm, "the host's mail holds the link to confirm the game"
+        assert client.post("/api/games/confirm", headers={"Authorization": f"Bearer {confirm[1]}"}).status_code == 200
+        mails = written(4)  # and two invitations and the host's link
     assert sorted(str(m["Subject"]) for m in mails) == [
+        "Confirm your new game: Embedded",
         "Embedded: your host link",
         "You are invited to play Small World: Embedded",
         "You are invited to play Small World: Embedded",

@@ -16,17 +16,18 @@ import sqlalchemy as sa
 from flask import Flask
 from sqlmodel import select
 
-from service.domain import lobby
 from service.domain.models import OutboxMail, Player
 from service.domain.schemas import CreateGame
 from service.infra.db import get_session
+from tests.factories import confirmed_game
 from tests.smtp import SMTPServer
 
 from .conftest import drain, outbox
 
 
 def game_of(app: Flask, tag: str) -> int:
-    """A two-player game started at once, its players ``<tag>0@example.org`` and ``<tag>1@example.org``."""
+    """A two-player game confirmed by its host and started at once, its players ``<tag>0@example.org`` and
+    ``<tag>1@example.org``."""
     request = CreateGame.model_validate(
         {
             "name": f"Game {tag}",
@@ -35,7 +36,7 @@ def game_of(app: Flask, tag: str) -> int:
         }
     )
     with app.app_context():
-        game, _ = lobby.create_game(get_session(), request, app.extensions["smallworld.links"])
+        game, _ = confirmed_game(get_session(), request, app.extensions["smallworld.links"])
         return game.id or 0
 
 

@@ -35,11 +35,20 @@ def sweep_deadlines(now: str | None = None) -> dict[str, Any]:
             current_links(),
             now=datetime.fromisoformat(now) if now else None,
             outage_after=timedelta(seconds=current_app.config["OUTAGE_GUARD_SECONDS"]),
+            unconfirmed_max_age=timedelta(hours=float(current_app.config["UNCONFIRMED_GAME_HOURS"])),
         )
     summary = asdict(report)
     summary["now"] = report.now.isoformat()
     summary["outage"] = report.outage.total_seconds() if report.outage else None
-    if report.auto_passed or report.reminders or report.pushed_back or report.errors or report.finished:
+    if (
+        report.auto_passed
+        or report.reminders
+        or report.pushed_back
+        or report.errors
+        or report.finished
+        or report.started
+        or report.lapsed
+    ):
         log(
             logger,
             logging.INFO,
@@ -48,6 +57,8 @@ def sweep_deadlines(now: str | None = None) -> dict[str, Any]:
             reminders=report.reminders,
             pushed_back=report.pushed_back,
             finished=report.finished,
+            started=report.started,
+            lapsed=report.lapsed,
             raced=report.raced,
             errors=report.errors,
         )

@@ -19,13 +19,14 @@ from flask import Flask, current_app
 
 from emails import times
 from service.domain.schemas import GameView
-from service.web.admin_pages import game, site
+from service.web.admin_pages import confirm, game, site
 from service.web.admin_pages.audit_log import AuditLine, audit_lines
 from service.web.rate_limits import client_address
 
 
 def init_app(app: Flask) -> None:
     app.register_blueprint(game.bp)
+    app.register_blueprint(confirm.bp)
     app.register_blueprint(site.bp)
     app.jinja_env.globals["audit_for_players"] = audit_for_players
     # The sign-in form mails a link to whichever admin address is typed in: limited per client address, on

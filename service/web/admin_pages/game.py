@@ -38,6 +38,7 @@ from service.web.admin_pages.access import Manager, manager_for, remember_host
 from service.web.admin_pages.audit_log import MAIL_NAMES, audit_lines
 from service.web.pages.game_summary import deadline
 from service.web.pages.lobby import REMINDER_CHOICES
+from service.web.rate_limits import mail_quotas
 
 bp = Blueprint("admin_game", __name__)
 
@@ -49,6 +50,7 @@ CONFIRMED = ("pass", "remove", "cancel")
 MAIL_ROWS = 60
 UNITS = {"minutes": 60, "hours": HOUR, "days": 24 * HOUR}
 STATUS_WORDS = {
+    GameStatus.UNCONFIRMED: "waiting for its host to confirm it (nothing is sent to the players until then)",
     GameStatus.INVITING: "waiting for the players to accept their invitations",
     GameStatus.ACTIVE: "running",
     GameStatus.PAUSED: "paused",
@@ -101,11 +103,11 @@ def page_context(manager: Manager) -> dict[str, Any]:
         rules.awaiting(state) if state is not None and game.status in (GameStatus.ACTIVE, GameStatus.PAUSED) else set()
     )
     held = seats_of(db, game.id or 0)
-    names = [p.display_name for _, p in held]
+    names = [s.display_name for s, _ in held]
     seats = [
         SeatRow(
             seat=s.seat,
-            name=p.display_name,
+            name=s.display_name,
             email=p.email,
             time_zone=p.time_zone,
             accepted=s.accepted_at is not None,
@@ -358,9 +360,11 @@ def replace(game_id: int) -> Response:
             )
         except ValidationError as error:
             raise BadRequest(_first_error(error, {"seat": "Seat", "email": "Email", "name": "Name"})) from None
+        mail_quotas().check_invitations([asked.email])  # an invitation goes to the new address
         admin.replace_player(
             get_session(), game_id, manager.actor, current_links(), asked.seat, str(asked.email), asked.name
         )
+        mail_quotas().note_invitations([asked.email])
 
     return _run(
         game_id,

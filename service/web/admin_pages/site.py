@@ -52,13 +52,27 @@ def sign_in() -> Any:
 
 @bp.get("/admin/login/<token>")
 def open_sign_in_link(token: str) -> Any:
+    """The emailed link's page: one button signs in (a mail scanner that opens the link uses nothing up)."""
     try:
         account = site_admins.from_sign_in_token(get_session(), current_links(), token)
     except DomainError as error:
-        return render_template("refused.html", heading="This sign-in link does not work", message=error.message), 403
+        return _link_refused(error)
+    return render_template("admin/sign_in_link.html", email=account.email, valid_minutes=LOGIN_MAX_AGE // 60)
+
+
+@bp.post("/admin/login/<token>")
+def use_sign_in_link(token: str) -> Any:
+    try:
+        account = site_admins.sign_in(get_session(), current_links(), token)
+    except DomainError as error:
+        return _link_refused(error)
     remember_site_admin(account)
     flash(f"Signed in as site admin {account.email}.", "done")
     return redirect(url_for(".games"), code=303)
+
+
+def _link_refused(error: DomainError) -> Any:
+    return render_template("refused.html", heading="This sign-in link does not work", message=error.message), 403
 
 
 @bp.post("/admin/logout")

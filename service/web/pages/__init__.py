@@ -14,6 +14,7 @@ from typing import Any
 from flask import Flask, render_template, request
 from flask_wtf.csrf import CSRFError, CSRFProtect
 
+from service.domain.text import zones
 from service.web.maps import legend_svg, seat_badge_svg
 from service.web.pages import game, lobby, mailbox, turn
 from service.web.pages.access import PageRefused
@@ -40,6 +41,7 @@ def init_app(app: Flask) -> None:
         legend=legend_svg,
         mailbox_available=mailbox.mailbox_available,
         page_serial=lambda: secrets.token_hex(6),
+        time_zones=lambda: sorted(zones()),
     )
     app.register_error_handler(PageRefused, _refused)
     app.register_error_handler(CSRFError, _form_expired)

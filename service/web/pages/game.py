@@ -13,15 +13,18 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from flask import Blueprint, render_template, request
+from flask import Blueprint, flash, redirect, render_template, request, url_for
 from sqlmodel import col, select
+from werkzeug.wrappers import Response
 
 import rules
 from emails.render import webcal
 from emails.times import zone as zone_of
-from service.domain import play, views
+from service.domain import lobby, play, views
+from service.domain.errors import BadRequest
 from service.domain.links import current_links
 from service.domain.models import ActionKind, GameAction
+from service.domain.text import checked, known_zone
 from service.infra.db import get_session
 from service.web.maps import MapOptions, board_svg
 from service.web.pages.access import viewer_for
@@ -30,6 +33,24 @@ from service.web.pages.game_summary import page_context
 from service.web.pages.narration import name_of, told_log
 
 bp = Blueprint("game", __name__)
+
+
+@bp.post("/games/<int:game_id>/me/time-zone")
+def choose_time_zone(game_id: int) -> Response:
+    """The viewer's own time zone, for every game of theirs and every mail (their choice alone)."""
+    viewer = viewer_for(game_id)
+    back = request.form.get("back", "")
+    if back not in (url_for("game.page", game_id=game_id), url_for("turn.page", game_id=game_id)):
+        back = url_for("game.page", game_id=game_id)
+    try:
+        zone = checked("Your time zone:", known_zone, request.form.get("time_zone", "").strip())
+    except BadRequest as error:
+        flash(error.message, "refusal")
+        return redirect(back, code=303)
+    lobby.choose_time_zone(get_session(), viewer.player.id or 0, zone)
+    flash(f"Times are shown in {zone}, in every game of yours.", "done")
+    return redirect(back, code=303)
+
 
 #: Steps listed on the game page; the history page lists them all.
 RECENT = 12

@@ -31,6 +31,7 @@ def page_context(viewer: Viewer | None, view: GameView, public: dict[str, Any], 
         "phase_words": PHASES.get(public.get("phase", ""), ""),
         "deadline": deadline(view.deadline_at, zone),
         "awaited_names": [name_of(s, names) for s in view.awaiting],
+        "viewer_zone": zone.key,
     }
 
 

@@ -1,25 +1,27 @@
-"""The lobby: the front page and the host's form to create a game (``service.domain.lobby.create_game``).
+"""The lobby: the front page, the host's form to create a game, and the host's confirmation of it
+(``service.domain.lobby``; DESIGN §9).
 
 The form is read into the same ``CreateGame`` request the JSON API validates, so both refuse the same
-things with the same words. After creation the host sees the admin link (also mailed to them); the
-players get their invitations by mail.
+things with the same words, and goes through the same limits (``service.web.hosting``). A new game mails
+only its host, a link to confirm it; that link's page shows the game and two buttons (a mail scanner opening
+the link confirms nothing). On confirming, the host sees the admin link (also mailed to them) and the
+players get their invitations.
 """
 
 from __future__ import annotations
 
+import math
 from functools import cache
 from typing import Any
 from zoneinfo import available_timezones
 
-from flask import Blueprint, redirect, render_template, request, session, url_for
-from pydantic import ValidationError
+from flask import Blueprint, current_app, redirect, render_template, request, session, url_for
 from werkzeug.datastructures import MultiDict
 
-from service.domain import lobby
-from service.domain.links import current_links
-from service.domain.models import GameStatus
-from service.domain.schemas import HOUR, CreateGame, GameSettings
-from service.infra.db import get_session
+from service.domain.errors import DomainError
+from service.domain.schemas import GAME_NAME_LENGTH, HOUR, LONGEST_TURN, NAME_LENGTH, CreateGame, GameSettings
+from service.web import hosting
+from service.web.form_errors import messages, retry_after
 
 bp = Blueprint("lobby", __name__)
 
@@ -39,51 +41,59 @@ def new_game() -> Any:
     if request.method == "GET":
         return render_template("lobby/new.html", form=_defaults(), errors=[], **_choices())
     form = request.form
+    values = form.to_dict() | {"reminders": form.getlist("reminders")}
     try:
         body = read_form(form)
         created = CreateGame.model_validate(body)
     except ValueError as error:  # pydantic's ValidationError is a ValueError
-        values = form.to_dict() | {"reminders": form.getlist("reminders")}
         return render_template("lobby/new.html", form=values, errors=_messages(error), **_choices()), 400
-    game, admin_url = lobby.create_game(get_session(), created, current_links())
+    try:
+        game = hosting.new_game(created)
+    except DomainError as error:  # an address that asked never to be invited, a limit reached
+        response = render_template("lobby/new.html", form=values, errors=[error.message], **_choices())
+        return response, error.status, retry_after(error)
     session["created_game"] = {
         "id": game.id,
         "name": game.name,
-        "admin_url": admin_url,
-        "players": [{"name": p.name, "email": str(p.email)} for p in created.players],
-        "host_email": str(created.host_email or created.players[0].email),
-        "started": game.status == GameStatus.ACTIVE,
+        "players": [{"name": p.name, "email": p.email} for p in created.players],
+        "host_email": created.host,
     }
     return redirect(url_for(".created"), code=303)
 
 
 @bp.get("/games/created")
 def created() -> Any:
+    """After the form: the game waits for its host's confirmation, by the link mailed to them."""
     info = session.get("created_game")
     if not isinstance(info, dict):
         return redirect(url_for(".new_game"))
-    return render_template("lobby/created.html", created=info)
+    hours = current_app.config["UNCONFIRMED_GAME_HOURS"]
+    return render_template("lobby/created.html", created=info, confirm_hours=hours)
 
 
 def read_form(form: MultiDict[str, str]) -> dict[str, Any]:
     """The ``CreateGame`` request body the form describes (rows left blank are not players)."""
     players = []
     for i in range(MAX_PLAYERS):
-        name, email = form.get(f"name-{i}", "").strip(), form.get(f"email-{i}", "").strip()
-        if name or email:
-            players.append({"name": name, "email": email, "time_zone": form.get(f"zone-{i}", "").strip() or "UTC"})
+        name, email = form.get(f"name-{i}", ""), form.get(f"email-{i}", "").strip()
+        if name.strip() or email:
+            players.append({"name": name, "email": email})
     settings: dict[str, Any] = {
         "turn_length_seconds": _seconds(form.get("turn_hours"), "Turn length"),
         "defender_turn_length_seconds": _seconds(form.get("defender_hours"), "Time to redeploy after an attack"),
-        "reminders_before_seconds": [int(h) * HOUR for h in form.getlist("reminders") if h.isdigit()],
+        "reminders_before_seconds": [
+            int(h) * HOUR for h in form.getlist("reminders") if h.isascii() and h.isdigit() and len(h) < 6
+        ],
         "redeploy": form.get("redeploy", "auto"),
         "start_when_all_accepted": form.get("start", "accepted") == "accepted",
     }
     if form.get("auto_pass_alert_after", "").strip():
         settings["auto_pass_alert_after"] = _number(form["auto_pass_alert_after"], "Auto-passes before you hear")
-    body: dict[str, Any] = {"name": form.get("name", "").strip(), "players": players, "settings": settings}
+    body: dict[str, Any] = {"name": form.get("name", ""), "players": players, "settings": settings}
     if form.get("host_email", "").strip():
         body["host_email"] = form["host_email"].strip()
+    if form.get("host_zone", "").strip():
+        body["host_time_zone"] = form["host_zone"].strip()
     if form.get("chat_url", "").strip():
         body["chat_url"] = form["chat_url"].strip()
     return body
@@ -91,43 +101,39 @@ def read_form(form: MultiDict[str, str]) -> dict[str, Any]:
 
 def _seconds(value: str | None, label: str) -> int:
     hours = _number(value or "", label, float)
-    return round(hours * HOUR)
+    if not math.isfinite(hours) or not 0 < hours <= LONGEST_TURN / HOUR:
+        raise ValueError(f"{label}: give a number of hours between 0 and {LONGEST_TURN // HOUR}")
+    return max(1, round(hours * HOUR))
 
 
 def _number(value: str, label: str, kind: type = int) -> Any:
     try:
         return kind(value.strip().replace(",", "."))
     except ValueError:
-        raise ValueError(f"{label}: {value!r} is not a number") from None
+        raise ValueError(f"{label}: {value[:40]!r} is not a number") from None
 
 
 def _messages(error: ValueError) -> list[str]:
     """Readable lines, naming the form's fields rather than the request's."""
-    if not isinstance(error, ValidationError):
-        return [str(error)]
-    out = []
-    for item in error.errors():
-        where = [str(x) for x in item.get("loc", ())]
-        message = str(item.get("msg", "")).removeprefix("Value error, ")
-        out.append(f"{_field_name(where)}: {message}" if where else message)
-    return out
+    return messages(error, _field_name)
 
 
 def _field_name(where: list[str]) -> str:
     if where[:1] == ["players"] and len(where) >= 2:
-        field = {"name": "name", "email": "email", "time_zone": "time zone"}.get(where[2] if len(where) > 2 else "")
+        field = {"name": "name", "email": "email"}.get(where[2] if len(where) > 2 else "")
         return f"Player {int(where[1]) + 1}" + (f" {field}" if field else "")
     names = {
         "name": "Game name",
         "players": "Players",
         "host_email": "Host email",
+        "host_time_zone": "Your time zone",
         "turn_length_seconds": "Turn length",
         "defender_turn_length_seconds": "Time to redeploy after an attack",
         "reminders_before_seconds": "Reminders",
         "auto_pass_alert_after": "Auto-passes before you hear",
         "chat_url": "Chat address",
     }
-    return names.get(where[-1], where[-1].replace("_", " ").capitalize())
+    return next((names[w] for w in reversed(where) if w in names), where[-1].replace("_", " ").capitalize())
 
 
 def _defaults() -> dict[str, Any]:
@@ -148,4 +154,10 @@ def _zones() -> list[str]:
 
 
 def _choices() -> dict[str, Any]:
-    return {"max_players": MAX_PLAYERS, "reminder_choices": REMINDER_CHOICES, "zones": _zones()}
+    return {
+        "max_players": MAX_PLAYERS,
+        "reminder_choices": REMINDER_CHOICES,
+        "zones": _zones(),
+        "name_length": NAME_LENGTH,
+        "game_name_length": GAME_NAME_LENGTH,
+    }

@@ -1,12 +1,14 @@
 """The local mailbox of the embedded mode: the mails the ``file`` backend wrote, readable in the browser.
 
 A newcomer runs ``smallworld serve``, creates a game, and plays every seat from this page by clicking the
-links in the mails. Never in production: every route answers 404 there. The ``.eml`` files in
-``MAIL_DIR`` are read with the standard library's parser; nothing here writes.
+links in the mails. It holds every player's signed links, so it answers only a browser on this machine (a
+loopback client address), and never in production: every route answers 404 otherwise. The ``.eml`` files
+in ``MAIL_DIR`` are read with the standard library's parser; nothing here writes.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,7 +32,17 @@ URL = re.compile(r"https?://[^\s<>\"']+")
 
 
 def mailbox_available() -> bool:
-    return current_app.config["ENV"] != PRODUCTION
+    """Whether this request may see the mailbox: development, and a client on this machine."""
+    return current_app.config["ENV"] != PRODUCTION and _from_this_machine()
+
+
+def _from_this_machine() -> bool:
+    try:
+        address = ipaddress.ip_address(request.remote_addr or "")
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 @bp.before_request

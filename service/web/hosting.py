@@ -1,0 +1,71 @@
+"""Creating and confirming games, for the JSON API and the lobby alike, within the limits on what strangers
+may have the service mail (DESIGN §9; ``service.web.rate_limits.MailQuotas``)."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+from typing import Any
+
+from flask import current_app
+
+from service.domain import games, lobby
+from service.domain.errors import Forbidden
+from service.domain.links import CONFIRM, LinkError, current_links
+from service.domain.models import Game
+from service.domain.schemas import CreateGame
+from service.domain.text import zones
+from service.infra.db import get_session
+from service.web.rate_limits import mail_quotas
+
+
+def new_game(request: CreateGame) -> Game:
+    """Create ``request``'s game within the limits on what strangers may mail (the lobby's form too)."""
+    quotas = mail_quotas()
+    quotas.check_new_game(request.host, [p.email for p in request.players])
+    config = current_app.config
+    game = lobby.create_game(
+        get_session(),
+        request,
+        current_links(),
+        unconfirmed_cap=int(config["UNCONFIRMED_GAMES_PER_HOST"]),
+        confirm_within=timedelta(hours=float(config["UNCONFIRMED_GAME_HOURS"])),
+    )
+    quotas.count_new_game(request.host)
+    return game
+
+
+def confirm(token: str, time_zone: str | None) -> lobby.Confirmed:
+    """Confirm the game of a confirmation token, within the limit on invitations per address (the page
+    too)."""
+    session = get_session()
+    payload = confirmation_payload(token)
+    game = games.get_game(session, payload["g"])
+    if not secrets.compare_digest(game.admin_secret, payload["k"]):
+        raise Forbidden("This confirmation link is not valid.")
+    invitees = [p.email for _, p in games.seats_of(session, game.id or 0)]
+    if game.status == lobby.UNCONFIRMED:
+        mail_quotas().check_invitations(invitees)
+    confirmed = lobby.confirm_game(
+        session, payload["g"], payload["k"], current_links(), time_zone=time_zone or payload.get("z")
+    )
+    if confirmed.now:  # the invitations went out now: they count
+        mail_quotas().note_invitations(invitees)
+    return confirmed
+
+
+def confirmation_payload(token: str) -> dict[str, Any]:
+    """A confirmation token's payload, or :class:`Forbidden` (expired once the game would have lapsed)."""
+    hours = float(current_app.config["UNCONFIRMED_GAME_HOURS"])
+    try:
+        payload = current_links().signer.verify(CONFIRM, token, max_age=int(hours * 3600) + 3600)
+    except LinkError as error:
+        raise Forbidden(str(error)) from None
+    if not isinstance(payload.get("g"), int) or not isinstance(payload.get("k"), str):
+        raise Forbidden("This link is not valid.")
+    zone = payload.get("z")
+    if zone is not None and (not isinstance(zone, str) or zone not in zones()):
+        payload.pop("z")
+    if get_session().get(Game, payload["g"]) is None:
+        raise Forbidden("This link is not valid.")
+    return payload
