@@ -50,6 +50,7 @@ MESSAGES: dict[str, str] = {
     "admin_change": NOTICE,
     "host_alert": NOTICE,
     "game_over": NOTICE,
+    "seat_to_bot": ESSENTIAL,
 }
 
 #: Messages whose footer offers the reader's calendar feed (every deadline of their games), when delivery
@@ -71,6 +72,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "admin_change": ("game_name", "player_name", "change"),
     "host_alert": ("game_name", "player_name", "auto_passes"),
     "game_over": ("game_name", "player_name", "standings"),
+    "seat_to_bot": ("game_name", "player_name", "take_back_url"),
 }
 
 #: Plain-text lines are wrapped at this width (URLs are never broken).
