@@ -45,6 +45,8 @@ MESSAGES: dict[str, str] = {
     "confirm_game": ESSENTIAL,
     "admin_link": ESSENTIAL,
     "admin_login": ESSENTIAL,
+    "sign_in": ESSENTIAL,
+    "your_links": ESSENTIAL,
     "your_turn": ESSENTIAL,
     "redeploy_needed": ESSENTIAL,
     "reminder": REMINDER,
@@ -65,6 +67,8 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "confirm_game": ("game_name", "host_email", "players", "confirm_url", "block_url"),
     "admin_link": ("game_name", "admin_url"),
     "admin_login": ("login_url", "valid_minutes"),
+    "sign_in": ("sign_in_url", "valid_minutes"),
+    "your_links": ("game_name", "seats"),
     "your_turn": ("game_name", "player_name", "turn_url", "turn", "turns"),
     "redeploy_needed": ("game_name", "player_name", "turn_url", "turn", "turns"),
     "reminder": ("game_name", "player_name", "turn_url", "deadline_at"),
@@ -136,7 +140,7 @@ def render(
         deadline=_deadline(context.get("deadline_at"), now, time_zone),
         time_zone=times.zone(time_zone).key,
     )
-    values["personal_link"] = any(values.get(k) for k in ("turn_url", "invite_url", "admin_url", "game_url"))
+    values["personal_link"] = any(values.get(k) for k in ("turn_url", "invite_url", "admin_url", "game_url", "seats"))
     images: dict[str, bytes] = {}
     board = context.get("board")
     if board and board.get("regions"):

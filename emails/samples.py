@@ -26,6 +26,8 @@ from .messages import (
     RedeployNeeded,
     Reminder,
     TableTalk,
+    SignInLink,
+    YourLinks,
     YourTurn,
 )
 
@@ -157,6 +159,23 @@ SAMPLES: dict[str, Sample] = {
             valid_minutes=30,
             account_id=3,
             window=14802465,
+        ),
+        time_zone="UTC",
+    ),
+    "sign_in": Sample(
+        SignInLink(
+            sign_in_url=f"{BASE}/sign-in/eyJpIjo5LCJrIjoic2VjcmV0In0.ZZ8aQw.sample-sign-in",
+            valid_minutes=30,
+            sign_in_id=9,
+        ),
+        time_zone="UTC",
+    ),
+    "your_links": Sample(
+        YourLinks(
+            **GAME,
+            seats=[{"name": "Bob", "url": TURN_URL, "accepted": True}],
+            player_id=4,
+            window=1234567,
         ),
         time_zone="UTC",
     ),

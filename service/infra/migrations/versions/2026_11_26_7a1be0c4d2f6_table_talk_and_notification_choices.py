@@ -5,7 +5,7 @@ results, or a daily digest at a local hour), with a game's own choice over the a
 record of the digests sent (one per address and local day); table-talk mails their own off switch.
 
 Revision ID: 7a1be0c4d2f6
-Revises: f3a9c6d21b58
+Revises: a7d3e9b1c402
 Create Date: 2026-11-26 16:00:00
 """
 
@@ -16,7 +16,7 @@ import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision: str = "7a1be0c4d2f6"
-down_revision: str | None = "f3a9c6d21b58"
+down_revision: str | None = "a7d3e9b1c402"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
