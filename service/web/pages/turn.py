@@ -32,6 +32,7 @@ from service.web.pages.access import Viewer, viewer_for
 from service.web.pages.forms import action_from_form, int_or_none
 from service.web.pages.game_summary import page_context
 from service.web.pages.narration import PHASES, name_of, score_words
+from service.web.pages.table_talk import board_context
 
 bp = Blueprint("turn", __name__)
 
@@ -54,7 +55,7 @@ def page(game_id: int) -> Any:
     state = GameState.from_json(game.state) if game.state else None
     if state is None or game.status != GameStatus.ACTIVE or viewer.number not in rules.awaiting(state):
         return redirect(url_for("game.page", game_id=game_id))
-    return render_template("turn/page.html", **turn_context(viewer, state, request.args))
+    return render_template("turn/page.html", **turn_context(viewer, state, request.args), talk=board_context(viewer))
 
 
 @bp.post("/games/<int:game_id>/turn")
