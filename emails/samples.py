@@ -25,8 +25,8 @@ from .messages import (
     Message,
     RedeployNeeded,
     Reminder,
-    TableTalk,
     SignInLink,
+    TableTalk,
     YourLinks,
     YourTurn,
 )
