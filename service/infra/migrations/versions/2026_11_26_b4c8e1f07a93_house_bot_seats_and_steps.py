@@ -4,7 +4,7 @@
 bot, in the worker); ``actions.by_bot`` marks the steps the house bot played, for the history.
 
 Revision ID: b4c8e1f07a93
-Revises: a7d3e9b1c402
+Revises: 7a1be0c4d2f6
 Create Date: 2026-11-26 16:15:00
 """
 
@@ -15,7 +15,7 @@ import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision: str = "b4c8e1f07a93"
-down_revision: str | None = "a7d3e9b1c402"
+down_revision: str | None = "7a1be0c4d2f6"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
