@@ -21,7 +21,7 @@ import rules
 from rules.abilities import ACTION_OWNERS, names_with
 from rules.state import GameState
 from rules.troops import conquering_declined, hand_for_conquest
-from service.domain import play, views
+from service.domain import play, story, views
 from service.domain.errors import Conflict, DomainError
 from service.domain.links import current_links
 from service.domain.models import GameStatus
@@ -284,7 +284,11 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
     readied_hand = hand_for_conquest(state, seat, active) if active and state.phase == "start" else None
     # The template sees the player's view only (``public``), never the full state: it holds the other
     # players' coins and the random generator.
+    # "Since your last turn" (issue 18): the other players' turns in words, as the turn mail tells them.
+    turns = play.told_turns(db, game)
+    since = story.since_words(turns, names, seat) if turns is not None else []
     return page_context(viewer, view, public, names) | {
+        "since": since,
         "readied_hand": readied_hand,
         "choices": choices,
         "map_svg": map_svg,
