@@ -178,6 +178,7 @@ class Table:
             if seat in awaited:
                 # What a step will do and why a region cannot be conquered (service/domain/previews.py).
                 self.get(seat, f"/api/games/{self.game_id}/regions/{self.rounds % 23}")
+                self.get(seat, f"/api/games/{self.game_id}/undo")
                 self.rounds += 1
         if pages:
             self.page(None, f"/games/{self.game_id}")
