@@ -102,7 +102,7 @@ def test_undo_lists_the_steps_in_words_and_takes_back_as_many_as_asked(api: Any,
         )
     listed = api.get(f"/api/games/{game_id}/undo", headers=bearer(token)).get_json()
     assert [(s["kind"], s["back"]) for s in listed["steps"]] == [("conquer", 1), ("conquer", 2)]
-    assert all(s["words"].startswith("Player 0 conquered region") for s in listed["steps"])
+    assert all(s["words"].startswith("Player 0 conquered ") for s in listed["steps"])
     too_many = api.post(f"/api/games/{game_id}/undo", headers=bearer(token), json={"version": 4, "steps": 3})
     assert too_many.status_code == 422 and "steps" in too_many.get_json()["error"]
     zero = api.post(f"/api/games/{game_id}/undo", headers=bearer(token), json={"version": 4, "steps": 0})

@@ -230,12 +230,12 @@ def test_undo_step_by_step_names_each_step_and_goes_back_to_the_one_chosen(app: 
     page = client.get(f"/games/{game_id}/turn").text
     listed = page.split('class="undo-steps"')[1].split("</ol>")[0]
     # Earliest first, each in words (rules.tell), each with its own undo.
-    assert listed.count('undo-step-words">P0 conquered region') == 2 and listed.count(">Undo to here</button>") == 2
+    assert listed.count('undo-step-words">P0 conquered ') == 2 and listed.count(">Undo to here</button>") == 2
     assert [int(n) for n in re.findall(r'name="steps" value="(\d+)"', listed)] == [2, 1]
     # Undo to the first conquest: both conquests are taken back, and the message names them.
     client.post(f"/games/{game_id}/turn/undo", data={"csrf_token": csrf_of(page), "version": "4", "steps": "2"})
     assert rules.GameState.from_json(stored(app, game_id).state or {}).regions == after_pick.regions
-    assert "Undone: your last 2 steps (P0 conquered region" in client.get(f"/games/{game_id}/turn").text
+    assert "Undone: your last 2 steps (P0 conquered " in client.get(f"/games/{game_id}/turn").text
     refused = client.post(
         f"/games/{game_id}/turn/undo", data={"csrf_token": csrf_of(page), "version": "5", "steps": "two"}
     )
