@@ -27,6 +27,12 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "schedule": timedelta(seconds=30),
         "options": {"expires": EXPIRES},
     },
+    # The daily digests of the addresses whose chosen local hour has come (service/domain/notifications.py).
+    "send-daily-digests": {
+        "task": "worker.tasks.digests.send_daily_digests",
+        "schedule": timedelta(seconds=30),
+        "options": {"expires": EXPIRES},
+    },
     # The same for chat notices (service/domain/chat_notices.py), on their own queue.
     "deliver-chat-notices": {
         "task": "worker.tasks.chat.deliver_chat_notices",
