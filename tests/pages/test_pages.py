@@ -174,9 +174,10 @@ def test_a_refused_step_shows_the_rules_own_message(app: Flask) -> None:
     with pytest.raises(rules.IllegalAction) as refusal:
         rules.apply(state, {"type": "conquer", "player": 0, "region": inland})
     answer = step(client, game_id, type="conquer", region=str(inland))
-    assert answer.headers["Location"].endswith(f"region={inland}")
     page = client.get(answer.headers["Location"])
-    assert f'role="alert">{refusal.value}' in html.unescape(page.text)
+    assert f'role="alert" id="turn-refusal">{refusal.value}' in html.unescape(page.text)
+    # Said once: not again in a region's panel.
+    assert html.unescape(page.text).count(str(refusal.value)) == 1
     assert stored(app, game_id).version == 2
 
 
@@ -279,7 +280,7 @@ def test_the_history_replays_public_views_of_each_step(app: Flask) -> None:
     after_pick = client.get(f"/games/{game_id}/history?step=2").text
     after_conquest = client.get(f"/games/{game_id}/history?step=3").text
     assert "After step 2: P0 picked combo 1" in after_pick
-    assert f"P0 conquered region {target}" in after_conquest
+    assert f"P0 conquered {rules.region_name(state, target)} " in after_conquest
     assert "P0&#39;s" not in after_pick.split("</svg>")[0] and "P0&#39;s" in after_conquest.split("</svg>")[0]
     start = client.get(f"/games/{game_id}/history?step=0").text
     assert "The board at the start" in start
@@ -455,3 +456,21 @@ def test_the_pages_of_a_game_still_inviting(app: Flask) -> None:
     assert accepted.request.path == f"/games/{game_id}"
     assert "Waiting for every player to accept" in client.get(f"/games/{game_id}").text
     assert "has not started yet" in client.get(f"/games/{game_id}/history").text
+
+
+def test_a_paused_game_names_the_player_whose_turn_it_is(app: Flask) -> None:
+    from service.domain import admin
+
+    game_id, links = start_game(app, 3)
+    with Session(get_engine(app)) as session:
+        admin.pause(session, game_id, admin.HOST, app.extensions["smallworld.links"], "holidays")
+    client = app.test_client()
+    client.get(links[1])  # P1, who waits for P0
+    page = client.get(f"/games/{game_id}")
+    words = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page.text)).split())
+    assert "the game is paused while P0 was picking a combo" in words
+    client = app.test_client()
+    client.get(links[0])
+    page = client.get(f"/games/{game_id}")
+    words = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page.text)).split())
+    assert "the game is paused while you were picking a combo" in words
