@@ -57,6 +57,7 @@ MESSAGES: dict[str, str] = {
     "host_alert": NOTICE,
     # The final results are never silenced, whatever the player turned off (DESIGN §9).
     "game_over": ESSENTIAL,
+    "seat_to_bot": ESSENTIAL,
     "table_talk": TALK,
     "daily_digest": DIGEST,
 }
@@ -84,6 +85,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "admin_change": ("game_name", "player_name", "change"),
     "host_alert": ("game_name", "player_name", "auto_passes"),
     "game_over": ("game_name", "player_name", "standings"),
+    "seat_to_bot": ("game_name", "player_name", "take_back_url"),
     "table_talk": ("game_name", "player_name", "author", "text"),
     "daily_digest": ("player_name", "local_date"),
 }
