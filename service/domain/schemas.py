@@ -385,6 +385,24 @@ class SetChat(BaseModel):
         return _chat_url(value)
 
 
+class SetWatching(BaseModel):
+    """Who may watch the game (DESIGN §9): ``public`` to make it public or private; ``new_link`` to end every
+    watch link shared so far."""
+
+    model_config = REQUEST
+
+    public: bool | None = Field(
+        None, description="true: anyone may watch the game, and it is listed; false: only by link"
+    )
+    new_link: bool = Field(False, description="true: a new watch link; the ones shared before stop working")
+
+
+class WatchingOut(BaseModel):
+    public: bool = Field(description="Whether anyone may watch the game, and find it on the list of public games")
+    watch_url: str = Field(description="The game's read-only watch link, to share")
+    public_url: str | None = Field(description="Where anyone may watch the game, while it is public")
+
+
 class NoticeOut(BaseModel):
     id: int
     kind: str
