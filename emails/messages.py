@@ -136,6 +136,7 @@ class Message(BaseModel):
         unsubscribe_url: str | None = None,
         pictures: bool = True,
         calendar_url: str | None = None,
+        choices_url: str | None = None,
     ) -> Rendered:
         """The mail for one reader (``emails.render.render``)."""
         return render(
@@ -147,6 +148,7 @@ class Message(BaseModel):
             unsubscribe_url=unsubscribe_url,
             pictures=pictures,
             calendar_url=calendar_url,
+            choices_url=choices_url,
         )
 
 
@@ -392,6 +394,27 @@ class GameOver(GameMessage):
         return f"game:{self.game_id}:over:{self.your_seat}"
 
 
+class SeatToBot(GameMessage):
+    """To a seat's player: the house bot plays their seat from now on (the host gave it the seat, or they
+    missed ``missed`` turns in a row), and the link to take it back. Essential: it is how they get their
+    seat back, and no turn mail comes while the bot plays it (DESIGN §10)."""
+
+    template: ClassVar[str] = "seat_to_bot"
+
+    player_name: str
+    seat: int
+    #: Why, in words for the player: ``"the host gave it the seat"``, ``"you missed 3 turns in a row"``...
+    reason: str
+    #: The seat's link: its turn page has the button that takes the seat back.
+    take_back_url: str
+    #: The audit entry of the change: one mail per change.
+    event: int
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"game:{self.game_id}:seat-to-bot:{self.event}"
+
+
 class TableTalk(GameMessage):
     """A message written at the game's table (DESIGN §9), to one other seat (``seat``) who wants it."""
 
@@ -416,6 +439,54 @@ class TableTalk(GameMessage):
         'game:3:talk:12:1'
         """
         return f"game:{self.game_id}:talk:{self.talk_id}:{self.seat}"
+
+
+@with_config(ConfigDict(extra="forbid"))
+class DigestGame(TypedDict):
+    """A game the daily digest lists: one that waits for the reader (their turn, or an invitation)."""
+
+    game_name: str
+    #: The reader's own link to it (their turn link, or the invitation).
+    url: str
+    #: ``turn``, ``redeploy`` or ``invitation``.
+    waiting: str
+    deadline_at: str | None
+    turn: int | None
+    turns: int | None
+
+
+@with_config(ConfigDict(extra="forbid"))
+class DigestTalk(TypedDict):
+    """A message said at one of the reader's tables since their last digest."""
+
+    game_name: str
+    author: str
+    text: str
+    posted_at: str
+
+
+class DailyDigest(Message):
+    """Once a day, at the local hour the reader chose (DESIGN §9): every game that waits for them, and what
+    was said at the tables of the games they follow by digest. About no one game: it has its own thread."""
+
+    template: ClassVar[str] = "daily_digest"
+
+    player_name: str
+    player_id: int
+    #: The reader's local day, ``YYYY-MM-DD``: one digest per address and day.
+    local_date: str
+    games: list[DigestGame]
+    talk: list[DigestTalk]
+    #: Messages left out of ``talk`` (it holds the latest few only).
+    more_talk: int = 0
+
+    @property
+    def dedupe_key(self) -> str:
+        """
+        >>> DailyDigest(player_name="Ann", player_id=4, local_date="2026-03-01", games=[], talk=[]).dedupe_key
+        'digest:4:2026-03-01'
+        """
+        return f"digest:{self.player_id}:{self.local_date}"
 
 
 #: What an :class:`AdminChange` announces.
@@ -484,7 +555,9 @@ KINDS: dict[str, type[Message]] = {
         AdminChange,
         HostAlert,
         GameOver,
+        SeatToBot,
         TableTalk,
+        DailyDigest,
     )
 }
 
