@@ -48,7 +48,14 @@ MESSAGES: dict[str, str] = {
     "admin_change": NOTICE,
     "host_alert": NOTICE,
     "game_over": NOTICE,
+    # The answer to a player's own mail of orders, and a host's news that a player's mail bounces.
+    "orders_answer": ESSENTIAL,
+    "bounce_alert": ESSENTIAL,
 }
+
+#: Messages that ask for orders: they carry the seat's signed reply address for the step (``Reply-To``),
+#: when delivery gives it, and say how to answer with orders.
+REPLY_MESSAGES = frozenset({"your_turn", "redeploy_needed", "reminder", "orders_answer"})
 
 #: Messages whose footer offers the reader's calendar feed (every deadline of their games), when delivery
 #: gives its address (``calendar_url``): the mails about a deadline.
@@ -67,6 +74,8 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "admin_change": ("game_name", "player_name", "change"),
     "host_alert": ("game_name", "player_name", "auto_passes"),
     "game_over": ("game_name", "player_name", "standings"),
+    "orders_answer": ("game_name", "player_name", "turn_url"),
+    "bounce_alert": ("game_name", "player_name", "address", "admin_url"),
 }
 
 #: Plain-text lines are wrapped at this width (URLs are never broken).
@@ -103,6 +112,7 @@ def render(
     unsubscribe_url: str | None = None,
     pictures: bool = True,
     calendar_url: str | None = None,
+    reply_address: str | None = None,
 ) -> Rendered:
     """Render ``message`` for one reader.
 
@@ -111,7 +121,8 @@ def render(
     no link of their own. ``unsubscribe_url`` adds the footer link of reminders and notices.
     ``calendar_url`` (the ``https://`` address of the reader's calendar feed) adds "Add your deadlines to
     your calendar" to the footer of the :data:`CALENDAR_MESSAGES`, in its ``webcal://`` and ``https://``
-    forms.
+    forms. ``reply_address`` (the mail's ``Reply-To``, a signed address for orders by mail) makes the
+    :data:`REPLY_MESSAGES` say how to play by replying.
     """
     if message not in MESSAGES:
         raise RenderError(f"unknown message {message!r}")
@@ -129,13 +140,14 @@ def render(
         calendar_webcal=webcal(calendar_url) if calendar_url and message in CALENDAR_MESSAGES else None,
         deadline=_deadline(context.get("deadline_at"), now, time_zone),
         time_zone=times.zone(time_zone).key,
+        reply_address=reply_address if message in REPLY_MESSAGES else None,
     )
     values["personal_link"] = any(values.get(k) for k in ("turn_url", "invite_url", "admin_url", "game_url"))
     images: dict[str, bytes] = {}
     board = context.get("board")
     if board and board.get("regions"):
         values["board_lines"] = board_lines(board)
-        if pictures and message == "your_turn":
+        if pictures and message in ("your_turn", "orders_answer"):
             public = PublicBoard.from_mail(board)
             images[BOARD_CID] = png.picture(public)
             values["board_cid"] = BOARD_CID

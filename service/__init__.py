@@ -19,6 +19,7 @@ from service.web import (
     api_docs,
     calendar_feeds,
     health,
+    inbound_mail,
     links_pages,
     pages,
     rate_limits,
@@ -55,6 +56,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(links_pages.bp)
     app.register_blueprint(unsubscribe.bp)
     app.register_blueprint(calendar_feeds.bp)
+    inbound_mail.init_app(app)
     pages.init_app(app)
     admin_pages.init_app(app)
 
