@@ -41,6 +41,8 @@ MESSAGES: dict[str, str] = {
     "confirm_game": ESSENTIAL,
     "admin_link": ESSENTIAL,
     "admin_login": ESSENTIAL,
+    "sign_in": ESSENTIAL,
+    "your_links": ESSENTIAL,
     "your_turn": ESSENTIAL,
     "redeploy_needed": ESSENTIAL,
     "reminder": REMINDER,
@@ -67,6 +69,8 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "confirm_game": ("game_name", "host_email", "players", "confirm_url", "block_url"),
     "admin_link": ("game_name", "admin_url"),
     "admin_login": ("login_url", "valid_minutes"),
+    "sign_in": ("sign_in_url", "valid_minutes"),
+    "your_links": ("game_name", "seats"),
     "your_turn": ("game_name", "player_name", "turn_url", "turn", "turns"),
     "redeploy_needed": ("game_name", "player_name", "turn_url", "turn", "turns"),
     "reminder": ("game_name", "player_name", "turn_url", "deadline_at"),
@@ -142,7 +146,7 @@ def render(
         time_zone=times.zone(time_zone).key,
         reply_address=reply_address if message in REPLY_MESSAGES else None,
     )
-    values["personal_link"] = any(values.get(k) for k in ("turn_url", "invite_url", "admin_url", "game_url"))
+    values["personal_link"] = any(values.get(k) for k in ("turn_url", "invite_url", "admin_url", "game_url", "seats"))
     images: dict[str, bytes] = {}
     board = context.get("board")
     if board and board.get("regions"):

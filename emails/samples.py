@@ -27,6 +27,8 @@ from .messages import (
     OrdersAnswer,
     RedeployNeeded,
     Reminder,
+    SignInLink,
+    YourLinks,
     YourTurn,
 )
 
@@ -168,6 +170,23 @@ SAMPLES: dict[str, Sample] = {
             valid_minutes=30,
             account_id=3,
             window=14802465,
+        ),
+        time_zone="UTC",
+    ),
+    "sign_in": Sample(
+        SignInLink(
+            sign_in_url=f"{BASE}/sign-in/eyJpIjo5LCJrIjoic2VjcmV0In0.ZZ8aQw.sample-sign-in",
+            valid_minutes=30,
+            sign_in_id=9,
+        ),
+        time_zone="UTC",
+    ),
+    "your_links": Sample(
+        YourLinks(
+            **GAME,
+            seats=[{"name": "Bob", "url": TURN_URL, "accepted": True}],
+            player_id=4,
+            window=1234567,
         ),
         time_zone="UTC",
     ),

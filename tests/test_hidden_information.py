@@ -88,6 +88,8 @@ class Table:
         self.game_id = 0
         self.finished = False
         self.host = app.test_client()
+        #: Regions asked about so far (each look around asks about the next one).
+        self.rounds = 0
 
     def state(self) -> dict[str, Any] | None:
         with self.app.app_context():
@@ -173,6 +175,10 @@ class Table:
                     self.page(seat, f"/games/{self.game_id}{path}")
             if pages or seat in awaited:
                 self.page(seat, f"/games/{self.game_id}/turn")
+            if seat in awaited:
+                # What a step will do and why a region cannot be conquered (service/domain/previews.py).
+                self.get(seat, f"/api/games/{self.game_id}/regions/{self.rounds % 23}")
+                self.rounds += 1
         if pages:
             self.page(None, f"/games/{self.game_id}")
             # The calendar feeds: each seat's own (its turn links), and the game's (public).

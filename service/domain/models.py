@@ -134,6 +134,12 @@ class Game(SQLModel, table=True):
     #: Where the game's chat notices go: an apprise URL (``service.infra.chat``). A secret (it holds the
     #: webhook's token): shown back only masked, never to players.
     chat_url: str | None = Field(default=None, max_length=2000)
+    #: The host made the game public: anyone may watch it at ``/games/<id>/watch`` and find it in the list of
+    #: public games (DESIGN §9). Watchers see what the rules make public, nothing more.
+    public: bool = Field(default=False, index=True)
+    #: Part of every watch link of the game (``service.domain.watching``); the host moves it on to end
+    #: every watch link shared so far.
+    watch_serial: int = 0
 
 
 class Seat(SQLModel, table=True):
@@ -334,6 +340,26 @@ class SiteAdmin(SQLModel, table=True):
     #: works once, and every link made before a sign-in stops working.
     sign_in_serial: int = 0
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+
+
+class SignIn(SQLModel, table=True):
+    """A sign-in by mail (DESIGN §9): the link mailed to an address, then the browser session it opened.
+
+    The link names the row and carries ``link_secret``; it works once (``used_at``) and for a short while.
+    Using it makes ``session_secret``, which the session cookie keeps: every signed-in page checks it again,
+    so signing out (``ended_at``) ends that session for good, not only in the browser that signed out.
+    """
+
+    __tablename__ = "sign_ins"
+
+    id: int | None = Field(default=None, primary_key=True)
+    #: The address signing in, as addresses are stored (lower case).
+    email: str = Field(max_length=320, index=True)
+    link_secret: str = Field(max_length=64)
+    session_secret: str | None = Field(default=None, max_length=64)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+    used_at: datetime | None = _time()
+    ended_at: datetime | None = _time()
 
 
 class BlockedAddress(SQLModel, table=True):

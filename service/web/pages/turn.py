@@ -293,7 +293,11 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
         "region_panel": region_panel,
         "undoable": undoable,
         "confirm": confirm,
-        "score_now": rules.turn_score(state, seat),
+        # What ending the turn and going In Decline score, as the engine will score them (an In Decline
+        # race scores without its power: rulebook, "Entering In Decline").
+        "score_now": step_score(state, [a for a in choices.end_turn if not a.decline]),
+        "decline_score": step_score(state, [choices.simple["decline"]] if "decline" in choices.simple else []),
+        "preview_of": Previews(state),
         "score_words": score_words,
         "redeploy_rows": redeploy_rows(state, choices),
         "region_forms": region_forms(choices, declined_race),
@@ -306,6 +310,31 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
         "region_label": lambda r: region_label(state, r),
         "name_of": lambda s: name_of(s, names),
     }
+
+
+def step_score(state: GameState, offered: list[rules.Action]) -> dict[str, Any] | None:
+    """What the first of ``offered`` (a step that ends the turn) scores, from its preview (``rules.preview``)."""
+    if not offered:
+        return None
+    score: dict[str, Any] | None = rules.preview(state, offered[0]).outcomes[0].score
+    return score
+
+
+class Previews:
+    """``preview_of(action)`` for the template: what an offered action will do (``rules.preview``), each
+    worked out once per page; None for a described choice still to make."""
+
+    def __init__(self, state: GameState) -> None:
+        self.state = state
+        self.found: dict[rules.Action, rules.Preview | None] = {}
+
+    def __call__(self, action: rules.Action) -> rules.Preview | None:
+        if action not in self.found:
+            try:
+                self.found[action] = rules.preview(self.state, action)
+            except rules.IllegalAction:
+                self.found[action] = None
+        return self.found[action]
 
 
 def your_abilities(state: GameState, seat: int) -> list[dict[str, str]]:
