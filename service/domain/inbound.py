@@ -405,6 +405,7 @@ def _carry_out(
                 state = play.load_state(game)
                 if not names:
                     names = seat_names(state, {s.seat: s.display_name for s, _ in seats_of(session, game_id)})
+                action = None
                 try:
                     action = intent.next_action(state, seat, names)
                     if action is None:
@@ -412,7 +413,7 @@ def _carry_out(
                     result = play.submit_action(session, game_id, seat, action.to_json(), game.version, links, now=now)
                 except (rules.IllegalAction, DomainError) as refusal:
                     session.rollback()
-                    answer.failed, answer.reason = order.text, _why(refusal)
+                    answer.failed, answer.reason = order.text, _why(refusal) + _cost_of(state, action)
                     answer.not_tried = [o.text for o in read.orders[index + 1 :]]
                     return answer
                 after = play.load_state(result.game)
@@ -420,6 +421,19 @@ def _carry_out(
                 if not intent.repeats:
                     break
     return answer
+
+
+def _cost_of(state: rules.GameState, action: rules.Action | None) -> str:
+    """For a conquest refused, what the region costs and why (``rules.explain``'s breakdown), else ""."""
+    if action is None or action.region is None:
+        return ""
+    try:
+        cost = rules.explain(state, action).cost
+    except (rules.IllegalAction, ValueError):
+        return ""
+    if cost is None or cost.refusal is not None:
+        return ""
+    return f" ({rules.region_name(state, action.region)} costs {cost} tokens)"
 
 
 def _why(refusal: Exception) -> str:
