@@ -167,6 +167,7 @@ class LinkMaker:
 #: An address's sign-in link is good for this long (seconds), and once.
 SIGN_IN_MAX_AGE = 30 * 60
 
+
 @dataclass(frozen=True)
 class ReplyToken:
     """What a reply address names (:meth:`ReplyAddresses.read`): a seat of a game and the step its mail was
