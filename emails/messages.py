@@ -455,6 +455,32 @@ class BounceAlert(GameMessage):
         return f"game:{self.game_id}:bounce:{self.seat}:{self.inbound_id}"
 
 
+class TableTalk(GameMessage):
+    """A message written at the game's table (DESIGN §9), to one other seat (``seat``) who wants it."""
+
+    template: ClassVar[str] = "table_talk"
+
+    #: The reader.
+    player_name: str
+    seat: int
+    #: The message: who wrote it (their seat's name then), when, and its text as written (plain text or the
+    #: small Markdown subset of ``emails.table_talk``).
+    author: str
+    text: str
+    posted_at: Instant
+    talk_id: int
+
+    @property
+    def dedupe_key(self) -> str:
+        """One mail per message and reader.
+
+        >>> TableTalk(game_id=3, game_name="g", player_name="Bob", seat=1, author="Ann", text="Hi",
+        ...           posted_at="2026-03-01T09:00:00+00:00", talk_id=12).dedupe_key
+        'game:3:talk:12:1'
+        """
+        return f"game:{self.game_id}:talk:{self.talk_id}:{self.seat}"
+
+
 #: What an :class:`AdminChange` announces.
 Change = Literal[
     "deadline_extended",
@@ -523,6 +549,7 @@ KINDS: dict[str, type[Message]] = {
         GameOver,
         OrdersAnswer,
         BounceAlert,
+        TableTalk,
     )
 }
 

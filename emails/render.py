@@ -20,10 +20,12 @@ from typing import Any
 
 import css_inline
 from jinja2 import Environment, FileSystemLoader, Undefined, select_autoescape
+from markupsafe import Markup
 
 from . import times
 from .board import png
 from .board.public import PublicBoard
+from .table_talk import excerpt, message_html
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -33,6 +35,8 @@ ESSENTIAL = "essential"
 REMINDER = "reminder"
 #: Everything else that informs without asking anything (``Player.wants_notices``).
 NOTICE = "notice"
+#: Table talk: what players write to each other (``Player.wants_messages``).
+TALK = "talk"
 
 #: Every message, with its category (which decides the unsubscribe link and the player's preference). Each
 #: has its typed fields and dedupe key in ``emails.messages``.
@@ -53,11 +57,13 @@ MESSAGES: dict[str, str] = {
     # The answer to a player's own mail of orders, and a host's news that a player's mail bounces.
     "orders_answer": ESSENTIAL,
     "bounce_alert": ESSENTIAL,
+    "table_talk": TALK,
 }
 
-#: Messages that ask for orders: they carry the seat's signed reply address for the step (``Reply-To``),
-#: when delivery gives it, and say how to answer with orders.
-REPLY_MESSAGES = frozenset({"your_turn", "redeploy_needed", "reminder", "orders_answer"})
+#: Messages that may be answered by mail: those that ask for orders carry the seat's signed reply address
+#: for the step (``Reply-To``), when delivery gives it, and say how to answer with orders; a table-talk
+#: mail's reply address posts the answer at the table.
+REPLY_MESSAGES = frozenset({"your_turn", "redeploy_needed", "reminder", "orders_answer", "table_talk"})
 
 #: Messages whose footer offers the reader's calendar feed (every deadline of their games), when delivery
 #: gives its address (``calendar_url``): the mails about a deadline.
@@ -80,6 +86,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "game_over": ("game_name", "player_name", "standings"),
     "orders_answer": ("game_name", "player_name", "turn_url"),
     "bounce_alert": ("game_name", "player_name", "address", "admin_url"),
+    "table_talk": ("game_name", "player_name", "author", "text"),
 }
 
 #: Plain-text lines are wrapped at this width (URLs are never broken).
@@ -218,7 +225,11 @@ def board_lines(board: Mapping[str, Any]) -> list[str]:
 
 
 # -- message-specific values ------------------------------------------------------------------------------
-_UNSUBSCRIBE_LABELS = {REMINDER: "Stop these reminders", NOTICE: "Stop these notices"}
+_UNSUBSCRIBE_LABELS = {
+    REMINDER: "Stop these reminders",
+    NOTICE: "Stop these notices",
+    TALK: "Stop mails of table talk",
+}
 
 
 def actor_label(actor: str | None) -> str:
@@ -390,8 +401,17 @@ def _prepare_reminder(values: dict[str, Any]) -> None:
         raise RenderError("reminder: the deadline is missing")
 
 
+def _prepare_table_talk(values: dict[str, Any]) -> None:
+    # The message's HTML is cleaned by emails.table_talk (an allow-list): it goes into the mail as it is.
+    values["text_html"] = Markup(message_html(values["text"]))
+    values["excerpt"] = excerpt(values["text"], 60)
+    posted = times.parse(values.get("posted_at"))
+    values["posted_local"] = times.local_time(posted, values["time_zone"]) if posted else None
+
+
 _PREPARE = {
     "admin_change": _prepare_admin_change,
+    "table_talk": _prepare_table_talk,
     "game_over": _prepare_game_over,
     "redeploy_needed": _prepare_redeploy,
     "reminder": _prepare_reminder,

@@ -28,6 +28,7 @@ from .messages import (
     RedeployNeeded,
     Reminder,
     SignInLink,
+    TableTalk,
     YourLinks,
     YourTurn,
 )
@@ -39,6 +40,7 @@ TURN_URL = f"{BASE}/play/eyJnIjoxNywicyI6MSwiayI6InNlY3JldCJ9.ZZ8aQw.sample-turn
 GAME_URL = TURN_URL
 UNSUBSCRIBE_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3Ijoibm90aWNlcyJ9.ZZ8aQw.sample-unsubscribe"
 BLOCK_URL = f"{BASE}/never/eyJlIjoiYm9iQGV4YW1wbGUub3JnIn0.ZZ8aQw.sample-block-signature"
+UNSUBSCRIBE_MESSAGES_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3IjoibWVzc2FnZXMifQ.ZZ8aQw.sample-unsubscribe"
 UNSUBSCRIBE_REMINDERS_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3IjoicmVtaW5kZXJzIn0.ZZ8aQw.sample-unsubscribe"
 #: The reader's calendar feed (every deadline of their games), offered by the turn mails and reminders.
 CALENDAR_URL = f"{BASE}/calendar/eyJwIjo0fQ.ZZ8aQw.sample-calendar.ics"
@@ -310,6 +312,23 @@ SAMPLES: dict[str, Sample] = {
             inbound_id=53,
         ),
         time_zone="UTC",
+    ),
+    "table_talk": Sample(
+        TableTalk(
+            **_COMMON,
+            seat=1,
+            author="Ann",
+            text=(
+                "Well played, **Bob**: those Giants hold the hills.\n"
+                "Two things before my turn:\n"
+                "- the fortress stays where it is\n"
+                "- see [the rulebook](https://smallworld.example/rules) on Lost Tribes"
+            ),
+            posted_at=datetime(2026, 3, 1, 11, 25, tzinfo=UTC),
+            talk_id=42,
+        ),
+        game_url=GAME_URL,
+        unsubscribe_url=UNSUBSCRIBE_MESSAGES_URL,
     ),
 }
 

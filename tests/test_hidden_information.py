@@ -7,8 +7,9 @@ host's alert) and some admin acts (notices). Every mail is rendered and "sent" a
 scanned for its recipient's seat. Every seat's API view and the awaited seats' turn pages are scanned at
 every step; at each new game turn, every seat's history (API), game page, turn page and history page too,
 the host's admin page, the game page without a seat (refused), each seat's calendar feed (from its turn
-mails) and the game's own feed. The game has a chat (a local JSON receiver): every notice it gets is
-scanned as seen by nobody in particular, and none may hold a signed link.
+mails) and the game's own feed. At each new game turn the seat on turn writes at the table (table talk:
+mailed to the others, shown on every page, told to the chat). The game has a chat (a local JSON receiver):
+every notice it gets is scanned as seen by nobody in particular, and none may hold a signed link.
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ class Table:
         self.game_id = 0
         self.finished = False
         self.host = app.test_client()
+        self.said = 0
         #: Regions asked about so far (each look around asks about the next one).
         self.rounds = 0
 
@@ -151,6 +153,16 @@ class Table:
         assert response.status_code == (200 if seat is not None else 403), (seat, path, response.status_code)
         if not self.finished:
             self.watch.scan_text(response.get_data(as_text=True), seat, f"page {path}")
+
+    def say(self, seat: int, text: str) -> None:
+        """The seat writes at the game's table from its game page (mailed to the others, told to the chat)."""
+        client = self.pages[seat]
+        page = client.get(f"/games/{self.game_id}").get_data(as_text=True)
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page)
+        assert token is not None
+        posted = client.post(f"/games/{self.game_id}/talk", data={"csrf_token": token.group(1), "text": text})
+        assert posted.status_code == 303, posted.get_data(as_text=True)[:300]
+        self.said += 1
 
     def feed(self, seat: int | None, path: str) -> None:
         response = self.api.get(path)
@@ -232,6 +244,10 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
         if step_key != last_step:
             # Every page at each new game turn (history pages replay the game: the costly part); the API
             # and the awaited seat's turn page at every new step.
+            if state["turn"] != last_turn:
+                # Table talk: the seat on turn says a word (mailed to the others, on every page, in the chat).
+                table.say(awaited[0], f"Turn {state['turn']}: *good luck*, all.")
+                table.deliver()
             table.look_around(pages=state["turn"] != last_turn)
             last_step, last_turn = step_key, state["turn"]
         seat = awaited[0]
@@ -287,12 +303,13 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
     table.watch.assert_no_leaks()
     table.watch.confirm_own_coins_seen(range(3))
     subjects = " ".join(table.templates).lower()
-    for kind in ("invited", "your turn", "redeploy", "played for you", "reminder", "is over"):
+    for kind in ("invited", "your turn", "redeploy", "played for you", "reminder", "is over", "wrote at the table"):
         assert kind in subjects, f"no {kind!r} mail in this game: {sorted(table.templates)}"
     assert table.watch.scanned > 500
     assert len(table.feeds) == 3, "every seat's turn mails offered its calendar feed"
     assert any("turn" in b["title"] or "play" in b["title"] for b in chat.bodies), "the chat heard of the turns"
     assert any(b["title"].startswith("Secret coins is over") for b in chat.bodies), "the chat heard the result"
+    assert table.said >= 5 and any(b["title"].endswith("at the table") for b in chat.bodies), "the chat heard the talk"
     # After the end, everything is public: the final mail names every seat's coins.
     with app.app_context():
         final = get_session().exec(select(Game).where(Game.id == table.game_id)).one()

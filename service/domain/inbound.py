@@ -46,11 +46,11 @@ from sqlmodel import Session, col, select
 import rules
 from emails.messages import BounceAlert, OrdersAnswer
 from rules import orders as grammar
-from service.domain import play
+from service.domain import play, table_talk
 from service.domain.errors import DomainError
 from service.domain.games import seats_of
 from service.domain.links import LinkMaker, ReplyAddresses, ReplyToken
-from service.domain.models import Game, GameStatus, InboundKind, InboundMail, Player, Seat, utcnow
+from service.domain.models import Game, GameStatus, InboundKind, InboundMail, MessageSource, Player, Seat, utcnow
 from service.domain.outbox import queue_mail
 from service.domain.turn_mail import board_summary, seat_names
 from service.infra.logfmt import log
@@ -514,7 +514,8 @@ def _talk(
     sender: str,
     now: datetime,
 ) -> Outcome:
-    """A reply to a table-talk message: posted on the game's board (when the game has one)."""
+    """A reply to a table-talk mail: its own text (quote and signature cut off) is posted at the game's
+    table from the seat the reply address names (``table_talk.post_message``, which mails it on)."""
     try:
         row = _record(
             session,
@@ -526,14 +527,28 @@ def _talk(
             game_id=game.id,
             seat=seat.seat,
             player_id=player.id,
-            outcome="table talk is not taken by mail in this version",
             now=now,
         )
         session.commit()
     except IntegrityError:
         session.rollback()
         return Outcome(InboundKind.TALK, "this mail was read before: nothing done again", duplicate=True)
-    return _outcome(row, InboundKind.TALK, row.outcome)
+    row_id = row.id or 0
+    text = reply_text(message).strip()
+    try:
+        posted = table_talk.post_message(
+            session, game, seat.seat, text, MessageSource.MAIL, now=now, source_key=identity[:200]
+        )
+        outcome = f"posted at the table (message {posted.id})"
+    except DomainError as refusal:
+        session.rollback()
+        outcome = f"not posted: {refusal.message}"
+    row = session.get(InboundMail, row_id) or row
+    row.outcome = outcome[:1000]
+    session.add(row)
+    session.commit()
+    log(logger, logging.INFO, "inbound.talk", game=game.id, seat=seat.seat, outcome=outcome[:200])
+    return _outcome(row, InboundKind.TALK, outcome)
 
 
 # -- a bounce ------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 from flask import Flask
+from sqlmodel import select
 
 from tests.mail_players import INBOUND_SECRET, MailTable, mail_settings, post_mail, reply_to
 from tests.smtp import Received, SMTPServer, smtp_server  # noqa: F401  (fixture)
@@ -134,3 +135,29 @@ def test_answers_to_one_address_are_limited_per_hour_but_orders_still_count(tabl
     version = table.game().version
     post_mail(table.app, reply_to(turn, "pick 1"))
     assert table.game().version == version + 1 and not table.deliver()
+
+
+def test_a_reply_to_a_table_talk_mail_is_posted_at_the_table_once(table: MailTable) -> None:
+    from service.domain import table_talk
+    from service.domain.models import TableMessage
+    from service.infra.db import get_session
+
+    table.deliver()
+    with table.app.app_context():
+        session = get_session()
+        table_talk.post_message(session, session.get(type(table.game()), table.game_id), 0, "Peace on the hills?")
+    [talk] = [m for m in table.deliver() if "Peace on the hills" in m.text]
+    assert talk.rcpt_tos == ("p1@example.org",)
+    assert "+talk-" in (talk.header("Reply-To") or "") and "reply to this mail" in words(talk)
+    reply = reply_to(talk, "Deal, as long as you stay off my mountains.", signature="Bob")
+    for _ in range(2):  # the same reply handed in twice is posted once
+        outcome = post_mail(table.app, reply).get_json()["outcomes"][0]
+        assert outcome["kind"] == "talk"
+    with table.app.app_context():
+        posted = get_session().exec(select(TableMessage).order_by(TableMessage.id)).all()  # type: ignore[arg-type]
+    assert [(m.seat, m.text, m.source) for m in posted] == [
+        (0, "Peace on the hills?", "page"),
+        (1, "Deal, as long as you stay off my mountains.", "mail"),
+    ]
+    [mailed_on] = [m for m in table.deliver() if "stay off my mountains" in m.text]
+    assert mailed_on.rcpt_tos == ("p0@example.org",)
