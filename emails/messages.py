@@ -309,6 +309,10 @@ class _StepMessage(GameMessage):
     #: What the seat may do, as orders to write in a reply (``rules.orders.describe``); mails written before
     #: orders by mail have none.
     orders: list[str] = []
+    #: "Since your last turn": each other player's turn since the reader's previous one (for a defender, the
+    #: attack too), a sentence of public facts each (``service.domain.story``), in order; mails written
+    #: before it have none.
+    since: list[str] = []
 
     @property
     def dedupe_key(self) -> str:
@@ -455,6 +459,27 @@ class BounceAlert(GameMessage):
         return f"game:{self.game_id}:bounce:{self.seat}:{self.inbound_id}"
 
 
+class SeatToBot(GameMessage):
+    """To a seat's player: the house bot plays their seat from now on (the host gave it the seat, or they
+    missed ``missed`` turns in a row), and the link to take it back. Essential: it is how they get their
+    seat back, and no turn mail comes while the bot plays it (DESIGN §10)."""
+
+    template: ClassVar[str] = "seat_to_bot"
+
+    player_name: str
+    seat: int
+    #: Why, in words for the player: ``"the host gave it the seat"``, ``"you missed 3 turns in a row"``...
+    reason: str
+    #: The seat's link: its turn page has the button that takes the seat back.
+    take_back_url: str
+    #: The audit entry of the change: one mail per change.
+    event: int
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"game:{self.game_id}:seat-to-bot:{self.event}"
+
+
 class TableTalk(GameMessage):
     """A message written at the game's table (DESIGN §9), to one other seat (``seat``) who wants it."""
 
@@ -549,6 +574,7 @@ KINDS: dict[str, type[Message]] = {
         GameOver,
         OrdersAnswer,
         BounceAlert,
+        SeatToBot,
         TableTalk,
     )
 }

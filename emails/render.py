@@ -57,6 +57,7 @@ MESSAGES: dict[str, str] = {
     # The answer to a player's own mail of orders, and a host's news that a player's mail bounces.
     "orders_answer": ESSENTIAL,
     "bounce_alert": ESSENTIAL,
+    "seat_to_bot": ESSENTIAL,
     "table_talk": TALK,
 }
 
@@ -86,6 +87,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "game_over": ("game_name", "player_name", "standings"),
     "orders_answer": ("game_name", "player_name", "turn_url"),
     "bounce_alert": ("game_name", "player_name", "address", "admin_url"),
+    "seat_to_bot": ("game_name", "player_name", "take_back_url"),
     "table_talk": ("game_name", "player_name", "author", "text"),
 }
 

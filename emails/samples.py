@@ -27,6 +27,7 @@ from .messages import (
     OrdersAnswer,
     RedeployNeeded,
     Reminder,
+    SeatToBot,
     SignInLink,
     TableTalk,
     YourLinks,
@@ -206,6 +207,11 @@ SAMPLES: dict[str, Sample] = {
             hand=0,
             board=BOARD,
             orders=ORDERS,
+            since=[
+                "Ann — Seafaring Orcs — conquered Hill 9 from your Giants (3 tokens: 1 lost, 2 back in your hand),"
+                " Sea 0 (empty), then redeployed.",
+                "The host moved Ann's deadline.",
+            ],
         ),
         calendar_url=CALENDAR_URL,
         reply_address=REPLY_ADDRESS,
@@ -258,6 +264,9 @@ SAMPLES: dict[str, Sample] = {
         ),
         game_url=GAME_URL,
         unsubscribe_url=UNSUBSCRIBE_URL,
+    ),
+    "seat_to_bot": Sample(
+        SeatToBot(**_COMMON, seat=1, reason="you missed 3 turns in a row", take_back_url=TURN_URL, event=41),
     ),
     "host_alert": Sample(
         HostAlert(**GAME, player_name="Chloé", auto_passes=2, admin_url=ADMIN_URL, seat=2),

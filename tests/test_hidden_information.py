@@ -5,9 +5,12 @@ A three-player game in ``ask`` mode (defenders get their own redeploy step and m
 JSON API with tokens from the mails, with some turns left to the deadline (auto-pass mails, reminders, the
 host's alert) and some admin acts (notices). Every mail is rendered and "sent" as in production; each is
 scanned for its recipient's seat. Every seat's API view and the awaited seats' turn pages are scanned at
-every step; at each new game turn, every seat's history (API), game page, turn page and history page too,
+every step; at each new game turn, every seat's history (API), game page, turn page and history page (all
+the players' turns, and another player's alone) too,
 the host's admin page, the game page without a seat (refused), each seat's calendar feed (from its turn
-mails) and the game's own feed. At each new game turn the seat on turn writes at the table (table talk:
+mails) and the game's own feed, each seat's My games (signed in by mail: the sign-in and "mail me my links"
+mails are scanned too), the game's watch pages (by its watch link, and public) and the list of public games,
+as seen by nobody in particular. At each new game turn the seat on turn writes at the table (table talk:
 mailed to the others, shown on every page, told to the chat). The game has a chat (a local JSON receiver):
 every notice it gets is scanned as seen by nobody in particular, and none may hold a signed link.
 """
@@ -43,6 +46,13 @@ BASE = "https://smallworld.example"
 NEVER = timedelta(days=3650)
 LINK = re.compile(re.escape(BASE) + r"/(play|invite|admin|unsubscribe)/([A-Za-z0-9_\-.]+)")
 FEED = re.compile(re.escape(BASE) + r"(/calendar/[A-Za-z0-9_\-.]+\.ics)")
+SIGN_IN = re.compile(re.escape(BASE) + r"/sign-in/[A-Za-z0-9_\-.]+")
+
+
+def _csrf(page: str) -> str:
+    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert found, "the page has a form"
+    return found.group(1)
 
 
 class CollectingBackend:
@@ -88,10 +98,15 @@ class Table:
         self.templates: set[str] = set()
         self.game_id = 0
         self.finished = False
+        #: Mail parts scanned that told "Since your last turn" (the other players' turns, issue 18).
+        self.since_scanned = 0
         self.host = app.test_client()
         self.said = 0
         #: Regions asked about so far (each look around asks about the next one).
         self.rounds = 0
+        #: Each seat's browser signed in by mail (My games), and the game's watch pages (by link, public).
+        self.signed_in: dict[int, Any] = {}
+        self.watch_paths: list[str] = []
 
     def state(self) -> dict[str, Any] | None:
         with self.app.app_context():
@@ -120,6 +135,7 @@ class Table:
             if not self.finished:
                 for index, part in enumerate(text_parts(message)):
                     self.watch.scan_text(part, seat, f"mail {message['Subject']!r} part {index}")
+                    self.since_scanned += "Since your last turn" in part
             for feed in FEED.findall("\n".join(text_parts(message))):
                 self.feeds[seat] = feed
             received.append((seat, message))
@@ -154,6 +170,35 @@ class Table:
         if not self.finished:
             self.watch.scan_text(response.get_data(as_text=True), seat, f"page {path}")
 
+    def spectate(self, path: str) -> None:
+        """A page for spectators (the watch pages, the public list): seen by nobody in particular, and never
+        with a seat's, an invitation's or the host's link in it."""
+        response = self.app.test_client().get(path)
+        assert response.status_code == 200, (path, response.status_code)
+        text = response.get_data(as_text=True)
+        assert not re.search(r"/(play|invite|admin|calendar|unsubscribe)/", text), f"a private link in {path}"
+        if not self.finished:
+            self.watch.scan_text(text, None, f"watch page {path}")
+
+    def sign_in_every_seat(self) -> None:
+        """Each seat signs in by mail (My games) and asks for its links to the game ("mail me my links"); the
+        mails are scanned for their recipients as every other mail is."""
+        for seat, address in enumerate(self.emails):
+            client = self.app.test_client()
+            csrf = _csrf(client.get("/sign-in").get_data(as_text=True))
+            assert client.post("/sign-in", data={"email": address, "csrf_token": csrf}).status_code == 200
+            links = client.post(
+                f"/games/{self.game_id}/links", data={"email": address, "csrf_token": csrf, "back": "/"}
+            )
+            assert links.status_code == 200
+            mails = self.deliver()
+            [link] = {u for _, m in mails for u in SIGN_IN.findall("\n".join(text_parts(m)))}
+            assert any("/play/" in "\n".join(text_parts(m)) for _, m in mails), "the seat's links came by mail"
+            path = link.removeprefix(BASE)
+            csrf = _csrf(client.get(path).get_data(as_text=True))
+            assert client.post(path, data={"csrf_token": csrf}).status_code == 303
+            self.signed_in[seat] = client
+
     def say(self, seat: int, text: str) -> None:
         """The seat writes at the game's table from its game page (mailed to the others, told to the chat)."""
         client = self.pages[seat]
@@ -183,7 +228,7 @@ class Table:
             self.get(seat, f"/api/games/{self.game_id}/legal-actions")
             if pages:
                 self.get(seat, f"/api/games/{self.game_id}/history")
-                for path in ("", "/history"):
+                for path in ("", "/history", f"/history?player={(seat + 1) % 3}"):
                     self.page(seat, f"/games/{self.game_id}{path}")
             if pages or seat in awaited:
                 self.page(seat, f"/games/{self.game_id}/turn")
@@ -199,6 +244,13 @@ class Table:
             with self.app.app_context():
                 game_feed = self.app.extensions["smallworld.links"].game_calendar_url(self.game_id)
             self.feed(None, game_feed.removeprefix(BASE))
+            # My games, for each seat signed in by mail; the watch pages and the list of public games.
+            for seat, client in sorted(self.signed_in.items()):
+                response = client.get("/me")
+                assert response.status_code == 200 and "My games" in response.get_data(as_text=True)
+                self.watch.scan_text(response.get_data(as_text=True), seat, "My games")
+            for path in (*self.watch_paths, "/games/public"):
+                self.spectate(path)
             # The host is a player too (seat 0): the game's admin page must not tell them the others' coins.
             response = self.host.get(f"/admin/games/{self.game_id}")
             assert response.status_code == 200
@@ -231,6 +283,14 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
         assert table.pages[seat].get(f"/play/{token}").status_code == 302  # the seat's session
 
     table.deliver()
+    # Spectators: the game's watch link, and the game made public (watched without a link, listed).
+    watching = table.api.post(
+        f"/api/admin/games/{table.game_id}/watching",
+        headers={"Authorization": f"Bearer {admin}"},
+        json={"public": True},
+    ).get_json()
+    table.watch_paths = [watching["watch_url"].removeprefix(BASE), watching["public_url"].removeprefix(BASE)]
+    table.sign_in_every_seat()
     table.look_around(pages=True)
 
     last_step, last_turn = None, None
@@ -306,6 +366,7 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
     for kind in ("invited", "your turn", "redeploy", "played for you", "reminder", "is over", "wrote at the table"):
         assert kind in subjects, f"no {kind!r} mail in this game: {sorted(table.templates)}"
     assert table.watch.scanned > 500
+    assert table.since_scanned > 10, "the turn mails told the other players' turns, and were scanned"
     assert len(table.feeds) == 3, "every seat's turn mails offered its calendar feed"
     assert any("turn" in b["title"] or "play" in b["title"] for b in chat.bodies), "the chat heard of the turns"
     assert any(b["title"].startswith("Secret coins is over") for b in chat.bodies), "the chat heard the result"

@@ -27,6 +27,7 @@ MAIL_NAMES = {
     "admin_change": "admin notice",
     "host_alert": "alert to the host",
     "game_over": "final table",
+    "seat_to_bot": "house-bot notice",
 }
 
 
@@ -106,9 +107,22 @@ def describe(
         text = "cancelled the game" + (f": {reason}" if reason else "")
     elif act == "vacation":
         text = f"took {details.get('days')} day(s) of vacation; the deadline is now {when('until')}"
+    elif act == "bot":
+        text = f"gave {seat_name}'s seat to the house bot, which plays it until its player takes it back"
+    elif act == "unbot":
+        text = "took their seat back from the house bot"
     elif act == "chat":
         service = details.get("service")
         text = f"connected the game to a chat ({service})" if service else "disconnected the game's chat"
+    elif act == "watching":
+        if "public" in details:
+            text = (
+                "made the game public: anyone may watch it (the board and the steps, never a player's coins)"
+                if details["public"]
+                else "made the game private: only those with its watch link may watch it"
+            )
+        else:
+            text = "made a new watch link: the ones shared before no longer work"
     elif act == "resend":
         mail = MAIL_NAMES.get(str(details.get("template")), "mail")
         text = f"sent a failed {mail} again" + (f" (to {details.get('to')})" if for_admins else "")

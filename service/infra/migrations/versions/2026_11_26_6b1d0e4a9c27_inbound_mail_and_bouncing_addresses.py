@@ -4,7 +4,7 @@ Every mail that comes in (orders by reply, bounces, automatic answers) gets a ro
 Message-ID and the address it came to; a player's address may be marked as bouncing.
 
 Revision ID: 6b1d0e4a9c27
-Revises: 7a1be0c4d2f6
+Revises: b4c8e1f07a93
 Create Date: 2026-11-26 16:00:00
 """
 
@@ -15,7 +15,7 @@ import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision: str = "6b1d0e4a9c27"
-down_revision: str | None = "7a1be0c4d2f6"
+down_revision: str | None = "b4c8e1f07a93"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
