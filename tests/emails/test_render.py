@@ -36,6 +36,7 @@ def rendered(sample: Sample, **changes: object) -> render_module.Rendered:
         unsubscribe_url=sample.unsubscribe_url,
         calendar_url=sample.calendar_url,
         reply_address=sample.reply_address,
+        choices_url=sample.choices_url,
     )
 
 
