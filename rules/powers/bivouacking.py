@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..abilities import Marker, Power, Slot, register
-from ..actions import Action, ActionKind, IllegalAction
+from ..actions import Action, ActionKind, IllegalAction, Verb
 from ..components import ENCAMPMENTS, POWER_TOKENS
 from ..redeploy import defenders_asked
 from ..schema import schema_1_markers, schema_1_troop_field
@@ -61,6 +61,7 @@ class Bivouacking(Power):
         # how many go on each region, on top of those there).
         ActionKind("return_encampments", ("tokens",), "Place your Encampments again", choice="spread", defends=True),
     )
+    verbs = (Verb("encamp", "place_encampments", "tokens", "place Encampments, region:count"),)
     slot = Camps
     markers = (ENCAMPMENT,)
     schema_1_fields = frozenset({"encampments", "camps"})
