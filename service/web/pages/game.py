@@ -157,7 +157,7 @@ def history(game_id: int) -> Any:
             )
         groups[-1]["steps"].append(step)
 
-    public = rules.player_view(shown_state, None) if shown_state else {}
+    public = rules.player_view(shown_state, None, revealed=view.status == "finished") if shown_state else {}
     map_svg = (
         board_svg(public, MapOptions(id_prefix="replay", seat_names=names, label="The board after the step shown"))
         if public
