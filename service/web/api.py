@@ -35,6 +35,7 @@ from service.infra.db import get_session
 from service.web import hosting
 from service.web.access import seat_from_token
 from service.web.api_spec import ERRORS, LIMITED_ERRORS, bearer_token, domain_error, refuse_unreadable_bodies, spec
+from service.web.pages.errors import error_page
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -191,7 +192,7 @@ def init_app(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def _http_error(error: HTTPException) -> Any:
-        # Under /api every error is JSON with a readable message, never an HTML page.
+        # Under /api every error is JSON with a readable message, never an HTML page; elsewhere a page.
         if not request.path.startswith("/api/"):
-            return error
+            return error_page(error)
         return jsonify({"error": f"{error.name}: {error.description}"}), error.code or 500

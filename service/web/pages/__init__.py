@@ -16,7 +16,7 @@ from flask_wtf.csrf import CSRFError, CSRFProtect
 
 from service.domain.text import zones
 from service.web.maps import legend_svg, seat_badge_svg
-from service.web.pages import game, lobby, mailbox, turn
+from service.web.pages import game, guide, lobby, mailbox, turn
 from service.web.pages.access import PageRefused
 
 csrf = CSRFProtect()
@@ -34,7 +34,7 @@ def init_app(app: Flask) -> None:
     app.config.setdefault("WTF_CSRF_TIME_LIMIT", None)
     csrf.init_app(app)
     app.before_request(_protect_forms)
-    for blueprint in (lobby.bp, game.bp, turn.bp, mailbox.bp):
+    for blueprint in (lobby.bp, game.bp, turn.bp, mailbox.bp, guide.bp):
         app.register_blueprint(blueprint)
     app.jinja_env.globals.update(
         seat_badge=seat_badge_svg,

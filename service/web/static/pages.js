@@ -130,7 +130,89 @@ function localZone(root) {
   }
 }
 
+// The map's zoom: buttons, and a pinch with two fingers inside the map's box (one finger pans: the box
+// scrolls). The zoom is kept per map while the page is swapped by htmx.
+const ZOOM_MIN = 1;
+const ZOOM_MAX = 4;
+const zooms = new Map();
+
+function mapKey(box) {
+  const svg = box.querySelector("svg");
+  return (svg && svg.querySelector("[id]") ? svg.querySelector("[id]").id.split("-")[0] : "map") + location.pathname;
+}
+
+function setZoom(box, zoom, centre) {
+  zoom = Math.min(ZOOM_MAX, Math.max(ZOOM_MIN, zoom));
+  const old = parseFloat(box.style.getPropertyValue("--zoom")) || 1;
+  const rect = box.getBoundingClientRect();
+  // The point under the centre (or the fingers) stays where it is.
+  const cx = centre ? centre.x - rect.left : rect.width / 2;
+  const cy = centre ? centre.y - rect.top : rect.height / 2;
+  const fx = (box.scrollLeft + cx) / (box.scrollWidth || 1);
+  const fy = (box.scrollTop + cy) / (box.scrollHeight || 1);
+  box.style.setProperty("--zoom", String(zoom));
+  box.scrollLeft = fx * box.scrollWidth - cx;
+  box.scrollTop = fy * box.scrollHeight - cy;
+  zooms.set(mapKey(box), zoom);
+  const frame = box.closest("[data-map-frame]");
+  if (frame) {
+    const out = frame.querySelector('[data-zoom="out"]');
+    const into = frame.querySelector('[data-zoom="in"]');
+    if (out) out.disabled = zoom <= ZOOM_MIN;
+    if (into) into.disabled = zoom >= ZOOM_MAX;
+  }
+}
+
+document.addEventListener("click", (event) => {
+  const b = event.target.closest && event.target.closest("[data-zoom]");
+  if (!b) return;
+  const box = b.closest("[data-map-frame]").querySelector("[data-map-scroll]");
+  const zoom = parseFloat(box.style.getPropertyValue("--zoom")) || 1;
+  setZoom(box, b.dataset.zoom === "in" ? zoom * 1.5 : b.dataset.zoom === "out" ? zoom / 1.5 : 1);
+});
+
+const pinch = { pointers: new Map(), box: null, distance: 0, zoom: 1 };
+function fingers() {
+  const [a, b] = Array.from(pinch.pointers.values());
+  return { distance: Math.hypot(a.x - b.x, a.y - b.y), centre: { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 } };
+}
+document.addEventListener("pointerdown", (event) => {
+  const box = event.target.closest && event.target.closest("[data-map-scroll]");
+  if (!box || event.pointerType !== "touch") return;
+  pinch.pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
+  if (pinch.pointers.size === 2) {
+    pinch.box = box;
+    pinch.distance = fingers().distance;
+    pinch.zoom = parseFloat(box.style.getPropertyValue("--zoom")) || 1;
+  }
+});
+document.addEventListener("pointermove", (event) => {
+  if (!pinch.pointers.has(event.pointerId)) return;
+  pinch.pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
+  if (pinch.box && pinch.pointers.size === 2 && pinch.distance > 0) {
+    const now = fingers();
+    setZoom(pinch.box, (pinch.zoom * now.distance) / pinch.distance, now.centre);
+  }
+});
+for (const type of ["pointerup", "pointercancel"]) {
+  document.addEventListener(type, (event) => {
+    pinch.pointers.delete(event.pointerId);
+    if (pinch.pointers.size < 2) pinch.box = null;
+  });
+}
+
+function enhanceMaps(root) {
+  for (const frame of root.querySelectorAll("[data-map-frame]")) {
+    const tools = frame.querySelector("[data-map-tools]");
+    if (tools) tools.hidden = false;
+    const box = frame.querySelector("[data-map-scroll]");
+    const zoom = zooms.get(mapKey(box));
+    if (box && zoom && !box.style.getPropertyValue("--zoom")) setZoom(box, zoom);
+  }
+}
+
 function ready(root) {
+  enhanceMaps(root);
   enhanceSteppers(root);
   localZone(root);
   tick();
