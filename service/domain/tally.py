@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -259,7 +259,11 @@ def tally_left_ending(
 
 
 # -- internals --------------------------------------------------------------------------------------------
-_INSERT = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}
+#: The dialects' own INSERT, which has ``ON CONFLICT`` (both spell it the same).
+_INSERT: dict[str, Callable[[type[PlayerRecord]], postgresql.Insert | sqlite.Insert]] = {
+    "postgresql": postgresql.insert,
+    "sqlite": sqlite.insert,
+}
 
 
 def _lock_records(session: Session, player_ids: Iterable[int], now: datetime) -> dict[int, PlayerRecord]:
