@@ -304,6 +304,10 @@ class _StepMessage(GameMessage):
     #: Tokens in the seat's hand (to redeploy).
     hand: int
     board: Board
+    #: "Since your last turn": each other player's turn since the reader's previous one (for a defender, the
+    #: attack too), a sentence of public facts each (``service.domain.story``), in order; mails written
+    #: before it have none.
+    since: list[str] = []
 
     @property
     def dedupe_key(self) -> str:

@@ -192,6 +192,11 @@ SAMPLES: dict[str, Sample] = {
             defending=False,
             hand=0,
             board=BOARD,
+            since=[
+                "Ann — Seafaring Orcs — conquered Hill 9 from your Giants (3 tokens: 1 lost, 2 back in your hand),"
+                " Sea 0 (empty), then redeployed.",
+                "The host moved Ann's deadline.",
+            ],
         ),
         calendar_url=CALENDAR_URL,
     ),

@@ -26,7 +26,7 @@ from .actions import ActionKind, add_kind, remove_kind
 if TYPE_CHECKING:
     from .actions import Action
     from .state import GameState, Troop
-    from .telling import Step
+    from .telling import Step, Told
 
 
 # -- an ability's own state ---------------------------------------------------------------------------------
@@ -325,9 +325,12 @@ class Ability:
         raise NotImplementedError(action.type)
 
     # -- telling ------------------------------------------------------------------------------------------------
-    def tell(self, step: Step) -> str:
-        """One applied step of one of :attr:`actions` as a short sentence (public facts only)."""
-        return f"{step.who} {step.kind.replace('_', ' ')}"
+    def tell(self, step: Step) -> Told:
+        """One applied step of one of :attr:`actions`: what the player did, without their name ("built a
+        Fortress on Hill 4"; ``rules.telling`` puts the name before it, or joins it to the rest of the turn).
+        Public facts only; a :class:`rules.telling.Phrase` lets steps of the same verb read as one, and
+        ``step.brief`` asks for the short form a turn's sentence uses ("" leaves the step out)."""
+        return step.kind.replace("_", " ")
 
     def note(self, step: Step) -> str | None:
         """What the ability added to a step of the base game its troop took, in a few words, or None

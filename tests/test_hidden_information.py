@@ -5,7 +5,8 @@ A three-player game in ``ask`` mode (defenders get their own redeploy step and m
 JSON API with tokens from the mails, with some turns left to the deadline (auto-pass mails, reminders, the
 host's alert) and some admin acts (notices). Every mail is rendered and "sent" as in production; each is
 scanned for its recipient's seat. Every seat's API view and the awaited seats' turn pages are scanned at
-every step; at each new game turn, every seat's history (API), game page, turn page and history page too,
+every step; at each new game turn, every seat's history (API), game page, turn page and history page (all
+the players' turns, and another player's alone) too,
 the host's admin page, the game page without a seat (refused), each seat's calendar feed (from its turn
 mails) and the game's own feed, each seat's My games (signed in by mail: the sign-in and "mail me my links"
 mails are scanned too), the game's watch pages (by its watch link, and public) and the list of public games,
@@ -98,6 +99,8 @@ class Table:
         self.game_id = 0
         self.finished = False
         self.ending = False
+        #: Mail parts scanned that told "Since your last turn" (the other players' turns, issue 18).
+        self.since_scanned = 0
         self.host = app.test_client()
         self.said = 0
         #: Regions asked about so far (each look around asks about the next one).
@@ -134,6 +137,7 @@ class Table:
             if not self.finished:
                 for index, part in enumerate(text_parts(message)):
                     self.watch.scan_text(part, seat, f"mail {message['Subject']!r} part {index}")
+                    self.since_scanned += "Since your last turn" in part
             for feed in FEED.findall("\n".join(text_parts(message))):
                 self.feeds[seat] = feed
             received.append((seat, message))
@@ -226,7 +230,7 @@ class Table:
             self.get(seat, f"/api/games/{self.game_id}/legal-actions")
             if pages:
                 self.get(seat, f"/api/games/{self.game_id}/history")
-                for path in ("", "/history"):
+                for path in ("", "/history", f"/history?player={(seat + 1) % 3}"):
                     self.page(seat, f"/games/{self.game_id}{path}")
             if pages or seat in awaited:
                 self.page(seat, f"/games/{self.game_id}/turn")
@@ -371,6 +375,7 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
     for kind in ("invited", "your turn", "redeploy", "played for you", "reminder", "is over", "wrote at the table"):
         assert kind in subjects, f"no {kind!r} mail in this game: {sorted(table.templates)}"
     assert table.watch.scanned > 500
+    assert table.since_scanned > 10, "the turn mails told the other players' turns, and were scanned"
     assert len(table.feeds) == 3, "every seat's turn mails offered its calendar feed"
     assert any("turn" in b["title"] or "play" in b["title"] for b in chat.bodies), "the chat heard of the turns"
     assert any(b["title"].startswith("Secret coins is over") for b in chat.bodies), "the chat heard the result"

@@ -19,7 +19,7 @@ from ..components import POWER_TOKENS
 from ..conquest import prepare, roll_die
 from ..schema import schema_1_turn_field
 from ..state import CONQUER, START, GameState, Troop
-from ..telling import Step
+from ..telling import Step, Told
 from ..troops import hand_for_conquest
 
 
@@ -99,8 +99,10 @@ class Berserk(Power):
         if self.read_turn(state, Roll).die is not None:
             self.write_turn(state, Roll())  # lost
 
-    def tell(self, step: Step) -> str:
-        return f"{step.who} rolled the die before naming the next conquest: {step.die}"
+    def tell(self, step: Step) -> Told:
+        if step.brief:
+            return f"rolled a {step.die} (Berserk)"
+        return f"rolled the die before naming the next conquest (Berserk): {step.die}"
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         die = schema_1_turn_field(old, "berserk_die")

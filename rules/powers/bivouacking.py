@@ -21,7 +21,7 @@ from ..actions import Action, ActionKind, IllegalAction
 from ..components import ENCAMPMENTS, POWER_TOKENS
 from ..schema import schema_1_markers, schema_1_troop_field
 from ..state import REDEPLOY, GameState, Troop
-from ..telling import Step, placements
+from ..telling import Step, Told, placements
 
 # Rulebook: "Each Encampment counts as 1 Race token toward the defense of the Region in which it is placed
 # (thereby protecting a single Race token with an Encampment from the Sorcerer's Racial Power)".
@@ -136,10 +136,10 @@ class Bivouacking(Power):
             rest = tuple(i for i in camps.encampments if i != region)
             self.write(state, Camps(rest, camps.aside + there))
 
-    def tell(self, step: Step) -> str:
+    def tell(self, step: Step) -> Told:
         tokens = step.action.tokens if step.action is not None else ()
         placed = placements([(r, n) for r, n in tokens if n], step)
-        return f"{step.who} placed the Encampments: {placed}" if placed else f"{step.who} took up the Encampments"
+        return f"placed the Encampments: {placed}" if placed else "took up the Encampments"
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         on_board = schema_1_markers(old, "encampments")

@@ -19,7 +19,7 @@ from ..components import POWER_TOKENS
 from ..conquest import conquest_candidates, conquest_refusal, occupy, prepare
 from ..schema import schema_1_markers, schema_1_turn_field
 from ..state import CONQUER, START, GameState, Troop
-from ..telling import Step, taken_from
+from ..telling import Phrase, Step, Told, taken_from
 from ..troops import hand_for_conquest
 
 DRAGON = Marker("dragon", "Dragon", immune="the Dragon")
@@ -102,10 +102,10 @@ class DragonMaster(Power):
         if self.read(state, Lair).dragon == region:
             self.write(state, Lair())
 
-    def tell(self, step: Step) -> str:
+    def tell(self, step: Step) -> Told:
         region = step.region
         assert region is not None
-        return f"{step.who} sent the Dragon to {step.where(region)} with one token{taken_from(step, region)}"
+        return Phrase("sent the Dragon to", f"{step.where(region)} with one token{taken_from(step, region)}")
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         dragons = sorted(schema_1_markers(old, "dragon"))

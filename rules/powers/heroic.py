@@ -16,7 +16,7 @@ from ..actions import Action, ActionKind, IllegalAction
 from ..components import HEROES, POWER_TOKENS
 from ..schema import schema_1_markers
 from ..state import REDEPLOY, GameState, Troop
-from ..telling import Step
+from ..telling import Step, Told
 
 HERO = Marker("hero", "Hero", immune="Heroes")
 
@@ -88,9 +88,9 @@ class Heroic(Power):
         if region in heroes:
             self.write(state, Heroes(heroes - {region}))
 
-    def tell(self, step: Step) -> str:
+    def tell(self, step: Step) -> Told:
         regions = step.action.regions if step.action is not None else ()
-        return f"{step.who} placed the Heroes on {' and '.join(step.where(r) for r in regions)}"
+        return f"placed the Heroes on {' and '.join(step.where(r) for r in regions)}"
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         self.write(state, Heroes(frozenset(schema_1_markers(old, "hero"))))

@@ -27,7 +27,7 @@ from ..cost import ConquestCheck
 from ..regions import markers_at, vacate
 from ..schema import schema_1_turn_field
 from ..state import CONQUER, START, GameState, Troop
-from ..telling import Step
+from ..telling import Phrase, Step, Told
 from ..troops import box_left
 
 
@@ -112,14 +112,12 @@ class Sorcerers(Race):
         record_conquest(state, seat, troop, action.region, True, ACTIVE)
         return None
 
-    def tell(self, step: Step) -> str:
+    def tell(self, step: Step) -> Told:
         region = step.region
         assert region is not None
         r = step.before.regions[region]
-        return (
-            f"{step.who}'s Sorcerers converted {step.name(r.owner)}'s lone {r.race} token on {step.where(region)} "
-            "(it went back to the box)"
-        )
+        lone = f"{step.whose(r.owner)} lone {r.race} token on {step.where(region)}"
+        return Phrase("converted", f"{lone} into a Sorcerer (it went back to the box)")
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         converted = schema_1_turn_field(old, "converted")

@@ -409,12 +409,25 @@ def _act(
         game_id=game.id or 0,
         seat=None,
         kind=kind,
-        action={"act": act, **(_options_change(state_before, new_state) if new_state is not None else {})},
+        action={
+            "act": act,
+            **told_act(actor, act, details),
+            **(_options_change(state_before, new_state) if new_state is not None else {}),
+        },
         version=version,
         undo_point=True,
     )
     result = commit_step(session, game, entry, state, links, utcnow(), None, -1)
     return result.game
+
+
+def told_act(actor: Actor, act: str, details: dict[str, Any]) -> dict[str, Any]:
+    """What the log entry of an act keeps for the game's story (``service.domain.story.admin_words``): who
+    acted as a role ("host", "site admin", "seat 2": never an address) and the act's details, all of them
+    shown to the players already by the act's mail."""
+    by = "site admin" if actor.label.startswith("site admin") else actor.label
+    kept = {"changes": details} if act == "settings" else details
+    return {"by": by, **{key: value for key, value in kept.items() if key != "remaining_seconds"}}
 
 
 def _commit_before_start(session: Session, game: Game, version: int) -> Game:

@@ -7,6 +7,7 @@ racing for the same version apply exactly once. An idempotency key returns the f
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,11 +16,11 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 import rules
 from emails.messages import AutoPassed, HostAlert, RedeployNeeded, YourTurn
-from service.domain import chat_notices
+from service.domain import chat_notices, story
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, IllegalMove
 from service.domain.games import begin_ending, get_game, seats_of, settings_of, update_if_unmoved
@@ -27,6 +28,8 @@ from service.domain.links import LinkMaker
 from service.domain.models import ActionKind, Game, GameAction, GameStatus, Player, Seat, utcnow
 from service.domain.outbox import queue_mail
 from service.domain.turn_mail import step_details
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -293,10 +296,16 @@ def after_change(
     clock = Clock.of(game, settings).start_step(now, length, paused=game.status != GameStatus.ACTIVE)
     set_clock(game, clock)
     names = {number: s.display_name for number, (s, _) in seats.items()}
+    turns = told_turns(session, game)
     for awaited in awaited_seats:
         seat, player = seats[awaited]
         if seat.removed:
             continue
+        extra: dict[str, Any] = {}
+        if turns is not None:
+            # "Since your last turn" (issue 18): the other players' turns in words, public facts only.
+            seat_names = [names.get(n, f"Player {n + 1}") for n in range(len(state.players))]
+            extra["since"] = story.since_words(turns, seat_names, awaited)
         kind = RedeployNeeded if defending else YourTurn
         message = kind(
             game_id=game.id or 0,
@@ -310,6 +319,7 @@ def after_change(
             step_key=key,
             # The board picture and words of the mail (emails/board/).
             **step_details(state, awaited, names),
+            **extra,
         )
         queue_mail(session, player, message, now=now)
     for awaited in awaited_seats:
@@ -326,6 +336,19 @@ def after_change(
             first=first,
         )
         chat_notices.queue_notice(session, game, turn, now=now)
+
+
+def told_turns(session: Session, game: Game) -> list[story.Turn] | None:
+    """The game's log as turns (``service.domain.story``), replayed from the seed; None when the log does not
+    replay (a turn's mail goes without its story rather than not at all; the error is logged)."""
+    log = story.kept(
+        session.exec(select(GameAction).where(GameAction.game_id == game.id).order_by(col(GameAction.version))).all()
+    )
+    try:
+        return story.turns_of(log, replay_steps(game, log))
+    except (rules.IllegalAction, ValueError, KeyError, StopIteration):
+        logger.exception("the story of game %s does not replay: its turn mail goes without it", game.id)
+        return None
 
 
 # -- internals --------------------------------------------------------------------------------------------

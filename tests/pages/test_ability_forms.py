@@ -83,7 +83,7 @@ def test_a_power_defined_in_a_test_shows_on_the_turn_page_and_in_the_history(app
         )
         step(client, game_id, type="conquer", region=str(forest))
         history = html.unescape(client.get(f"/games/{game_id}/history").text)
-        told = next(line for line in history.splitlines() if f"P0 conquered region {forest} (Forest)" in line)
+        told = next(line for line in history.splitlines() if f"P0 conquered Forest {forest} " in line)
         assert "(a Forest for the Foresters: 1 Forest this turn)" in told
         assert stored(app, game_id).state["turn_state"]["abilities"] == {"Foresters": {"forests": [forest]}}  # type: ignore[index]
 

@@ -280,7 +280,7 @@ def test_the_history_replays_public_views_of_each_step(app: Flask) -> None:
     after_pick = client.get(f"/games/{game_id}/history?step=2").text
     after_conquest = client.get(f"/games/{game_id}/history?step=3").text
     assert "After step 2: P0 picked combo 1" in after_pick
-    assert f"P0 conquered region {target}" in after_conquest
+    assert f"P0 conquered {rules.region_name(state, target)} " in after_conquest
     assert "P0&#39;s" not in after_pick.split("</svg>")[0] and "P0&#39;s" in after_conquest.split("</svg>")[0]
     start = client.get(f"/games/{game_id}/history?step=0").text
     assert "The board at the start" in start

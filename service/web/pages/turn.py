@@ -22,7 +22,7 @@ import rules
 from rules.abilities import ACTION_OWNERS, names_with
 from rules.state import GameState
 from rules.troops import conquering_declined, hand_for_conquest
-from service.domain import play, views
+from service.domain import play, story, views
 from service.domain.errors import Conflict, DomainError
 from service.domain.links import current_links
 from service.domain.models import GameStatus
@@ -308,7 +308,11 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
     # players' coins and the random generator.
     invalid = args.get("invalid", "")
     phase = state.phase
+    # "Since your last turn" (issue 18): the other players' turns in words, as the turn mail tells them.
+    turns = play.told_turns(db, game)
+    since = story.since_words(turns, names, seat) if turns is not None else []
     return page_context(viewer, view, public, names) | {
+        "since": since,
         "step_title": step_title(phase, confirm, selected, state),
         "next_step": next_step(state, seat, choices, confirm, readied_hand),
         "guide_anchor": GUIDE_ANCHORS.get(phase, "conquer"),
