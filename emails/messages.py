@@ -136,6 +136,7 @@ class Message(BaseModel):
         unsubscribe_url: str | None = None,
         pictures: bool = True,
         calendar_url: str | None = None,
+        choices_url: str | None = None,
     ) -> Rendered:
         """The mail for one reader (``emails.render.render``)."""
         return render(
@@ -147,6 +148,7 @@ class Message(BaseModel):
             unsubscribe_url=unsubscribe_url,
             pictures=pictures,
             calendar_url=calendar_url,
+            choices_url=choices_url,
         )
 
 
@@ -439,6 +441,54 @@ class TableTalk(GameMessage):
         return f"game:{self.game_id}:talk:{self.talk_id}:{self.seat}"
 
 
+@with_config(ConfigDict(extra="forbid"))
+class DigestGame(TypedDict):
+    """A game the daily digest lists: one that waits for the reader (their turn, or an invitation)."""
+
+    game_name: str
+    #: The reader's own link to it (their turn link, or the invitation).
+    url: str
+    #: ``turn``, ``redeploy`` or ``invitation``.
+    waiting: str
+    deadline_at: str | None
+    turn: int | None
+    turns: int | None
+
+
+@with_config(ConfigDict(extra="forbid"))
+class DigestTalk(TypedDict):
+    """A message said at one of the reader's tables since their last digest."""
+
+    game_name: str
+    author: str
+    text: str
+    posted_at: str
+
+
+class DailyDigest(Message):
+    """Once a day, at the local hour the reader chose (DESIGN §9): every game that waits for them, and what
+    was said at the tables of the games they follow by digest. About no one game: it has its own thread."""
+
+    template: ClassVar[str] = "daily_digest"
+
+    player_name: str
+    player_id: int
+    #: The reader's local day, ``YYYY-MM-DD``: one digest per address and day.
+    local_date: str
+    games: list[DigestGame]
+    talk: list[DigestTalk]
+    #: Messages left out of ``talk`` (it holds the latest few only).
+    more_talk: int = 0
+
+    @property
+    def dedupe_key(self) -> str:
+        """
+        >>> DailyDigest(player_name="Ann", player_id=4, local_date="2026-03-01", games=[], talk=[]).dedupe_key
+        'digest:4:2026-03-01'
+        """
+        return f"digest:{self.player_id}:{self.local_date}"
+
+
 #: What an :class:`AdminChange` announces.
 Change = Literal[
     "deadline_extended",
@@ -507,6 +557,7 @@ KINDS: dict[str, type[Message]] = {
         GameOver,
         SeatToBot,
         TableTalk,
+        DailyDigest,
     )
 }
 

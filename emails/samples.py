@@ -18,6 +18,7 @@ from .messages import (
     AutoPassed,
     Board,
     BoardRegion,
+    DailyDigest,
     GameOver,
     GameToConfirm,
     HostAlert,
@@ -41,6 +42,8 @@ UNSUBSCRIBE_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3Ijoibm90aWNlcyJ9.ZZ8aQw.sampl
 BLOCK_URL = f"{BASE}/never/eyJlIjoiYm9iQGV4YW1wbGUub3JnIn0.ZZ8aQw.sample-block-signature"
 UNSUBSCRIBE_MESSAGES_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3IjoibWVzc2FnZXMifQ.ZZ8aQw.sample-unsubscribe"
 UNSUBSCRIBE_REMINDERS_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3IjoicmVtaW5kZXJzIn0.ZZ8aQw.sample-unsubscribe"
+#: The reader's page of mail choices.
+CHOICES_URL = f"{BASE}/choices/eyJwIjo0fQ.ZZ8aQw.sample-choices-signature"
 #: The reader's calendar feed (every deadline of their games), offered by the turn mails and reminders.
 CALENDAR_URL = f"{BASE}/calendar/eyJwIjo0fQ.ZZ8aQw.sample-calendar.ics"
 
@@ -103,6 +106,12 @@ class Sample:
     game_url: str | None = None
     unsubscribe_url: str | None = None
     calendar_url: str | None = None
+    #: The reader's page of mail choices: every mail's footer links it (``emails.render.CHOICES_MESSAGES``).
+    choices_url: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.choices_url is None:
+            object.__setattr__(self, "choices_url", CHOICES_URL)
 
     @property
     def message(self) -> str:
@@ -269,7 +278,6 @@ SAMPLES: dict[str, Sample] = {
             ],
         ),
         game_url=GAME_URL,
-        unsubscribe_url=UNSUBSCRIBE_URL,
     ),
     "table_talk": Sample(
         TableTalk(
@@ -287,6 +295,39 @@ SAMPLES: dict[str, Sample] = {
         ),
         game_url=GAME_URL,
         unsubscribe_url=UNSUBSCRIBE_MESSAGES_URL,
+    ),
+    "daily_digest": Sample(
+        DailyDigest(
+            player_name="Bob",
+            player_id=4,
+            local_date="2026-03-01",
+            games=[
+                {
+                    "game_name": "Tuesday Night Conquest",
+                    "url": TURN_URL,
+                    "waiting": "turn",
+                    "deadline_at": DEADLINE.isoformat(),
+                    "turn": 4,
+                    "turns": 10,
+                },
+                {
+                    "game_name": "Weekend League",
+                    "url": f"{BASE}/invite/eyJnIjoyMSwicyI6MiwiayI6InNlY3JldCJ9.ZZ8aQw.sample-invite-signature",
+                    "waiting": "invitation",
+                    "deadline_at": None,
+                    "turn": None,
+                    "turns": None,
+                },
+            ],
+            talk=[
+                {
+                    "game_name": "Tuesday Night Conquest",
+                    "author": "Ann",
+                    "text": "Well played, **Bob**.\nMy Orcs will be back.",
+                    "posted_at": datetime(2026, 2, 28, 21, 5, tzinfo=UTC).isoformat(),
+                },
+            ],
+        ),
     ),
 }
 
@@ -367,7 +408,6 @@ VARIANTS: dict[str, Sample] = {
             ],
         ),
         game_url=GAME_URL,
-        unsubscribe_url=UNSUBSCRIBE_URL,
     ),
     "auto_passed-defending": Sample(
         AutoPassed(**_COMMON, reason="host", defending=True, version=32),

@@ -18,6 +18,7 @@ from service.web import (
     api,
     api_docs,
     calendar_feeds,
+    choices,
     health,
     links_pages,
     pages,
@@ -54,6 +55,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     api_docs.init_app(app)
     app.register_blueprint(links_pages.bp)
     app.register_blueprint(unsubscribe.bp)
+    app.register_blueprint(choices.bp)
     app.register_blueprint(calendar_feeds.bp)
     pages.init_app(app)
     admin_pages.init_app(app)

@@ -47,8 +47,9 @@ from emails import messages
 from emails.compose import ComposeError, Envelope, compose, thread_id
 from emails.delivery import Backend, Connection, DeliveryError
 from emails.render import CALENDAR_MESSAGES, ESSENTIAL, MESSAGES, NOTICE, REMINDER, TALK, RenderError
+from service.domain import notifications
 from service.domain.links import LinkMaker
-from service.domain.models import Game, GameStatus, OutboxMail, Player, Seat, utcnow
+from service.domain.models import Game, GameNotification, GameStatus, NotifyMode, OutboxMail, Player, Seat, utcnow
 from service.domain.outbox import mail_domain
 from service.infra.logfmt import log
 
@@ -125,6 +126,9 @@ class _Job:
     wants_reminders: bool
     wants_notices: bool
     wants_messages: bool
+    #: The reader's choice for the mail's game (``GameNotification``), else their address's default.
+    notify: str
+    game_notify: str | None
     game_created_at: datetime | None
     game_status: str | None
     game_step_key: str | None
@@ -223,6 +227,8 @@ def _claim(session: Session, now: datetime, settings: MailSettings, holder: str)
                 col(Player.wants_reminders),
                 col(Player.wants_notices),
                 col(Player.wants_messages),
+                col(Player.notify),
+                col(GameNotification.mode).label("game_notify"),
                 col(Game.created_at).label("game_created_at"),
                 col(Game.status).label("game_status"),
                 col(Game.step_key).label("game_step_key"),
@@ -231,6 +237,13 @@ def _claim(session: Session, now: datetime, settings: MailSettings, holder: str)
             )
             .outerjoin(Player, col(Player.id) == col(OutboxMail.player_id))
             .outerjoin(Game, col(Game.id) == col(OutboxMail.game_id))
+            .outerjoin(
+                GameNotification,
+                sa.and_(
+                    col(GameNotification.game_id) == col(OutboxMail.game_id),
+                    col(GameNotification.player_id) == col(OutboxMail.player_id),
+                ),
+            )
             .outerjoin(
                 seat,
                 sa.and_(
@@ -258,7 +271,9 @@ def _job(row: sa.RowMapping) -> _Job:
     values["context"] = dict(context) if isinstance(context, Mapping) else (context or {})
     # A mail to an address that is not a player's (no player row): the defaults of a new player.
     if values["player_id"] is None:
-        values.update(time_zone="UTC", wants_reminders=True, wants_notices=True, wants_messages=True)
+        values.update(
+            time_zone="UTC", wants_reminders=True, wants_notices=True, wants_messages=True, notify=NotifyMode.EVERY
+        )
     return _Job(**values)
 
 
@@ -356,13 +371,16 @@ _OVER = (GameStatus.ENDING, GameStatus.FINISHED, GameStatus.CANCELLED)
 
 
 def _skip_reason(job: _Job) -> str | None:
-    category = MESSAGES.get(job.template, ESSENTIAL)
-    if category == REMINDER and not job.wants_reminders:
-        return "the player turned reminders off"
-    if category == TALK and not job.wants_messages:
-        return "the player turned table talk off"
-    if category == NOTICE and not job.wants_notices:
-        return "the player turned notices off"
+    # The reader's choices (service.domain.notifications): never their turns nor the results.
+    chosen = notifications.skip_reason(
+        MESSAGES.get(job.template, ESSENTIAL),
+        job.game_notify or job.notify,
+        wants_reminders=job.wants_reminders,
+        wants_notices=job.wants_notices,
+        wants_messages=job.wants_messages,
+    )
+    if chosen:
+        return chosen
     if job.template in STEP_MAILS and job.game_id is not None:
         return _stale_step(job)
     return None
@@ -396,11 +414,13 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
         raise RenderError(f"the mail's context is not an object but {type(job.context).__name__}")
     category = MESSAGES.get(job.template)
     unsubscribe = None
-    if job.player_id is not None and category not in (None, ESSENTIAL):
-        unsubscribe = links.unsubscribe_url(job.player_id, _UNSUBSCRIBE_KINDS.get(category, "notices"))
+    if job.player_id is not None and category in _UNSUBSCRIBE_KINDS:
+        unsubscribe = links.unsubscribe_url(job.player_id, _UNSUBSCRIBE_KINDS[category])
     game_url = None
     if job.game_id is not None and job.seat is not None and job.seat_secret:
         game_url = links.turn_url(job.game_id, job.seat, job.seat_secret)
+    # Every mail to a player links their page of mail choices (emails.render.CHOICES_MESSAGES says which).
+    choices_url = links.choices_url(job.player_id) if job.player_id is not None else None
     # The mails about a deadline offer the reader's calendar feed (every deadline of their games).
     calendar_url = None
     if job.player_id is not None and job.template in CALENDAR_MESSAGES:
@@ -414,6 +434,7 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
         game_url=game_url,
         unsubscribe_url=unsubscribe,
         calendar_url=calendar_url,
+        choices_url=choices_url,
     )
     envelope = Envelope(
         message_id=job.message_id,

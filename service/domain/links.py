@@ -24,11 +24,13 @@ BLOCK = "block"  # "never invite me again", in every invitation
 CALENDAR = "calendar"  # a calendar feed (.ics): an address's deadlines, or one game's
 SIGN_IN = "sign_in"  # an address's emailed sign-in link (My games)
 WATCH = "watch"  # a game's read-only watch link, for spectators
-PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE, LOGIN, CONFIRM, BLOCK, CALENDAR, SIGN_IN, WATCH)
+CHOICES = "choices"  # an address's page of mail choices (every mail's footer)
+PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE, LOGIN, CONFIRM, BLOCK, CALENDAR, SIGN_IN, WATCH, CHOICES)
 #: Purposes whose tokens carry no time: the same payload always signs to the same token. A calendar feed's
 #: address is subscribed to once and then fetched for months, so every mail gives the same one (and a mail
-#: sent again is the very same mail, DESIGN §6); it never expires, so it needs no time.
-UNTIMED = frozenset({CALENDAR, WATCH})
+#: sent again is the very same mail, DESIGN §6); it never expires, so it needs no time. The page of mail
+#: choices is in every mail's footer: untimed too, so that a mail sent again is the very same mail.
+UNTIMED = frozenset({CALENDAR, WATCH, CHOICES})
 
 #: How long an invitation link stays good (seconds).
 INVITE_MAX_AGE = 60 * 60 * 24 * 60
@@ -138,6 +140,11 @@ class LinkMaker:
     def unsubscribe_url(self, player_id: int, kind: str | None = None) -> str:
         """The absolute link that turns off ``kind`` of mail for the player (see :meth:`unsubscribe_token`)."""
         return self.url(f"/unsubscribe/{self.unsubscribe_token(player_id, kind)}")
+
+    def choices_url(self, player_id: int) -> str:
+        """The page where an address chooses which mails it gets (every mail's footer): it names the address
+        (a player row) and nothing else, and needs no sign-in."""
+        return self.url(f"/choices/{self.signer.sign(CHOICES, {'p': player_id})}")
 
     def address_calendar_url(self, player_id: int) -> str:
         """The calendar feed of every deadline in every game of an address (a player row), with its own turn
