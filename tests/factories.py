@@ -22,6 +22,8 @@ from service.domain.models import (
     Game,
     GameAction,
     GameResult,
+    InboundKind,
+    InboundMail,
     OutboxMail,
     Player,
     PlayerRecord,
@@ -232,3 +234,16 @@ class PlayerRecordFactory(Base):
     rating_sigma = 7.9
     games_finished = 1
     deadlines = 10
+
+
+class InboundMailFactory(Base):
+    class Meta:
+        model = InboundMail
+
+    message_key = factory.Sequence(lambda n: f"{n:064x}")
+    via = "smtp"
+    kind = InboundKind.ORDERS
+    sender = factory.Sequence(lambda n: f"from{n}@example.org")
+    game_id = factory.LazyAttribute(lambda o: GameFactory().id)
+    seat = 0
+    outcome = "orders; 1 step(s) done"

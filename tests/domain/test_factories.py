@@ -21,6 +21,7 @@ FACTORIES = [
     factories.ChatNoticeFactory,
     factories.GameResultFactory,
     factories.PlayerRecordFactory,
+    factories.InboundMailFactory,
 ]
 
 

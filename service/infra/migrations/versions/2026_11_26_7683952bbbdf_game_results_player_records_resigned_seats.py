@@ -1,7 +1,7 @@
 """game results, player records, resigned seats
 
 Revision ID: 7683952bbbdf
-Revises: b4c8e1f07a93
+Revises: 6b1d0e4a9c27
 Create Date: 2026-11-26 15:46:51.226865
 
 The end of a game is the worker's tally (DESIGN §9): it writes each seat's line of the final table
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "7683952bbbdf"
-down_revision: str | None = "b4c8e1f07a93"
+down_revision: str | None = "6b1d0e4a9c27"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
