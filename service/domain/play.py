@@ -23,7 +23,7 @@ from emails.messages import AutoPassed, HostAlert, RedeployNeeded, YourTurn
 from service.domain import bot_seats, chat_notices, story
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, IllegalMove
-from service.domain.games import finish_game, get_game, seats_of, settings_of, update_if_unmoved
+from service.domain.games import begin_ending, get_game, seats_of, settings_of, update_if_unmoved
 from service.domain.links import LinkMaker
 from service.domain.models import ActionKind, Game, GameAction, GameStatus, Player, Seat, SeatController, utcnow
 from service.domain.outbox import queue_mail
@@ -335,7 +335,7 @@ def after_change(
     game.state = state.to_json()
     session.add(game)
     if state.over:
-        finish_game(session, game, state, now)
+        begin_ending(session, game, now)  # the worker tallies it (service.domain.tally)
         return
     key = step_key(state)
     if key == game.step_key:
