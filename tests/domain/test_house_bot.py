@@ -206,6 +206,10 @@ def test_a_bot_seat_redeploys_as_a_defender_in_ask_mode(db_session: Session, lin
     """Two bot seats in ``ask`` mode: when one attacks the other, the defender's redeploy step is the
     bot's too (played, not left to its deadline)."""
     game = new_game(db_session, links, redeploy="ask")
+    game.seed = "a game with attacks"  # the same game every run (the bots' moves follow from the seed)
+    game.state = rules.new_game(2, seed=game.seed, options={"redeploy": "ask"}).to_json()
+    db_session.add(game)
+    db_session.commit()
     for number in (0, 1):
         bot_seats.host_gives_seat_to_bot(db_session, game.id or 0, number, "host", links)
     defended = []
