@@ -130,6 +130,10 @@ class Player(SQLModel, table=True):
     #: The local hour (0-23, in ``time_zone``) of the daily digest.
     digest_hour: int = 18
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+    #: Since when mail to the address bounces (a delivery status notification said it failed), and why;
+    #: cleared when the address answers a mail (``service.domain.inbound``).
+    bouncing_since: datetime | None = _time()
+    bounce_reason: str | None = Field(default=None, max_length=300)
 
 
 class Game(SQLModel, table=True):
@@ -191,6 +195,53 @@ class Seat(SQLModel, table=True):
     #: Who plays the seat now: its player, or the house bot (``service.domain.house_bot``), which its player
     #: may take back from their link.
     controller: SeatController = Field(default=SeatController.PERSON, sa_type=EnumString(SeatController, 8))
+
+
+class InboundKind(StrEnum):
+    """What a mail that came in was (``service.domain.inbound``)."""
+
+    #: A reply with orders, or with none, to a turn mail or an answer (its reply address named a step).
+    ORDERS = "orders"
+    #: A reply to a step that was over when it came: nothing done, the player told.
+    LATE = "late"
+    #: A reply to a table-talk message: posted on the game's board.
+    TALK = "talk"
+    #: An automatic answer (RFC 3834 ``Auto-Submitted``, ``Precedence: bulk``, a vacation notice, a read
+    #: receipt): never read as orders, never answered.
+    AUTO_REPLY = "auto_reply"
+    #: A delivery status notification (RFC 3464) or another bounce: the failed address is marked.
+    BOUNCE = "bounce"
+    #: No valid reply address: not ours to read (never answered: it may be forged or spam).
+    UNMATCHED = "unmatched"
+    #: Not a mail that could be read at all.
+    MALFORMED = "malformed"
+
+
+class InboundMail(SQLModel, table=True):
+    """A mail that came in (by SMTP/LMTP or ``POST /inbound/mail``): what it was and what was done with it.
+
+    ``message_key`` (its ``Message-ID`` and the address it came to, hashed) is unique, so the same mail
+    delivered twice (an MTA's retry, or both ways in) is read once.
+    """
+
+    __tablename__ = "inbound_mail"
+
+    id: int | None = Field(default=None, primary_key=True)
+    message_key: str = Field(max_length=64, unique=True)
+    received_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+    #: ``smtp``, ``lmtp`` or ``http``.
+    via: str = Field(max_length=8)
+    kind: InboundKind = Field(sa_type=EnumString(InboundKind, 12))
+    #: The From header's address, as written (never trusted: the reply address says who it is).
+    sender: str = Field(default="", max_length=320)
+    game_id: int | None = Field(default=None, foreign_key="games.id", index=True)
+    seat: int | None = None
+    #: The seat's player, whom the answer goes to.
+    player_id: int | None = Field(default=None, foreign_key="players.id", index=True)
+    #: What was done, in a line (for the logs and the admins).
+    outcome: str = Field(default="", max_length=1000)
+    #: Whether an answer mail was written (answers are limited per address and hour).
+    answered: bool = False
 
 
 class GameAction(SQLModel, table=True):
