@@ -2,7 +2,8 @@
 
 Games that wait for the address come first (soonest deadline first), then invitations to accept, then the
 other running games, then the finished and cancelled ones (latest first). Each row carries the seat's own
-signed link: the turn link, or the invitation while it is not accepted.
+signed link (:func:`seat_link`: the turn link, or the invitation while it is not accepted), which the page
+makes only when the row is opened: a page of 200 games signs no link, and holds none.
 
 Built from two queries whatever the number of games, and without reading any game's rules state: whose
 turn it is comes from the game's ``step_key`` (``service.domain.play.awaited_seat``), the number of turns
@@ -38,8 +39,6 @@ class MyGame:
     status: str
     seat: int
     seat_name: str
-    #: The seat's own link: its turn link, or its invitation while not accepted.
-    url: str
     to_accept: bool
     waiting_for_me: bool
     #: The names of the seats the game waits for (a running game).
@@ -70,13 +69,12 @@ class MyGames:
         return len(self.waiting) + len(self.invitations) + len(self.running) + len(self.finished)
 
 
-def my_games(session: Session, email: str, links: LinkMaker) -> MyGames:
+def my_games(session: Session, email: str) -> MyGames:
     """Every listed game in which ``email`` holds a seat (removed seats are no longer theirs)."""
     email = email.strip().lower()
     rows = session.execute(
         sa.select(
             col(Seat.seat),
-            col(Seat.secret),
             col(Seat.display_name),
             col(Seat.accepted_at),
             col(Player.time_zone),
@@ -121,9 +119,6 @@ def my_games(session: Session, email: str, links: LinkMaker) -> MyGames:
             status=status.value,
             seat=row.seat,
             seat_name=row.display_name,
-            url=links.invite_url(row.id, row.seat, row.secret)
-            if row.accepted_at is None
-            else links.turn_url(row.id, row.seat, row.secret),
             to_accept=to_accept,
             # A game started at once waits for a seat that has not accepted yet: its invitation comes first.
             waiting_for_me=row.seat in awaited_seats,
@@ -154,6 +149,28 @@ def my_games(session: Session, email: str, links: LinkMaker) -> MyGames:
         running=_sorted(running),
         finished=_sorted(finished),
     )
+
+
+def seat_link(session: Session, email: str, game_id: int, seat: int, links: LinkMaker) -> str | None:
+    """The signed link of ``email``'s seat ``seat`` in game ``game_id`` (its turn link, or its invitation while
+    not accepted), or ``None`` if that seat is not the address's in a listed game."""
+    row = session.execute(
+        sa.select(col(Seat.secret), col(Seat.accepted_at))
+        .join(Player, col(Player.id) == col(Seat.player_id))
+        .join(Game, col(Game.id) == col(Seat.game_id))
+        .where(
+            col(Seat.game_id) == game_id,
+            col(Seat.seat) == seat,
+            col(Seat.removed) == sa.false(),
+            col(Player.email) == email.strip().lower(),
+            col(Game.status).in_(LISTED),
+        )
+    ).first()
+    if row is None:
+        return None
+    if row.accepted_at is None:
+        return links.invite_url(game_id, seat, row.secret)
+    return links.turn_url(game_id, seat, row.secret)
 
 
 def _sorted(keyed: list[tuple[Any, MyGame]]) -> list[MyGame]:
