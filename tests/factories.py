@@ -21,6 +21,8 @@ from service.domain.models import (
     ChatNotice,
     Game,
     GameAction,
+    InboundKind,
+    InboundMail,
     OutboxMail,
     Player,
     ReminderSent,
@@ -198,3 +200,16 @@ class ChatNoticeFactory(Base):
     step_key = "1:0:-"
     dedupe_key = factory.Sequence(lambda n: f"game:factory:turn:{n}")
     next_attempt_at = factory.LazyFunction(utcnow)
+
+
+class InboundMailFactory(Base):
+    class Meta:
+        model = InboundMail
+
+    message_key = factory.Sequence(lambda n: f"{n:064x}")
+    via = "smtp"
+    kind = InboundKind.ORDERS
+    sender = factory.Sequence(lambda n: f"from{n}@example.org")
+    game_id = factory.LazyAttribute(lambda o: GameFactory().id)
+    seat = 0
+    outcome = "orders; 1 step(s) done"

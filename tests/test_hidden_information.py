@@ -235,6 +235,8 @@ class Table:
             if seat in awaited:
                 # What a step will do and why a region cannot be conquered (service/domain/previews.py).
                 self.get(seat, f"/api/games/{self.game_id}/regions/{self.rounds % 23}")
+                # The turn page's panel of a region: its cost, who holds it, what each step on it will do.
+                self.page(seat, f"/games/{self.game_id}/turn?region={self.rounds % 23}")
                 self.rounds += 1
         if pages:
             self.page(None, f"/games/{self.game_id}")

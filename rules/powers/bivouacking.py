@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..abilities import Marker, Power, Slot, register
-from ..actions import Action, ActionKind, IllegalAction
+from ..actions import Action, ActionKind, IllegalAction, Verb
 from ..components import ENCAMPMENTS, POWER_TOKENS
 from ..schema import schema_1_markers, schema_1_troop_field
 from ..state import REDEPLOY, GameState, Troop
@@ -54,6 +54,7 @@ class Bivouacking(Power):
     actions = (
         ActionKind("place_encampments", ("tokens",), "Place the Encampments", choice="spread", marker="encampments"),
     )
+    verbs = (Verb("encamp", "place_encampments", "tokens", "place Encampments, region:count"),)
     slot = Camps
     markers = (ENCAMPMENT,)
     schema_1_fields = frozenset({"encampments", "camps"})

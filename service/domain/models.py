@@ -67,6 +67,13 @@ class NoticeStatus(StrEnum):
     SKIPPED = "skipped"
 
 
+class SeatController(StrEnum):
+    """Who plays a seat (DESIGN §10): its player, by their link, or the house bot, in the worker."""
+
+    PERSON = "person"
+    BOT = "bot"
+
+
 class NotifyMode(StrEnum):
     """What mail a player wants about a game (DESIGN §9), beyond what always comes: invitations, the mails of
     their own turns, and the final results are sent whatever they choose."""
@@ -123,6 +130,10 @@ class Player(SQLModel, table=True):
     #: The local hour (0-23, in ``time_zone``) of the daily digest.
     digest_hour: int = 18
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+    #: Since when mail to the address bounces (a delivery status notification said it failed), and why;
+    #: cleared when the address answers a mail (``service.domain.inbound``).
+    bouncing_since: datetime | None = _time()
+    bounce_reason: str | None = Field(default=None, max_length=300)
 
 
 class Game(SQLModel, table=True):
@@ -181,6 +192,56 @@ class Seat(SQLModel, table=True):
     removed: bool = False
     #: Vacation taken in this game so far (seconds), against the game's ``vacation_days``.
     vacation_used_seconds: int = 0
+    #: Who plays the seat now: its player, or the house bot (``service.domain.house_bot``), which its player
+    #: may take back from their link.
+    controller: SeatController = Field(default=SeatController.PERSON, sa_type=EnumString(SeatController, 8))
+
+
+class InboundKind(StrEnum):
+    """What a mail that came in was (``service.domain.inbound``)."""
+
+    #: A reply with orders, or with none, to a turn mail or an answer (its reply address named a step).
+    ORDERS = "orders"
+    #: A reply to a step that was over when it came: nothing done, the player told.
+    LATE = "late"
+    #: A reply to a table-talk message: posted on the game's board.
+    TALK = "talk"
+    #: An automatic answer (RFC 3834 ``Auto-Submitted``, ``Precedence: bulk``, a vacation notice, a read
+    #: receipt): never read as orders, never answered.
+    AUTO_REPLY = "auto_reply"
+    #: A delivery status notification (RFC 3464) or another bounce: the failed address is marked.
+    BOUNCE = "bounce"
+    #: No valid reply address: not ours to read (never answered: it may be forged or spam).
+    UNMATCHED = "unmatched"
+    #: Not a mail that could be read at all.
+    MALFORMED = "malformed"
+
+
+class InboundMail(SQLModel, table=True):
+    """A mail that came in (by SMTP/LMTP or ``POST /inbound/mail``): what it was and what was done with it.
+
+    ``message_key`` (its ``Message-ID`` and the address it came to, hashed) is unique, so the same mail
+    delivered twice (an MTA's retry, or both ways in) is read once.
+    """
+
+    __tablename__ = "inbound_mail"
+
+    id: int | None = Field(default=None, primary_key=True)
+    message_key: str = Field(max_length=64, unique=True)
+    received_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+    #: ``smtp``, ``lmtp`` or ``http``.
+    via: str = Field(max_length=8)
+    kind: InboundKind = Field(sa_type=EnumString(InboundKind, 12))
+    #: The From header's address, as written (never trusted: the reply address says who it is).
+    sender: str = Field(default="", max_length=320)
+    game_id: int | None = Field(default=None, foreign_key="games.id", index=True)
+    seat: int | None = None
+    #: The seat's player, whom the answer goes to.
+    player_id: int | None = Field(default=None, foreign_key="players.id", index=True)
+    #: What was done, in a line (for the logs and the admins).
+    outcome: str = Field(default="", max_length=1000)
+    #: Whether an answer mail was written (answers are limited per address and hour).
+    answered: bool = False
 
 
 class GameAction(SQLModel, table=True):
@@ -202,6 +263,8 @@ class GameAction(SQLModel, table=True):
     undo_point: bool = False
     #: Set on the steps an undo took back; they stay in the log but are not replayed.
     undone: bool = False
+    #: Played by the house bot for the seat (``service.domain.house_bot``), told as such in the history.
+    by_bot: bool = False
     idempotency_key: str | None = Field(default=None, max_length=80)
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
 

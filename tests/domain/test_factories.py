@@ -19,6 +19,7 @@ FACTORIES = [
     factories.ReminderSentFactory,
     factories.BlockedAddressFactory,
     factories.ChatNoticeFactory,
+    factories.InboundMailFactory,
 ]
 
 

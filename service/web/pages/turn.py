@@ -291,6 +291,7 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
     declined = conquering_declined(state, seat)
     declined_race = declined.race if declined is not None else None
     region_panel = None
+    previews = Previews(state)
     if selected is not None:
         region_panel = {
             "region": selected,
@@ -299,6 +300,8 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
             "why_not": why_not(state, seat, selected, choices),
             "cost": marks.get(selected),
             "cost_words": cost_words(state, seat, selected),
+            "holder": holder_words(public, names, selected),
+            "previews": {a: preview_words(previews(a), seat, selected) for a in choices.for_region(selected)},
         }
     # Before the first step of the conquests the tokens are still on the board: one stays in each region
     # and the others come to hand (rulebook, "Ready your Troops"); say how many that will be.
@@ -329,7 +332,7 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
         # race scores without its power: rulebook, "Entering In Decline").
         "score_now": step_score(state, [a for a in choices.end_turn if not a.decline]),
         "decline_score": step_score(state, [choices.simple["decline"]] if "decline" in choices.simple else []),
-        "preview_of": Previews(state),
+        "preview_of": previews,
         "score_words": score_words,
         "redeploy_rows": redeploy_rows(state, choices),
         "region_forms": region_forms(choices, declined_race),
@@ -411,6 +414,43 @@ class Previews:
             except rules.IllegalAction:
                 self.found[action] = None
         return self.found[action]
+
+
+def holder_words(public: dict[str, Any], names: list[str], region: int) -> list[dict[str, str]]:
+    """Who holds ``region`` and what their race (and power, while Active) do: public, as the banners are."""
+    held = public["regions"][region]
+    owner, race = held.get("owner"), held.get("race")
+    if owner is None or owner < 0 or not race or race not in rules.RACES:
+        return []
+    active = public["players"][owner].get("active") or {}
+    who = name_of(owner, names)
+    out = [{"name": f"{who}'s {race}", "summary": rules.RACES[race].summary}]
+    if active.get("race") == race and active.get("power") in rules.POWERS:
+        out.append({"name": active["power"], "summary": rules.POWERS[active["power"]].summary})
+    else:
+        out[0]["name"] += " (In Decline)"
+    return out
+
+
+def preview_words(ahead: rules.Preview | None, seat: int, region: int) -> str | None:
+    """What an action on ``region`` will do, from the engine's preview (``rules.preview``): never a guess."""
+    if ahead is None:
+        return None
+    if ahead.uses_die:
+        wins = sum(o.chances for o in ahead.outcomes if _holds(o, seat, region))
+        faces = sum(o.chances for o in ahead.outcomes)
+        return f"The region is yours on {wins} of the die's {faces} faces; your conquests end either way."
+    outcome = ahead.outcomes[0]
+    parts = []
+    if outcome.hand:
+        parts.append("then in hand: " + ", ".join(f"{n} {race}" for race, n in sorted(outcome.hand.items())))
+    if outcome.score_if_ended is not None:
+        parts.append(f"ending the turn then would score {score_words(outcome.score_if_ended)}")
+    return ("After this step, " + "; ".join(parts) + ".") if parts else None
+
+
+def _holds(outcome: Any, seat: int, region: int) -> bool:
+    return any(c.region == region and c.after.get("owner") == seat for c in outcome.regions)
 
 
 def your_abilities(state: GameState, seat: int) -> list[dict[str, str]]:
