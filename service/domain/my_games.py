@@ -27,7 +27,14 @@ from service.domain.models import Game, GameStatus, Player, Seat
 from service.domain.play import awaited_seat
 
 #: Games of these kinds are listed; an unconfirmed game is its host's business alone until confirmed.
-LISTED = (GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED, GameStatus.FINISHED, GameStatus.CANCELLED)
+LISTED = (
+    GameStatus.INVITING,
+    GameStatus.ACTIVE,
+    GameStatus.PAUSED,
+    GameStatus.ENDING,
+    GameStatus.FINISHED,
+    GameStatus.CANCELLED,
+)
 
 
 @dataclass(frozen=True)
@@ -133,7 +140,7 @@ def my_games(session: Session, email: str) -> MyGames:
             winners=[r.get("name", "") for r in result if r.get("place") == 1] if status == GameStatus.FINISHED else [],
             players=len(seats),
         )
-        if status in (GameStatus.FINISHED, GameStatus.CANCELLED):
+        if status in (GameStatus.ENDING, GameStatus.FINISHED, GameStatus.CANCELLED):
             finished.append((-(row.finished_at or row.created_at).timestamp(), game))
         elif game.waiting_for_me:
             waiting.append(((row.deadline_at is None, row.deadline_at or row.created_at, row.id), game))

@@ -17,7 +17,7 @@ from sqlmodel import Session, select
 
 from service.domain import block_list, sign_in
 from service.domain.links import SIGN_IN_MAX_AGE
-from service.domain.models import Game, SignIn, utcnow
+from service.domain.models import Game, Player, PlayerRecord, SignIn, utcnow
 from service.infra.db import get_engine
 from tests.security.conftest import body, created_and_confirmed, invitations, mails, token_of
 
@@ -207,8 +207,21 @@ def test_my_games_shows_a_finished_game_s_result(app: Flask) -> None:
         ]
         session.add(row)
         session.commit()
+        ann = session.exec(select(Player).where(Player.email == ANN)).one()
+        session.add(
+            PlayerRecord(
+                player_id=ann.id or 0,
+                rating_mu=30,
+                rating_sigma=3,
+                games_finished=12,
+                deadlines=100,
+                deadlines_missed=2,
+            )
+        )
+        session.commit()
     page = signed_in_client(app, ANN).get("/me").get_data(as_text=True)
     assert "came 2nd with 61 coins" in page and "Won by Bob" in page
+    assert "Your record: 12 games, missed 2 % of deadlines, rating 21." in page
 
 
 def test_mail_me_my_links_mails_the_seat_s_links_and_answers_the_same_for_anyone(app: Flask) -> None:

@@ -25,7 +25,7 @@ from flask import Blueprint, Flask, current_app, flash, redirect, render_templat
 from werkzeug.wrappers import Response
 
 from emails import times
-from service.domain import my_games, sign_in
+from service.domain import my_games, records, sign_in
 from service.domain.errors import BadRequest, DomainError
 from service.domain.links import SIGN_IN_MAX_AGE, current_links
 from service.domain.models import GameStatus, SignIn
@@ -162,7 +162,8 @@ def my_games_page() -> Any:
         }
         for part, kind, title, empty, games in parts
     ]
-    return render_template("me/games.html", listing=listing, sections=sections, zone=zone.key)
+    record = records.address_record(get_session(), row.email)
+    return render_template("me/games.html", listing=listing, sections=sections, zone=zone.key, record=record)
 
 
 def _row(game: my_games.MyGame, kind: str, zone: ZoneInfo, url: str) -> dict[str, Any]:
@@ -188,6 +189,9 @@ def _row(game: my_games.MyGame, kind: str, zone: ZoneInfo, url: str) -> dict[str
         label = "See the game"
     elif game.status == GameStatus.CANCELLED:
         line, label = "Cancelled by its host.", "See the game"
+    elif game.status == GameStatus.ENDING:
+        line = f"Over: the final table is being tallied, and will be mailed to you. You play as {game.seat_name}."
+        label = "See the game"
     else:
         you = f"You play as {game.seat_name}."
         if game.status == GameStatus.INVITING:
