@@ -56,6 +56,8 @@ class MyGame:
     paused_remaining: int | None
     finished_at: datetime | None
     #: A finished game: this seat's row of the final table, and the winners' names.
+    #: The seat's own signed link, when asked for (:func:`my_games` with ``links``); empty otherwise.
+    url: str = ""
     place: int | None = None
     coins: int | None = None
     winners: list[str] = field(default_factory=list)
@@ -76,12 +78,14 @@ class MyGames:
         return len(self.waiting) + len(self.invitations) + len(self.running) + len(self.finished)
 
 
-def my_games(session: Session, email: str) -> MyGames:
-    """Every listed game in which ``email`` holds a seat (removed seats are no longer theirs)."""
+def my_games(session: Session, email: str, links: LinkMaker | None = None) -> MyGames:
+    """Every listed game in which ``email`` holds a seat (removed seats are no longer theirs); with ``links``,
+    each with its seat's signed link (``url``: a mail needs them, the page makes each when it is opened)."""
     email = email.strip().lower()
     rows = session.execute(
         sa.select(
             col(Seat.seat),
+            col(Seat.secret),
             col(Seat.display_name),
             col(Seat.accepted_at),
             col(Player.time_zone),
@@ -126,6 +130,7 @@ def my_games(session: Session, email: str) -> MyGames:
             status=status.value,
             seat=row.seat,
             seat_name=row.display_name,
+            url=_link(links, row.id, row.seat, row.secret, row.accepted_at is not None) if links else "",
             to_accept=to_accept,
             # A game started at once waits for a seat that has not accepted yet: its invitation comes first.
             waiting_for_me=row.seat in awaited_seats,
@@ -175,9 +180,11 @@ def seat_link(session: Session, email: str, game_id: int, seat: int, links: Link
     ).first()
     if row is None:
         return None
-    if row.accepted_at is None:
-        return links.invite_url(game_id, seat, row.secret)
-    return links.turn_url(game_id, seat, row.secret)
+    return _link(links, game_id, seat, row.secret, row.accepted_at is not None)
+
+
+def _link(links: LinkMaker, game_id: int, seat: int, secret: str, accepted: bool) -> str:
+    return links.turn_url(game_id, seat, secret) if accepted else links.invite_url(game_id, seat, secret)
 
 
 def _sorted(keyed: list[tuple[Any, MyGame]]) -> list[MyGame]:
