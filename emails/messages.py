@@ -392,6 +392,27 @@ class GameOver(GameMessage):
         return f"game:{self.game_id}:over:{self.your_seat}"
 
 
+class SeatToBot(GameMessage):
+    """To a seat's player: the house bot plays their seat from now on (the host gave it the seat, or they
+    missed ``missed`` turns in a row), and the link to take it back. Essential: it is how they get their
+    seat back, and no turn mail comes while the bot plays it (DESIGN §10)."""
+
+    template: ClassVar[str] = "seat_to_bot"
+
+    player_name: str
+    seat: int
+    #: Why, in words for the player: ``"the host gave it the seat"``, ``"you missed 3 turns in a row"``...
+    reason: str
+    #: The seat's link: its turn page has the button that takes the seat back.
+    take_back_url: str
+    #: The audit entry of the change: one mail per change.
+    event: int
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"game:{self.game_id}:seat-to-bot:{self.event}"
+
+
 class TableTalk(GameMessage):
     """A message written at the game's table (DESIGN §9), to one other seat (``seat``) who wants it."""
 
@@ -484,6 +505,7 @@ KINDS: dict[str, type[Message]] = {
         AdminChange,
         HostAlert,
         GameOver,
+        SeatToBot,
         TableTalk,
     )
 }

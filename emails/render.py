@@ -54,6 +54,7 @@ MESSAGES: dict[str, str] = {
     "admin_change": NOTICE,
     "host_alert": NOTICE,
     "game_over": NOTICE,
+    "seat_to_bot": ESSENTIAL,
     "table_talk": TALK,
 }
 
@@ -76,6 +77,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "admin_change": ("game_name", "player_name", "change"),
     "host_alert": ("game_name", "player_name", "auto_passes"),
     "game_over": ("game_name", "player_name", "standings"),
+    "seat_to_bot": ("game_name", "player_name", "take_back_url"),
     "table_talk": ("game_name", "player_name", "author", "text"),
 }
 

@@ -25,6 +25,7 @@ from .messages import (
     Message,
     RedeployNeeded,
     Reminder,
+    SeatToBot,
     SignInLink,
     TableTalk,
     YourLinks,
@@ -248,6 +249,9 @@ SAMPLES: dict[str, Sample] = {
         ),
         game_url=GAME_URL,
         unsubscribe_url=UNSUBSCRIBE_URL,
+    ),
+    "seat_to_bot": Sample(
+        SeatToBot(**_COMMON, seat=1, reason="you missed 3 turns in a row", take_back_url=TURN_URL, event=41),
     ),
     "host_alert": Sample(
         HostAlert(**GAME, player_name="Chloé", auto_passes=2, admin_url=ADMIN_URL, seat=2),

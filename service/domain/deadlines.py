@@ -48,7 +48,7 @@ from service.domain.clock import Clock, set_clock
 from service.domain.errors import Conflict
 from service.domain.games import finish_game, get_game, seats_of, update_if_unmoved
 from service.domain.links import LinkMaker
-from service.domain.models import Game, GameStatus, ReminderSent, ServiceStatus, utcnow
+from service.domain.models import Game, GameStatus, ReminderSent, SeatController, ServiceStatus, utcnow
 from service.domain.outbox import queue_mail
 from service.domain.play import auto_pass, load_state
 from service.infra.logfmt import log
@@ -324,8 +324,8 @@ def _queue_reminders(session: Session, links: LinkMaker, game: Game, clock: Cloc
     awaited = rules.awaiting(state)
     queued = 0
     for seat, player in seats_of(session, game.id or 0):
-        if seat.seat not in awaited or seat.removed:
-            continue
+        if seat.seat not in awaited or seat.removed or seat.controller == SeatController.BOT:
+            continue  # the house bot plays a bot seat's turns: no reminder to its player's address
         reminder = Reminder(
             game_id=game.id or 0,
             game_name=game.name,

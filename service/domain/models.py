@@ -67,6 +67,13 @@ class NoticeStatus(StrEnum):
     SKIPPED = "skipped"
 
 
+class SeatController(StrEnum):
+    """Who plays a seat (DESIGN §10): its player, by their link, or the house bot, in the worker."""
+
+    PERSON = "person"
+    BOT = "bot"
+
+
 class NotifyMode(StrEnum):
     """What mail a player wants about a game (DESIGN §9), beyond what always comes: invitations, the mails of
     their own turns, and the final results are sent whatever they choose."""
@@ -181,6 +188,9 @@ class Seat(SQLModel, table=True):
     removed: bool = False
     #: Vacation taken in this game so far (seconds), against the game's ``vacation_days``.
     vacation_used_seconds: int = 0
+    #: Who plays the seat now: its player, or the house bot (``service.domain.house_bot``), which its player
+    #: may take back from their link.
+    controller: SeatController = Field(default=SeatController.PERSON, sa_type=EnumString(SeatController, 8))
 
 
 class GameAction(SQLModel, table=True):
@@ -202,6 +212,8 @@ class GameAction(SQLModel, table=True):
     undo_point: bool = False
     #: Set on the steps an undo took back; they stay in the log but are not replayed.
     undone: bool = False
+    #: Played by the house bot for the seat (``service.domain.house_bot``), told as such in the history.
+    by_bot: bool = False
     idempotency_key: str | None = Field(default=None, max_length=80)
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
 

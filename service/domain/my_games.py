@@ -125,7 +125,8 @@ def my_games(session: Session, email: str, links: LinkMaker) -> MyGames:
             if row.accepted_at is None
             else links.turn_url(row.id, row.seat, row.secret),
             to_accept=to_accept,
-            waiting_for_me=row.seat in awaited_seats and not to_accept,
+            # A game started at once waits for a seat that has not accepted yet: its invitation comes first.
+            waiting_for_me=row.seat in awaited_seats,
             awaited=[seats.get(s, f"Player {s + 1}") for s in awaited_seats],
             deadline_at=row.deadline_at,
             turn=turn,

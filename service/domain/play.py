@@ -20,14 +20,15 @@ from sqlmodel import Session, col, select
 
 import rules
 from emails.messages import AutoPassed, HostAlert, RedeployNeeded, YourTurn
-from service.domain import chat_notices, story
+from service.domain import bot_seats, chat_notices, story
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, IllegalMove
 from service.domain.games import finish_game, get_game, seats_of, settings_of, update_if_unmoved
 from service.domain.links import LinkMaker
-from service.domain.models import ActionKind, Game, GameAction, GameStatus, Player, Seat, utcnow
+from service.domain.models import ActionKind, Game, GameAction, GameStatus, Player, Seat, SeatController, utcnow
 from service.domain.outbox import queue_mail
 from service.domain.turn_mail import step_details
+from service.infra.mail_wakeup import wake_bot_after_commit
 
 logger = logging.getLogger(__name__)
 
@@ -72,10 +73,12 @@ def submit_action(
     idempotency_key: str | None = None,
     now: datetime | None = None,
     seats: dict[int, tuple[Seat, Player]] | None = None,
+    by_bot: bool = False,
 ) -> StepResult:
     """Validate ``payload`` with the rules and apply it as ``seat``'s step.
 
     ``seats`` (by seat number), when the caller has read them in this transaction, are not read again.
+    ``by_bot``: the house bot plays the step (``service.domain.house_bot``); the log marks it so.
     """
     if idempotency_key:
         earlier = _by_idempotency_key(session, game_id, idempotency_key)
@@ -109,6 +112,7 @@ def submit_action(
         die=new_state.last.get("die"),
         undo_point=bool(new_state.last.get("undo_point")),
         idempotency_key=idempotency_key,
+        by_bot=by_bot,
     )
     return commit_step(session, game, entry, new_state, links, now or utcnow(), idempotency_key, seat, seats=seats)
 
@@ -199,7 +203,8 @@ def auto_pass(
         defending=state.phase == "defend",
         version=game.version + 1,
     )
-    queue_mail(session, player, passed, now=now)
+    if passed_seat.controller != SeatController.BOT:  # no mail to a bot seat's address for its turns
+        queue_mail(session, player, passed, now=now)
     chat_notices.queue_notice(
         session,
         game,
@@ -226,6 +231,11 @@ def auto_pass(
                 seat=seat,
             )
             queue_mail(session, host, alert, now=now)
+    limit = settings_of(game).bot_after_missed_turns
+    if limit and passes >= limit and state.phase != "defend" and passed_seat.controller == SeatController.PERSON:
+        # The game's setting: after that many missed turns in a row the house bot plays the seat, until its
+        # player takes it back from their link.
+        bot_seats.give_seat_to_bot(session, game, seat, f"you missed {passes} turns in a row", links=links, now=now)
     return commit_step(session, game, record, new_state, links, now, None, seat, seats=seats)
 
 
@@ -300,6 +310,11 @@ def after_change(
     for awaited in awaited_seats:
         seat, player = seats[awaited]
         if seat.removed:
+            continue
+        if seat.controller == SeatController.BOT:
+            # The house bot plays the step in the worker, once this transaction commits; no mail to the
+            # seat's address (its player was told the bot plays the seat, with the link to take it back).
+            wake_bot_after_commit(session, game.id or 0)
             continue
         extra: dict[str, Any] = {}
         if turns is not None:

@@ -39,6 +39,18 @@ CHAT_WRITTEN = "smallworld.chat_written"
 #: What each flag asks for once its transaction commits.
 _TASKS = {MAIL_WRITTEN: DELIVER_OUTBOX, CHAT_WRITTEN: DELIVER_CHAT}
 
+#: The house bot's task (``worker.tasks.bots.play_bot_turns``), sent with a game's id once a transaction that
+#: made the game wait for a seat the house bot plays commits (``service.domain.house_bot``).
+PLAY_BOT_TURNS = "worker.tasks.bots.play_bot_turns"
+#: ``session.info`` key: the ids of the games whose bot seat is awaited, written in this transaction.
+BOT_TURNS = "smallworld.bot_turns"
+
+
+def wake_bot_after_commit(session: OrmSession, game_id: int) -> None:
+    """Ask for :data:`PLAY_BOT_TURNS` for this game once the session's transaction commits (never before:
+    the worker would find the game as it was)."""
+    session.info.setdefault(BOT_TURNS, set()).add(game_id)
+
 
 # -- sending the task once the mail is committed ---------------------------------------------------------
 def send_after_commit() -> None:
@@ -56,6 +68,7 @@ def send_after_commit() -> None:
 def _forget_mail_queued(session: OrmSession) -> None:
     for flag in _TASKS:
         session.info.pop(flag, None)
+    session.info.pop(BOT_TURNS, None)
 
 
 #: After a failed send, this process does not try again for this long (seconds). Reaching a broker that is
@@ -87,6 +100,8 @@ def _send_if_mail_queued(session: OrmSession) -> None:
     for flag, task in _TASKS.items():
         if session.info.pop(flag, False):
             _send_throttled(session, task)
+    for game_id in sorted(session.info.pop(BOT_TURNS, ())):
+        _send_delivery_task(PLAY_BOT_TURNS, [game_id])
 
 
 def _send_throttled(session: OrmSession, task: str) -> None:
@@ -102,14 +117,14 @@ def _send_throttled(session: OrmSession, task: str) -> None:
     _send_delivery_task(task)
 
 
-def _send_delivery_task(task: str = DELIVER_OUTBOX) -> None:
+def _send_delivery_task(task: str = DELIVER_OUTBOX, args: list[Any] | None = None) -> None:
     if not has_app_context():
         return  # no app (a script or a test on a bare session): the periodic drain delivers it
     celery_app = current_app.extensions.get("celery")
     if celery_app is None or time.monotonic() < _broker_down_until.get(celery_app, 0.0):
         return
     try:
-        celery_app.send_task(task, retry=False)
+        celery_app.send_task(task, args=args, retry=False)
     except Exception as error:
         _broker_down_until[celery_app] = time.monotonic() + BROKER_PAUSE
         log(logger, logging.WARNING, "mail.enqueue_failed", task=task, error=repr(error), paused_seconds=BROKER_PAUSE)

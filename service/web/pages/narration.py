@@ -35,6 +35,9 @@ ADMIN_ACTS = {
     "vacation": "A player took some vacation",
 }
 
+#: How the history marks a step the house bot played for a seat (``GameAction.by_bot``).
+BY_BOT = "played by the house bot"
+
 #: ``rules.turn_score`` output as "5 regions + 2 (Orcs) = 7 coins".
 score_words = rules.score_words
 
@@ -69,6 +72,8 @@ def describe_step(
     if entry.kind == ActionKind.AUTO_PASS:
         reason = (entry.action or {}).get("reason", "deadline")
         text += f" ({'the deadline passed' if reason == 'deadline' else reason})"
+    if entry.by_bot:
+        text += f" ({BY_BOT})"
     return text
 
 
