@@ -23,7 +23,7 @@ from .engine import apply, auto_pass, awaiting, legal_actions
 from .regions import region_markers
 from .scoring import turn_score
 from .setup import new_game, with_options
-from .state import SCHEMA_VERSION, GameState
+from .state import SCHEMA_VERSION, GameState, Phase
 from .telling import region_name, score_words, tell
 from .view import final_standings, player_view
 
@@ -39,6 +39,7 @@ __all__ = [
     "Board",
     "ConquestCost",
     "GameState",
+    "Phase",
     "IllegalAction",
     "apply",
     "auto_pass",

@@ -48,13 +48,13 @@ from emails.compose import ComposeError, Envelope, compose, thread_id
 from emails.delivery import Backend, Connection, DeliveryError
 from emails.render import CALENDAR_MESSAGES, ESSENTIAL, MESSAGES, REMINDER, RenderError
 from service.domain.links import LinkMaker
-from service.domain.models import Game, GameStatus, OutboxMail, Player, Seat, utcnow
+from service.domain.models import Game, GameStatus, MailStatus, OutboxMail, Player, Seat, utcnow
 from service.domain.outbox import mail_domain
 from service.infra.logfmt import log
 
 logger = logging.getLogger(__name__)
 
-PENDING, SENT, FAILED, SKIPPED = "pending", "sent", "failed", "skipped"
+PENDING, SENT, FAILED, SKIPPED = MailStatus.PENDING, MailStatus.SENT, MailStatus.FAILED, MailStatus.SKIPPED
 
 
 @dataclass(frozen=True)
@@ -563,7 +563,7 @@ class _Outcomes:
     def add(
         self,
         job: _Job,
-        status: str,
+        status: MailStatus,
         now: datetime,
         *,
         error: str | None = None,

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
+from service.domain.models import GameStatus, MailStatus, NoticeStatus
 from service.domain.text import known_zone, mail_address, printable_text
 from service.infra.chat import check_chat_url
 
@@ -142,7 +143,7 @@ class SeatOut(BaseModel):
 
 class GameCreated(BaseModel):
     id: int
-    status: str = Field(description="`unconfirmed` until the host confirms it; then `inviting` or `active`")
+    status: GameStatus = Field(description="`unconfirmed` until the host confirms it; then `inviting` or `active`")
     admin_url: str | None = Field(
         None, description="The host's signed admin link, once the host confirmed the game (also mailed to them)"
     )
@@ -192,7 +193,7 @@ class AuditOut(BaseModel):
 class GameView(BaseModel):
     id: int
     name: str
-    status: str
+    status: GameStatus
     version: int
     you: int | None = Field(None, description="Your seat, or null for a spectator")
     seats: list[SeatOut]
@@ -235,7 +236,7 @@ class History(BaseModel):
 class Accepted(BaseModel):
     game_id: int
     seat: int
-    status: str
+    status: GameStatus
     turn_url: str = Field(description="This seat's signed link; also the bearer token of the JSON API")
 
 
@@ -316,7 +317,7 @@ class MailOut(BaseModel):
     id: int
     to: str
     template: str
-    status: str
+    status: MailStatus
     attempts: int
     last_error: str | None
     created_at: datetime
@@ -338,7 +339,7 @@ class NoticeOut(BaseModel):
     id: int
     kind: str
     title: str
-    status: str
+    status: NoticeStatus
     attempts: int
     last_error: str | None
     created_at: datetime
