@@ -248,6 +248,46 @@ class AdminLogin(Message):
         return f"site-admin:{self.account_id}:sign-in:{self.window}"
 
 
+class SignInLink(Message):
+    """An address's sign-in link (DESIGN §9: an address is an identity), and nothing else: no game, no
+    other link. Mailed only to an address the service has mailed before (``service.domain.sign_in``)."""
+
+    template: ClassVar[str] = "sign_in"
+
+    sign_in_url: str
+    valid_minutes: int
+    #: The sign-in row the link names: one mail per sign-in asked for.
+    sign_in_id: int
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"address-sign-in:{self.sign_in_id}"
+
+
+@with_config(ConfigDict(extra="forbid"))
+class SeatLink(TypedDict):
+    """One seat of the reader in a game, with its own link: the turn link, or the invitation to accept."""
+
+    name: str
+    url: str
+    accepted: bool
+
+
+class YourLinks(GameMessage):
+    """Mail me my links: the reader's links to one game, asked for on its public page (DESIGN §9)."""
+
+    template: ClassVar[str] = "your_links"
+
+    seats: list[SeatLink]
+    player_id: int
+    #: Which interval it was asked in (seconds since the epoch // the interval): at most one mail each.
+    window: int
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"game:{self.game_id}:links:{self.player_id}:{self.window}"
+
+
 class _StepMessage(GameMessage):
     """A mail asking a seat for the step the game now waits for (``Game.step_key``)."""
 
@@ -348,6 +388,32 @@ class GameOver(GameMessage):
         return f"game:{self.game_id}:over:{self.your_seat}"
 
 
+class TableTalk(GameMessage):
+    """A message written at the game's table (DESIGN §9), to one other seat (``seat``) who wants it."""
+
+    template: ClassVar[str] = "table_talk"
+
+    #: The reader.
+    player_name: str
+    seat: int
+    #: The message: who wrote it (their seat's name then), when, and its text as written (plain text or the
+    #: small Markdown subset of ``emails.table_talk``).
+    author: str
+    text: str
+    posted_at: Instant
+    talk_id: int
+
+    @property
+    def dedupe_key(self) -> str:
+        """One mail per message and reader.
+
+        >>> TableTalk(game_id=3, game_name="g", player_name="Bob", seat=1, author="Ann", text="Hi",
+        ...           posted_at="2026-03-01T09:00:00+00:00", talk_id=12).dedupe_key
+        'game:3:talk:12:1'
+        """
+        return f"game:{self.game_id}:talk:{self.talk_id}:{self.seat}"
+
+
 #: What an :class:`AdminChange` announces.
 Change = Literal[
     "deadline_extended",
@@ -405,6 +471,8 @@ KINDS: dict[str, type[Message]] = {
         GameToConfirm,
         AdminLink,
         AdminLogin,
+        SignInLink,
+        YourLinks,
         YourTurn,
         RedeployNeeded,
         Reminder,
@@ -412,6 +480,7 @@ KINDS: dict[str, type[Message]] = {
         AdminChange,
         HostAlert,
         GameOver,
+        TableTalk,
     )
 }
 

@@ -20,10 +20,12 @@ from typing import Any
 
 import css_inline
 from jinja2 import Environment, FileSystemLoader, Undefined, select_autoescape
+from markupsafe import Markup
 
 from . import times
 from .board import png
 from .board.public import PublicBoard
+from .table_talk import excerpt, message_html
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -33,6 +35,8 @@ ESSENTIAL = "essential"
 REMINDER = "reminder"
 #: Everything else that informs without asking anything (``Player.wants_notices``).
 NOTICE = "notice"
+#: Table talk: what players write to each other (``Player.wants_messages``).
+TALK = "talk"
 
 #: Every message, with its category (which decides the unsubscribe link and the player's preference). Each
 #: has its typed fields and dedupe key in ``emails.messages``.
@@ -41,6 +45,8 @@ MESSAGES: dict[str, str] = {
     "confirm_game": ESSENTIAL,
     "admin_link": ESSENTIAL,
     "admin_login": ESSENTIAL,
+    "sign_in": ESSENTIAL,
+    "your_links": ESSENTIAL,
     "your_turn": ESSENTIAL,
     "redeploy_needed": ESSENTIAL,
     "reminder": REMINDER,
@@ -48,6 +54,7 @@ MESSAGES: dict[str, str] = {
     "admin_change": NOTICE,
     "host_alert": NOTICE,
     "game_over": NOTICE,
+    "table_talk": TALK,
 }
 
 #: Messages whose footer offers the reader's calendar feed (every deadline of their games), when delivery
@@ -60,6 +67,8 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "confirm_game": ("game_name", "host_email", "players", "confirm_url", "block_url"),
     "admin_link": ("game_name", "admin_url"),
     "admin_login": ("login_url", "valid_minutes"),
+    "sign_in": ("sign_in_url", "valid_minutes"),
+    "your_links": ("game_name", "seats"),
     "your_turn": ("game_name", "player_name", "turn_url", "turn", "turns"),
     "redeploy_needed": ("game_name", "player_name", "turn_url", "turn", "turns"),
     "reminder": ("game_name", "player_name", "turn_url", "deadline_at"),
@@ -67,6 +76,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "admin_change": ("game_name", "player_name", "change"),
     "host_alert": ("game_name", "player_name", "auto_passes"),
     "game_over": ("game_name", "player_name", "standings"),
+    "table_talk": ("game_name", "player_name", "author", "text"),
 }
 
 #: Plain-text lines are wrapped at this width (URLs are never broken).
@@ -130,7 +140,7 @@ def render(
         deadline=_deadline(context.get("deadline_at"), now, time_zone),
         time_zone=times.zone(time_zone).key,
     )
-    values["personal_link"] = any(values.get(k) for k in ("turn_url", "invite_url", "admin_url", "game_url"))
+    values["personal_link"] = any(values.get(k) for k in ("turn_url", "invite_url", "admin_url", "game_url", "seats"))
     images: dict[str, bytes] = {}
     board = context.get("board")
     if board and board.get("regions"):
@@ -202,7 +212,11 @@ def board_lines(board: Mapping[str, Any]) -> list[str]:
 
 
 # -- message-specific values ------------------------------------------------------------------------------
-_UNSUBSCRIBE_LABELS = {REMINDER: "Stop these reminders", NOTICE: "Stop these notices"}
+_UNSUBSCRIBE_LABELS = {
+    REMINDER: "Stop these reminders",
+    NOTICE: "Stop these notices",
+    TALK: "Stop mails of table talk",
+}
 
 
 def actor_label(actor: str | None) -> str:
@@ -374,8 +388,17 @@ def _prepare_reminder(values: dict[str, Any]) -> None:
         raise RenderError("reminder: the deadline is missing")
 
 
+def _prepare_table_talk(values: dict[str, Any]) -> None:
+    # The message's HTML is cleaned by emails.table_talk (an allow-list): it goes into the mail as it is.
+    values["text_html"] = Markup(message_html(values["text"]))
+    values["excerpt"] = excerpt(values["text"], 60)
+    posted = times.parse(values.get("posted_at"))
+    values["posted_local"] = times.local_time(posted, values["time_zone"]) if posted else None
+
+
 _PREPARE = {
     "admin_change": _prepare_admin_change,
+    "table_talk": _prepare_table_talk,
     "game_over": _prepare_game_over,
     "redeploy_needed": _prepare_redeploy,
     "reminder": _prepare_reminder,

@@ -25,6 +25,9 @@ from .messages import (
     Message,
     RedeployNeeded,
     Reminder,
+    SignInLink,
+    TableTalk,
+    YourLinks,
     YourTurn,
 )
 
@@ -35,6 +38,7 @@ TURN_URL = f"{BASE}/play/eyJnIjoxNywicyI6MSwiayI6InNlY3JldCJ9.ZZ8aQw.sample-turn
 GAME_URL = TURN_URL
 UNSUBSCRIBE_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3Ijoibm90aWNlcyJ9.ZZ8aQw.sample-unsubscribe"
 BLOCK_URL = f"{BASE}/never/eyJlIjoiYm9iQGV4YW1wbGUub3JnIn0.ZZ8aQw.sample-block-signature"
+UNSUBSCRIBE_MESSAGES_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3IjoibWVzc2FnZXMifQ.ZZ8aQw.sample-unsubscribe"
 UNSUBSCRIBE_REMINDERS_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3IjoicmVtaW5kZXJzIn0.ZZ8aQw.sample-unsubscribe"
 #: The reader's calendar feed (every deadline of their games), offered by the turn mails and reminders.
 CALENDAR_URL = f"{BASE}/calendar/eyJwIjo0fQ.ZZ8aQw.sample-calendar.ics"
@@ -158,6 +162,23 @@ SAMPLES: dict[str, Sample] = {
         ),
         time_zone="UTC",
     ),
+    "sign_in": Sample(
+        SignInLink(
+            sign_in_url=f"{BASE}/sign-in/eyJpIjo5LCJrIjoic2VjcmV0In0.ZZ8aQw.sample-sign-in",
+            valid_minutes=30,
+            sign_in_id=9,
+        ),
+        time_zone="UTC",
+    ),
+    "your_links": Sample(
+        YourLinks(
+            **GAME,
+            seats=[{"name": "Bob", "url": TURN_URL, "accepted": True}],
+            player_id=4,
+            window=1234567,
+        ),
+        time_zone="UTC",
+    ),
     "your_turn": Sample(
         YourTurn(
             **_COMMON,
@@ -240,6 +261,23 @@ SAMPLES: dict[str, Sample] = {
         ),
         game_url=GAME_URL,
         unsubscribe_url=UNSUBSCRIBE_URL,
+    ),
+    "table_talk": Sample(
+        TableTalk(
+            **_COMMON,
+            seat=1,
+            author="Ann",
+            text=(
+                "Well played, **Bob**: those Giants hold the hills.\n"
+                "Two things before my turn:\n"
+                "- the fortress stays where it is\n"
+                "- see [the rulebook](https://smallworld.example/rules) on Lost Tribes"
+            ),
+            posted_at=datetime(2026, 3, 1, 11, 25, tzinfo=UTC),
+            talk_id=42,
+        ),
+        game_url=GAME_URL,
+        unsubscribe_url=UNSUBSCRIBE_MESSAGES_URL,
     ),
 }
 

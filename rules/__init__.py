@@ -20,6 +20,7 @@ from .actions import ACTION_KINDS, Action, ActionKind, IllegalAction
 from .board import BOARD_NAMES, Board, board_for_players, load_board
 from .cost import ConquestCost, conquest_breakdown, conquest_cost, conquest_refusal
 from .engine import apply, auto_pass, awaiting, legal_actions
+from .previewing import Explanation, Preview, board_after, explain, preview, previews
 from .regions import region_markers
 from .scoring import turn_score
 from .setup import new_game, with_options
@@ -31,7 +32,9 @@ __all__ = [
     "ABILITIES",
     "ACTION_KINDS",
     "BOARD_NAMES",
+    "Explanation",
     "POWERS",
+    "Preview",
     "RACES",
     "SCHEMA_VERSION",
     "Action",
@@ -44,15 +47,19 @@ __all__ = [
     "apply",
     "auto_pass",
     "awaiting",
+    "board_after",
     "board_for_players",
     "conquest_breakdown",
     "conquest_cost",
     "conquest_refusal",
+    "explain",
     "final_standings",
     "legal_actions",
     "load_board",
     "new_game",
     "player_view",
+    "preview",
+    "previews",
     "region_markers",
     "region_name",
     "registered",

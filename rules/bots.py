@@ -8,11 +8,17 @@ what :func:`random_player` plays.
 
 from __future__ import annotations
 
+import math
 import random
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from .actions import ACTION_KINDS, CONQUERING, DECLINED, ROLLING, Action
+from .actions import ACTION_KINDS, BASE_KINDS, CONQUERING, DECLINED, ROLLING, Action, IllegalAction
+from .cost import ConquestCheck
 from .engine import ConquestOffers, apply, awaiting, legal_actions, legal_choices
-from .state import CONQUER, DEFEND, PICK, REDEPLOY, START, GameState
+from .scoring import turn_score
+from .state import CONQUER, DEFEND, OVER, PICK, REDEPLOY, START, GameState
+from .troops import total_tokens
 
 #: Action types the policy counts as conquests (``ActionKind.conquers``: the base game's and the abilities').
 CONQUESTS = CONQUERING
@@ -154,3 +160,358 @@ def play_random_game(state: GameState, rnd: random.Random, max_steps: int = 2000
             return state
         state = apply(state, random_player(state, rnd))
     raise RuntimeError("game did not end")
+
+
+# -- players worth playing against: the one-step greedy bot and the house bot -----------------------------
+#
+# Both read only what their seat may know (DESIGN §4, "Hidden information"): before looking ahead they
+# draw a world (:func:`determinize`) where the secrets are made up: the stacks under the column are
+# shuffled anew, the random generator gets a new seed (so a die is not known before it is rolled), and the
+# other players' coins are set to the bot's own. Their randomness comes from a ``random.Random`` seeded by
+# the caller (the service seeds it from the game's seed and the step), so the same state and seed give the
+# same move.
+#
+# Neither knows any race or power by name: they weigh every action ``legal_actions`` offers (the
+# abilities' own kinds included) by what it does to the board, and fill in the described choices
+# (``redeploy``, ``"spread"`` and ``"choose"`` kinds) by one rule read from the board (:func:`settle`).
+
+BASE_TYPES = frozenset(kind.type for kind in BASE_KINDS)
+#: Action types that end a stretch of the turn: on a tie they are preferred, so a bot never dithers.
+ENDINGS = ("end_conquest", "end_turn")
+
+
+def determinize(state: GameState, seat: int, rnd: random.Random) -> GameState:
+    """A world ``seat`` cannot tell from ``state``: what it may not see is drawn again from ``rnd``.
+
+    The stacks under the column are shuffled (only their lengths are public), the random generator is
+    seeded anew (the next die is not known), and the other players' coins (secret) are set to ``seat``'s.
+    """
+    world = state.fork()
+    races, powers = sorted(state.race_stack), sorted(state.power_stack)  # the true order plays no part
+    rnd.shuffle(races)
+    rnd.shuffle(powers)
+    world.race_stack, world.power_stack = races, powers
+    world.rng = rnd.getrandbits(64)
+    mine = state.players[seat].coins
+    for other in range(len(state.players)):
+        if other != seat and state.players[other].coins != mine:
+            world.edit_player(other).coins = mine
+    return world.done()
+
+
+def exposure(state: GameState, seat: int, region: int) -> int:
+    """How open ``region`` lies to attack: its land neighbours ``seat`` does not hold (and 1 for the
+    edge of the board, where new races enter: rulebook, "First Conquest")."""
+    board = state.board
+    regions = state.regions
+    count = sum(1 for n in board.neighbours[region] if regions[n].owner != seat and not board.regions[n].is_water)
+    return count + (1 if region in board.entry else 0)
+
+
+def settle(choice: Action, state: GameState) -> Action:
+    """Fill in a described choice (``redeploy``, an ability's ``"spread"`` or ``"choose"`` kind) by one
+    rule: what can go on the board goes where the region lies most open to attack (:func:`exposure`),
+    one token at a time to the region with the most exposure per token already there; ties go to the
+    lowest region number. An action that is not a described choice is returned as it is."""
+    seat = choice.player
+    kind = ACTION_KINDS.get(choice.type)
+    if choice.type == "redeploy":
+        count = choice.count or 0
+        regions = list(choice.regions)
+        weight = {r: exposure(state, seat, r) for r in regions}
+        if choice.tokens:  # a defender: tokens in hand go on top of what each region keeps
+            spread = dict(choice.tokens)
+            extra = count - sum(spread.values())
+        elif count >= len(regions):
+            spread = {r: 1 for r in regions}
+            extra = count - len(regions)
+        else:  # too few to hold everything: keep the regions least open to attack
+            kept = sorted(regions, key=lambda r: (weight[r], r))[:count]
+            return Action(
+                "redeploy", seat, troop=choice.troop, tokens=tuple(sorted((r, int(r in kept)) for r in regions))
+            )
+        _pile(spread, weight, extra)
+        return Action("redeploy", seat, troop=choice.troop, tokens=tuple(sorted(spread.items())))
+    if kind is not None and kind.choice == "spread":
+        weight = {r: exposure(state, seat, r) for r in choice.regions}
+        placed = {r: state.regions[r].tokens for r in choice.regions}
+        before = dict(placed)
+        _pile(placed, weight, choice.count or 0)
+        tokens = tuple(sorted((r, placed[r] - before[r]) for r in placed if placed[r] > before[r]))
+        return Action(choice.type, seat, tokens=tokens)
+    if kind is not None and kind.choice == "choose":
+        ranked = sorted(choice.regions, key=lambda r: (-exposure(state, seat, r), r))
+        return Action(choice.type, seat, regions=tuple(sorted(ranked[: choice.count or 0])))
+    return choice
+
+
+def _pile(spread: dict[int, int], weight: dict[int, int], extra: int) -> None:
+    """Add ``extra`` tokens to ``spread``, each to the region with the most weight per token there."""
+    for _ in range(extra):
+        target = max(spread, key=lambda r: ((weight[r] + 0.25) / (spread[r] + 1), -r))
+        spread[target] += 1
+
+
+def candidates(state: GameState, seat: int) -> list[Action]:
+    """Every action the bots weigh: ``legal_actions``, described choices filled in by :func:`settle`."""
+    return [settle(a, state) if a.count is not None or _described(a) else a for a in legal_actions(state, seat)]
+
+
+def _ability_kind(action: Action) -> bool:
+    """Whether the action is one of a race's or power's own kinds (not of the base game)."""
+    return action.type not in BASE_TYPES
+
+
+def _described(action: Action) -> bool:
+    kind = ACTION_KINDS.get(action.type)
+    return action.type == "redeploy" or (kind is not None and kind.choice is not None)
+
+
+def _changes(before: GameState, after: GameState) -> bool:
+    """Whether a step changed anything but ``last``: the board, the players, the abilities' state, the
+    turn's (a die rolled and waiting), the random generator."""
+    return (
+        after.regions != before.regions
+        or after.players != before.players
+        or after.abilities != before.abilities
+        or after.t != before.t
+        or after.rng != before.rng
+    )
+
+
+def _turn_over(state: GameState, seat: int) -> bool:
+    """Whether ``seat``'s own turn has been scored (or was never under way)."""
+    return state.current != seat or state.phase in (DEFEND, OVER) or "score" in state.last
+
+
+def quick_value(state: GameState, seat: int) -> float:
+    """The one-step greedy bot's measure: coins, the turn's score as it stands while the turn is under way,
+    and a little for the Active race's tokens (more to conquer with) and those in hand."""
+    p = state.players[seat]
+    value = float(p.coins)
+    if not _turn_over(state, seat):
+        value += turn_score(state, seat)["total"]
+    troop = p.active
+    if troop is not None:
+        value += 0.25 * total_tokens(state, seat, troop) + 0.01 * troop.hand
+    return value
+
+
+def greedy_action(state: GameState, seat: int, rnd: random.Random) -> Action:
+    """The one-step greedy bot: the action whose result :func:`quick_value` rates best (in a world drawn by
+    :func:`determinize`, so a die is a guess); on a tie, ending the stretch (:data:`ENDINGS`) first, then
+    the order of ``legal_actions``."""
+    world = determinize(state, seat, rnd)
+    return _best(world, seat, candidates(state, seat), lambda after: quick_value(after, seat))
+
+
+def _best(world: GameState, seat: int, choices: list[Action], value: Callable[[GameState], float]) -> Action:
+    scored = _scored(world, seat, choices, value)
+    return _top(scored)[2] if scored else choices[0]
+
+
+def _scored(
+    world: GameState, seat: int, choices: list[Action], value: Callable[[GameState], float]
+) -> list[tuple[float, int, Action]]:
+    """(value after the step, tie-break, action) for each choice that applies in ``world`` and changes
+    something; the tie-break prefers :data:`ENDINGS`, then the earlier choice."""
+    scored: list[tuple[float, int, Action]] = []
+    for i, action in enumerate(choices):
+        try:
+            after = apply(world, action)
+        except IllegalAction:
+            continue
+        if action.type not in ENDINGS and not _changes(world, after):
+            continue  # a choice filled in as it stands: doing it again would change nothing
+        scored.append((value(after), 1 if action.type in ENDINGS else -i, action))
+    return scored
+
+
+def _rank(item: tuple[float, int, Action]) -> tuple[float, int]:
+    return (round(item[0], 6), item[1])
+
+
+def _top(scored: list[tuple[float, int, Action]]) -> tuple[float, int, Action]:
+    return max(scored, key=_rank)
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """How hard the house bot thinks, in playouts (never in seconds, so that a move does not depend on
+    the machine): ``worlds`` drawn per decision, each candidate played out in each; the choices that
+    shape several turns (which combo, whether to go In Decline) are played out ``deep``: through the
+    other players' turns and the bot's next turn."""
+
+    worlds: int = 3
+    #: Candidates played out, the best by a one-step look (:func:`quick_value`); every ending is kept.
+    breadth: int = 6
+    deep_worlds: int = 4
+    #: Candidates of a deep decision kept after the shallow playouts (the best ones; declining is kept).
+    shortlist: int = 3
+
+
+#: The share of a region's worth kept per turn to come, by the cheapest attack on it: a region no
+#: opponent's Active race may attack now is kept at :data:`SAFE`; one that costs ``c`` tokens to take,
+#: ``SAFE - EXPOSED * exp(-(c - 2) / 2)`` (3 tokens: about 0.6, 6 tokens: about 0.9).
+SAFE = 0.95
+EXPOSED = 0.6
+#: What one token the Active race can still move on is worth, per turn left (at most 3 turns counted).
+SPARE = 0.3
+
+
+def keep_odds(state: GameState, seat: int) -> dict[int, float]:
+    """For each region ``seat`` holds, how likely it is still held a round later: from the cheapest
+    conquest of it by another player's Active race now (``ConquestCheck``: the same costs, markers,
+    immunities and peace the engine applies; a region out of their reach counts as safe)."""
+    held = [i for i, r in enumerate(state.regions) if r.owner == seat]
+    cheapest: dict[int, int] = {}
+    for other, p in enumerate(state.players):
+        if other == seat or p.active is None:
+            continue
+        check = ConquestCheck(state, other, p.active)
+        for region in held:
+            if check.refusal(region) is None:
+                cost = check.price(region, None)
+                cheapest[region] = min(cost, cheapest.get(region, cost))
+    return {r: SAFE - EXPOSED * math.exp(-(cheapest[r] - 2) / 2) if r in cheapest else SAFE for r in held}
+
+
+def house_value(state: GameState, seat: int) -> float:
+    """The house bot's measure of a position for ``seat``: coins; the turn's score while the turn is
+    under way; what the regions held would score in the turns left, each region by how likely it is to
+    be kept (:func:`keep_odds`); and the Active race's tokens not needed to hold its regions, which will
+    conquer more (:data:`SPARE`). Reads nothing ``seat`` may not see (other players' coins play no part)."""
+    p = state.players[seat]
+    value = float(p.coins)
+    if state.phase == OVER:
+        return value
+    own_turn = not _turn_over(state, seat)
+    income = turn_score(state, seat)["total"]
+    if own_turn:
+        value += income
+    left = _turns_left(state, seat, own_turn)
+    if not left:
+        return value
+    odds = keep_odds(state, seat)
+    if odds:
+        per_region = income / len(odds)  # the bonuses shared out over the regions
+        value += per_region * sum(sum(q**k for k in range(1, left + 1)) for q in odds.values())
+    troop = p.active
+    if troop is not None:
+        spare = total_tokens(state, seat, troop) - len(state.regions_of(seat, troop.race))
+        value += SPARE * spare * min(left, 3)
+    return value
+
+
+def _turns_left(state: GameState, seat: int, own_turn: bool) -> int:
+    """``seat``'s turns still to come after the one under way (or, between its turns, from the next)."""
+    later = state.turns - state.turn
+    if own_turn or seat < state.current or (seat == state.current and state.phase == DEFEND):
+        return later
+    return later + 1
+
+
+def greedy_step(world: GameState, seat: int) -> Action:
+    """:func:`greedy_action` in a world already drawn (no new draw): the playouts' policy."""
+    return _best(world, seat, candidates(world, seat), lambda after: quick_value(after, seat))
+
+
+def play_out(world: GameState, seat: int, *, deep: bool, limit: int = 400) -> GameState:
+    """Play ``world`` on by the greedy policy: to the end of ``seat``'s turn, or with ``deep``, through the
+    others' turns and to the end of ``seat``'s next turn (or the end of the game)."""
+    own_turns = 0
+    was_own = world.current == seat and not _turn_over(world, seat)
+    for _ in range(limit):
+        if world.over:
+            return world
+        mover = min(awaiting(world))
+        own = world.current == seat and world.phase != DEFEND
+        if was_own and not own:
+            own_turns += 1
+            if not deep or own_turns >= 2:
+                return world
+        was_own = own
+        world = apply(world, greedy_step(world, mover))
+    return world
+
+
+def house_action(state: GameState, seat: int, rnd: random.Random, budget: Budget = Budget()) -> Action:
+    """The house bot: each candidate (:func:`candidates`) played out by the greedy policy in ``budget``
+    worlds drawn by :func:`determinize`, and rated by :func:`house_value` at the end of the bot's turn;
+    the choices that shape later turns (a combo to pick, going In Decline) are played out further, through
+    the next round. The best average wins; ties go to ending the stretch, then to ``legal_actions``' order."""
+    choices = candidates(state, seat)
+    if len(choices) == 1:
+        return choices[0]
+    if state.phase in (REDEPLOY, DEFEND):
+        return placing_action(state, seat, choices, rnd)
+    worlds = [determinize(state, seat, rnd) for _ in range(max(budget.worlds, budget.deep_worlds))]
+    first = _scored(worlds[0], seat, choices, lambda after: quick_value(after, seat))
+    if not first:
+        return choices[0]
+    first.sort(key=_rank, reverse=True)
+    kept = [a for _, _, a in first[: budget.breadth]]
+    # Endings, declining and the races' and powers' own actions are always played out: their worth (a die
+    # rolled before a conquest, a marker...) shows only later in the turn, not in one step.
+    kept += [a for _, _, a in first[budget.breadth :] if a.type in ENDINGS or a.type == "decline" or _ability_kind(a)]
+    if len(kept) == 1:
+        return kept[0]
+    shallow = _rate(worlds[: budget.worlds], seat, kept, deep=False)
+    if not shallow:
+        return kept[0]
+    strategic = (
+        state.current == seat and state.phase in (PICK, START) and any(a.type in ("pick", "decline") for a in kept)
+    )
+    if strategic:
+        ranked = sorted(shallow, key=_rank, reverse=True)
+        short = [a for _, _, a in ranked[: budget.shortlist]]
+        short += [a for a in kept if a.type == "decline" and a not in short]
+        deep = _rate(worlds[: budget.deep_worlds], seat, short, deep=True)
+        if deep:
+            return _top(deep)[2]
+    return _top(shallow)[2]
+
+
+def placing_action(state: GameState, seat: int, choices: list[Action], rnd: random.Random) -> Action:
+    """Redeploying and placing markers (the ``redeploy`` and ``defend`` phases): no die is rolled, so no
+    playout; each choice is rated by :func:`house_value` in one drawn world, and a step other than
+    ending must raise the value of the position as it stands, strictly: the values rise step after step
+    and the bot ends its turn, never going back and forth between two choices (a Diplomat's ally...)."""
+    world = determinize(state, seat, rnd)
+    scored = _scored(world, seat, choices, lambda after: house_value(after, seat))
+    ends = [item for item in scored if item[2].type in ENDINGS]
+    now = house_value(world, seat) + 1e-6
+    steps = [item for item in scored if item[2].type not in ENDINGS and (item[0] > now or not ends)]
+    if steps:
+        return _top(steps)[2]
+    return ends[0][2] if ends else choices[0]
+
+
+def _rate(worlds: list[GameState], seat: int, choices: list[Action], *, deep: bool) -> list[tuple[float, int, Action]]:
+    """(mean value over ``worlds``, tie-break, action) for each choice that applies and changes something."""
+    out = []
+    for i, action in enumerate(choices):
+        total, counted = 0.0, 0
+        for world in worlds:
+            try:
+                after = apply(world, action)
+            except IllegalAction:
+                break
+            if action.type not in ENDINGS and not _changes(world, after):
+                break
+            total += house_value(play_out(after, seat, deep=deep), seat)
+            counted += 1
+        if counted == len(worlds):
+            out.append((total / counted, 1 if action.type in ENDINGS else -i, action))
+    return out
+
+
+#: A bot: (state, seat, rnd) -> the seat's next action.
+Bot = Callable[[GameState, int, random.Random], Action]
+
+#: The bots by name, for the bench and the service.
+BOTS: dict[str, Bot] = {
+    "random": sample_action,
+    "greedy": greedy_action,
+    "house": house_action,
+}

@@ -7,8 +7,11 @@ host's alert) and some admin acts (notices). Every mail is rendered and "sent" a
 scanned for its recipient's seat. Every seat's API view and the awaited seats' turn pages are scanned at
 every step; at each new game turn, every seat's history (API), game page, turn page and history page too,
 the host's admin page, the game page without a seat (refused), each seat's calendar feed (from its turn
-mails) and the game's own feed. The game has a chat (a local JSON receiver): every notice it gets is
-scanned as seen by nobody in particular, and none may hold a signed link.
+mails) and the game's own feed, each seat's My games (signed in by mail: the sign-in and "mail me my links"
+mails are scanned too), the game's watch pages (by its watch link, and public) and the list of public games,
+as seen by nobody in particular. At each new game turn the seat on turn writes at the table (table talk:
+mailed to the others, shown on every page, told to the chat). The game has a chat (a local JSON receiver):
+every notice it gets is scanned as seen by nobody in particular, and none may hold a signed link.
 """
 
 from __future__ import annotations
@@ -42,6 +45,13 @@ BASE = "https://smallworld.example"
 NEVER = timedelta(days=3650)
 LINK = re.compile(re.escape(BASE) + r"/(play|invite|admin|unsubscribe)/([A-Za-z0-9_\-.]+)")
 FEED = re.compile(re.escape(BASE) + r"(/calendar/[A-Za-z0-9_\-.]+\.ics)")
+SIGN_IN = re.compile(re.escape(BASE) + r"/sign-in/[A-Za-z0-9_\-.]+")
+
+
+def _csrf(page: str) -> str:
+    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert found, "the page has a form"
+    return found.group(1)
 
 
 class CollectingBackend:
@@ -88,6 +98,12 @@ class Table:
         self.game_id = 0
         self.finished = False
         self.host = app.test_client()
+        self.said = 0
+        #: Regions asked about so far (each look around asks about the next one).
+        self.rounds = 0
+        #: Each seat's browser signed in by mail (My games), and the game's watch pages (by link, public).
+        self.signed_in: dict[int, Any] = {}
+        self.watch_paths: list[str] = []
 
     def state(self) -> dict[str, Any] | None:
         with self.app.app_context():
@@ -150,6 +166,45 @@ class Table:
         if not self.finished:
             self.watch.scan_text(response.get_data(as_text=True), seat, f"page {path}")
 
+    def spectate(self, path: str) -> None:
+        """A page for spectators (the watch pages, the public list): seen by nobody in particular, and never
+        with a seat's, an invitation's or the host's link in it."""
+        response = self.app.test_client().get(path)
+        assert response.status_code == 200, (path, response.status_code)
+        text = response.get_data(as_text=True)
+        assert not re.search(r"/(play|invite|admin|calendar|unsubscribe)/", text), f"a private link in {path}"
+        if not self.finished:
+            self.watch.scan_text(text, None, f"watch page {path}")
+
+    def sign_in_every_seat(self) -> None:
+        """Each seat signs in by mail (My games) and asks for its links to the game ("mail me my links"); the
+        mails are scanned for their recipients as every other mail is."""
+        for seat, address in enumerate(self.emails):
+            client = self.app.test_client()
+            csrf = _csrf(client.get("/sign-in").get_data(as_text=True))
+            assert client.post("/sign-in", data={"email": address, "csrf_token": csrf}).status_code == 200
+            links = client.post(
+                f"/games/{self.game_id}/links", data={"email": address, "csrf_token": csrf, "back": "/"}
+            )
+            assert links.status_code == 200
+            mails = self.deliver()
+            [link] = {u for _, m in mails for u in SIGN_IN.findall("\n".join(text_parts(m)))}
+            assert any("/play/" in "\n".join(text_parts(m)) for _, m in mails), "the seat's links came by mail"
+            path = link.removeprefix(BASE)
+            csrf = _csrf(client.get(path).get_data(as_text=True))
+            assert client.post(path, data={"csrf_token": csrf}).status_code == 303
+            self.signed_in[seat] = client
+
+    def say(self, seat: int, text: str) -> None:
+        """The seat writes at the game's table from its game page (mailed to the others, told to the chat)."""
+        client = self.pages[seat]
+        page = client.get(f"/games/{self.game_id}").get_data(as_text=True)
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page)
+        assert token is not None
+        posted = client.post(f"/games/{self.game_id}/talk", data={"csrf_token": token.group(1), "text": text})
+        assert posted.status_code == 303, posted.get_data(as_text=True)[:300]
+        self.said += 1
+
     def feed(self, seat: int | None, path: str) -> None:
         response = self.api.get(path)
         assert response.status_code == 200 and response.mimetype == "text/calendar", (seat, path)
@@ -173,6 +228,10 @@ class Table:
                     self.page(seat, f"/games/{self.game_id}{path}")
             if pages or seat in awaited:
                 self.page(seat, f"/games/{self.game_id}/turn")
+            if seat in awaited:
+                # What a step will do and why a region cannot be conquered (service/domain/previews.py).
+                self.get(seat, f"/api/games/{self.game_id}/regions/{self.rounds % 23}")
+                self.rounds += 1
         if pages:
             self.page(None, f"/games/{self.game_id}")
             # The calendar feeds: each seat's own (its turn links), and the game's (public).
@@ -181,6 +240,13 @@ class Table:
             with self.app.app_context():
                 game_feed = self.app.extensions["smallworld.links"].game_calendar_url(self.game_id)
             self.feed(None, game_feed.removeprefix(BASE))
+            # My games, for each seat signed in by mail; the watch pages and the list of public games.
+            for seat, client in sorted(self.signed_in.items()):
+                response = client.get("/me")
+                assert response.status_code == 200 and "My games" in response.get_data(as_text=True)
+                self.watch.scan_text(response.get_data(as_text=True), seat, "My games")
+            for path in (*self.watch_paths, "/games/public"):
+                self.spectate(path)
             # The host is a player too (seat 0): the game's admin page must not tell them the others' coins.
             response = self.host.get(f"/admin/games/{self.game_id}")
             assert response.status_code == 200
@@ -213,6 +279,14 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
         assert table.pages[seat].get(f"/play/{token}").status_code == 302  # the seat's session
 
     table.deliver()
+    # Spectators: the game's watch link, and the game made public (watched without a link, listed).
+    watching = table.api.post(
+        f"/api/admin/games/{table.game_id}/watching",
+        headers={"Authorization": f"Bearer {admin}"},
+        json={"public": True},
+    ).get_json()
+    table.watch_paths = [watching["watch_url"].removeprefix(BASE), watching["public_url"].removeprefix(BASE)]
+    table.sign_in_every_seat()
     table.look_around(pages=True)
 
     last_step, last_turn = None, None
@@ -226,6 +300,10 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
         if step_key != last_step:
             # Every page at each new game turn (history pages replay the game: the costly part); the API
             # and the awaited seat's turn page at every new step.
+            if state["turn"] != last_turn:
+                # Table talk: the seat on turn says a word (mailed to the others, on every page, in the chat).
+                table.say(awaited[0], f"Turn {state['turn']}: *good luck*, all.")
+                table.deliver()
             table.look_around(pages=state["turn"] != last_turn)
             last_step, last_turn = step_key, state["turn"]
         seat = awaited[0]
@@ -281,12 +359,13 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
     table.watch.assert_no_leaks()
     table.watch.confirm_own_coins_seen(range(3))
     subjects = " ".join(table.templates).lower()
-    for kind in ("invited", "your turn", "redeploy", "played for you", "reminder", "is over"):
+    for kind in ("invited", "your turn", "redeploy", "played for you", "reminder", "is over", "wrote at the table"):
         assert kind in subjects, f"no {kind!r} mail in this game: {sorted(table.templates)}"
     assert table.watch.scanned > 500
     assert len(table.feeds) == 3, "every seat's turn mails offered its calendar feed"
     assert any("turn" in b["title"] or "play" in b["title"] for b in chat.bodies), "the chat heard of the turns"
     assert any(b["title"].startswith("Secret coins is over") for b in chat.bodies), "the chat heard the result"
+    assert table.said >= 5 and any(b["title"].endswith("at the table") for b in chat.bodies), "the chat heard the talk"
     # After the end, everything is public: the final mail names every seat's coins.
     with app.app_context():
         final = get_session().exec(select(Game).where(Game.id == table.game_id)).one()

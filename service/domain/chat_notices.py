@@ -35,6 +35,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
 
 from emails import times
+from emails.table_talk import excerpt
 from service.domain.models import ChatNotice, Game, NoticeStatus, utcnow
 from service.infra import chat
 from service.infra.logfmt import log
@@ -43,6 +44,7 @@ from service.infra.mail_wakeup import CHAT_WRITTEN
 logger = logging.getLogger(__name__)
 
 TURN, AUTO_PASS, RESULT, ADMIN, OUTAGE, CONNECTED = "turn", "auto_pass", "result", "admin", "outage", "chat"
+TALK = "talk"
 
 _INSERT: dict[str, Callable[[type[ChatNotice]], postgresql.Insert | sqlite.Insert]] = {
     "postgresql": postgresql.insert,
@@ -262,6 +264,22 @@ def connected_notice(game: Game, *, audit_id: int) -> Notice:
             "player, the host's changes, and the final table."
         ),
         dedupe_key=f"game:{game.id}:chat:{audit_id}",
+    )
+
+
+def talk_notice(game: Game, author: str, text: str, message_id: int) -> Notice:
+    """A message written at the game's table: what every player reads on the game's pages, nothing more.
+
+    >>> game = Game(id=7, name="Friday", seed="s", admin_secret="a", host_email="h@example.org", settings={})
+    >>> n = talk_notice(game, "Ann", "Good luck   all!", 3)
+    >>> n.title, n.body, n.dedupe_key
+    ('Friday: Ann at the table', 'Good luck all!', 'game:7:talk:3')
+    """
+    return Notice(
+        kind=TALK,
+        title=f"{game.name}: {author} at the table",
+        body=excerpt(text, 1000),
+        dedupe_key=f"game:{game.id}:talk:{message_id}",
     )
 
 

@@ -46,7 +46,7 @@ from sqlmodel import Session, col, select
 from emails import messages
 from emails.compose import ComposeError, Envelope, compose, thread_id
 from emails.delivery import Backend, Connection, DeliveryError
-from emails.render import CALENDAR_MESSAGES, ESSENTIAL, MESSAGES, REMINDER, RenderError
+from emails.render import CALENDAR_MESSAGES, ESSENTIAL, MESSAGES, NOTICE, REMINDER, TALK, RenderError
 from service.domain.links import LinkMaker
 from service.domain.models import Game, GameStatus, MailStatus, OutboxMail, Player, Seat, utcnow
 from service.domain.outbox import mail_domain
@@ -124,6 +124,7 @@ class _Job:
     time_zone: str
     wants_reminders: bool
     wants_notices: bool
+    wants_messages: bool
     game_created_at: datetime | None
     game_status: str | None
     game_step_key: str | None
@@ -221,6 +222,7 @@ def _claim(session: Session, now: datetime, settings: MailSettings, holder: str)
                 col(Player.time_zone),
                 col(Player.wants_reminders),
                 col(Player.wants_notices),
+                col(Player.wants_messages),
                 col(Game.created_at).label("game_created_at"),
                 col(Game.status).label("game_status"),
                 col(Game.step_key).label("game_step_key"),
@@ -256,7 +258,7 @@ def _job(row: sa.RowMapping) -> _Job:
     values["context"] = dict(context) if isinstance(context, Mapping) else (context or {})
     # A mail to an address that is not a player's (no player row): the defaults of a new player.
     if values["player_id"] is None:
-        values.update(time_zone="UTC", wants_reminders=True, wants_notices=True)
+        values.update(time_zone="UTC", wants_reminders=True, wants_notices=True, wants_messages=True)
     return _Job(**values)
 
 
@@ -357,7 +359,9 @@ def _skip_reason(job: _Job) -> str | None:
     category = MESSAGES.get(job.template, ESSENTIAL)
     if category == REMINDER and not job.wants_reminders:
         return "the player turned reminders off"
-    if category not in (ESSENTIAL, REMINDER) and not job.wants_notices:
+    if category == TALK and not job.wants_messages:
+        return "the player turned table talk off"
+    if category == NOTICE and not job.wants_notices:
         return "the player turned notices off"
     if job.template in STEP_MAILS and job.game_id is not None:
         return _stale_step(job)
@@ -383,13 +387,17 @@ def _context_value(job: _Job, key: str) -> Any:
     return job.context.get(key) if isinstance(job.context, Mapping) else None
 
 
+#: The unsubscribe link of each category of mail turns off that category alone.
+_UNSUBSCRIBE_KINDS = {REMINDER: "reminders", NOTICE: "notices", TALK: "messages"}
+
+
 def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) -> tuple[Any, Envelope]:
     if not isinstance(job.context, Mapping):
         raise RenderError(f"the mail's context is not an object but {type(job.context).__name__}")
     category = MESSAGES.get(job.template)
     unsubscribe = None
     if job.player_id is not None and category not in (None, ESSENTIAL):
-        unsubscribe = links.unsubscribe_url(job.player_id, "reminders" if category == REMINDER else "notices")
+        unsubscribe = links.unsubscribe_url(job.player_id, _UNSUBSCRIBE_KINDS.get(category, "notices"))
     game_url = None
     if job.game_id is not None and job.seat is not None and job.seat_secret:
         game_url = links.turn_url(job.game_id, job.seat, job.seat_secret)

@@ -22,11 +22,13 @@ LOGIN = "login"  # a site admin's emailed sign-in link
 CONFIRM = "confirm"  # a host's link to confirm a new game (only then go the invitations)
 BLOCK = "block"  # "never invite me again", in every invitation
 CALENDAR = "calendar"  # a calendar feed (.ics): an address's deadlines, or one game's
-PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE, LOGIN, CONFIRM, BLOCK, CALENDAR)
+SIGN_IN = "sign_in"  # an address's emailed sign-in link (My games)
+WATCH = "watch"  # a game's read-only watch link, for spectators
+PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE, LOGIN, CONFIRM, BLOCK, CALENDAR, SIGN_IN, WATCH)
 #: Purposes whose tokens carry no time: the same payload always signs to the same token. A calendar feed's
 #: address is subscribed to once and then fetched for months, so every mail gives the same one (and a mail
 #: sent again is the very same mail, DESIGN §6); it never expires, so it needs no time.
-UNTIMED = frozenset({CALENDAR})
+UNTIMED = frozenset({CALENDAR, WATCH})
 
 #: How long an invitation link stays good (seconds).
 INVITE_MAX_AGE = 60 * 60 * 24 * 60
@@ -146,6 +148,21 @@ class LinkMaker:
         """The calendar feed of one game's deadlines: public information only (whose turn, until when)."""
         return self.url(f"/calendar/{self.signer.sign(CALENDAR, {'g': game_id})}.ics")
 
+    def sign_in_url(self, sign_in_id: int, secret: str) -> str:
+        """An address's sign-in link (``service.domain.sign_in``): good once, for ``SIGN_IN_MAX_AGE``."""
+        return self.url(f"/sign-in/{self.signer.sign(SIGN_IN, {'i': sign_in_id, 'k': secret})}")
+
+    def watch_token(self, game_id: int, serial: int) -> str:
+        return self.signer.sign(WATCH, {"g": game_id, "n": serial})
+
+    def watch_url(self, game_id: int, serial: int) -> str:
+        """A game's read-only watch link; ``serial`` is the game's ``watch_serial`` (moving it on ends the link).
+        It is the same link every time it is made (no time in it), so it can be shared and shown again."""
+        return self.url(f"/games/{game_id}/watch/{self.watch_token(game_id, serial)}")
+
+
+#: An address's sign-in link is good for this long (seconds), and once.
+SIGN_IN_MAX_AGE = 30 * 60
 
 #: A site admin's sign-in link is good for this long (seconds), and once.
 LOGIN_MAX_AGE = 15 * 60

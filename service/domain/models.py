@@ -67,6 +67,27 @@ class NoticeStatus(StrEnum):
     SKIPPED = "skipped"
 
 
+class NotifyMode(StrEnum):
+    """What mail a player wants about a game (DESIGN §9), beyond what always comes: invitations, the mails of
+    their own turns, and the final results are sent whatever they choose."""
+
+    #: Every event: table talk, notices (turns passed, the host's changes) as they happen.
+    EVERY = "every"
+    #: Only the mails of their own turns and the results; the rest stays on the game's pages.
+    TURNS = "turns"
+    #: Their turns and the results, and once a day, at an hour of their choosing, one mail listing every
+    #: game that waits for them and what was said at the tables.
+    DIGEST = "digest"
+
+
+class MessageSource(StrEnum):
+    """Where a table-talk message was written (``TableMessage.source``)."""
+
+    PAGE = "page"
+    #: A reply to a table-talk mail, posted through the inbound mail path.
+    MAIL = "mail"
+
+
 class ActionKind(StrEnum):
     """What an entry of a game's event log (``GameAction``) records."""
 
@@ -95,6 +116,12 @@ class Player(SQLModel, table=True):
     #: Non-essential mail (reminders, notices) can be turned off with the one-click unsubscribe.
     wants_reminders: bool = True
     wants_notices: bool = True
+    #: Table-talk mails; off with their own unsubscribe link (DESIGN §9: one kind at a time).
+    wants_messages: bool = True
+    #: The address's default choice for its games (a game's own choice, ``GameNotification``, comes first).
+    notify: NotifyMode = Field(default=NotifyMode.EVERY, sa_type=EnumString(NotifyMode, 8))
+    #: The local hour (0-23, in ``time_zone``) of the daily digest.
+    digest_hour: int = 18
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
 
 
@@ -130,6 +157,12 @@ class Game(SQLModel, table=True):
     #: Where the game's chat notices go: an apprise URL (``service.infra.chat``). A secret (it holds the
     #: webhook's token): shown back only masked, never to players.
     chat_url: str | None = Field(default=None, max_length=2000)
+    #: The host made the game public: anyone may watch it at ``/games/<id>/watch`` and find it in the list of
+    #: public games (DESIGN §9). Watchers see what the rules make public, nothing more.
+    public: bool = Field(default=False, index=True)
+    #: Part of every watch link of the game (``service.domain.watching``); the host moves it on to end
+    #: every watch link shared so far.
+    watch_serial: int = 0
 
 
 class Seat(SQLModel, table=True):
@@ -215,7 +248,8 @@ class ChatNotice(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     game_id: int = Field(foreign_key="games.id", index=True)
-    #: ``turn``, ``auto_pass``, ``result``, ``admin``, ``outage`` or ``chat`` (the chat was connected).
+    #: ``turn``, ``auto_pass``, ``result``, ``admin``, ``outage``, ``chat`` (the chat was connected) or
+    #: ``talk`` (a message at the table).
     kind: str = Field(max_length=16)
     title: str = Field(max_length=250)
     body: str = Field(max_length=4000)
@@ -231,6 +265,53 @@ class ChatNotice(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
     next_attempt_at: datetime | None = _time(index=True)
     sent_at: datetime | None = _time()
+
+
+class GameNotification(SQLModel, table=True):
+    """A player's own choice for one game, over their address's default (``Player.notify``)."""
+
+    __tablename__ = "notification_choices"
+
+    player_id: int = Field(foreign_key="players.id", primary_key=True)
+    game_id: int = Field(foreign_key="games.id", primary_key=True, index=True)
+    mode: NotifyMode = Field(sa_type=EnumString(NotifyMode, 8))
+
+
+class DigestSent(SQLModel, table=True):
+    """The daily digest of one address on one of its local days: written once, in the transaction that queues
+    the digest's mail (or finds nothing to tell), so that each address gets at most one a day."""
+
+    __tablename__ = "digests_sent"
+
+    player_id: int = Field(foreign_key="players.id", primary_key=True)
+    #: The day in the player's time zone, ``YYYY-MM-DD``.
+    local_date: str = Field(max_length=10, primary_key=True)
+    #: How many games and messages it listed (0 and 0: nothing to tell, no mail).
+    games: int = 0
+    messages: int = 0
+    created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+
+
+class TableMessage(SQLModel, table=True):
+    """A message at a game's table (table talk, DESIGN §9): shown on the game's pages, mailed to the players
+    who want it. Its text is as written (plain text or a small Markdown subset, ``emails.table_talk``)."""
+
+    __tablename__ = "table_messages"
+    __table_args__ = (sa.UniqueConstraint("game_id", "source_key", name="uq_table_messages_game_source"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="games.id", index=True)
+    seat: int
+    #: The seat's name when it wrote (a seat may change hands later).
+    author_name: str = Field(max_length=80)
+    text: str = Field(sa_column=sa.Column(sa.Text(), nullable=False))
+    source: MessageSource = Field(default=MessageSource.PAGE, sa_type=EnumString(MessageSource, 8))
+    #: What names the message where it came from (a reply's Message-ID): the same reply posts once.
+    source_key: str | None = Field(default=None, max_length=200)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+    #: Hidden by the host: shown to everyone as "hidden by the host", its text never again.
+    hidden_at: datetime | None = _time()
+    hidden_by: str | None = Field(default=None, max_length=360)
 
 
 class ReminderSent(SQLModel, table=True):
@@ -283,6 +364,26 @@ class SiteAdmin(SQLModel, table=True):
     #: works once, and every link made before a sign-in stops working.
     sign_in_serial: int = 0
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+
+
+class SignIn(SQLModel, table=True):
+    """A sign-in by mail (DESIGN §9): the link mailed to an address, then the browser session it opened.
+
+    The link names the row and carries ``link_secret``; it works once (``used_at``) and for a short while.
+    Using it makes ``session_secret``, which the session cookie keeps: every signed-in page checks it again,
+    so signing out (``ended_at``) ends that session for good, not only in the browser that signed out.
+    """
+
+    __tablename__ = "sign_ins"
+
+    id: int | None = Field(default=None, primary_key=True)
+    #: The address signing in, as addresses are stored (lower case).
+    email: str = Field(max_length=320, index=True)
+    link_secret: str = Field(max_length=64)
+    session_secret: str | None = Field(default=None, max_length=64)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+    used_at: datetime | None = _time()
+    ended_at: datetime | None = _time()
 
 
 class BlockedAddress(SQLModel, table=True):

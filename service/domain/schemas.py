@@ -181,6 +181,16 @@ class UndoRequest(BaseModel):
     model_config = REQUEST
 
     version: int = Field(ge=0)
+    steps: int | None = Field(
+        None, ge=1, description="How many of your latest steps to take back (`GET .../undo` lists them); all by default"
+    )
+
+
+class ExplainAction(BaseModel):
+    model_config = REQUEST
+
+    action: dict[str, Any] = Field(description="One action (rules/README.md); `player` defaults to your seat")
+    board: bool = Field(False, description="Also give the board as you will see it after the step (no die)")
 
 
 class AuditOut(BaseModel):
@@ -217,6 +227,47 @@ class StepOut(BaseModel):
 class LegalActions(BaseModel):
     version: int
     actions: list[dict[str, Any]]
+    previews: list[dict[str, Any] | None] = Field(
+        default_factory=list,
+        description="What each action of `actions` will do, in the same order, computed by the rules engine: "
+        "one outcome, or one per value of the die; null for a choice still to make (a redeployment)",
+    )
+
+
+class Explained(BaseModel):
+    """Whether an action is offered now, why not, its conquest cost and its preview."""
+
+    version: int
+    action: dict[str, Any]
+    offered: bool
+    reason: str | None
+    cost: dict[str, Any] | None
+    preview: dict[str, Any] | None
+    board: dict[str, Any] | None = None
+
+
+class RegionExplained(BaseModel):
+    """What the caller may do on one region now, with previews, and why a conquest of it is not offered."""
+
+    version: int
+    region: int
+    offered: list[Explained]
+    conquest: Explained | None
+
+
+class UndoStep(BaseModel):
+    version: int = Field(description="The game version the step made")
+    kind: str
+    words: str = Field(description="The step in a sentence (rules.tell)")
+    back: int = Field(description="The `steps` of an undo that takes back this step and those after it")
+
+
+class UndoSteps(BaseModel):
+    """The caller's steps an undo may take back now, latest first: undoing step k takes back it and every
+    step listed before it."""
+
+    version: int
+    steps: list[UndoStep]
 
 
 class HistoryEntry(BaseModel):
@@ -333,6 +384,24 @@ class SetChat(BaseModel):
     @classmethod
     def _readable_chat(cls, value: str | None) -> str | None:
         return _chat_url(value)
+
+
+class SetWatching(BaseModel):
+    """Who may watch the game (DESIGN §9): ``public`` to make it public or private; ``new_link`` to end every
+    watch link shared so far."""
+
+    model_config = REQUEST
+
+    public: bool | None = Field(
+        None, description="true: anyone may watch the game, and it is listed; false: only by link"
+    )
+    new_link: bool = Field(False, description="true: a new watch link; the ones shared before stop working")
+
+
+class WatchingOut(BaseModel):
+    public: bool = Field(description="Whether anyone may watch the game, and find it on the list of public games")
+    watch_url: str = Field(description="The game's read-only watch link, to share")
+    public_url: str | None = Field(description="Where anyone may watch the game, while it is public")
 
 
 class NoticeOut(BaseModel):

@@ -92,6 +92,10 @@ DEFAULTS: dict[str, Any] = {
     "RATELIMIT_INVITATIONS_PER_ADDRESS": "5 per day",
     # Admin acts on one game (each mails every player), by its host or site admins:
     "RATELIMIT_ADMIN_ACTS": "30 per hour; 200 per day",
+    # Players' sign-in links and "mail me my links" asked for, per client address and per address asked for
+    # (over the address's limit the page answers as ever and nothing is mailed):
+    "RATELIMIT_SIGN_IN": "5 per minute; 30 per day",
+    "RATELIMIT_SIGN_IN_PER_ADDRESS": "3 per hour; 10 per day",
     # Games waiting for their host's confirmation, per host address, and how long one waits before it lapses.
     "UNCONFIRMED_GAMES_PER_HOST": 1,
     "UNCONFIRMED_GAME_HOURS": 48,

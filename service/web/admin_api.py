@@ -12,8 +12,8 @@ from flask import Blueprint
 from spectree import Response as Responses
 from sqlmodel import col, select
 
-from service.domain import admin, chat_notices, views
-from service.domain.errors import DomainError, Forbidden
+from service.domain import admin, chat_notices, views, watching
+from service.domain.errors import BadRequest, DomainError, Forbidden
 from service.domain.games import settings_of
 from service.domain.links import current_links
 from service.domain.models import Game, OutboxMail
@@ -30,6 +30,8 @@ from service.domain.schemas import (
     ReplacePlayer,
     SeatRef,
     SetChat,
+    SetWatching,
+    WatchingOut,
 )
 from service.infra.chat import mask, service_name
 from service.infra.db import get_session
@@ -179,6 +181,36 @@ def set_chat(game_id: int, json: SetChat) -> Any:
     """Connect the game to a chat (an apprise URL), or disconnect it (null); the address is shown back masked."""
     _game(game_id)
     return chat_view(admin.set_chat_url(get_session(), game_id, admin.HOST, json.chat_url))
+
+
+def watching_view(game: Game) -> WatchingOut:
+    links = current_links()
+    return WatchingOut(
+        public=game.public,
+        watch_url=watching.watch_url(game, links),
+        public_url=links.url(f"/games/{game.id}/watch") if game.public else None,
+    )
+
+
+@bp.get("/games/<int:game_id>/watching")
+@spec.validate(resp=Responses(HTTP_200=WatchingOut, **ERRORS), tags=["admin"], security=SECURITY)
+def get_watching(game_id: int) -> Any:
+    """The game's watch link, and whether it is public."""
+    return watching_view(_game(game_id))
+
+
+@bp.post("/games/<int:game_id>/watching")
+@spec.validate(json=SetWatching, resp=Responses(HTTP_200=WatchingOut, **ERRORS), tags=["admin"], security=SECURITY)
+def set_watching(game_id: int, json: SetWatching) -> Any:
+    """Make the game public or private, and/or make a new watch link (the ones shared before stop working)."""
+    game = _game(game_id)
+    if json.public is None and not json.new_link:
+        raise BadRequest("public: give true or false, or new_link: true")
+    if json.public is not None:
+        game = watching.set_public(get_session(), game_id, admin.HOST, json.public)
+    if json.new_link:
+        game = watching.new_watch_link(get_session(), game_id, admin.HOST)
+    return watching_view(game)
 
 
 @bp.post("/games/<int:game_id>/cancel")

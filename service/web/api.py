@@ -13,18 +13,21 @@ from flask import Blueprint, Flask, Response, jsonify, request
 from spectree import Response as Responses
 from werkzeug.exceptions import HTTPException
 
-from service.domain import admin, games, lobby, play, views
-from service.domain.errors import DomainError, Forbidden
+from service.domain import admin, games, lobby, play, previews, views
+from service.domain.errors import BadRequest, DomainError, Forbidden
 from service.domain.links import INVITE, current_links
 from service.domain.schemas import (
     Accepted,
     AcceptInvitation,
     ConfirmGame,
     CreateGame,
+    ExplainAction,
+    Explained,
     GameCreated,
     GameView,
     History,
     LegalActions,
+    RegionExplained,
     SeatOut,
     StepOut,
     SubmitAction,
@@ -35,6 +38,7 @@ from service.infra.db import get_session
 from service.web import hosting
 from service.web.access import seat_from_token
 from service.web.api_spec import ERRORS, LIMITED_ERRORS, bearer_token, domain_error, refuse_unreadable_bodies, spec
+from service.web.pages.errors import error_page
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -108,9 +112,31 @@ def game_state(game_id: int) -> Any:
 @bp.get("/games/<int:game_id>/legal-actions")
 @spec.validate(resp=Responses(HTTP_200=LegalActions, **ERRORS), tags=["play"], security=[{"seat": []}])
 def legal_actions(game_id: int) -> Any:
-    """What the caller may do now (empty when it is not their turn)."""
+    """What the caller may do now (empty when it is not their turn), each with its preview (what it will
+    do, computed by the rules engine) in ``previews``; ``?previews=false`` leaves them out."""
     game, seat = _seat_for(game_id)
-    return views.legal_actions(game, seat)
+    wanted = request.args.get("previews", "true").lower()
+    if wanted not in ("true", "false", "1", "0"):
+        raise BadRequest("'previews' must be true or false")
+    return previews.legal_actions(game, seat, with_previews=wanted in ("true", "1"))
+
+
+@bp.post("/games/<int:game_id>/explain")
+@spec.validate(json=ExplainAction, resp=Responses(HTTP_200=Explained, **ERRORS), tags=["play"], security=[{"seat": []}])
+def explain(game_id: int, json: ExplainAction) -> Any:
+    """Whether an action is offered to you now and, if not, why (the rules' words); for a conquest, what
+    the region costs and why; for an action offered, what it will do, and with ``board``, the board after
+    it (a redeployment's preview)."""
+    game, seat = _seat_for(game_id)
+    return previews.explain_action(game, seat, json.action, board=json.board)
+
+
+@bp.get("/games/<int:game_id>/regions/<int:region>")
+@spec.validate(resp=Responses(HTTP_200=RegionExplained, **ERRORS), tags=["play"], security=[{"seat": []}])
+def region(game_id: int, region: int) -> Any:
+    """What you may do on one region now, each with its preview, and why a conquest of it is not offered."""
+    game, seat = _seat_for(game_id)
+    return previews.explain_region(game, seat, region)
 
 
 @bp.post("/games/<int:game_id>/actions")
@@ -191,7 +217,7 @@ def init_app(app: Flask) -> None:
 
     @app.errorhandler(HTTPException)
     def _http_error(error: HTTPException) -> Any:
-        # Under /api every error is JSON with a readable message, never an HTML page.
+        # Under /api every error is JSON with a readable message, never an HTML page; elsewhere a page.
         if not request.path.startswith("/api/"):
-            return error
+            return error_page(error)
         return jsonify({"error": f"{error.name}: {error.description}"}), error.code or 500

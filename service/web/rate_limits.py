@@ -20,6 +20,9 @@ What strangers could use to mail strangers (DESIGN §9) is limited too:
   naming the address; the count is taken when the invitations go.
 - ``RATELIMIT_ADMIN_ACTS``: admin acts on one game (the admin API's and the admin page's), each of which
   mails every player.
+- ``RATELIMIT_SIGN_IN`` (per client address) and ``RATELIMIT_SIGN_IN_PER_ADDRESS`` (per address asked for):
+  players' sign-in links and "mail me my links" (``service.web.pages.me``). Over the second, the page answers
+  as ever and nothing is mailed, so the answer never tells whether an address plays here.
 
 The last three are counted here by hand (:class:`MailQuotas`) in the same storage, since what they count is
 inside the request (its body) or happens later (a confirmation).
@@ -255,6 +258,17 @@ class MailQuotas:
                 retry_after=wait,
             )
         self.check_invitations(invitees)
+
+    def take_sign_in_mail(self, email: str) -> bool:
+        """Count one sign-in mail (or "mail me my links") asked for ``email``; ``False`` if the address had as
+        many as ``RATELIMIT_SIGN_IN_PER_ADDRESS`` allows (then nothing is counted, and nothing may be mailed).
+        Every address asked for is counted, known or not, so the limit tells nobody which addresses play."""
+        if not self.enabled:
+            return True
+        if self._over("RATELIMIT_SIGN_IN_PER_ADDRESS", "sign-in", [email]):
+            return False
+        self._hit("RATELIMIT_SIGN_IN_PER_ADDRESS", "sign-in", [email])
+        return True
 
     def count_new_game(self, host: str) -> None:
         if self.enabled:

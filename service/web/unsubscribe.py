@@ -26,9 +26,20 @@ from service.infra.db import get_session
 
 bp = Blueprint("unsubscribe", __name__)
 
-#: What a token turns off (the ``w`` field): reminders, notices, or both when absent.
-KINDS = {"reminders": ("wants_reminders",), "notices": ("wants_notices",), None: ("wants_reminders", "wants_notices")}
-NAMES = {"reminders": "reminders before your deadlines", "notices": "notices", None: "reminders and notices"}
+#: What a token turns off (the ``w`` field): reminders, notices, table talk, or reminders and notices when
+#: absent (the links of older mails).
+KINDS = {
+    "reminders": ("wants_reminders",),
+    "notices": ("wants_notices",),
+    "messages": ("wants_messages",),
+    None: ("wants_reminders", "wants_notices"),
+}
+NAMES = {
+    "reminders": "reminders before your deadlines",
+    "notices": "notices",
+    "messages": "mails of table talk",
+    None: "reminders and notices",
+}
 
 
 PAGE = """<!doctype html>

@@ -64,6 +64,8 @@ KEYS: list[tuple[Message, str]] = [
         AdminLogin(login_url="https://x/admin/login/t", valid_minutes=30, account_id=3, window=14802465),
         "site-admin:3:sign-in:14802465",
     ),
+    (SAMPLES["sign_in"].mail, "address-sign-in:9"),
+    (SAMPLES["your_links"].mail, "game:17:links:4:1234567"),
     (YourTurn(**_step(step_key="4:1:-")), "game:17:step:4:1:-"),
     (RedeployNeeded(**_step(step_key="4:0:1", defending=True)), "game:17:step:4:0:1"),
     (SAMPLES["reminder"].mail, "game:17:reminder:4:1:-:7200:1"),

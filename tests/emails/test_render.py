@@ -19,7 +19,7 @@ import pytest
 from emails import render as render_module
 from emails import times
 from emails.board.palette import contrast
-from emails.render import MESSAGES, NOTICE, REMINDER, RenderError, render
+from emails.render import MESSAGES, NOTICE, REMINDER, TALK, RenderError, render
 from emails.samples import ALL, SAMPLES, Sample
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -110,13 +110,14 @@ def test_a_redeploy_reminder_speaks_of_the_redeployment() -> None:
     assert "redeployment" in mail.subject and "Redeploy here:" in mail.text
 
 
-def test_only_reminders_and_notices_have_an_unsubscribe_link() -> None:
+def test_only_reminders_notices_and_table_talk_have_an_unsubscribe_link() -> None:
     for name, sample in SAMPLES.items():
         mail = rendered(sample)
         has_link = sample.unsubscribe_url is not None and sample.unsubscribe_url in mail.text
-        assert has_link == (MESSAGES[name] in (REMINDER, NOTICE)), name
+        assert has_link == (MESSAGES[name] in (REMINDER, NOTICE, TALK)), name
     assert "Stop these reminders:" in rendered(SAMPLES["reminder"]).text
     assert "Stop these notices:" in rendered(SAMPLES["auto_passed"]).text
+    assert "Stop mails of table talk:" in rendered(SAMPLES["table_talk"]).text
 
 
 def test_the_turn_mail_has_the_board_picture_and_the_board_in_words() -> None:

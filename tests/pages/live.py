@@ -9,7 +9,7 @@ the mails land as ``.eml`` files that the mailbox page shows.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,7 +64,10 @@ class QuietHandler(WSGIRequestHandler):
 
 
 @contextmanager
-def live_server(instance: Path, **settings: Any) -> Iterator[LiveServer]:
+def live_server(
+    instance: Path, prepare: Callable[[Flask], None] | None = None, **settings: Any
+) -> Iterator[LiveServer]:
+    """The app on a free port; ``prepare`` changes it before it serves (e.g. adds a route that fails)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     app = create_app(
@@ -80,6 +83,8 @@ def live_server(instance: Path, **settings: Any) -> Iterator[LiveServer]:
         }
     )
     upgrade_database(get_engine(app))
+    if prepare is not None:
+        prepare(app)
     server = make_server("127.0.0.1", port, app, threaded=True, request_handler=QuietHandler)
     thread = threading.Thread(target=server.serve_forever, name="live-server", daemon=True)
     thread.start()

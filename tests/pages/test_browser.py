@@ -98,7 +98,7 @@ def test_a_game_created_in_the_browser_and_each_player_s_first_turn_played_from_
 
     # Ann: pick the first combo.
     settled(page, lambda: page.locator(".combo button").first.click())
-    expect(page.locator(".messages").get_by_role("status")).to_contain_text("You picked the")
+    expect(page.locator("#announcer")).to_contain_text("You picked the")
     assert unlabelled(page) == []
     race = game_state(live, game_id).players[0].active.race
 
@@ -107,30 +107,33 @@ def test_a_game_created_in_the_browser_and_each_player_s_first_turn_played_from_
     assert targets, "a first conquest is offered"
     first = targets[0]
     conquer_on_map(page, first)
-    expect(page.locator(".messages").get_by_role("status")).to_contain_text(f"Region {first} is yours")
+    expect(page.locator("#announcer")).to_contain_text(f"Region {first} is yours")
     expect(region(page, first)).to_have_attribute("aria-label", re.compile(f"Ann's {race}"))
 
-    # A region out of reach: the click is refused with the rules' own words.
+    # Only legal targets act: every region a click conquers at once is offered.
+    assert set(clickable_for_conquest(page)) <= set(offered(page, "choice-conquer"))
+    # A region out of reach opens its panel, which says why not in the rules' own words; nothing is sent.
     state = game_state(live, game_id)
     # (Out of reach: not adjacent, or a Sea; with a power that reaches everywhere, the region just taken.)
-    far = next((r for r in clickable_for_conquest(page) if r not in offered(page, "choice-conquer")), first)
+    far = next((r for r in range(len(state.regions)) if r not in offered(page, "choice-conquer")), first)
     with pytest.raises(rules.IllegalAction) as refusal:
         rules.apply(state, {"type": "conquer", "player": 0, "region": far})
     settled(page, lambda: region(page, far).click())
-    expect(page.locator(".messages").get_by_role("alert")).to_have_text(re.compile(re.escape(str(refusal.value))))
+    expect(page.locator("#region-panel .why-not")).to_have_text(re.compile(re.escape(str(refusal.value))))
+    assert game_state(live, game_id).to_json() == state.to_json()
 
     # Undo takes the conquest back.
     settled(page, lambda: page.get_by_role("button", name=re.compile("Undo")).click())
-    expect(page.locator(".messages").get_by_role("status")).to_contain_text("Undone: your last 1 step")
+    expect(page.locator("#announcer")).to_contain_text("Undone: your last 1 step")
     expect(region(page, first)).not_to_have_attribute("aria-label", re.compile("Ann's"))
 
     # Conquer again, once with the keyboard (Tab to the region, Enter) and once with the mouse.
     first = offered(page, "choice-conquer")[0]
     conquer_on_map(page, first, keyboard=True)
-    expect(page.locator(".messages").get_by_role("status")).to_contain_text(f"Region {first} is yours")
+    expect(page.locator("#announcer")).to_contain_text(f"Region {first} is yours")
     second = offered(page, "choice-conquer")[0]
     conquer_on_map(page, second)
-    expect(page.locator(".messages").get_by_role("status")).to_contain_text(f"Region {second} is yours")
+    expect(page.locator("#announcer")).to_contain_text(f"Region {second} is yours")
 
     # Redeploy with the steppers: one token moved from one region to the other.
     settled(page, lambda: page.get_by_role("button", name="End conquests and redeploy").click())
@@ -144,16 +147,16 @@ def test_a_game_created_in_the_browser_and_each_player_s_first_turn_played_from_
     expect(page.locator("[data-placed]")).to_have_text(str(count))
     assert unlabelled(page) == []
     settled(page, lambda: page.get_by_role("button", name="Save this redeployment").click())
-    expect(page.locator(".messages").get_by_role("status")).to_contain_text("Redeployment saved")
+    expect(page.locator("#announcer")).to_contain_text("Redeployment saved")
     state = game_state(live, game_id)
     assert [state.regions[first].tokens, state.regions[second].tokens] == [before[0] + 1, before[1] - 1]
 
     # End the turn: the confirmation tells the turn's score (rules.turn_score).
     score = rules.turn_score(state, 0)
-    settled(page, lambda: page.get_by_role("link", name="End turn…").click())
+    settled(page, lambda: page.get_by_role("button", name="End turn…").click())
     expect(page.locator(".confirm")).to_contain_text(f"= {score['total']} coin")
     settled(page, lambda: page.get_by_role("button", name="Yes, end my turn").click())
-    expect(page.locator(".messages").get_by_role("status")).to_contain_text("Turn ended")
+    expect(page.locator("#announcer")).to_contain_text("Turn ended")
     # The game page, read-only, shows whose turn it is now.
     assert page.url.endswith(f"/games/{game_id}")
     expect(page.locator(".whose-turn")).to_have_text("Bob")
@@ -166,10 +169,10 @@ def test_a_game_created_in_the_browser_and_each_player_s_first_turn_played_from_
     settled(page, lambda: page.locator(".combo button").first.click())
     target = offered(page, "choice-conquer")[0]
     conquer_on_map(page, target)
-    expect(page.locator(".messages").get_by_role("status")).to_contain_text(f"Region {target} is yours")
+    expect(page.locator("#announcer")).to_contain_text(f"Region {target} is yours")
     settled(page, lambda: page.get_by_role("button", name="End conquests and redeploy").click())
     settled(page, lambda: page.get_by_role("button", name="Save this redeployment").click())
-    settled(page, lambda: page.get_by_role("link", name="End turn…").click())
+    settled(page, lambda: page.get_by_role("button", name="End turn…").click())
     settled(page, lambda: page.get_by_role("button", name="Yes, end my turn").click())
     expect(page.get_by_text("Turn 2 of 10: Ann is")).to_be_visible()
 
@@ -269,6 +272,6 @@ def test_a_whole_turn_works_without_javascript(live: LiveServer, new_context: An
     page.get_by_role("button", name="End conquests and redeploy").click()
     page.get_by_role("button", name="Save this redeployment").click()
     expect(page.locator(".message-done")).to_contain_text("Redeployment saved")
-    page.get_by_role("link", name="End turn…").click()
+    page.get_by_role("button", name="End turn…").click()
     page.get_by_role("button", name="Yes, end my turn").click()
     expect(page.get_by_text("Bob is picking a combo")).to_be_visible()

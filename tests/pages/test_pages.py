@@ -174,9 +174,10 @@ def test_a_refused_step_shows_the_rules_own_message(app: Flask) -> None:
     with pytest.raises(rules.IllegalAction) as refusal:
         rules.apply(state, {"type": "conquer", "player": 0, "region": inland})
     answer = step(client, game_id, type="conquer", region=str(inland))
-    assert answer.headers["Location"].endswith(f"region={inland}")
     page = client.get(answer.headers["Location"])
-    assert f'role="alert">{refusal.value}' in html.unescape(page.text)
+    assert f'role="alert" id="turn-refusal">{refusal.value}' in html.unescape(page.text)
+    # Said once: not again in a region's panel.
+    assert html.unescape(page.text).count(str(refusal.value)) == 1
     assert stored(app, game_id).version == 2
 
 
@@ -455,3 +456,21 @@ def test_the_pages_of_a_game_still_inviting(app: Flask) -> None:
     assert accepted.request.path == f"/games/{game_id}"
     assert "Waiting for every player to accept" in client.get(f"/games/{game_id}").text
     assert "has not started yet" in client.get(f"/games/{game_id}/history").text
+
+
+def test_a_paused_game_names_the_player_whose_turn_it_is(app: Flask) -> None:
+    from service.domain import admin
+
+    game_id, links = start_game(app, 3)
+    with Session(get_engine(app)) as session:
+        admin.pause(session, game_id, admin.HOST, app.extensions["smallworld.links"], "holidays")
+    client = app.test_client()
+    client.get(links[1])  # P1, who waits for P0
+    page = client.get(f"/games/{game_id}")
+    words = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page.text)).split())
+    assert "the game is paused while P0 was picking a combo" in words
+    client = app.test_client()
+    client.get(links[0])
+    page = client.get(f"/games/{game_id}")
+    words = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page.text)).split())
+    assert "the game is paused while you were picking a combo" in words

@@ -61,3 +61,13 @@ def test_a_tampered_or_foreign_token_is_refused_with_a_readable_page(app: Flask)
     turn_token = links.turn_token(1, 0, "secret")  # type: ignore[attr-defined]
     assert app.test_client().post(f"/unsubscribe/{turn_token}").status_code == 403
     assert flags(app) == (True, True)
+
+
+def test_a_table_talk_link_turns_table_talk_off_only(app: Flask) -> None:
+    player_id, links = player_and_links(app)
+    page = app.test_client().get(path(links.unsubscribe_url(player_id, "messages")))
+    assert page.status_code == 200 and b"Stop mails of table talk" in page.data
+    app.test_client().post(path(links.unsubscribe_url(player_id, "messages")))
+    assert flags(app) == (True, True)
+    with app.app_context():
+        assert get_session().exec(select(Player)).one().wants_messages is False

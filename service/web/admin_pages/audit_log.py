@@ -109,6 +109,15 @@ def describe(
     elif act == "chat":
         service = details.get("service")
         text = f"connected the game to a chat ({service})" if service else "disconnected the game's chat"
+    elif act == "watching":
+        if "public" in details:
+            text = (
+                "made the game public: anyone may watch it (the board and the steps, never a player's coins)"
+                if details["public"]
+                else "made the game private: only those with its watch link may watch it"
+            )
+        else:
+            text = "made a new watch link: the ones shared before no longer work"
     elif act == "resend":
         mail = MAIL_NAMES.get(str(details.get("template")), "mail")
         text = f"sent a failed {mail} again" + (f" (to {details.get('to')})" if for_admins else "")

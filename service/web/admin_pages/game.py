@@ -25,7 +25,7 @@ from werkzeug.wrappers import Response
 
 import rules
 from emails import times
-from service.domain import admin, chat_notices, views
+from service.domain import admin, chat_notices, views, watching
 from service.domain.errors import BadRequest, Conflict, DomainError
 from service.domain.games import seats_of, settings_of
 from service.domain.links import current_links
@@ -149,6 +149,12 @@ def page_context(manager: Manager) -> dict[str, Any]:
         "mail_counts": mail_counts(game),
         "chat": {"url": mask(game.chat_url), "service": service_name(game.chat_url)},
         "notices": notice_rows(game, zone),
+        "watching": {
+            "public": game.public,
+            "url": watching.watch_url(game, current_links()),
+            "public_url": current_links().url(url_for("watch.public", game_id=game.id)),
+            "may": game.status != GameStatus.UNCONFIRMED,
+        },
     }
 
 
@@ -410,6 +416,30 @@ def set_chat(game_id: int) -> Response:
         game_id,
         "The chat is disconnected." if removing else "The chat is connected: a first notice is on its way there.",
         lambda: admin.set_chat_url(get_session(), game_id, manager.actor, url),
+    )
+
+
+@bp.post("/admin/games/<int:game_id>/watching")
+def set_watching(game_id: int) -> Response:
+    """Make the game public (anyone may watch it, and it is listed) or private again."""
+    manager = manager_for(game_id)
+    public = request.form.get("public") == "1"
+    done = (
+        "The game is public: anyone may watch it, and it is on the list of public games."
+        if public
+        else "The game is private: only those with its watch link may watch it."
+    )
+    return _run(game_id, done, lambda: watching.set_public(get_session(), game_id, manager.actor, public))
+
+
+@bp.post("/admin/games/<int:game_id>/watch-link")
+def new_watch_link(game_id: int) -> Response:
+    """A new watch link: the ones shared before stop working."""
+    manager = manager_for(game_id)
+    return _run(
+        game_id,
+        "A new watch link is made: the ones shared before no longer work.",
+        lambda: watching.new_watch_link(get_session(), game_id, manager.actor),
     )
 
 

@@ -38,6 +38,9 @@ class MapOptions:
     seat_names: Sequence[str] = ()
     #: The map's accessible name; by default a sentence saying which board and who holds how much.
     label: str | None = None
+    #: Each region link's accessible name from its description, e.g. with what a tap on it does (the turn
+    #: page: "Forest 7, empty, costs 3: conquer"); by default the description alone.
+    region_name: Callable[[int, str], str] | None = None
 
 
 def board_svg(state: Mapping[str, Any], options: MapOptions | None = None) -> Markup:
@@ -65,9 +68,10 @@ def scene_svg(scene: Scene, options: MapOptions | None = None) -> Markup:
         if href:
             extra = options.link_attributes(area.region) if options.link_attributes else {}
             attributes = "".join(f' {k}="{escape(v)}"' for k, v in extra.items())
+            name = options.region_name(area.region, area.words) if options.region_name else area.words
             parts.append(
                 f'<a href="{escape(href)}" class="region-link" id="{p}-region-{area.region}" '
-                f'data-region="{area.region}" aria-label="{escape(area.words)}"{attributes}>{path}</a>'
+                f'data-region="{area.region}" aria-label="{escape(name)}"{attributes}>{path}</a>'
             )
         else:
             parts.append(path)

@@ -16,7 +16,7 @@ from flask_wtf.csrf import CSRFError, CSRFProtect
 
 from service.domain.text import zones
 from service.web.maps import legend_svg, seat_badge_svg
-from service.web.pages import game, lobby, mailbox, turn
+from service.web.pages import game, guide, lobby, mailbox, me, turn, watch
 from service.web.pages.access import PageRefused
 
 csrf = CSRFProtect()
@@ -34,8 +34,9 @@ def init_app(app: Flask) -> None:
     app.config.setdefault("WTF_CSRF_TIME_LIMIT", None)
     csrf.init_app(app)
     app.before_request(_protect_forms)
-    for blueprint in (lobby.bp, game.bp, turn.bp, mailbox.bp):
+    for blueprint in (lobby.bp, game.bp, turn.bp, mailbox.bp, guide.bp, watch.bp):
         app.register_blueprint(blueprint)
+    me.init_app(app)
     app.jinja_env.globals.update(
         seat_badge=seat_badge_svg,
         legend=legend_svg,
@@ -55,8 +56,14 @@ def _protect_forms() -> None:
     csrf.protect()
 
 
+#: Pages of a game that a browser without its seat is refused: the refusal offers "mail me my links".
+GAME_PAGES = frozenset({"game.page", "game.history", "turn.page"})
+
+
 def _refused(error: PageRefused) -> Any:
-    return render_template("refused.html", message=error.message), error.status
+    # The same offer for any game number, existing or not: it tells nothing about the game.
+    links_game = (request.view_args or {}).get("game_id") if request.endpoint in GAME_PAGES else None
+    return render_template("refused.html", message=error.message, links_game=links_game), error.status
 
 
 def _form_expired(error: CSRFError) -> Any:

@@ -20,17 +20,19 @@ from werkzeug.wrappers import Response
 import rules
 from emails.render import webcal
 from emails.times import zone as zone_of
-from service.domain import lobby, play, views
-from service.domain.errors import BadRequest
+from service.domain import lobby, play, table_talk, views
+from service.domain.errors import BadRequest, DomainError
 from service.domain.links import current_links
-from service.domain.models import ActionKind, GameAction
+from service.domain.models import ActionKind, GameAction, MessageSource
 from service.domain.text import checked, known_zone
 from service.infra.db import get_session
 from service.web.maps import MapOptions, board_svg
-from service.web.pages.access import viewer_for
+from service.web.pages.access import Viewer, viewer_for
 from service.web.pages.forms import int_or_none
 from service.web.pages.game_summary import page_context
 from service.web.pages.narration import name_of, told_log
+from service.web.pages.table_talk import ANCHOR as TALK_ANCHOR
+from service.web.pages.table_talk import board_context, is_host
 
 bp = Blueprint("game", __name__)
 
@@ -68,7 +70,12 @@ class Step:
 
 @bp.get("/games/<int:game_id>")
 def page(game_id: int) -> Any:
-    viewer = viewer_for(game_id)
+    return game_page(viewer_for(game_id))
+
+
+def game_page(viewer: Viewer, talk: dict[str, Any] | None = None) -> str:
+    """The game page for ``viewer``; ``talk``: the table-talk board as it must show (a refused draft)."""
+    game_id = viewer.game.id or 0
     db = get_session()
     view = views.game_view(db, viewer.game, viewer.number)
     public = view.state or {}
@@ -97,7 +104,48 @@ def page(game_id: int) -> Any:
         your_turn=viewer.number in view.awaiting,
         standings=view.result,
         calendar=calendar_links(viewer.player.id or 0, game_id),
+        talk=talk or board_context(viewer),
     )
+
+
+# -- table talk (DESIGN §9) --------------------------------------------------------------------------------
+def _talk_back(game_id: int) -> str:
+    back = request.form.get("back", "")
+    allowed = (url_for("game.page", game_id=game_id), url_for("turn.page", game_id=game_id))
+    return back if back in allowed else allowed[0]
+
+
+@bp.post("/games/<int:game_id>/talk")
+def post_message(game_id: int) -> Any:
+    """A message from the seat's page (``service.domain.table_talk.post_message``). A refused one is not
+    lost: the game page comes back with the refusal naming the field and the text as typed, with a 4xx
+    status (400; 429 with ``Retry-After`` past the rate limit)."""
+    viewer = viewer_for(game_id)
+    text = request.form.get("text", "")
+    try:
+        table_talk.post_message(get_session(), viewer.game, viewer.number, text, MessageSource.PAGE)
+    except DomainError as error:
+        get_session().rollback()
+        page = game_page(viewer, talk=board_context(viewer, draft=text, error=error.message, back=_talk_back(game_id)))
+        headers = {"Retry-After": str(error.extra["retry_after"])} if "retry_after" in error.extra else {}
+        return page, error.status, headers
+    return redirect(f"{_talk_back(game_id)}#{TALK_ANCHOR}", code=303)
+
+
+@bp.post("/games/<int:game_id>/talk/<int:message_id>/hide")
+def hide_message(game_id: int, message_id: int) -> Response:
+    """The host hides a message from their seat's pages (shown to everyone as "hidden by the host")."""
+    viewer = viewer_for(game_id)
+    if not is_host(viewer):
+        flash("Only the game's host can hide a message.", "refusal")
+        return redirect(f"{_talk_back(game_id)}#{TALK_ANCHOR}", code=303)
+    try:
+        table_talk.hide_message(get_session(), viewer.game, message_id, "host")
+    except DomainError as error:
+        flash(error.message, "refusal")
+    else:
+        flash("The message is hidden for everyone.", "done")
+    return redirect(f"{_talk_back(game_id)}#{TALK_ANCHOR}", code=303)
 
 
 def calendar_links(player_id: int, game_id: int) -> dict[str, str]:

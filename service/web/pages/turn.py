@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +31,8 @@ from service.web.maps import MapOptions, PublicBoard, RegionMark, board_svg, boa
 from service.web.pages.access import Viewer, viewer_for
 from service.web.pages.forms import action_from_form, int_or_none
 from service.web.pages.game_summary import page_context
-from service.web.pages.narration import name_of, score_words
+from service.web.pages.narration import PHASES, name_of, score_words
+from service.web.pages.table_talk import board_context
 
 bp = Blueprint("turn", __name__)
 
@@ -53,7 +55,7 @@ def page(game_id: int) -> Any:
     state = GameState.from_json(game.state) if game.state else None
     if state is None or game.status != GameStatus.ACTIVE or viewer.number not in rules.awaiting(state):
         return redirect(url_for("game.page", game_id=game_id))
-    return render_template("turn/page.html", **turn_context(viewer, state, request.args))
+    return render_template("turn/page.html", **turn_context(viewer, state, request.args), talk=board_context(viewer))
 
 
 @bp.post("/games/<int:game_id>/turn")
@@ -77,10 +79,9 @@ def act(game_id: int) -> Response:
         flash(_conflict_words(error, version), "refusal")
         return redirect(url_for(".page", game_id=game_id))
     except DomainError as error:
+        # The refusal is said once, tied to the field it is about (``aria-invalid``, ``aria-describedby``).
         flash(error.message, "refusal")
-        region = action.get("region")
-        anchor = url_for(".page", game_id=game_id, region=region) if isinstance(region, int) else None
-        return redirect(anchor or url_for(".page", game_id=game_id))
+        return redirect(url_for(".page", game_id=game_id, invalid=invalid_field(form, action, error.message)))
     if not result.replayed and before is not None and result.game.state:
         flash(feedback(before, GameState.from_json(result.game.state), action, viewer.number), "done")
     return redirect(url_for("turn.page", game_id=game_id))
@@ -103,6 +104,25 @@ def undo(game_id: int) -> Response:
         undone = result.last.get("undone", 0)
         flash(f"Undone: your last {undone} step{'s' if undone != 1 else ''}.", "done")
     return redirect(url_for(".page", game_id=game_id))
+
+
+#: A field's id as the page writes them (``tokens-12``, ``choice-conquer-declined``, ``berserk_roll-4``).
+FIELD_ID = re.compile(r"^[a-z_]+(-[a-z_]+)?(-\d+)?$")
+REGION_IN_WORDS = re.compile(r"\b[Rr]egion (\d+)")
+
+
+def invalid_field(form: MultiDict[str, str], action: dict[str, Any], message: str) -> str | None:
+    """The id of the field a refused step is about: the list it was chosen from, or the number box of the
+    region the rules name (else the form's first), so the page can mark it."""
+    named = form.get("field", "")
+    if FIELD_ID.match(named):
+        return named
+    tokens = action.get("tokens") or {}
+    if not tokens:
+        return None
+    prefix = "tokens" if action["type"] == "redeploy" else action["type"]
+    mentioned = [r for r in REGION_IN_WORDS.findall(message) if r in tokens]
+    return f"{prefix}-{(mentioned or sorted(tokens, key=int))[0]}"
 
 
 def _conflict_words(error: Conflict, version: int) -> str:
@@ -255,12 +275,14 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
             return f"#tokens-{region}"
         return url_for("turn.page", game_id=game.id, region=region) + "#region-panel"
 
+    taps = {r: map_tap(state, choices, marks, r) for r in range(len(state.regions))}
     map_svg = board_svg(
         public,
         MapOptions(
             id_prefix="turnmap",
             href=href,
-            link_attributes=lambda region: click_action(state, choices, region),
+            link_attributes=lambda region: taps[region].attributes,
+            region_name=lambda region, words: f"{region_name(state, region, words)}, {taps[region].words}",
             marks=marks,
             selected=selected,
             seat_names=names,
@@ -285,7 +307,13 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
     readied_hand = hand_for_conquest(state, seat, active) if active and state.phase == rules.Phase.START else None
     # The template sees the player's view only (``public``), never the full state: it holds the other
     # players' coins and the random generator.
+    invalid = args.get("invalid", "")
+    phase = state.phase
     return page_context(viewer, view, public, names) | {
+        "step_title": step_title(phase, confirm, selected, state),
+        "next_step": next_step(state, seat, choices, confirm, readied_hand),
+        "guide_anchor": GUIDE_ANCHORS.get(phase, "conquer"),
+        "invalid": invalid if FIELD_ID.match(invalid) else None,
         "readied_hand": readied_hand,
         "choices": choices,
         "map_svg": map_svg,
@@ -294,7 +322,11 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
         "region_panel": region_panel,
         "undoable": undoable,
         "confirm": confirm,
-        "score_now": rules.turn_score(state, seat),
+        # What ending the turn and going In Decline score, as the engine will score them (an In Decline
+        # race scores without its power: rulebook, "Entering In Decline").
+        "score_now": step_score(state, [a for a in choices.end_turn if not a.decline]),
+        "decline_score": step_score(state, [choices.simple["decline"]] if "decline" in choices.simple else []),
+        "preview_of": Previews(state),
         "score_words": score_words,
         "redeploy_rows": redeploy_rows(state, choices),
         "region_forms": region_forms(choices, declined_race),
@@ -307,6 +339,75 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
         "region_label": lambda r: region_label(state, r),
         "name_of": lambda s: name_of(s, names),
     }
+
+
+#: The "how a turn goes" page's section for each phase.
+GUIDE_ANCHORS = {"pick": "pick", "start": "conquer", "conquer": "conquer", "redeploy": "redeploy", "defend": "redeploy"}
+
+
+def step_title(phase: str, confirm: str | None, selected: int | None, state: GameState) -> str:
+    """Which step the page is at, for the document's title."""
+    if confirm == "decline":
+        return "confirm going In Decline"
+    if confirm == "end_turn":
+        return "confirm the end of the turn"
+    words = PHASES.get(phase, phase)
+    if selected is not None:
+        return f"{words}, {state.board.regions[selected].terrain.capitalize()} {selected}"
+    return words
+
+
+def next_step(state: GameState, seat: int, choices: Choices, confirm: str | None, readied_hand: int | None) -> str:
+    """What the player does now, in a sentence: the status that the page announces after every step."""
+    if confirm == "end_turn":
+        return "Confirm below to end the turn, or go back."
+    if confirm == "decline":
+        return "Confirm below to put your race In Decline, or go back."
+    phase = state.phase
+    player = state.players[seat]
+    hand = readied_hand if readied_hand is not None else (player.active.hand if player.active else 0)
+    if phase == "pick":
+        return f"Now pick a combo: you have {player.coins} coins."
+    if phase in ("start", "conquer"):
+        if choices.by_region:
+            also = " or go In Decline" if "decline" in choices.simple else ""
+            return (
+                f"Now conquer: {hand} token{'s' if hand != 1 else ''} to conquer with. Tap a region with a cost "
+                f"on the map or choose it from a list; then end your conquests{also}."
+            )
+        return "No region can be conquered now: end your conquests and redeploy."
+    if phase == "redeploy":
+        if choices.redeploy:
+            return "Now place your tokens: every region you hold keeps at least one. Save, then end your turn."
+        return "Your tokens are placed: end your turn when you are ready."
+    if phase == "defend":
+        return "Place the tokens you got back on the regions you still hold, save, then finish."
+    return ""
+
+
+def step_score(state: GameState, offered: list[rules.Action]) -> dict[str, Any] | None:
+    """What the first of ``offered`` (a step that ends the turn) scores, from its preview (``rules.preview``)."""
+    if not offered:
+        return None
+    score: dict[str, Any] | None = rules.preview(state, offered[0]).outcomes[0].score
+    return score
+
+
+class Previews:
+    """``preview_of(action)`` for the template: what an offered action will do (``rules.preview``), each
+    worked out once per page; None for a described choice still to make."""
+
+    def __init__(self, state: GameState) -> None:
+        self.state = state
+        self.found: dict[rules.Action, rules.Preview | None] = {}
+
+    def __call__(self, action: rules.Action) -> rules.Preview | None:
+        if action not in self.found:
+            try:
+                self.found[action] = rules.preview(self.state, action)
+            except rules.IllegalAction:
+                self.found[action] = None
+        return self.found[action]
 
 
 def your_abilities(state: GameState, seat: int) -> list[dict[str, str]]:
@@ -347,23 +448,48 @@ def cost_words(state: GameState, seat: int, region: int) -> str | None:
     return str(cost) if cost.allowed else None
 
 
-def click_action(state: GameState, choices: Choices, region: int) -> dict[str, str]:
-    """What a click on the region does with JavaScript on: ``data-action`` submits a conquest at once.
+@dataclass(frozen=True)
+class MapTap:
+    """What a tap (or Enter) on a region of the turn page's map does, in words and as the link's attributes.
 
-    A plain conquest is one click (undo takes it back). A region that offers something else (the die,
-    abandoning it, a power) opens its panel, and so does every region outside the conquests. During the
-    conquests a region that cannot be conquered is still submitted, so the rules say why not.
-    """
-    conquests = [a for a in choices.for_region(region) if a.type == "conquer"]
-    others = [a for a in choices.for_region(region) if a.type != "conquer"]
-    if len(conquests) == 1 and not others:
+    Only legal targets act: a region whose one legal action is a plain conquest conquers it at once
+    (``data-action``, pages.js; undo takes it back). A region with other choices (the die, abandoning it, a
+    power) opens its panel, and so does a region that offers nothing now, whose panel says why not; those are
+    left out of the Tab order, which goes through the targets only. While redeploying, a tap on a region of
+    yours moves tokens (pages.js: one from the first region tapped to the second)."""
+
+    words: str
+    attributes: dict[str, str]
+
+
+def map_tap(state: GameState, choices: Choices, marks: dict[int, RegionMark], region: int) -> MapTap:
+    actions = choices.for_region(region)
+    conquests = [a for a in actions if a.type == "conquer"]
+    mark = marks.get(region)
+    cost = ""
+    if mark is not None and mark.cost is not None:
+        cost = f"costs {mark.cost}{' with the die' if mark.die else ''}: "
+    if state.phase in ("redeploy", "defend") and any(region in a.regions for a in choices.redeploy):
+        return MapTap("yours: tap to move tokens", {"data-redeploy": f"tokens-{region}"})
+    if len(conquests) == 1 and len(actions) == 1:
         attributes = {"data-action": "conquer"}
         if conquests[0].troop != "active":
             attributes["data-troop"] = conquests[0].troop
-        return attributes
-    if not conquests and not others and state.phase in (rules.Phase.START, rules.Phase.CONQUER):
-        return {"data-action": "conquer"}
-    return {}
+            return MapTap(f"{cost}conquer with the In Decline race", attributes)
+        return MapTap(f"{cost}conquer", attributes)
+    if len(actions) == 1 and actions[0].type == "final_conquest":
+        return MapTap(f"{cost}final conquest, with the die (opens its choices)", {})
+    if actions:
+        kinds = sorted({label_of(a.type).lower() for a in actions})
+        return MapTap(f"{cost}choose: {', '.join(kinds)}", {})
+    return MapTap("details", {"tabindex": "-1"})
+
+
+def region_name(state: GameState, region: int, words: str) -> str:
+    """A region's accessible name as it is read: "Forest 7", then the rest of its description."""
+    terrain = state.board.regions[region].terrain.capitalize()
+    rest = words.split(", ")[2:] if words.startswith(f"Region {region}, ") else [words]
+    return ", ".join([f"{terrain} {region}", *rest])
 
 
 def why_not(state: GameState, seat: int, region: int, choices: Choices) -> str | None:

@@ -3,12 +3,24 @@
 // tick. Loaded once; the handlers are delegated, so pages swapped in by htmx need nothing more.
 "use strict";
 
-// A click on a region that offers one plain conquest submits it at once (the map form on the turn page).
-// Regions with other choices keep their link to the region's panel.
+// A tap (click, Enter) on a region of the turn page's map. A region whose one legal action is a plain
+// conquest submits it at once (the map form); other regions keep their link to their panel (htmx swaps the
+// page in place). While redeploying, a tap on a region of yours moves tokens: the first tap takes a token
+// from it, the next puts it on the region tapped (the number boxes change; the player saves them).
+let fromMap = false;
+let moveFrom = null;
+
 document.addEventListener("click", (event) => {
-  const link = event.target.closest && event.target.closest("a.region-link[data-action]");
+  const link = event.target.closest && event.target.closest("a.region-link");
+  if (!link) return;
+  fromMap = true;
+  if (link.dataset.redeploy) {
+    event.preventDefault();
+    redeployTap(link);
+    return;
+  }
   const form = document.getElementById("map-form");
-  if (!link || !form) return;
+  if (!link.dataset.action || !form) return;
   event.preventDefault();
   form.elements.type.value = link.dataset.action;
   form.elements.region.value = link.dataset.region;
@@ -16,17 +28,54 @@ document.addEventListener("click", (event) => {
   form.requestSubmit();
 });
 
-// On the redeploy phase the map's regions link to their input: focus it.
-document.addEventListener("click", (event) => {
-  const link = event.target.closest && event.target.closest('a.region-link[href^="#tokens-"]');
-  if (!link) return;
-  const input = document.getElementById(link.getAttribute("href").slice(1));
+function regionWords(link) {
+  return (link.getAttribute("aria-label") || "").split(",")[0];
+}
+
+function redeployTap(link) {
+  const input = document.getElementById(link.dataset.redeploy);
   if (!input) return;
-  event.preventDefault();
-  input.scrollIntoView({ block: "center" });
-  input.focus();
-  input.select();
-});
+  const previous = moveFrom && document.getElementById(moveFrom.dataset.redeploy);
+  if (!previous || moveFrom === link) {
+    // The first tap: take a token from this region, if it can spare one.
+    if (moveFrom === link) {
+      selectFrom(null);
+      announce(`${regionWords(link)}: no longer selected.`);
+      return;
+    }
+    const value = parseInt(input.value, 10) || 0;
+    if (value <= (parseInt(input.min || "0", 10) || 0)) {
+      announce(`${regionWords(link)} keeps what it has: tap a region with more tokens to take one from it.`);
+      return;
+    }
+    selectFrom(link);
+    announce(`Taking a token from ${regionWords(link)}: now tap the region to put it on.`);
+    return;
+  }
+  previous.value = String((parseInt(previous.value, 10) || 0) - 1);
+  input.value = String((parseInt(input.value, 10) || 0) + 1);
+  for (const changed of [previous, input]) changed.dispatchEvent(new Event("input", { bubbles: true }));
+  const from = regionWords(moveFrom);
+  selectFrom(null);
+  announce(`One token moved from ${from} to ${regionWords(link)}: now ${previous.value} and ${input.value}. Save when you are done.`);
+}
+
+function selectFrom(link) {
+  if (moveFrom) moveFrom.classList.remove("move-from");
+  moveFrom = link;
+  if (link) link.classList.add("move-from");
+}
+
+// The live region (base.html): says the status after each step, and what a tap on the map did.
+function announce(text) {
+  const announcer = document.getElementById("announcer");
+  if (!announcer) return;
+  announcer.textContent = "";
+  // A new text in a second task, so the same words said twice are said again.
+  setTimeout(() => {
+    announcer.textContent = text;
+  }, 60);
+}
 
 // Steppers: − and + buttons around each number input of a redeploy form, and the count placed so far.
 function enhanceSteppers(root) {
@@ -78,23 +127,56 @@ function updatePlaced(form) {
   out.parentElement.classList.toggle("wrong", total !== count);
 }
 
-// Messages floating over the map on small screens go away when tapped.
-document.addEventListener("click", (event) => {
-  const box = event.target.closest && event.target.closest(".turn-page .messages");
-  if (box) box.classList.add("dismissed");
+// A step changes the page in place: htmx swaps it; the window and the map's box keep their scroll and zoom
+// (the page at the same address), then the focus goes to the new status, which the live region reads.
+let kept = null;
+document.addEventListener("htmx:beforeSwap", () => {
+  const box = document.querySelector("[data-map-scroll]");
+  kept = {
+    path: location.pathname,
+    x: window.scrollX,
+    y: window.scrollY,
+    map: box ? { left: box.scrollLeft, top: box.scrollTop, zoom: box.style.getPropertyValue("--zoom") } : null,
+    fromMap,
+  };
+  fromMap = false;
+  moveFrom = null;
 });
 
-// After a step sent from the actions panel, show the panel again if it scrolled out of view (a pick on a
-// phone leaves the player far below it). A step made on the map keeps the map where it is.
-let fromActions = false;
-document.addEventListener("htmx:beforeRequest", (event) => {
-  fromActions = Boolean(event.target.closest && event.target.closest(".turn-actions"));
-});
+function restore() {
+  if (!kept || kept.path !== location.pathname) return;
+  const box = document.querySelector("[data-map-scroll]");
+  if (box && kept.map) {
+    if (kept.map.zoom) box.style.setProperty("--zoom", kept.map.zoom);
+    box.scrollLeft = kept.map.left;
+    box.scrollTop = kept.map.top;
+  }
+  window.scrollTo(kept.x, kept.y);
+}
+document.addEventListener("htmx:afterSwap", restore);
+
 document.addEventListener("htmx:afterSettle", () => {
-  const actions = document.getElementById("actions");
-  if (fromActions && actions && actions.getBoundingClientRect().top < 0) actions.scrollIntoView({ block: "start" });
-  fromActions = false;
+  const step = kept;
+  restore();
+  kept = null;
+  const status = document.getElementById("turn-status");
+  if (status) {
+    // After a tap on the map the page stays where it is; after a step from the panel the status is shown.
+    status.focus({ preventScroll: Boolean(step && step.fromMap && step.path === location.pathname) });
+  } else {
+    const main = document.getElementById("main");
+    if (main) main.focus({ preventScroll: true });
+  }
+  announceStatus();
 });
+
+// What the page has to say (the last step's feedback, the turn's next step), into the live region.
+function announceStatus() {
+  const words = Array.from(document.querySelectorAll("#main [data-announce]"))
+    .map((el) => el.textContent.trim())
+    .filter(Boolean);
+  if (words.length) announce(words.join(" "));
+}
 
 // The deadline: time left, in words, kept up to date.
 function tick() {
@@ -130,12 +212,97 @@ function localZone(root) {
   }
 }
 
+// The map's zoom: buttons, and a pinch with two fingers inside the map's box (one finger pans: the box
+// scrolls). The zoom is kept per map while the page is swapped by htmx.
+const ZOOM_MIN = 1;
+const ZOOM_MAX = 4;
+const zooms = new Map();
+
+function mapKey(box) {
+  const svg = box.querySelector("svg");
+  return (svg && svg.querySelector("[id]") ? svg.querySelector("[id]").id.split("-")[0] : "map") + location.pathname;
+}
+
+function setZoom(box, zoom, centre) {
+  zoom = Math.min(ZOOM_MAX, Math.max(ZOOM_MIN, zoom));
+  const old = parseFloat(box.style.getPropertyValue("--zoom")) || 1;
+  const rect = box.getBoundingClientRect();
+  // The point under the centre (or the fingers) stays where it is.
+  const cx = centre ? centre.x - rect.left : rect.width / 2;
+  const cy = centre ? centre.y - rect.top : rect.height / 2;
+  const fx = (box.scrollLeft + cx) / (box.scrollWidth || 1);
+  const fy = (box.scrollTop + cy) / (box.scrollHeight || 1);
+  box.style.setProperty("--zoom", String(zoom));
+  box.scrollLeft = fx * box.scrollWidth - cx;
+  box.scrollTop = fy * box.scrollHeight - cy;
+  zooms.set(mapKey(box), zoom);
+  const frame = box.closest("[data-map-frame]");
+  if (frame) {
+    const out = frame.querySelector('[data-zoom="out"]');
+    const into = frame.querySelector('[data-zoom="in"]');
+    if (out) out.disabled = zoom <= ZOOM_MIN;
+    if (into) into.disabled = zoom >= ZOOM_MAX;
+  }
+}
+
+document.addEventListener("click", (event) => {
+  const b = event.target.closest && event.target.closest("[data-zoom]");
+  if (!b) return;
+  const box = b.closest("[data-map-frame]").querySelector("[data-map-scroll]");
+  const zoom = parseFloat(box.style.getPropertyValue("--zoom")) || 1;
+  setZoom(box, b.dataset.zoom === "in" ? zoom * 1.5 : b.dataset.zoom === "out" ? zoom / 1.5 : 1);
+});
+
+const pinch = { pointers: new Map(), box: null, distance: 0, zoom: 1 };
+function fingers() {
+  const [a, b] = Array.from(pinch.pointers.values());
+  return { distance: Math.hypot(a.x - b.x, a.y - b.y), centre: { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 } };
+}
+document.addEventListener("pointerdown", (event) => {
+  const box = event.target.closest && event.target.closest("[data-map-scroll]");
+  if (!box || event.pointerType !== "touch") return;
+  pinch.pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
+  if (pinch.pointers.size === 2) {
+    pinch.box = box;
+    pinch.distance = fingers().distance;
+    pinch.zoom = parseFloat(box.style.getPropertyValue("--zoom")) || 1;
+  }
+});
+document.addEventListener("pointermove", (event) => {
+  if (!pinch.pointers.has(event.pointerId)) return;
+  pinch.pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
+  if (pinch.box && pinch.pointers.size === 2 && pinch.distance > 0) {
+    const now = fingers();
+    setZoom(pinch.box, (pinch.zoom * now.distance) / pinch.distance, now.centre);
+  }
+});
+for (const type of ["pointerup", "pointercancel"]) {
+  document.addEventListener(type, (event) => {
+    pinch.pointers.delete(event.pointerId);
+    if (pinch.pointers.size < 2) pinch.box = null;
+  });
+}
+
+function enhanceMaps(root) {
+  for (const frame of root.querySelectorAll("[data-map-frame]")) {
+    const tools = frame.querySelector("[data-map-tools]");
+    if (tools) tools.hidden = false;
+    const box = frame.querySelector("[data-map-scroll]");
+    const zoom = zooms.get(mapKey(box));
+    if (box && zoom && !box.style.getPropertyValue("--zoom")) setZoom(box, zoom);
+  }
+}
+
 function ready(root) {
+  enhanceMaps(root);
   enhanceSteppers(root);
   localZone(root);
   tick();
 }
 
-document.addEventListener("DOMContentLoaded", () => ready(document));
+document.addEventListener("DOMContentLoaded", () => {
+  ready(document);
+  announceStatus();
+});
 document.addEventListener("htmx:afterSettle", () => ready(document));
 setInterval(tick, 30000);

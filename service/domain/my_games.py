@@ -1,0 +1,171 @@
+"""My games (DESIGN §9): every game of an address, as its signed-in owner sees them.
+
+Games that wait for the address come first (soonest deadline first), then invitations to accept, then the
+other running games, then the finished and cancelled ones (latest first). Each row carries the seat's own
+signed link: the turn link, or the invitation while it is not accepted.
+
+Built from two queries whatever the number of games, and without reading any game's rules state: whose
+turn it is comes from the game's ``step_key`` (``service.domain.play.awaited_seat``), the number of turns
+from the board of its player count, the results from the stored final table. So nothing here could show
+another seat's coins before the end: they are never read.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Session, col, select
+
+import rules
+from service.domain.links import LinkMaker
+from service.domain.models import Game, GameStatus, Player, Seat
+from service.domain.play import awaited_seat
+
+#: Games of these kinds are listed; an unconfirmed game is its host's business alone until confirmed.
+LISTED = (GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED, GameStatus.FINISHED, GameStatus.CANCELLED)
+
+
+@dataclass(frozen=True)
+class MyGame:
+    """One game of the address, from its seat."""
+
+    game_id: int
+    name: str
+    status: str
+    seat: int
+    seat_name: str
+    #: The seat's own link: its turn link, or its invitation while not accepted.
+    url: str
+    to_accept: bool
+    waiting_for_me: bool
+    #: The names of the seats the game waits for (a running game).
+    awaited: list[str]
+    deadline_at: datetime | None
+    turn: int | None
+    turns: int | None
+    paused_remaining: int | None
+    finished_at: datetime | None
+    #: A finished game: this seat's row of the final table, and the winners' names.
+    place: int | None = None
+    coins: int | None = None
+    winners: list[str] = field(default_factory=list)
+    players: int = 0
+
+
+@dataclass(frozen=True)
+class MyGames:
+    email: str
+    time_zone: str
+    waiting: list[MyGame]
+    invitations: list[MyGame]
+    running: list[MyGame]
+    finished: list[MyGame]
+
+    @property
+    def count(self) -> int:
+        return len(self.waiting) + len(self.invitations) + len(self.running) + len(self.finished)
+
+
+def my_games(session: Session, email: str, links: LinkMaker) -> MyGames:
+    """Every listed game in which ``email`` holds a seat (removed seats are no longer theirs)."""
+    email = email.strip().lower()
+    rows = session.execute(
+        sa.select(
+            col(Seat.seat),
+            col(Seat.secret),
+            col(Seat.display_name),
+            col(Seat.accepted_at),
+            col(Player.time_zone),
+            col(Game.id),
+            col(Game.name),
+            col(Game.status),
+            col(Game.step_key),
+            col(Game.deadline_at),
+            col(Game.paused_remaining),
+            col(Game.finished_at),
+            col(Game.created_at),
+            col(Game.result),
+        )
+        .join(Player, col(Player.id) == col(Seat.player_id))
+        .join(Game, col(Game.id) == col(Seat.game_id))
+        .where(col(Player.email) == email, col(Seat.removed) == sa.false(), col(Game.status).in_(LISTED))
+    ).all()
+    time_zone = rows[0].time_zone if rows else _time_zone(session, email)
+    names: dict[int, dict[int, str]] = defaultdict(dict)
+    if rows:
+        for game_id, seat, name in session.execute(
+            sa.select(col(Seat.game_id), col(Seat.seat), col(Seat.display_name)).where(
+                col(Seat.game_id).in_({row.id for row in rows})
+            )
+        ).all():
+            names[game_id][seat] = name
+    waiting: list[tuple[Any, MyGame]] = []
+    invitations: list[tuple[Any, MyGame]] = []
+    running: list[tuple[Any, MyGame]] = []
+    finished: list[tuple[Any, MyGame]] = []
+    for row in rows:
+        seats = names[row.id]
+        status = GameStatus(row.status)
+        to_accept = row.accepted_at is None and status in (GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED)
+        awaited_seats = [awaited_seat(row.step_key)] if status == GameStatus.ACTIVE and row.step_key else []
+        turn = int(row.step_key.split(":", 1)[0]) if row.step_key else None
+        result = row.result or []
+        mine = next((r for r in result if r.get("player") == row.seat), None)
+        game = MyGame(
+            game_id=row.id,
+            name=row.name,
+            status=status.value,
+            seat=row.seat,
+            seat_name=row.display_name,
+            url=links.invite_url(row.id, row.seat, row.secret)
+            if row.accepted_at is None
+            else links.turn_url(row.id, row.seat, row.secret),
+            to_accept=to_accept,
+            waiting_for_me=row.seat in awaited_seats and not to_accept,
+            awaited=[seats.get(s, f"Player {s + 1}") for s in awaited_seats],
+            deadline_at=row.deadline_at,
+            turn=turn,
+            turns=_turns(len(seats)),
+            paused_remaining=row.paused_remaining if status == GameStatus.PAUSED else None,
+            finished_at=row.finished_at,
+            place=mine.get("place") if mine else None,
+            coins=mine.get("coins") if mine and status == GameStatus.FINISHED else None,
+            winners=[r.get("name", "") for r in result if r.get("place") == 1] if status == GameStatus.FINISHED else [],
+            players=len(seats),
+        )
+        if status in (GameStatus.FINISHED, GameStatus.CANCELLED):
+            finished.append((-(row.finished_at or row.created_at).timestamp(), game))
+        elif game.waiting_for_me:
+            waiting.append(((row.deadline_at is None, row.deadline_at or row.created_at, row.id), game))
+        elif to_accept:
+            invitations.append(((row.created_at, row.id), game))
+        else:
+            running.append(((row.deadline_at is None, row.deadline_at or row.created_at, row.id), game))
+    return MyGames(
+        email=email,
+        time_zone=time_zone,
+        waiting=_sorted(waiting),
+        invitations=_sorted(invitations),
+        running=_sorted(running),
+        finished=_sorted(finished),
+    )
+
+
+def _sorted(keyed: list[tuple[Any, MyGame]]) -> list[MyGame]:
+    return [game for _, game in sorted(keyed, key=lambda pair: pair[0])]
+
+
+def _turns(players: int) -> int | None:
+    try:
+        return rules.board_for_players(players).turns
+    except ValueError:
+        return None
+
+
+def _time_zone(session: Session, email: str) -> str:
+    zone = session.exec(select(Player.time_zone).where(Player.email == email)).first()
+    return zone or "UTC"

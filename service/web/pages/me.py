@@ -1,0 +1,195 @@
+"""Ways back in (DESIGN §9): signing in by mail, My games, signing out, and "mail me my links".
+
+- ``POST /sign-in`` (the home page's form, and ``/sign-in``'s): an address asks for a sign-in link. The page
+  answers the same words whatever happened (a known address or not, blocked, over its limit), so it tells
+  nobody which addresses play here; the link goes by mail only to an address the service has mailed before
+  (``service.domain.sign_in``).
+- ``/sign-in/<token>``: the mailed link's page, whose one button signs in (mail scanners open links).
+- ``/me``: My games, for the signed-in address: games waiting for it first, invitations to accept, the
+  other running games, the finished ones with results; each row opens the seat by its own signed link.
+- ``POST /sign-out``, ``POST /sign-out-everywhere``.
+- ``POST /games/<id>/links``: "mail me my links", from a game's public pages, without signing in: one mail
+  with the address's own links to that game, under the same limits and with the same answer for any address.
+
+Both forms are limited per client address (``RATELIMIT_SIGN_IN``, one count for both) and per address asked
+for (``RATELIMIT_SIGN_IN_PER_ADDRESS``, :meth:`MailQuotas.take_sign_in_mail`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Flask, current_app, flash, redirect, render_template, request, session, url_for
+from werkzeug.wrappers import Response
+
+from emails import times
+from service.domain import my_games, sign_in
+from service.domain.errors import BadRequest, DomainError
+from service.domain.links import SIGN_IN_MAX_AGE, current_links
+from service.domain.models import SignIn
+from service.domain.text import checked, mail_address
+from service.infra.db import get_session
+from service.web.pages.game_summary import deadline
+from service.web.rate_limits import client_address, mail_quotas
+
+bp = Blueprint("me", __name__)
+
+#: The session key of a signed-in address.
+ADDRESS = "address"
+
+SIGN_IN_SENT = (
+    "If that address has games here, a sign-in link is on its way to it. It works once, for "
+    f"{SIGN_IN_MAX_AGE // 60} minutes, in the browser you open it in."
+)
+LINKS_SENT = "If that address has a seat in this game, its links are on their way to it."
+ADDRESS_LABEL = "Your email address"
+
+
+def init_app(app: Flask) -> None:
+    app.register_blueprint(bp)
+    app.jinja_env.globals["signed_in_address"] = signed_in_address
+    # Each form mails whichever address is typed in: limited per client address, both forms together, on top
+    # of the limit per address asked for (counted in the form's handler).
+    limiter = app.extensions["smallworld.limiter"]
+    limited = limiter.shared_limit(
+        lambda: current_app.config["RATELIMIT_SIGN_IN"],
+        scope="sign-in",
+        key_func=client_address,
+        methods=["POST"],
+        error_message="Too many sign-in links asked for from your address",
+    )
+    for endpoint in ("me.ask_for_sign_in", "me.mail_my_links"):
+        app.view_functions[endpoint] = limited(app.view_functions[endpoint])
+
+
+def signed_in() -> SignIn | None:
+    """The sign-in this browser holds, if it is still on (else the session forgets it)."""
+    kept = session.get(ADDRESS)
+    if kept is None:
+        return None
+    row = sign_in.from_session(get_session(), kept)
+    if row is None:
+        session.pop(ADDRESS, None)
+    return row
+
+
+def signed_in_address() -> str | None:
+    """The address signed in in this browser (for the pages' links to My games)."""
+    row = signed_in()
+    return row.email if row is not None else None
+
+
+def _address(form_value: str) -> str:
+    """The address typed in, as addresses are stored; :class:`BadRequest` naming the field if it is none."""
+    value = form_value.strip()
+    if not value:
+        raise BadRequest(f"{ADDRESS_LABEL}: give the address your game mails come to.")
+    return checked(f"{ADDRESS_LABEL}:", mail_address, value[:400])
+
+
+@bp.get("/sign-in")
+def sign_in_page() -> Any:
+    if signed_in() is not None:
+        return redirect(url_for(".my_games_page"))
+    return render_template("me/sign_in.html", sent=False, email="", errors=[], sent_message=SIGN_IN_SENT)
+
+
+@bp.post("/sign-in")
+def ask_for_sign_in() -> Any:
+    try:
+        email = _address(request.form.get("email", ""))
+    except DomainError as error:
+        page = render_template(
+            "me/sign_in.html", sent=False, email="", errors=[error.message], sent_message=SIGN_IN_SENT
+        )
+        return page, 400
+    # Whatever happens next (a known address or not, blocked, over its limit), the same page.
+    if mail_quotas().take_sign_in_mail(email):
+        sign_in.request_sign_in(get_session(), email, current_links())
+    return render_template("me/sign_in.html", sent=True, email="", errors=[], sent_message=SIGN_IN_SENT)
+
+
+@bp.get("/sign-in/<token>")
+def open_sign_in_link(token: str) -> Any:
+    """The mailed link's page: one button signs in (a mail scanner that opens the link uses nothing up)."""
+    try:
+        row = sign_in.from_sign_in_token(get_session(), current_links(), token)
+    except DomainError as error:
+        return _link_refused(error)
+    return render_template("me/sign_in_link.html", email=row.email, valid_minutes=SIGN_IN_MAX_AGE // 60)
+
+
+@bp.post("/sign-in/<token>")
+def use_sign_in_link(token: str) -> Any:
+    try:
+        row = sign_in.sign_in(get_session(), current_links(), token)
+    except DomainError as error:
+        return _link_refused(error)
+    session[ADDRESS] = sign_in.remembered(row)
+    session.permanent = True
+    flash(f"Signed in as {row.email}.", "done")
+    return redirect(url_for(".my_games_page"), code=303)
+
+
+def _link_refused(error: DomainError) -> Any:
+    return render_template("refused.html", heading="This sign-in link does not work", message=error.message), 403
+
+
+@bp.get("/me")
+def my_games_page() -> Any:
+    row = signed_in()
+    if row is None:
+        flash("Sign in first: a sign-in link comes by mail.", "refusal")
+        return redirect(url_for(".sign_in_page"))
+    listing = my_games.my_games(get_session(), row.email, current_links())
+    zone = times.zone(listing.time_zone)
+
+    def when(game: my_games.MyGame) -> dict[str, Any] | None:
+        return deadline(game.deadline_at, zone)
+
+    return render_template(
+        "me/games.html",
+        listing=listing,
+        when=when,
+        zone=zone.key,
+        finished_on=lambda game: times.local_time(game.finished_at, zone.key) if game.finished_at else None,
+        paused_left=lambda game: times.duration(game.paused_remaining) if game.paused_remaining else None,
+    )
+
+
+@bp.post("/sign-out")
+def sign_out() -> Response:
+    row = signed_in()
+    if row is not None and row.id is not None:
+        sign_in.sign_out(get_session(), row.id)
+    session.pop(ADDRESS, None)
+    flash("Signed out in this browser.", "done")
+    return redirect(url_for(".sign_in_page"), code=303)
+
+
+@bp.post("/sign-out-everywhere")
+def sign_out_everywhere() -> Response:
+    row = signed_in()
+    if row is not None:
+        sign_in.sign_out_everywhere(get_session(), row.email)
+    session.pop(ADDRESS, None)
+    flash("Signed out everywhere: every session of your address, and every sign-in link, stopped working.", "done")
+    return redirect(url_for(".sign_in_page"), code=303)
+
+
+@bp.post("/games/<int:game_id>/links")
+def mail_my_links(game_id: int) -> Any:
+    """Mail me my links: the same answer whatever the address (or the game: nothing says whether it exists)."""
+    back = request.form.get("back", "")
+    try:
+        email = _address(request.form.get("email", ""))
+    except DomainError as error:
+        return render_template("me/links_sent.html", sent=False, errors=[error.message], back=_safe(back)), 400
+    if mail_quotas().take_sign_in_mail(email):
+        sign_in.mail_links(get_session(), game_id, email, current_links())
+    return render_template("me/links_sent.html", sent=True, errors=[], back=_safe(back))
+
+
+def _safe(back: str) -> str | None:
+    """A page of this site to go back to (a path, never another site)."""
+    return back if back.startswith("/") and not back.startswith("//") and len(back) < 300 else None

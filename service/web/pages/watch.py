@@ -1,0 +1,100 @@
+"""Spectators' pages (DESIGN §9): a game's watch page, by its watch link or, for a public game, without one;
+and the list of public games.
+
+A watcher is nobody in particular: the page is built from ``views.game_view(…, None)`` (``rules.player_view``
+for no seat: every coin count hidden until the end) and the steps told to nobody (a turn's score stays
+hidden until the end). It never holds a seat's link, an address or the admin link: the page is read-only,
+and its only form is "mail me my links", which mails links to the address typed, never shows them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, render_template, request
+from sqlmodel import col, select
+
+from emails import times
+from service.domain import views, watching
+from service.domain.errors import DomainError
+from service.domain.links import current_links
+from service.domain.models import ActionKind, Game, GameAction, GameStatus
+from service.infra.db import get_session
+from service.web.maps import MapOptions, board_svg
+from service.web.pages.forms import int_or_none
+from service.web.pages.game_summary import deadline, page_context
+from service.web.pages.narration import told_log
+
+bp = Blueprint("watch", __name__)
+
+#: Steps listed on the watch page, newest first.
+RECENT = 20
+
+
+@bp.get("/games/<int:game_id>/watch/<token>")
+def by_link(game_id: int, token: str) -> Any:
+    try:
+        game = watching.game_from_watch_token(get_session(), current_links(), game_id, token)
+    except DomainError as error:
+        return _refused(error)
+    return _watch_page(game, request.path)
+
+
+@bp.get("/games/<int:game_id>/watch")
+def public(game_id: int) -> Any:
+    try:
+        game = watching.public_game(get_session(), game_id)
+    except DomainError as error:
+        return _refused(error)
+    return _watch_page(game, request.path)
+
+
+def _refused(error: DomainError) -> Any:
+    return render_template("refused.html", heading="This game cannot be watched here", message=error.message), (
+        error.status
+    )
+
+
+def _watch_page(game: Game, here: str) -> Any:
+    db = get_session()
+    view = views.game_view(db, game, None)
+    public_state = view.state or {}
+    names = [s.name for s in view.seats]
+    over = view.result is not None
+    recent = []
+    if game.state is not None:
+        log = list(db.exec(select(GameAction).where(GameAction.game_id == game.id).order_by(col(GameAction.version))))
+        steps = [(entry, words) for entry, _, _, words in told_log(game, log, names, None, reveal=over)]
+        recent = [
+            {"words": words, "at": times.local_time(entry.created_at, "UTC"), "undone": entry.undone}
+            for entry, words in reversed(steps[-RECENT:])
+            if entry.kind != ActionKind.UNDO
+        ]
+    map_svg = (
+        board_svg(public_state, MapOptions(id_prefix="watchmap", seat_names=names, label=f"Map of {view.name}"))
+        if public_state
+        else None
+    )
+    return render_template(
+        "watch/page.html",
+        **page_context(None, view, public_state, names),
+        map_svg=map_svg,
+        recent=recent,
+        standings=view.result,
+        here=here,
+        is_public=game.public,
+    )
+
+
+@bp.get("/games/public")
+def public_list() -> Any:
+    page = max(1, int_or_none(request.args.get("page")) or 1)
+    games, more = watching.public_games(get_session(), page)
+    utc = times.zone("UTC")
+    return render_template(
+        "watch/public.html",
+        games=games,
+        page=page,
+        more=more,
+        deadline_of=lambda g: deadline(g.deadline_at, utc) if g.status == GameStatus.ACTIVE else None,
+    )

@@ -1,0 +1,90 @@
+"""Previews and explanations through the API (``service/domain/previews.py``): each legal action comes with
+what the engine says it will do, and that is what the step then does; an action not offered says why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .conftest import bearer, create_game, new_game_body, token_of
+
+
+def started_game(api: Any, outbox: Any) -> tuple[int, dict[int, str]]:
+    created = create_game(api, new_game_body(2))
+    game_id = created.get_json()["id"]
+    for mail in outbox("invitation"):
+        api.post("/api/invitations/accept", headers=bearer(token_of(mail.context["invite_url"])))
+    tokens = {}
+    for mail in outbox("your_turn"):
+        token = token_of(mail.context["turn_url"])
+        tokens[api.get(f"/api/games/{game_id}", headers=bearer(token)).get_json()["you"]] = token
+    return game_id, tokens
+
+
+def test_legal_actions_come_with_previews_that_the_steps_then_do(api: Any, outbox: Any) -> None:
+    game_id, tokens = started_game(api, outbox)
+    seat, token = 0, tokens[0]
+    legal = api.get(f"/api/games/{game_id}/legal-actions", headers=bearer(token)).get_json()
+    assert len(legal["previews"]) == len(legal["actions"])
+    picks = [(a, p) for a, p in zip(legal["actions"], legal["previews"], strict=True) if a["type"] == "pick"]
+    action, preview = picks[-1]
+    (outcome,) = preview["outcomes"]
+    coins = api.get(f"/api/games/{game_id}", headers=bearer(token)).get_json()["state"]["players"][seat]["coins"]
+    step = api.post(
+        f"/api/games/{game_id}/actions", headers=bearer(token), json={"version": legal["version"], "action": action}
+    )
+    assert step.status_code == 200, step.get_json()
+    me = step.get_json()["game"]["state"]["players"][seat]
+    assert me["coins"] - coins == outcome["coins"] == -action["combo"]
+    assert me["active"]["hand"] == outcome["hand"][me["active"]["race"]]
+    # After the pick: every conquest offered says what it changes and what it adds to the score.
+    legal = api.get(f"/api/games/{game_id}/legal-actions", headers=bearer(token)).get_json()
+    conquests = [(a, p) for a, p in zip(legal["actions"], legal["previews"], strict=True) if a["type"] == "conquer"]
+    assert conquests
+    action, preview = conquests[0]
+    (outcome,) = preview["outcomes"]
+    assert outcome["score_change"] >= 1 and outcome["score_if_ended"]["total"] >= 1
+    changed = {c["region"]: c["after"] for c in outcome["regions"]}
+    step = api.post(
+        f"/api/games/{game_id}/actions", headers=bearer(token), json={"version": legal["version"], "action": action}
+    )
+    regions = step.get_json()["game"]["state"]["regions"]
+    assert regions[action["region"]]["tokens"] == changed[action["region"]]["tokens"]
+    # Left out on request.
+    full = api.get(f"/api/games/{game_id}/legal-actions", headers=bearer(token)).get_json()
+    bare = api.get(f"/api/games/{game_id}/legal-actions?previews=false", headers=bearer(token)).get_json()
+    assert bare["previews"] == [] and bare["actions"] == full["actions"]
+    refused = api.get(f"/api/games/{game_id}/legal-actions?previews=maybe", headers=bearer(token))
+    assert refused.status_code == 400 and "previews" in refused.get_json()["error"]
+
+
+def test_an_action_not_offered_says_why_and_a_region_says_what_it_costs(api: Any, outbox: Any) -> None:
+    game_id, tokens = started_game(api, outbox)
+    token = tokens[0]
+    legal = api.get(f"/api/games/{game_id}/legal-actions", headers=bearer(token)).get_json()
+    told = api.post(f"/api/games/{game_id}/explain", headers=bearer(token), json={"action": {"type": "decline"}})
+    assert told.status_code == 200, told.get_json()
+    body = told.get_json()
+    assert body["offered"] is False and body["reason"] == "You have no Active race to put In Decline"
+    pick = next(a for a in legal["actions"] if a["type"] == "pick")
+    body = api.post(f"/api/games/{game_id}/explain", headers=bearer(token), json={"action": pick}).get_json()
+    assert body["offered"] is True and body["reason"] is None and body["preview"]["outcomes"]
+    api.post(f"/api/games/{game_id}/actions", headers=bearer(token), json={"version": legal["version"], "action": pick})
+    legal = api.get(f"/api/games/{game_id}/legal-actions", headers=bearer(token)).get_json()
+    offered = {a["region"] for a in legal["actions"] if "region" in a}
+    for number in range(23):
+        region = api.get(f"/api/games/{game_id}/regions/{number}", headers=bearer(token)).get_json()
+        assert {e["action"]["region"] for e in region["offered"]} == ({number} & offered)
+        if number in offered:
+            assert region["conquest"] is None and region["offered"][0]["preview"]["outcomes"]
+        else:
+            # Why not, in the rules' words, with what it would cost (rulebook, "Conquering a Region").
+            assert region["conquest"]["offered"] is False and region["conquest"]["reason"]
+            assert region["conquest"]["cost"]["words"].startswith("2 base")
+    missing = api.get(f"/api/games/{game_id}/regions/999", headers=bearer(token))
+    assert missing.status_code == 400 and "region" in missing.get_json()["error"]
+    bad = api.post(f"/api/games/{game_id}/explain", headers=bearer(token), json={"action": {"type": "fly"}})
+    assert bad.status_code == 400 and "action" in bad.get_json()["error"]
+    other = api.post(
+        f"/api/games/{game_id}/explain", headers=bearer(token), json={"action": {"type": "decline", "player": 1}}
+    )
+    assert other.status_code == 400 and "player" in other.get_json()["error"]
