@@ -136,6 +136,8 @@ class Message(BaseModel):
         unsubscribe_url: str | None = None,
         pictures: bool = True,
         calendar_url: str | None = None,
+        reply_address: str | None = None,
+        choices_url: str | None = None,
     ) -> Rendered:
         """The mail for one reader (``emails.render.render``)."""
         return render(
@@ -147,6 +149,8 @@ class Message(BaseModel):
             unsubscribe_url=unsubscribe_url,
             pictures=pictures,
             calendar_url=calendar_url,
+            reply_address=reply_address,
+            choices_url=choices_url,
         )
 
 
@@ -304,6 +308,13 @@ class _StepMessage(GameMessage):
     #: Tokens in the seat's hand (to redeploy).
     hand: int
     board: Board
+    #: What the seat may do, as orders to write in a reply (``rules.orders.describe``); mails written before
+    #: orders by mail have none.
+    orders: list[str] = []
+    #: "Since your last turn": each other player's turn since the reader's previous one (for a defender, the
+    #: attack too), a sentence of public facts each (``service.domain.story``), in order; mails written
+    #: before it have none.
+    since: list[str] = []
 
     @property
     def dedupe_key(self) -> str:
@@ -388,6 +399,89 @@ class GameOver(GameMessage):
         return f"game:{self.game_id}:over:{self.your_seat}"
 
 
+#: What an :class:`OrdersAnswer` answers: orders carried out (or refused), a reply to a step that was over,
+#: a reply to a game that is not running, a reply without an order in it.
+Answered = Literal["orders", "late", "not_running", "no_orders"]
+
+
+class OrdersAnswer(GameMessage):
+    """The answer to a reply with orders (DESIGN §10): what was done, the order that failed and why, the
+    legal actions from there, the board as it stands; to the seat's own address, never the ``From`` of the
+    mail answered."""
+
+    template: ClassVar[str] = "orders_answer"
+
+    player_name: str
+    seat: int
+    #: The inbound mail answered (``InboundMail.id``): one answer per mail.
+    inbound_id: int
+    answered: Answered
+    #: Each step carried out, told in a sentence (``rules.tell``).
+    done: list[str] = []
+    #: The order that failed, as written, and why.
+    failed: str | None = None
+    reason: str | None = None
+    #: The orders after the one that failed, not tried.
+    not_tried: list[str] = []
+    #: The first line that was not read as an order.
+    stopped_at: str | None = None
+    #: What the seat may do now, as orders (empty when nothing is awaited from it).
+    orders: list[str] = []
+    #: The grammar in a line or two, when the mail had no order to read.
+    grammar: list[str] = []
+    #: The step the seat is awaited for now (its reply address), or None.
+    step_key: str | None = None
+    turn_url: str
+    #: The reader's own coins (theirs only, DESIGN §4).
+    coins: int | None = None
+    board: Board | None = None
+    turn: int
+    turns: int
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"inbound:{self.inbound_id}:answer"
+
+
+class BounceAlert(GameMessage):
+    """To the host: mail to a player's address bounces (a delivery status notification said so)."""
+
+    template: ClassVar[str] = "bounce_alert"
+
+    player_name: str
+    seat: int
+    address: str
+    reason: str
+    admin_url: str
+    #: The bounce (``InboundMail.id``) that marked the address.
+    inbound_id: int
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"game:{self.game_id}:bounce:{self.seat}:{self.inbound_id}"
+
+
+class SeatToBot(GameMessage):
+    """To a seat's player: the house bot plays their seat from now on (the host gave it the seat, or they
+    missed ``missed`` turns in a row), and the link to take it back. Essential: it is how they get their
+    seat back, and no turn mail comes while the bot plays it (DESIGN §10)."""
+
+    template: ClassVar[str] = "seat_to_bot"
+
+    player_name: str
+    seat: int
+    #: Why, in words for the player: ``"the host gave it the seat"``, ``"you missed 3 turns in a row"``...
+    reason: str
+    #: The seat's link: its turn page has the button that takes the seat back.
+    take_back_url: str
+    #: The audit entry of the change: one mail per change.
+    event: int
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"game:{self.game_id}:seat-to-bot:{self.event}"
+
+
 class TableTalk(GameMessage):
     """A message written at the game's table (DESIGN §9), to one other seat (``seat``) who wants it."""
 
@@ -412,6 +506,54 @@ class TableTalk(GameMessage):
         'game:3:talk:12:1'
         """
         return f"game:{self.game_id}:talk:{self.talk_id}:{self.seat}"
+
+
+@with_config(ConfigDict(extra="forbid"))
+class DigestGame(TypedDict):
+    """A game the daily digest lists: one that waits for the reader (their turn, or an invitation)."""
+
+    game_name: str
+    #: The reader's own link to it (their turn link, or the invitation).
+    url: str
+    #: ``turn``, ``redeploy`` or ``invitation``.
+    waiting: str
+    deadline_at: str | None
+    turn: int | None
+    turns: int | None
+
+
+@with_config(ConfigDict(extra="forbid"))
+class DigestTalk(TypedDict):
+    """A message said at one of the reader's tables since their last digest."""
+
+    game_name: str
+    author: str
+    text: str
+    posted_at: str
+
+
+class DailyDigest(Message):
+    """Once a day, at the local hour the reader chose (DESIGN §9): every game that waits for them, and what
+    was said at the tables of the games they follow by digest. About no one game: it has its own thread."""
+
+    template: ClassVar[str] = "daily_digest"
+
+    player_name: str
+    player_id: int
+    #: The reader's local day, ``YYYY-MM-DD``: one digest per address and day.
+    local_date: str
+    games: list[DigestGame]
+    talk: list[DigestTalk]
+    #: Messages left out of ``talk`` (it holds the latest few only).
+    more_talk: int = 0
+
+    @property
+    def dedupe_key(self) -> str:
+        """
+        >>> DailyDigest(player_name="Ann", player_id=4, local_date="2026-03-01", games=[], talk=[]).dedupe_key
+        'digest:4:2026-03-01'
+        """
+        return f"digest:{self.player_id}:{self.local_date}"
 
 
 #: What an :class:`AdminChange` announces.
@@ -480,7 +622,11 @@ KINDS: dict[str, type[Message]] = {
         AdminChange,
         HostAlert,
         GameOver,
+        OrdersAnswer,
+        BounceAlert,
+        SeatToBot,
         TableTalk,
+        DailyDigest,
     )
 }
 

@@ -37,6 +37,8 @@ REMINDER = "reminder"
 NOTICE = "notice"
 #: Table talk: what players write to each other (``Player.wants_messages``).
 TALK = "talk"
+#: The daily digest: sent only to those who chose it (``Player.notify``, ``GameNotification``).
+DIGEST = "digest"
 
 #: Every message, with its category (which decides the unsubscribe link and the player's preference). Each
 #: has its typed fields and dedupe key in ``emails.messages``.
@@ -53,13 +55,28 @@ MESSAGES: dict[str, str] = {
     "auto_passed": NOTICE,
     "admin_change": NOTICE,
     "host_alert": NOTICE,
-    "game_over": NOTICE,
+    # The answer to a player's own mail of orders, and a host's news that a player's mail bounces.
+    "orders_answer": ESSENTIAL,
+    "bounce_alert": ESSENTIAL,
+    # The final results are never silenced, whatever the player turned off (DESIGN §9).
+    "game_over": ESSENTIAL,
+    "seat_to_bot": ESSENTIAL,
     "table_talk": TALK,
+    "daily_digest": DIGEST,
 }
+
+#: Messages that may be answered by mail: those that ask for orders carry the seat's signed reply address
+#: for the step (``Reply-To``), when delivery gives it, and say how to answer with orders; a table-talk
+#: mail's reply address posts the answer at the table.
+REPLY_MESSAGES = frozenset({"your_turn", "redeploy_needed", "reminder", "orders_answer", "table_talk"})
 
 #: Messages whose footer offers the reader's calendar feed (every deadline of their games), when delivery
 #: gives its address (``calendar_url``): the mails about a deadline.
 CALENDAR_MESSAGES = frozenset({"your_turn", "reminder"})
+
+#: Messages whose footer links the reader's page of mail choices (``choices_url``): all but those that
+#: go to an address before it takes part in anything (a game to confirm, a sign-in link).
+CHOICES_MESSAGES = frozenset(MESSAGES) - {"confirm_game", "admin_login", "sign_in"}
 
 #: Context keys a message cannot go out without; anything else is optional in its templates.
 REQUIRED: dict[str, tuple[str, ...]] = {
@@ -76,7 +93,11 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "admin_change": ("game_name", "player_name", "change"),
     "host_alert": ("game_name", "player_name", "auto_passes"),
     "game_over": ("game_name", "player_name", "standings"),
+    "orders_answer": ("game_name", "player_name", "turn_url"),
+    "bounce_alert": ("game_name", "player_name", "address", "admin_url"),
+    "seat_to_bot": ("game_name", "player_name", "take_back_url"),
     "table_talk": ("game_name", "player_name", "author", "text"),
+    "daily_digest": ("player_name", "local_date"),
 }
 
 #: Plain-text lines are wrapped at this width (URLs are never broken).
@@ -113,6 +134,8 @@ def render(
     unsubscribe_url: str | None = None,
     pictures: bool = True,
     calendar_url: str | None = None,
+    reply_address: str | None = None,
+    choices_url: str | None = None,
 ) -> Rendered:
     """Render ``message`` for one reader.
 
@@ -121,7 +144,9 @@ def render(
     no link of their own. ``unsubscribe_url`` adds the footer link of reminders and notices.
     ``calendar_url`` (the ``https://`` address of the reader's calendar feed) adds "Add your deadlines to
     your calendar" to the footer of the :data:`CALENDAR_MESSAGES`, in its ``webcal://`` and ``https://``
-    forms.
+    forms. ``reply_address`` (the mail's ``Reply-To``, a signed address for orders by mail) makes the
+    :data:`REPLY_MESSAGES` say how to play by replying. ``choices_url`` (the reader's page of mail choices)
+    adds "Choose which mails you get" to the footer.
     """
     if message not in MESSAGES:
         raise RenderError(f"unknown message {message!r}")
@@ -133,19 +158,22 @@ def render(
         message=message,
         category=MESSAGES[message],
         game_url=game_url or context.get("game_url"),
-        unsubscribe_url=unsubscribe_url,
+        # Essential mail cannot be turned off: it never offers to.
+        unsubscribe_url=unsubscribe_url if MESSAGES[message] != ESSENTIAL else None,
         unsubscribe_label=_UNSUBSCRIBE_LABELS.get(MESSAGES[message]),
         calendar_url=calendar_url if message in CALENDAR_MESSAGES else None,
         calendar_webcal=webcal(calendar_url) if calendar_url and message in CALENDAR_MESSAGES else None,
+        choices_url=choices_url if message in CHOICES_MESSAGES else None,
         deadline=_deadline(context.get("deadline_at"), now, time_zone),
         time_zone=times.zone(time_zone).key,
+        reply_address=reply_address if message in REPLY_MESSAGES else None,
     )
     values["personal_link"] = any(values.get(k) for k in ("turn_url", "invite_url", "admin_url", "game_url", "seats"))
     images: dict[str, bytes] = {}
     board = context.get("board")
     if board and board.get("regions"):
         values["board_lines"] = board_lines(board)
-        if pictures and message == "your_turn":
+        if pictures and message in ("your_turn", "orders_answer"):
             public = PublicBoard.from_mail(board)
             images[BOARD_CID] = png.picture(public)
             values["board_cid"] = BOARD_CID
@@ -396,8 +424,27 @@ def _prepare_table_talk(values: dict[str, Any]) -> None:
     values["posted_local"] = times.local_time(posted, values["time_zone"]) if posted else None
 
 
+def _prepare_daily_digest(values: dict[str, Any]) -> None:
+    tz = values["time_zone"]
+    day = datetime.fromisoformat(values["local_date"])
+    values["day"] = f"{day:%A} {day.day} {day:%B %Y}"
+    games = []
+    for game in values.get("games") or []:
+        at = times.parse(game.get("deadline_at"))
+        games.append(dict(game, deadline=times.local_time(at, tz) if at else None))
+    values["game_rows"] = games
+    talk = []
+    for said in values.get("talk") or []:
+        at = times.parse(said.get("posted_at"))
+        talk.append(dict(said, at=times.local_time(at, tz) if at else "", html=Markup(message_html(said["text"]))))
+    values["talk_rows"] = talk
+    # The digest says itself that its links are personal (of several games, not of one).
+    values["personal_link"] = False
+
+
 _PREPARE = {
     "admin_change": _prepare_admin_change,
+    "daily_digest": _prepare_daily_digest,
     "table_talk": _prepare_table_talk,
     "game_over": _prepare_game_over,
     "redeploy_needed": _prepare_redeploy,

@@ -25,7 +25,7 @@ from .regions import region_markers
 from .scoring import turn_score
 from .setup import new_game, with_options
 from .state import SCHEMA_VERSION, GameState, Phase
-from .telling import region_name, score_words, tell
+from .telling import region_name, score_words, tell, tell_turn
 from .view import final_standings, player_view
 
 __all__ = [
@@ -65,6 +65,7 @@ __all__ = [
     "registered",
     "score_words",
     "tell",
+    "tell_turn",
     "turn_score",
     "with_options",
 ]

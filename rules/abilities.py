@@ -21,12 +21,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import MISSING, dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
-from .actions import ActionKind, add_kind, remove_kind
+from .actions import ActionKind, Verb, add_kind, remove_kind
 
 if TYPE_CHECKING:
     from .actions import Action
     from .state import GameState, Troop
-    from .telling import Step
+    from .telling import Step, Told
 
 
 # -- an ability's own state ---------------------------------------------------------------------------------
@@ -151,6 +151,9 @@ class Ability:
     markers: ClassVar[tuple[Marker, ...]] = ()
     #: The action kinds it adds, handled by :meth:`apply` and told by :meth:`tell`.
     actions: ClassVar[tuple[ActionKind, ...]] = ()
+    #: The words a player writes in a mail to take its :attr:`actions` (``rules.orders``): e.g.
+    #: ``Verb("dragon", "dragon", "region")`` reads "dragon 12".
+    verbs: ClassVar[tuple[Verb, ...]] = ()
     #: Schema 1 kept some of an ability's state in the core records: the fields it read there
     #: (:meth:`upgrade_schema_1` moves them into its slots).
     schema_1_fields: ClassVar[frozenset[str]] = frozenset()
@@ -271,6 +274,13 @@ class Ability:
     def on_auto_redeploy(self, state: GameState, seat: int, troop: Troop) -> None:
         """The ``auto`` rule (DESIGN §4) for the ability's own pieces, after the tokens."""
 
+    def waiting_pieces(self, state: GameState, seat: int, troop: Troop) -> int:
+        """Pieces of its own off the board that the owner places again after an attack: in ``ask`` mode they
+        give the attacked player a redeploy step even with no token in hand (DESIGN §4), where the
+        ability's kinds marked ``defends`` place them; those left when the step ends are placed by
+        :meth:`on_auto_redeploy`."""
+        return 0
+
     def on_end_turn(self, state: GameState, seat: int, troop: Troop) -> None:
         """After the owner's redeployment, before scoring."""
 
@@ -325,9 +335,12 @@ class Ability:
         raise NotImplementedError(action.type)
 
     # -- telling ------------------------------------------------------------------------------------------------
-    def tell(self, step: Step) -> str:
-        """One applied step of one of :attr:`actions` as a short sentence (public facts only)."""
-        return f"{step.who} {step.kind.replace('_', ' ')}"
+    def tell(self, step: Step) -> Told:
+        """One applied step of one of :attr:`actions`: what the player did, without their name ("built a
+        Fortress on Hill 4"; ``rules.telling`` puts the name before it, or joins it to the rest of the turn).
+        Public facts only; a :class:`rules.telling.Phrase` lets steps of the same verb read as one, and
+        ``step.brief`` asks for the short form a turn's sentence uses ("" leaves the step out)."""
+        return step.kind.replace("_", " ")
 
     def note(self, step: Step) -> str | None:
         """What the ability added to a step of the base game its troop took, in a few words, or None
@@ -358,6 +371,8 @@ POWERS: dict[str, Power] = {}
 ABILITIES: dict[str, Ability] = {}
 #: action type -> the race or power that handles it.
 ACTION_OWNERS: dict[str, Ability] = {}
+#: word -> a race's or power's verb for orders by mail (``rules.orders``).
+VERBS: dict[str, Verb] = {}
 #: marker name -> (the ability that places it, the marker).
 MARKERS: dict[str, tuple[Ability, Marker]] = {}
 #: name -> its place in the registry (races first, then powers, as registered): an order that does not
@@ -377,6 +392,7 @@ HOOKS = (
     "aside",
     "kept_off_board",
     "on_auto_redeploy",
+    "waiting_pieces",
     "on_end_turn",
     "on_decline",
     "score",
@@ -407,6 +423,10 @@ def register(cls: type[Ability]) -> type[Ability]:
     for kind in instance.actions:
         add_kind(kind)
         ACTION_OWNERS[kind.type] = instance
+    for verb in instance.verbs:
+        assert verb.word not in VERBS, f"the verb {verb.word!r} is already known"
+        assert verb.action in {kind.type for kind in instance.actions}, f"{verb.word!r}: not one of its actions"
+        VERBS[verb.word] = verb
     for marker in instance.markers:
         assert marker.name not in MARKERS, marker.name
         MARKERS[marker.name] = (instance, marker)
@@ -424,6 +444,8 @@ def unregister(name: str) -> None:
     for kind in instance.actions:
         remove_kind(kind.type)
         del ACTION_OWNERS[kind.type]
+    for verb in instance.verbs:
+        del VERBS[verb.word]
     for marker in instance.markers:
         del MARKERS[marker.name]
     _COMBOS.clear()
@@ -474,6 +496,7 @@ class Hooks:
     aside: tuple[Ability, ...]
     kept_off_board: tuple[Ability, ...]
     on_auto_redeploy: tuple[Ability, ...]
+    waiting_pieces: tuple[Ability, ...]
     on_end_turn: tuple[Ability, ...]
     on_decline: tuple[Ability, ...]
     score: tuple[Ability, ...]

@@ -18,7 +18,9 @@ from service.web import (
     api,
     api_docs,
     calendar_feeds,
+    choices,
     health,
+    inbound_mail,
     links_pages,
     pages,
     rate_limits,
@@ -54,7 +56,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     api_docs.init_app(app)
     app.register_blueprint(links_pages.bp)
     app.register_blueprint(unsubscribe.bp)
+    app.register_blueprint(choices.bp)
     app.register_blueprint(calendar_feeds.bp)
+    inbound_mail.init_app(app)
     pages.init_app(app)
     admin_pages.init_app(app)
 

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..abilities import Power, Slot, register
-from ..actions import ACTIVE, CONQUERING, Action, ActionKind, IllegalAction, offer
+from ..actions import ACTIVE, CONQUERING, Action, ActionKind, IllegalAction, Verb, offer
 from ..components import POWER_TOKENS
 from ..conquest import prepare, roll_die
 from ..schema import schema_1_turn_field
 from ..state import CONQUER, START, GameState, Troop
-from ..telling import Step
+from ..telling import Step, Told
 from ..troops import hand_for_conquest
 
 
@@ -43,6 +43,7 @@ class Berserk(Power):
         "conquest."
     )
     actions = (ActionKind("berserk_roll", (), "Roll the die first", rolls=True),)
+    verbs = (Verb("berserk", "berserk_roll", "none", "roll the die before the next conquest"),)
     turn_slot = Roll
     schema_1_fields = frozenset({"berserk_die"})
 
@@ -99,8 +100,10 @@ class Berserk(Power):
         if self.read_turn(state, Roll).die is not None:
             self.write_turn(state, Roll())  # lost
 
-    def tell(self, step: Step) -> str:
-        return f"{step.who} rolled the die before naming the next conquest: {step.die}"
+    def tell(self, step: Step) -> Told:
+        if step.brief:
+            return f"rolled a {step.die} (Berserk)"
+        return f"rolled the die before naming the next conquest (Berserk): {step.die}"
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         die = schema_1_turn_field(old, "berserk_die")

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..abilities import Power, Slot, register
-from ..actions import Action, ActionKind, IllegalAction, offer
+from ..actions import Action, ActionKind, IllegalAction, Verb, offer
 from ..components import POWER_TOKENS
 from ..schema import schema_1_player_field
 from ..state import REDEPLOY, GameState, Troop
-from ..telling import Step
+from ..telling import Step, Told
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +41,7 @@ class Diplomat(Power):
         "impacted (so Ghouls In Decline are immune to this power and may still attack you)."
     )
     actions = (ActionKind("choose_ally", ("target",), "Make peace with"),)
+    verbs = (Verb("ally", "choose_ally", "seat", "make peace with a player (their number or name)"),)
     slot = Peace
     schema_1_fields = frozenset({"ally"})
 
@@ -87,9 +88,9 @@ class Diplomat(Power):
         if peace.diplomat not in seats or peace.ally not in seats or peace.ally == peace.diplomat:
             raise ValueError(f"abilities.Diplomat: {peace.diplomat} and {peace.ally} are not two seats of this game")
 
-    def tell(self, step: Step) -> str:
+    def tell(self, step: Step) -> Told:
         target = step.action.target if step.action is not None else None
-        return f"{step.who} made peace with {step.name(target)} until their next turn"
+        return f"made peace with {step.name(target)} (Diplomat) until {step.who}'s next turn"
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         for seat, ally in schema_1_player_field(old, "ally"):

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..abilities import Marker, Power, Slot, register
-from ..actions import ACTIVE, Action, ActionKind, IllegalAction, offer
+from ..actions import ACTIVE, Action, ActionKind, IllegalAction, Verb, offer
 from ..components import POWER_TOKENS
 from ..conquest import conquest_candidates, conquest_refusal, occupy, prepare
 from ..schema import schema_1_markers, schema_1_turn_field
 from ..state import CONQUER, START, GameState, Troop
-from ..telling import Step, taken_from
+from ..telling import Phrase, Step, Told, taken_from
 from ..troops import hand_for_conquest
 
 DRAGON = Marker("dragon", "Dragon", immune="the Dragon")
@@ -51,6 +51,7 @@ class DragonMaster(Power):
         "you go into Decline; remove it from the board and place it back in the storage tray at that time."
     )
     actions = (ActionKind("dragon", ("region",), "Send the Dragon to", conquers=True),)
+    verbs = (Verb("dragon", "dragon", "region", "send the Dragon to conquer a region with 1 token"),)
     slot = Lair
     turn_slot = Flight
     markers = (DRAGON,)
@@ -102,10 +103,10 @@ class DragonMaster(Power):
         if self.read(state, Lair).dragon == region:
             self.write(state, Lair())
 
-    def tell(self, step: Step) -> str:
+    def tell(self, step: Step) -> Told:
         region = step.region
         assert region is not None
-        return f"{step.who} sent the Dragon to {step.where(region)} with one token{taken_from(step, region)}"
+        return Phrase("sent the Dragon to", f"{step.where(region)} with one token{taken_from(step, region)}")
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         dragons = sorted(schema_1_markers(old, "dragon"))

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..abilities import Marker, Power, Slot, register
-from ..actions import Action, ActionKind, IllegalAction, offer
+from ..actions import Action, ActionKind, IllegalAction, Verb, offer
 from ..components import FORTRESSES, POWER_TOKENS
 from ..schema import schema_1_markers, schema_1_turn_field
 from ..state import CONQUER, REDEPLOY, GameState, Troop
-from ..telling import Step
+from ..telling import Phrase, Step, Told
 
 FORTRESS = Marker("fortress", "Fortress", defence=1)
 
@@ -48,6 +48,7 @@ class Fortified(Power):
         "Fortresses on the map."
     )
     actions = (ActionKind("place_fortress", ("region",), "Build a Fortress on"),)
+    verbs = (Verb("fortress", "place_fortress", "region", "build a Fortress on a region"),)
     slot = Forts
     turn_slot = Built
     markers = (FORTRESS,)
@@ -103,8 +104,8 @@ class Fortified(Power):
         if region in fortresses:
             self.write(state, Forts(fortresses - {region}))
 
-    def tell(self, step: Step) -> str:
-        return f"{step.who} built a Fortress on {step.where(step.region)}"
+    def tell(self, step: Step) -> Told:
+        return Phrase("built a Fortress on", step.where(step.region))
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         self.write(state, Forts(frozenset(schema_1_markers(old, "fortress"))))

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..abilities import Marker, Power, Slot, register
-from ..actions import Action, ActionKind, IllegalAction
+from ..actions import Action, ActionKind, IllegalAction, Verb
 from ..components import HEROES, POWER_TOKENS
 from ..schema import schema_1_markers
 from ..state import REDEPLOY, GameState, Troop
-from ..telling import Step
+from ..telling import Step, Told
 
 HERO = Marker("hero", "Hero", immune="Heroes")
 
@@ -38,6 +38,7 @@ class Heroic(Power):
         "move. Your Heroes disappear when you go into Decline."
     )
     actions = (ActionKind("place_heroes", ("regions",), "Place the Heroes", choice="choose", marker="hero"),)
+    verbs = (Verb("heroes", "place_heroes", "regions", "place the Heroes on regions"),)
     slot = Heroes
     markers = (HERO,)
     # Schema 1 also marked the turn a player placed them ("heroes_placed"), which nothing read.
@@ -88,9 +89,9 @@ class Heroic(Power):
         if region in heroes:
             self.write(state, Heroes(heroes - {region}))
 
-    def tell(self, step: Step) -> str:
+    def tell(self, step: Step) -> Told:
         regions = step.action.regions if step.action is not None else ()
-        return f"{step.who} placed the Heroes on {' and '.join(step.where(r) for r in regions)}"
+        return f"placed the Heroes on {' and '.join(step.where(r) for r in regions)}"
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         self.write(state, Heroes(frozenset(schema_1_markers(old, "hero"))))

@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..abilities import Race, Slot, register
-from ..actions import ACTIVE, Action, ActionKind, IllegalAction, offer
+from ..actions import ACTIVE, Action, ActionKind, IllegalAction, Verb, offer
 from ..components import RACE_TOKENS
 from ..conquest import attacked, prepare, record_conquest
 from ..cost import ConquestCheck
 from ..regions import markers_at, vacate
 from ..schema import schema_1_turn_field
 from ..state import CONQUER, START, GameState, Troop
-from ..telling import Step
+from ..telling import Phrase, Step, Told
 from ..troops import box_left
 
 
@@ -54,6 +54,7 @@ class Sorcerers(Race):
         "Sorcerer, the Elf does lose his token."
     )
     actions = (ActionKind("convert", ("region",), "Convert the lone token on", conquers=True),)
+    verbs = (Verb("convert", "convert", "region", "convert the lone token on a region"),)
     turn_slot = Conversions
     schema_1_fields = frozenset({"converted"})
 
@@ -112,14 +113,12 @@ class Sorcerers(Race):
         record_conquest(state, seat, troop, action.region, True, ACTIVE)
         return None
 
-    def tell(self, step: Step) -> str:
+    def tell(self, step: Step) -> Told:
         region = step.region
         assert region is not None
         r = step.before.regions[region]
-        return (
-            f"{step.who}'s Sorcerers converted {step.name(r.owner)}'s lone {r.race} token on {step.where(region)} "
-            "(it went back to the box)"
-        )
+        lone = f"{step.whose(r.owner)} lone {r.race} token on {step.where(region)}"
+        return Phrase("converted", f"{lone} into a Sorcerer (it went back to the box)")
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         converted = schema_1_turn_field(old, "converted")

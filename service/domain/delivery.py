@@ -46,9 +46,20 @@ from sqlmodel import Session, col, select
 from emails import messages
 from emails.compose import ComposeError, Envelope, compose, thread_id
 from emails.delivery import Backend, Connection, DeliveryError
-from emails.render import CALENDAR_MESSAGES, ESSENTIAL, MESSAGES, NOTICE, REMINDER, TALK, RenderError
-from service.domain.links import LinkMaker
-from service.domain.models import Game, GameStatus, MailStatus, OutboxMail, Player, Seat, utcnow
+from emails.render import CALENDAR_MESSAGES, ESSENTIAL, MESSAGES, NOTICE, REMINDER, REPLY_MESSAGES, TALK, RenderError
+from service.domain import notifications
+from service.domain.links import LinkMaker, ReplyAddresses
+from service.domain.models import (
+    Game,
+    GameNotification,
+    GameStatus,
+    MailStatus,
+    NotifyMode,
+    OutboxMail,
+    Player,
+    Seat,
+    utcnow,
+)
 from service.domain.outbox import mail_domain
 from service.infra.logfmt import log
 
@@ -76,11 +87,15 @@ class MailSettings:
     #: Outcomes wait at most about this long to be committed together. A drain killed meanwhile sends
     #: the mails of that moment again (at a hundred mails a second, some twenty).
     record_seconds: float = 0.2
+    #: The domain of the signed reply addresses (orders by mail, ``SMALLWORLD_INBOUND_DOMAIN``); None: the
+    #: mails carry no ``Reply-To``.
+    reply_domain: str | None = None
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> MailSettings:
         return cls(
             sender=config["MAIL_FROM"],
+            reply_domain=config.get("INBOUND_DOMAIN"),
             max_attempts=int(config["MAIL_MAX_ATTEMPTS"]),
             retry_seconds=int(config["MAIL_RETRY_SECONDS"]),
             lease_seconds=float(config.get("MAIL_LEASE_SECONDS") or 20),
@@ -125,6 +140,9 @@ class _Job:
     wants_reminders: bool
     wants_notices: bool
     wants_messages: bool
+    #: The reader's choice for the mail's game (``GameNotification``), else their address's default.
+    notify: str
+    game_notify: str | None
     game_created_at: datetime | None
     game_status: str | None
     game_step_key: str | None
@@ -223,6 +241,8 @@ def _claim(session: Session, now: datetime, settings: MailSettings, holder: str)
                 col(Player.wants_reminders),
                 col(Player.wants_notices),
                 col(Player.wants_messages),
+                col(Player.notify),
+                col(GameNotification.mode).label("game_notify"),
                 col(Game.created_at).label("game_created_at"),
                 col(Game.status).label("game_status"),
                 col(Game.step_key).label("game_step_key"),
@@ -231,6 +251,13 @@ def _claim(session: Session, now: datetime, settings: MailSettings, holder: str)
             )
             .outerjoin(Player, col(Player.id) == col(OutboxMail.player_id))
             .outerjoin(Game, col(Game.id) == col(OutboxMail.game_id))
+            .outerjoin(
+                GameNotification,
+                sa.and_(
+                    col(GameNotification.game_id) == col(OutboxMail.game_id),
+                    col(GameNotification.player_id) == col(OutboxMail.player_id),
+                ),
+            )
             .outerjoin(
                 seat,
                 sa.and_(
@@ -258,7 +285,9 @@ def _job(row: sa.RowMapping) -> _Job:
     values["context"] = dict(context) if isinstance(context, Mapping) else (context or {})
     # A mail to an address that is not a player's (no player row): the defaults of a new player.
     if values["player_id"] is None:
-        values.update(time_zone="UTC", wants_reminders=True, wants_notices=True, wants_messages=True)
+        values.update(
+            time_zone="UTC", wants_reminders=True, wants_notices=True, wants_messages=True, notify=NotifyMode.EVERY
+        )
     return _Job(**values)
 
 
@@ -352,17 +381,20 @@ def _failed(outcomes: _Outcomes, job: _Job, error: str, now: datetime, report: D
 #: Mails about one step of a game: each is dropped once the game has moved past its step (DESIGN §6).
 STEP_MAILS = ("your_turn", "redeploy_needed", "reminder")
 #: A game in one of these is over: no mail about a step of it goes out.
-_OVER = (GameStatus.FINISHED, GameStatus.CANCELLED)
+_OVER = (GameStatus.ENDING, GameStatus.FINISHED, GameStatus.CANCELLED)
 
 
 def _skip_reason(job: _Job) -> str | None:
-    category = MESSAGES.get(job.template, ESSENTIAL)
-    if category == REMINDER and not job.wants_reminders:
-        return "the player turned reminders off"
-    if category == TALK and not job.wants_messages:
-        return "the player turned table talk off"
-    if category == NOTICE and not job.wants_notices:
-        return "the player turned notices off"
+    # The reader's choices (service.domain.notifications): never their turns nor the results.
+    chosen = notifications.skip_reason(
+        MESSAGES.get(job.template, ESSENTIAL),
+        job.game_notify or job.notify,
+        wants_reminders=job.wants_reminders,
+        wants_notices=job.wants_notices,
+        wants_messages=job.wants_messages,
+    )
+    if chosen:
+        return chosen
     if job.template in STEP_MAILS and job.game_id is not None:
         return _stale_step(job)
     return None
@@ -396,15 +428,18 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
         raise RenderError(f"the mail's context is not an object but {type(job.context).__name__}")
     category = MESSAGES.get(job.template)
     unsubscribe = None
-    if job.player_id is not None and category not in (None, ESSENTIAL):
-        unsubscribe = links.unsubscribe_url(job.player_id, _UNSUBSCRIBE_KINDS.get(category, "notices"))
+    if job.player_id is not None and category in _UNSUBSCRIBE_KINDS:
+        unsubscribe = links.unsubscribe_url(job.player_id, _UNSUBSCRIBE_KINDS[category])
     game_url = None
     if job.game_id is not None and job.seat is not None and job.seat_secret:
         game_url = links.turn_url(job.game_id, job.seat, job.seat_secret)
+    # Every mail to a player links their page of mail choices (emails.render.CHOICES_MESSAGES says which).
+    choices_url = links.choices_url(job.player_id) if job.player_id is not None else None
     # The mails about a deadline offer the reader's calendar feed (every deadline of their games).
     calendar_url = None
     if job.player_id is not None and job.template in CALENDAR_MESSAGES:
         calendar_url = links.address_calendar_url(job.player_id)
+    reply_to = _reply_address(job, links, settings)
     # The mail is written as of its row's creation: its Date, and the time left it states. A retry thus
     # sends the very same mail (see the module's docstring). A row that is not a valid message raises
     # MessageError (a RenderError): that mail fails, with the reason.
@@ -414,6 +449,8 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
         game_url=game_url,
         unsubscribe_url=unsubscribe,
         calendar_url=calendar_url,
+        reply_address=reply_to,
+        choices_url=choices_url,
     )
     envelope = Envelope(
         message_id=job.message_id,
@@ -425,8 +462,29 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
         if job.game_id is not None and job.game_created_at is not None
         else None,
         unsubscribe_url=unsubscribe,
+        reply_to=reply_to,
     )
     return rendered, envelope
+
+
+def _reply_address(job: _Job, links: LinkMaker, settings: MailSettings) -> str | None:
+    """The seat's signed reply address (DESIGN §10), or None: for a mail that asks for orders, the address
+    names the seat and the step; for a table-talk mail, the seat (a reply is posted at the table). Signed
+    with the seat's secret as it is now."""
+    if settings.reply_domain is None or job.template not in REPLY_MESSAGES or job.game_id is None:
+        return None
+    if job.seat is None or not job.seat_secret or _context_value(job, "seat") != job.seat:
+        return None
+    addresses = ReplyAddresses(links.signer, settings.reply_domain)
+    if job.template == "table_talk":
+        return addresses.for_talk(job.game_id, job.seat, job.seat_secret)
+    step = _context_value(job, "step_key")
+    if not isinstance(step, str):
+        return None
+    try:
+        return addresses.for_step(job.game_id, job.seat, job.seat_secret, step)
+    except ValueError:  # a step key of another shape (a row written by hand): no reply address
+        return None
 
 
 def _after_failure(

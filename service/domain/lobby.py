@@ -26,10 +26,10 @@ from service.domain import block_list
 from service.domain.errors import Conflict, Forbidden, TooMany
 from service.domain.games import get_game, seats_of, settings_of
 from service.domain.links import LinkMaker
-from service.domain.models import Game, GameStatus, Player, Seat, utcnow
+from service.domain.models import Game, GameStatus, Player, Seat, SeatController, utcnow
 from service.domain.outbox import queue_mail
 from service.domain.play import after_change
-from service.domain.schemas import CreateGame
+from service.domain.schemas import HOUSE_BOT_EMAIL, CreateGame
 
 UNCONFIRMED = GameStatus.UNCONFIRMED
 INVITING = GameStatus.INVITING
@@ -73,7 +73,7 @@ def create_game(
     """
     now = now or utcnow()
     host_email = request.host
-    block_list.refuse_blocked(session, [p.email for p in request.players], host=host_email)
+    block_list.refuse_blocked(session, [p.email for p in request.players if p.email], host=host_email)
     _lock_host(session, host_email)
     waiting = session.exec(
         select(sa.func.count())
@@ -102,7 +102,7 @@ def create_game(
     session.flush()
     assert game.id is not None
     for index, entry in enumerate(request.players):
-        player = player_for(session, entry.email)
+        player = player_for(session, entry.address)
         assert player.id is not None
         session.add(
             Seat(
@@ -111,6 +111,9 @@ def create_game(
                 seat=index,
                 display_name=entry.name,
                 secret=secrets.token_urlsafe(16),
+                # Play against bots (DESIGN §10): the house bot's seat needs no invitation.
+                controller=SeatController.BOT if entry.bot else SeatController.PERSON,
+                accepted_at=now if entry.bot else None,
             )
         )
     host = player_for(session, host_email)
@@ -118,7 +121,7 @@ def create_game(
         game_id=game.id,
         game_name=game.name,
         host_email=host_email,
-        players=[{"name": p.name, "email": p.email} for p in request.players],
+        players=[{"name": p.name, "email": p.address} for p in request.players],
         confirm_url=links.confirm_url(game.id, game.admin_secret, request.host_time_zone),
         confirm_hours=int(confirm_within.total_seconds() // 3600),
         turn_length_seconds=request.settings.turn_length_seconds,
@@ -168,7 +171,9 @@ def confirm_game(
         session.rollback()
         return Confirmed(game, admin_url, now=False)
     seats = seats_of(session, game_id)
-    block_list.refuse_blocked(session, [p.email for _, p in seats], host=game.host_email)
+    block_list.refuse_blocked(
+        session, [p.email for s, p in seats if s.controller == SeatController.PERSON], host=game.host_email
+    )
     host = player_for(session, game.host_email)
     if time_zone:
         host.time_zone = time_zone
@@ -178,6 +183,8 @@ def confirm_game(
     settings = settings_of(game)
     names = [s.display_name for s, _ in seats]
     for seat, player in seats:
+        if player.email == HOUSE_BOT_EMAIL:
+            continue  # the house bot's seat: accepted from the start, nobody to invite
         invitation = Invitation(
             game_id=game_id,
             game_name=game.name,

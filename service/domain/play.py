@@ -7,6 +7,7 @@ racing for the same version apply exactly once. An idempotency key returns the f
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,18 +16,21 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 import rules
 from emails.messages import AutoPassed, HostAlert, RedeployNeeded, YourTurn
-from service.domain import chat_notices
+from service.domain import bot_seats, chat_notices, story
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, IllegalMove
-from service.domain.games import finish_game, get_game, seats_of, settings_of, update_if_unmoved
+from service.domain.games import begin_ending, get_game, seats_of, settings_of, update_if_unmoved
 from service.domain.links import LinkMaker
-from service.domain.models import ActionKind, Game, GameAction, GameStatus, Player, Seat, utcnow
+from service.domain.models import ActionKind, Game, GameAction, GameStatus, Player, Seat, SeatController, utcnow
 from service.domain.outbox import queue_mail
 from service.domain.turn_mail import step_details
+from service.infra.mail_wakeup import wake_bot_after_commit
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -69,10 +73,12 @@ def submit_action(
     idempotency_key: str | None = None,
     now: datetime | None = None,
     seats: dict[int, tuple[Seat, Player]] | None = None,
+    by_bot: bool = False,
 ) -> StepResult:
     """Validate ``payload`` with the rules and apply it as ``seat``'s step.
 
     ``seats`` (by seat number), when the caller has read them in this transaction, are not read again.
+    ``by_bot``: the house bot plays the step (``service.domain.house_bot``); the log marks it so.
     """
     if idempotency_key:
         earlier = _by_idempotency_key(session, game_id, idempotency_key)
@@ -106,12 +112,22 @@ def submit_action(
         die=new_state.last.get("die"),
         undo_point=bool(new_state.last.get("undo_point")),
         idempotency_key=idempotency_key,
+        by_bot=by_bot,
     )
     return commit_step(session, game, entry, new_state, links, now or utcnow(), idempotency_key, seat, seats=seats)
 
 
-def undo(session: Session, game_id: int, seat: int, expected_version: int, links: LinkMaker) -> StepResult:
-    """Take back the seat's steps since the last undo point (a pick, a die roll, the turn's start)."""
+def undo(
+    session: Session,
+    game_id: int,
+    seat: int,
+    expected_version: int,
+    links: LinkMaker,
+    steps: int | None = None,
+) -> StepResult:
+    """Take back the seat's latest ``steps`` steps (all of them by default) since the last undo point (a
+    pick, a die roll, the turn's start: DESIGN §4, undo never goes past a step that revealed information
+    or used chance). :func:`undo_steps` lists them."""
     game = get_game(session, game_id)
     _check_running(game)
     if expected_version != game.version:
@@ -120,9 +136,13 @@ def undo(session: Session, game_id: int, seat: int, expected_version: int, links
     if seat not in rules.awaiting(state):
         raise Conflict("It is not your turn", version=game.version)
     log = live_log(session, game_id)
-    taken_back = steps_to_undo(log, seat)
-    if not taken_back:
+    undoable = steps_to_undo(log, seat)
+    if not undoable:
         raise IllegalMove("Nothing to undo: your last step revealed information or used the die")
+    if steps is not None and not 1 <= steps <= len(undoable):
+        many = f"only your last {len(undoable)} steps" if len(undoable) > 1 else "only your last step"
+        raise IllegalMove(f"'steps': {many} can be undone, back to your last pick or die roll")
+    taken_back = undoable[: steps or len(undoable)]
     for entry in taken_back:
         entry.undone = True
         session.add(entry)
@@ -131,6 +151,41 @@ def undo(session: Session, game_id: int, seat: int, expected_version: int, links
     new_state.last = {"kind": "undo", "player": seat, "undo_point": False, "undone": len(taken_back)}
     record = GameAction(game_id=game_id, seat=seat, kind=ActionKind.UNDO, action=None, version=game.version + 1)
     return commit_step(session, game, record, new_state, links, utcnow(), None, seat)
+
+
+@dataclass(frozen=True)
+class UndoableStep:
+    """One of the seat's steps an undo may take back: the ``version`` it made, its ``kind`` (action type),
+    the step in a sentence (``rules.tell``, as the seat reads it) and ``back``: how many steps an undo
+    that takes back this one and those after it takes (``undo(..., steps=back)``)."""
+
+    version: int
+    kind: str
+    words: str
+    back: int
+
+
+def undo_steps(session: Session, game: Game, seat: int) -> list[UndoableStep]:
+    """The seat's steps an undo may take back now, latest first, each told in words (the abilities' own
+    telling, ``rules.tell``). Empty when it is not the seat's turn or nothing can be undone."""
+    if game.state is None or game.status != GameStatus.ACTIVE:
+        return []
+    if seat not in rules.awaiting(load_state(game)):
+        return []
+    log = live_log(session, game.id or 0)
+    undoable = steps_to_undo(log, seat)
+    if not undoable:
+        return []
+    names = [s.display_name for s, _ in sorted(seats_of(session, game.id or 0), key=lambda sp: sp[0].seat)]
+    chronological = list(reversed(log))
+    # The states before and after each undoable step: the last len(undoable) + 1 of the replay.
+    states = deque(replay_steps(game, chronological), maxlen=len(undoable) + 1)
+    out = []
+    for back, entry in enumerate(undoable, start=1):
+        before, after = states[-back - 1], states[-back]
+        words = rules.tell(before, after, entry.action, names, viewer=seat)
+        out.append(UndoableStep(entry.version, str((entry.action or {}).get("type", entry.kind)), words, back))
+    return out
 
 
 def live_log(session: Session, game_id: int) -> list[GameAction]:
@@ -196,7 +251,8 @@ def auto_pass(
         defending=state.phase == rules.Phase.DEFEND,
         version=game.version + 1,
     )
-    queue_mail(session, player, passed, now=now)
+    if passed_seat.controller != SeatController.BOT:  # no mail to a bot seat's address for its turns
+        queue_mail(session, player, passed, now=now)
     chat_notices.queue_notice(
         session,
         game,
@@ -223,6 +279,11 @@ def auto_pass(
                 seat=seat,
             )
             queue_mail(session, host, alert, now=now)
+    limit = settings_of(game).bot_after_missed_turns
+    if limit and passes >= limit and state.phase != "defend" and passed_seat.controller == SeatController.PERSON:
+        # The game's setting: after that many missed turns in a row the house bot plays the seat, until its
+        # player takes it back from their link.
+        bot_seats.give_seat_to_bot(session, game, seat, f"you missed {passes} turns in a row", links=links, now=now)
     return commit_step(session, game, record, new_state, links, now, None, seat, seats=seats)
 
 
@@ -274,7 +335,7 @@ def after_change(
     game.state = state.to_json()
     session.add(game)
     if state.over:
-        finish_game(session, game, state, now)
+        begin_ending(session, game, now)  # the worker tallies it (service.domain.tally)
         return
     key = step_key(state)
     if key == game.step_key:
@@ -293,10 +354,21 @@ def after_change(
     clock = Clock.of(game, settings).start_step(now, length, paused=game.status != GameStatus.ACTIVE)
     set_clock(game, clock)
     names = {number: s.display_name for number, (s, _) in seats.items()}
+    turns = told_turns(session, game)
     for awaited in awaited_seats:
         seat, player = seats[awaited]
         if seat.removed:
             continue
+        if seat.controller == SeatController.BOT:
+            # The house bot plays the step in the worker, once this transaction commits; no mail to the
+            # seat's address (its player was told the bot plays the seat, with the link to take it back).
+            wake_bot_after_commit(session, game.id or 0)
+            continue
+        extra: dict[str, Any] = {}
+        if turns is not None:
+            # "Since your last turn" (issue 18): the other players' turns in words, public facts only.
+            seat_names = [names.get(n, f"Player {n + 1}") for n in range(len(state.players))]
+            extra["since"] = story.since_words(turns, seat_names, awaited)
         kind = RedeployNeeded if defending else YourTurn
         message = kind(
             game_id=game.id or 0,
@@ -310,6 +382,7 @@ def after_change(
             step_key=key,
             # The board picture and words of the mail (emails/board/).
             **step_details(state, awaited, names),
+            **extra,
         )
         queue_mail(session, player, message, now=now)
     for awaited in awaited_seats:
@@ -326,6 +399,19 @@ def after_change(
             first=first,
         )
         chat_notices.queue_notice(session, game, turn, now=now)
+
+
+def told_turns(session: Session, game: Game) -> list[story.Turn] | None:
+    """The game's log as turns (``service.domain.story``), replayed from the seed; None when the log does not
+    replay (a turn's mail goes without its story rather than not at all; the error is logged)."""
+    log = story.kept(
+        session.exec(select(GameAction).where(GameAction.game_id == game.id).order_by(col(GameAction.version))).all()
+    )
+    try:
+        return story.turns_of(log, replay_steps(game, log))
+    except (rules.IllegalAction, ValueError, KeyError, StopIteration):
+        logger.exception("the story of game %s does not replay: its turn mail goes without it", game.id)
+        return None
 
 
 # -- internals --------------------------------------------------------------------------------------------

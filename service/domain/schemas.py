@@ -15,6 +15,9 @@ from service.domain.text import known_zone, mail_address, printable_text
 from service.infra.chat import check_chat_url
 
 HOUR = 3600
+#: The address of the player row that holds the seats the house bot has from a game's creation. ``.invalid``
+#: (RFC 2606) can never receive mail; no mail is queued to a bot seat's address anyway.
+HOUSE_BOT_EMAIL = "house-bot@smallworld.invalid"
 #: The longest a player's name may be (characters), and a game's name.
 NAME_LENGTH = 40
 GAME_NAME_LENGTH = 60
@@ -72,6 +75,13 @@ class GameSettings(BaseModel):
     start_when_all_accepted: bool = Field(True, description="False: the game starts at once")
     auto_pass_alert_after: int = Field(2, ge=1, le=20, description="Consecutive auto-passes before the host hears")
     vacation_days: int = Field(7, ge=0, le=60, description="Vacation a player may take per game")
+    bot_after_missed_turns: int = Field(
+        3,
+        ge=0,
+        le=20,
+        description="Missed turns in a row (auto-passes) after which the house bot plays the seat until its "
+        "player takes it back; 0: never",
+    )
 
     @field_validator("reminders_before_seconds")
     @classmethod
@@ -88,7 +98,21 @@ class PlayerIn(BaseModel):
     model_config = REQUEST
 
     name: PlayerName = Field(description="The seat's name, as the host proposes it")
-    email: MailAddress
+    email: MailAddress | None = Field(None, description="The player's address (none for a seat of the house bot)")
+    bot: bool = Field(False, description="The house bot plays this seat (play against bots): no address, no invitation")
+
+    @model_validator(mode="after")
+    def _an_address_unless_a_bot(self) -> PlayerIn:
+        if self.bot and self.email is not None:
+            raise ValueError("email: a seat of the house bot has no address (leave email out, or bot false)")
+        if not self.bot and self.email is None:
+            raise ValueError("email: each player needs an address (or bot: true for a seat of the house bot)")
+        return self
+
+    @property
+    def address(self) -> str:
+        """The address the seat's player row has: the player's, or the house bot's."""
+        return self.email or HOUSE_BOT_EMAIL
 
 
 CHAT_URL = (
@@ -123,15 +147,19 @@ class CreateGame(BaseModel):
 
     @model_validator(mode="after")
     def _distinct(self) -> CreateGame:
-        emails = [p.email for p in self.players]
+        emails = [p.email for p in self.players if not p.bot]
         if len(set(emails)) != len(emails):
             raise ValueError("each player needs a different email address")
+        if self.host_email is None and self.players[0].email is None:
+            raise ValueError("host_email: needed when the first seat is the house bot's")
         return self
 
     @property
     def host(self) -> str:
         """The host's address: ``host_email``, or the first player's."""
-        return self.host_email or self.players[0].email
+        host = self.host_email or self.players[0].email
+        assert host is not None  # _distinct
+        return host
 
 
 class SeatOut(BaseModel):
@@ -203,7 +231,10 @@ class AuditOut(BaseModel):
 class GameView(BaseModel):
     id: int
     name: str
-    status: GameStatus
+    status: GameStatus = Field(
+        description="`unconfirmed`, `inviting`, `active`, `paused`, `ending` (over by the rules; the final table is "
+        "being tallied and mailed, coins still hidden), `finished` or `cancelled`"
+    )
     version: int
     you: int | None = Field(None, description="Your seat, or null for a spectator")
     seats: list[SeatOut]
@@ -212,8 +243,8 @@ class GameView(BaseModel):
     paused_remaining_seconds: int | None = None
     pause_reason: str | None = None
     state: dict[str, Any] | None = Field(description="rules.player_view for you (others' coins hidden)")
-    seed: str | None = Field(None, description="Revealed when the game is over")
-    result: list[dict[str, Any]] | None = None
+    seed: str | None = Field(None, description="Revealed when the game is finished (tallied)")
+    result: list[dict[str, Any]] | None = Field(None, description="The final table, once the game is finished")
     audit: list[AuditOut] = Field(default_factory=list, description="Admin acts and vacations, oldest first")
 
 

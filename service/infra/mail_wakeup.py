@@ -1,6 +1,7 @@
 """Waking the mail worker once mail is committed: the web and the sweep send the delivery task after every
 commit that wrote outbox rows (:data:`MAIL_WRITTEN`), never before it. Chat notices are woken the same
-way (:data:`CHAT_WRITTEN` sends :data:`DELIVER_CHAT`, on the ``chat`` queue).
+way (:data:`CHAT_WRITTEN` sends :data:`DELIVER_CHAT`, on the ``chat`` queue), and so is the end of a game:
+a commit that marked games ``ending`` (:data:`TALLY_WANTED`) sends :data:`TALLY_GAME` for each of them.
 
 The tasks themselves live in ``worker/tasks/mail.py`` and ``worker/tasks/chat.py``; they are sent by name,
 so this module needs no import of the worker (dependencies go worker → service, never back).
@@ -39,6 +40,25 @@ CHAT_WRITTEN = "smallworld.chat_written"
 #: What each flag asks for once its transaction commits.
 _TASKS = {MAIL_WRITTEN: DELIVER_OUTBOX, CHAT_WRITTEN: DELIVER_CHAT}
 
+#: The end-of-game task (``worker.tasks.tally.tally_game``), sent with the game's id.
+TALLY_GAME = "worker.tasks.tally.tally_game"
+#: A set of game ids in ``session.info``: the games the transaction marked ``ending``
+#: (``service.domain.games.begin_ending``); each gets its tally task once the transaction commits. A task
+#: lost on the way (broker down) is made up for by the deadline sweep, which tallies games left ending.
+TALLY_WANTED = "smallworld.tally_wanted"
+
+#: The house bot's task (``worker.tasks.bots.play_bot_turns``), sent with a game's id once a transaction that
+#: made the game wait for a seat the house bot plays commits (``service.domain.house_bot``).
+PLAY_BOT_TURNS = "worker.tasks.bots.play_bot_turns"
+#: ``session.info`` key: the ids of the games whose bot seat is awaited, written in this transaction.
+BOT_TURNS = "smallworld.bot_turns"
+
+
+def wake_bot_after_commit(session: OrmSession, game_id: int) -> None:
+    """Ask for :data:`PLAY_BOT_TURNS` for this game once the session's transaction commits (never before:
+    the worker would find the game as it was)."""
+    session.info.setdefault(BOT_TURNS, set()).add(game_id)
+
 
 # -- sending the task once the mail is committed ---------------------------------------------------------
 def send_after_commit() -> None:
@@ -56,6 +76,13 @@ def send_after_commit() -> None:
 def _forget_mail_queued(session: OrmSession) -> None:
     for flag in _TASKS:
         session.info.pop(flag, None)
+    session.info.pop(BOT_TURNS, None)
+    session.info.pop(TALLY_WANTED, None)
+
+
+def want_tally(session: OrmSession, game_id: int) -> None:
+    """Ask for :data:`TALLY_GAME` for ``game_id`` once the session's transaction commits."""
+    session.info.setdefault(TALLY_WANTED, set()).add(game_id)
 
 
 #: After a failed send, this process does not try again for this long (seconds). Reaching a broker that is
@@ -87,6 +114,10 @@ def _send_if_mail_queued(session: OrmSession) -> None:
     for flag, task in _TASKS.items():
         if session.info.pop(flag, False):
             _send_throttled(session, task)
+    for game_id in sorted(session.info.pop(BOT_TURNS, ())):
+        _send_delivery_task(PLAY_BOT_TURNS, [game_id])
+    for game_id in sorted(session.info.pop(TALLY_WANTED, ())):
+        _send_delivery_task(TALLY_GAME, [game_id])
 
 
 def _send_throttled(session: OrmSession, task: str) -> None:
@@ -102,14 +133,14 @@ def _send_throttled(session: OrmSession, task: str) -> None:
     _send_delivery_task(task)
 
 
-def _send_delivery_task(task: str = DELIVER_OUTBOX) -> None:
+def _send_delivery_task(task: str = DELIVER_OUTBOX, args: list[Any] | None = None) -> None:
     if not has_app_context():
         return  # no app (a script or a test on a bare session): the periodic drain delivers it
     celery_app = current_app.extensions.get("celery")
     if celery_app is None or time.monotonic() < _broker_down_until.get(celery_app, 0.0):
         return
     try:
-        celery_app.send_task(task, retry=False)
+        celery_app.send_task(task, args=args, retry=False)
     except Exception as error:
         _broker_down_until[celery_app] = time.monotonic() + BROKER_PAUSE
         log(logger, logging.WARNING, "mail.enqueue_failed", task=task, error=repr(error), paused_seconds=BROKER_PAUSE)

@@ -27,6 +27,19 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "schedule": timedelta(seconds=30),
         "options": {"expires": EXPIRES},
     },
+    # The daily digests of the addresses whose chosen local hour has come (service/domain/notifications.py).
+    "send-daily-digests": {
+        "task": "worker.tasks.digests.send_daily_digests",
+        "schedule": timedelta(seconds=30),
+        "options": {"expires": EXPIRES},
+    },
+    # The house bot's turns are sent after each commit that makes a game wait for a bot seat; this catches
+    # whatever that missed (service/domain/house_bot.py).
+    "play-due-bot-turns": {
+        "task": "worker.tasks.bots.play_due_bot_turns",
+        "schedule": timedelta(seconds=30),
+        "options": {"expires": EXPIRES},
+    },
     # The same for chat notices (service/domain/chat_notices.py), on their own queue.
     "deliver-chat-notices": {
         "task": "worker.tasks.chat.deliver_chat_notices",

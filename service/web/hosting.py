@@ -12,7 +12,7 @@ from flask import current_app
 from service.domain import games, lobby
 from service.domain.errors import Forbidden
 from service.domain.links import CONFIRM, LinkError, current_links
-from service.domain.models import Game
+from service.domain.models import Game, SeatController
 from service.domain.schemas import CreateGame
 from service.domain.text import zones
 from service.infra.db import get_session
@@ -22,7 +22,7 @@ from service.web.rate_limits import mail_quotas
 def new_game(request: CreateGame) -> Game:
     """Create ``request``'s game within the limits on what strangers may mail (the lobby's form too)."""
     quotas = mail_quotas()
-    quotas.check_new_game(request.host, [p.email for p in request.players])
+    quotas.check_new_game(request.host, [p.email for p in request.players if p.email])
     config = current_app.config
     game = lobby.create_game(
         get_session(),
@@ -43,7 +43,7 @@ def confirm(token: str, time_zone: str | None) -> lobby.Confirmed:
     game = games.get_game(session, payload["g"])
     if not secrets.compare_digest(game.admin_secret, payload["k"]):
         raise Forbidden("This confirmation link is not valid.")
-    invitees = [p.email for _, p in games.seats_of(session, game.id or 0)]
+    invitees = [p.email for s, p in games.seats_of(session, game.id or 0) if s.controller == SeatController.PERSON]
     if game.status == lobby.UNCONFIRMED:
         mail_quotas().check_invitations(invitees)
     confirmed = lobby.confirm_game(

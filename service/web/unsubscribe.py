@@ -5,8 +5,10 @@ and "never invite me again" (the link in every invitation and every request to c
 scanners open links. ``POST`` to the same address turns the mail off: the page's button, and the
 one-click POST a mail provider sends (RFC 8058, body ``List-Unsubscribe=One-Click``, no cookies). The
 signed token is the only credential, so the POST needs no session and no CSRF token (RFC 8058 §3.2: the
-URL carries what identifies the recipient). Essential mail (invitations, "your turn", "redeploy") cannot be
-turned off: it carries the links the game needs.
+URL carries what identifies the recipient). Each link turns off its own kind of mail only (reminders,
+notices or table talk; the links of older mails, which name no kind, reminders and notices): never the
+mail a player needs to play (invitations, "your turn", "redeploy") nor the final results. The page links
+the address's page of mail choices (``service.web.choices``).
 
 "Never invite me again" (``/never/<token>``, purpose ``block``, naming the address) works the same way: the
 page has one button, the POST puts the address on the block list (``service.domain.block_list``), which the
@@ -58,8 +60,12 @@ button { font-size: 1rem; padding: .6rem 1.2rem }
   <button type="submit">Stop {{ what }}</button>
 </form>
 {% endif %}
-<p class="note">Mails that let you play (invitations, your turn, redeploying after an attack) always come:
-the game needs them.</p>
+<p class="note">Mails that let you play (invitations, your turn, redeploying after an attack) and the final
+results always come: this link turns off {{ what or "one kind of mail" }} alone.</p>
+{% if choices_url %}
+<p><a href="{{ choices_url }}">Choose which mails you get</a>: every event, only your turns and results, or a
+daily digest, for all your games or game by game.</p>
+{% endif %}
 </main></html>"""
 
 
@@ -90,6 +96,7 @@ def confirm(token: str) -> Any:
         message=f"Stop sending {NAMES[kind]} to {player.email}?",
         what=NAMES[kind],
         form=True,
+        choices_url=current_links().choices_url(player.id or 0),
     )
 
 
@@ -108,7 +115,9 @@ def unsubscribe(token: str) -> Any:
         PAGE,
         title="Unsubscribed",
         message=f"You will get no more {NAMES[kind]} at {player.email}.",
+        what=NAMES[kind],
         form=False,
+        choices_url=current_links().choices_url(player.id or 0),
     )
 
 

@@ -50,12 +50,13 @@ def test_every_mail_of_a_game_is_in_one_thread() -> None:
     assert THREAD == "<game-17.20260220180000000000@smallworld.invalid>"
 
 
-def test_reminders_and_notices_offer_one_click_unsubscribe_rfc_8058() -> None:
-    for name in ("reminder", "auto_passed", "admin_change", "host_alert", "game_over"):
+def test_reminders_notices_and_table_talk_offer_one_click_unsubscribe_rfc_8058() -> None:
+    for name in ("reminder", "auto_passed", "admin_change", "host_alert", "table_talk"):
         mail = reparsed(composed(name))
         assert mail["List-Unsubscribe"] == f"<{SAMPLES[name].unsubscribe_url}>"
         assert mail["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
-    for name in ("invitation", "admin_link", "your_turn", "redeploy_needed"):
+    # The final results are never silenced (DESIGN §9): no unsubscribe, as the mails that let one play.
+    for name in ("invitation", "admin_link", "your_turn", "redeploy_needed", "game_over"):
         mail = reparsed(composed(name))
         assert mail["List-Unsubscribe"] is None and mail["List-Unsubscribe-Post"] is None
 

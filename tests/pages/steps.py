@@ -114,3 +114,25 @@ def play_randomly_until(app: Flask, game_id: int, seed: int, done: Callable[[rul
             seat = min(rules.awaiting(state))
             action = random_action(state, seat, rnd).to_json()
             play.submit_action(session, game_id, seat, action, game.version, links)
+
+
+def tap_region(page: Page, link: Locator) -> None:
+    """Tap a region of the map where the region itself is under the finger (a region's box may be mostly
+    its neighbours'), after bringing it into view as a player would."""
+    link.scroll_into_view_if_needed()
+    point = link.evaluate(
+        """a => {
+            const box = a.getBoundingClientRect();
+            for (let n = 2; n <= 24; n *= 2)
+              for (let i = 1; i < n; i++)
+                for (let j = 1; j < n; j++) {
+                  const x = box.left + (box.width * i) / n, y = box.top + (box.height * j) / n;
+                  if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) continue;
+                  const hit = document.elementFromPoint(x, y);
+                  if (hit && hit.closest('a.region-link') === a) return [x, y];
+                }
+            return null;
+        }"""
+    )
+    assert point is not None, "no point of the region can be tapped"
+    page.touchscreen.tap(point[0], point[1])

@@ -91,10 +91,10 @@ def test_foresters_play_through_legal_actions_apply_scoring_and_the_telling(fore
         steps.append(tell(state, after, action, ("Ann", "Bob")))
         state = after
     assert steps == [
-        "Ann conquered region 10 (Forest) with 2 tokens (a Forest for the Foresters: 1 Forest this turn)",
-        "Ann conquered region 4 (Hill) with 2 tokens",
-        "Ann conquered region 3 (Swamp) with 2 tokens",
-        "Ann conquered region 2 (Forest) with 2 tokens (a Forest for the Foresters: 2 Forests this turn)",
+        "Ann conquered Forest 10 with 2 tokens (a Forest for the Foresters: 1 Forest this turn)",
+        "Ann conquered Hill 4 with 2 tokens",
+        "Ann conquered Swamp 3 with 2 tokens",
+        "Ann conquered Forest 2 with 2 tokens (a Forest for the Foresters: 2 Forests this turn)",
     ]
     # Its own state, under its name, in the JSON of the turn; read back while registered.
     data = state.to_json()

@@ -25,12 +25,10 @@ def test_a_conquest_names_the_region_the_loser_and_the_losses() -> None:
     b = Builder(2, seed=1).clear_board().active(0, "Ratmen", "Hill", hand=12).region(9, seat=0)
     state = b.active(1, "Humans", "Swamp", hand=0).region(10, seat=1, tokens=3).region(4).at(0, "conquer").build()
     assert told(state, Action("conquer", 0, region=10)) == (
-        "Ann conquered region 10 (Forest) from Bob's Humans (3 tokens: 1 lost, 2 back in hand) with 5 tokens"
+        "Ann conquered Forest 10 from Bob's Humans (3 tokens: 1 lost, 2 back in hand) with 5 tokens"
     )
-    assert (
-        told(state, Action("conquer", 0, region=4)) == "Ann conquered region 4 (Hill) from a Lost Tribe with 3 tokens"
-    )
-    assert told(state, Action("conquer", 0, region=3)) == "Ann conquered region 3 (Swamp) with 2 tokens"
+    assert told(state, Action("conquer", 0, region=4)) == "Ann conquered Hill 4 from a Lost Tribe with 3 tokens"
+    assert told(state, Action("conquer", 0, region=3)) == "Ann conquered Swamp 3 with 2 tokens"
 
 
 def test_a_pick_tells_the_combo_and_the_coins_lying_on_the_column() -> None:
@@ -62,7 +60,7 @@ def test_what_an_ability_added_to_a_step_is_noted() -> None:
     state = state.at(0, "conquer").build()
     assert (
         told(state, Action("conquer", 0, region=10))
-        == "Ann conquered region 10 (Forest) with 2 tokens (a Troll's Lair built there)"
+        == "Ann conquered Forest 10 with 2 tokens (a Troll's Lair built there)"
     )
 
 
@@ -71,7 +69,7 @@ def test_what_an_ability_added_to_a_step_is_noted() -> None:
     [
         (
             Action("dragon", 0, region=10),
-            "Ann sent the Dragon to region 10 (Forest) with one token from Bob's Humans (1 token: lost)",
+            "Ann sent the Dragon to Forest 10 with one token from Bob's Humans (1 token: lost)",
         ),
     ],
 )

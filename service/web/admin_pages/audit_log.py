@@ -27,6 +27,7 @@ MAIL_NAMES = {
     "admin_change": "admin notice",
     "host_alert": "alert to the host",
     "game_over": "final table",
+    "seat_to_bot": "house-bot notice",
 }
 
 
@@ -106,6 +107,10 @@ def describe(
         text = "cancelled the game" + (f": {reason}" if reason else "")
     elif act == "vacation":
         text = f"took {details.get('days')} day(s) of vacation; the deadline is now {when('until')}"
+    elif act == "bot":
+        text = f"gave {seat_name}'s seat to the house bot, which plays it until its player takes it back"
+    elif act == "unbot":
+        text = "took their seat back from the house bot"
     elif act == "chat":
         service = details.get("service")
         text = f"connected the game to a chat ({service})" if service else "disconnected the game's chat"

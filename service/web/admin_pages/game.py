@@ -54,6 +54,7 @@ STATUS_WORDS = {
     GameStatus.INVITING: "waiting for the players to accept their invitations",
     GameStatus.ACTIVE: "running",
     GameStatus.PAUSED: "paused",
+    GameStatus.ENDING: "over: the final table is being tallied and mailed",
     GameStatus.FINISHED: "over",
     GameStatus.CANCELLED: "cancelled",
 }
@@ -276,7 +277,7 @@ def extend(game_id: int) -> Response:
                 get_session(), game_id, manager.actor, current_links(), by=timedelta(seconds=round(amount * unit))
             )
 
-    return _run(game_id, "The deadline was moved; the players were told.", act)
+    return _run(game_id, "The deadline was moved; the player the game waits for was told.", act)
 
 
 @bp.post("/admin/games/<int:game_id>/pause")

@@ -20,7 +20,7 @@ from werkzeug.wrappers import Response
 import rules
 from emails.render import webcal
 from emails.times import zone as zone_of
-from service.domain import lobby, play, table_talk, views
+from service.domain import lobby, play, story, table_talk, views
 from service.domain.errors import BadRequest, DomainError
 from service.domain.links import current_links
 from service.domain.models import ActionKind, GameAction, MessageSource
@@ -30,7 +30,7 @@ from service.web.maps import MapOptions, board_svg
 from service.web.pages.access import Viewer, viewer_for
 from service.web.pages.forms import int_or_none
 from service.web.pages.game_summary import page_context
-from service.web.pages.narration import name_of, told_log
+from service.web.pages.narration import describe_step, told_log
 from service.web.pages.table_talk import ANCHOR as TALK_ANCHOR
 from service.web.pages.table_talk import board_context, is_host
 
@@ -86,7 +86,8 @@ def game_page(viewer: Viewer, talk: dict[str, Any] | None = None) -> str:
         # The rules tell each step from the states around it: the game is replayed from its seed.
         log = list(db.exec(select(GameAction).where(GameAction.game_id == game_id).order_by(col(GameAction.version))))
         told = told_log(viewer.game, log, names, viewer.number, reveal=view.result is not None)
-        steps = [(entry, words) for entry, _, _, words in told if entry.kind != ActionKind.UNDO]
+        # Steps taken back never appear, nor the undo records (issue 18).
+        steps = [(entry, words) for entry, _, _, words in told if entry.kind != ActionKind.UNDO and not entry.undone]
         recent = [
             {"words": words, "at": _when(entry.created_at, zone), "undone": entry.undone}
             for entry, words in reversed(steps[-RECENT:])
@@ -158,54 +159,64 @@ def calendar_links(player_id: int, game_id: int) -> dict[str, str]:
 
 @bp.get("/games/<int:game_id>/history")
 def history(game_id: int) -> Any:
-    """Every step grouped by turn, and the board after the step asked for (``?step=<number>``)."""
+    """The game told turn by turn (``service.domain.story``: the same sentences as "Since your last turn"),
+    grouped by game turn; ``?player=<seat>`` keeps one player's turns; each turn's steps link to the board
+    after them (``?step=<number>``). Steps that were undone never appear."""
     viewer = viewer_for(game_id)
     db = get_session()
     game = viewer.game
     view = views.game_view(db, game, viewer.number)
     names = [s.name for s in view.seats]
     zone = zone_of(viewer.player.time_zone)
-    log = list(db.exec(select(GameAction).where(GameAction.game_id == game_id).order_by(col(GameAction.version))).all())
     asked = int_or_none(request.args.get("step"))
+    chosen = request.args.get("player", "")
+    player = int_or_none(chosen)
+    if chosen and (player is None or not 0 <= player < len(names)):
+        message = f"player: there is no player {chosen!r} in this game; the seats are 0 to {len(names) - 1}."
+        return render_template("refused.html", heading="No such player", message=message), 400
+    reveal = view.result is not None
 
+    turns = play.told_turns(db, game) if game.state is not None else None
     steps: list[Step] = []
     shown_state: rules.GameState | None = None
     shown: Step | None = None
+    groups: list[dict[str, Any]] = []
     if game.state is not None:
+        log = story.kept(db.exec(select(GameAction).where(GameAction.game_id == game_id)).all())
         shown_state = next(play.replay_steps(game, log))  # the start, unless a step is asked for
-        for entry, before, after, words in told_log(game, log, names, viewer.number, reveal=view.result is not None):
+    for turn in turns or []:
+        told_steps = []
+        for entry, before, after in turn.steps:
             step = Step(
                 number=entry.version,
-                words=words,
+                words=describe_step(entry, before, after, names, viewer.number, reveal),
                 at=_when(entry.created_at, zone),
-                undone=entry.undone,
+                undone=False,
                 turn=before.turn,
                 player_on_turn=before.current,
             )
             steps.append(step)
-            if entry.undone:
-                continue
+            told_steps.append(step)
             if asked is None or entry.version <= asked:
                 shown_state, shown = after, step
-    replayable = [s.number for s in steps if not s.undone]
+        if player is not None and turn.seat != player:
+            continue
+        if not groups or groups[-1]["turn"] != turn.turn:
+            groups.append({"turn": turn.turn, "turns": []})
+        groups[-1]["turns"].append(
+            {
+                "seat": turn.seat,
+                "words": story.tell(turn, names, viewer.number, reveal),
+                "steps": told_steps,
+                "at": told_steps[-1].at,
+            }
+        )
+    replayable = [s.number for s in steps]
     current = shown.number if shown else 0
     previous = max((n for n in replayable if n < current), default=0 if shown else None)
     following = min((n for n in replayable if n > current), default=None)
 
-    groups: list[dict[str, Any]] = []
-    for step in steps:
-        if not groups or (groups[-1]["turn"], groups[-1]["seat"]) != (step.turn, step.player_on_turn):
-            groups.append(
-                {
-                    "turn": step.turn,
-                    "seat": step.player_on_turn,
-                    "name": name_of(step.player_on_turn, names),
-                    "steps": [],
-                }
-            )
-        groups[-1]["steps"].append(step)
-
-    public = rules.player_view(shown_state, None) if shown_state else {}
+    public = rules.player_view(shown_state, None, revealed=view.status == "finished") if shown_state else {}
     map_svg = (
         board_svg(public, MapOptions(id_prefix="replay", seat_names=names, label="The board after the step shown"))
         if public
@@ -215,6 +226,8 @@ def history(game_id: int) -> Any:
         "game/history.html",
         game=view,
         groups=groups,
+        names=names,
+        player=player,
         shown=shown,
         replay_state=shown_state or {"turn": 0, "turns": 0},
         previous=previous,

@@ -72,6 +72,9 @@ def combo_rows(public: dict[str, Any]) -> list[dict[str, Any]]:
                 # Each race and power says what it does in one line (its module's ``summary``).
                 "race_note": rules.RACES[race].summary,
                 "power_note": rules.POWERS[power].summary,
+                # And in full, in the rulebook's words (each module's ``description``), shown on a tap.
+                "race_description": rules.RACES[race].description,
+                "power_description": rules.POWERS[power].description,
             }
         )
     return rows

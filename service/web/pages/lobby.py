@@ -55,7 +55,7 @@ def new_game() -> Any:
     session["created_game"] = {
         "id": game.id,
         "name": game.name,
-        "players": [{"name": p.name, "email": p.email} for p in created.players],
+        "players": [{"name": p.name, "email": p.address} for p in created.players],
         "host_email": created.host,
     }
     return redirect(url_for(".created"), code=303)

@@ -22,7 +22,7 @@ import rules
 from rules.abilities import ACTION_OWNERS, names_with
 from rules.state import GameState
 from rules.troops import conquering_declined, hand_for_conquest
-from service.domain import play, views
+from service.domain import play, story, views
 from service.domain.errors import Conflict, DomainError
 from service.domain.links import current_links
 from service.domain.models import GameStatus
@@ -91,18 +91,23 @@ def act(game_id: int) -> Response:
 def undo(game_id: int) -> Response:
     viewer = viewer_for(game_id)
     version = int_or_none(request.form.get("version"))
-    if version is None:
+    steps = int_or_none(request.form.get("steps")) if request.form.get("steps") else None
+    if version is None or (request.form.get("steps") and steps is None):
         flash("That form was incomplete: reload the page and try again.", "refusal")
         return redirect(url_for(".page", game_id=game_id))
+    db = get_session()
+    named = {s.back: s for s in play.undo_steps(db, viewer.game, viewer.number)}
     try:
-        result = play.undo(get_session(), game_id, viewer.number, version, current_links())
+        result = play.undo(db, game_id, viewer.number, version, current_links(), steps=steps)
     except Conflict as error:
         flash(_conflict_words(error, version), "refusal")
     except DomainError as error:
         flash(error.message, "refusal")
     else:
         undone = result.last.get("undone", 0)
-        flash(f"Undone: your last {undone} step{'s' if undone != 1 else ''}.", "done")
+        told = [named[k].words for k in range(undone, 0, -1) if k in named]
+        which = f" ({'; '.join(told)})" if told else ""
+        flash(f"Undone: your last {undone} step{'s' if undone != 1 else ''}{which}.", "done")
     return redirect(url_for(".page", game_id=game_id))
 
 
@@ -266,7 +271,9 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
     if selected is not None and not 0 <= selected < len(state.regions):
         selected = None
     marks = conquest_marks(state, seat, choices)
-    undoable = len(play.steps_to_undo(play.live_log(db, game.id or 0), seat))
+    # The steps an undo may take back, earliest first, each named (rules.tell) with its own "undo to here".
+    undo_steps = list(reversed(play.undo_steps(db, game, seat)))
+    undoable = len(undo_steps)
     confirm = args.get("confirm") if args.get("confirm") in CONFIRMED else None
 
     def href(region: int) -> str:
@@ -292,6 +299,7 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
     declined = conquering_declined(state, seat)
     declined_race = declined.race if declined is not None else None
     region_panel = None
+    previews = Previews(state)
     if selected is not None:
         region_panel = {
             "region": selected,
@@ -300,6 +308,8 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
             "why_not": why_not(state, seat, selected, choices),
             "cost": marks.get(selected),
             "cost_words": cost_words(state, seat, selected),
+            "holder": holder_words(public, names, selected),
+            "previews": {a: preview_words(previews(a), seat, selected) for a in choices.for_region(selected)},
         }
     # Before the first step of the conquests the tokens are still on the board: one stays in each region
     # and the others come to hand (rulebook, "Ready your Troops"); say how many that will be.
@@ -309,7 +319,11 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
     # players' coins and the random generator.
     invalid = args.get("invalid", "")
     phase = state.phase
+    # "Since your last turn" (issue 18): the other players' turns in words, as the turn mail tells them.
+    turns = play.told_turns(db, game)
+    since = story.since_words(turns, names, seat) if turns is not None else []
     return page_context(viewer, view, public, names) | {
+        "since": since,
         "step_title": step_title(phase, confirm, selected, state),
         "next_step": next_step(state, seat, choices, confirm, readied_hand),
         "guide_anchor": GUIDE_ANCHORS.get(phase, "conquer"),
@@ -321,12 +335,13 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
         "selected": selected,
         "region_panel": region_panel,
         "undoable": undoable,
+        "undo_steps": undo_steps,
         "confirm": confirm,
         # What ending the turn and going In Decline score, as the engine will score them (an In Decline
         # race scores without its power: rulebook, "Entering In Decline").
         "score_now": step_score(state, [a for a in choices.end_turn if not a.decline]),
         "decline_score": step_score(state, [choices.simple["decline"]] if "decline" in choices.simple else []),
-        "preview_of": Previews(state),
+        "preview_of": previews,
         "score_words": score_words,
         "redeploy_rows": redeploy_rows(state, choices),
         "region_forms": region_forms(choices, declined_race),
@@ -408,6 +423,43 @@ class Previews:
             except rules.IllegalAction:
                 self.found[action] = None
         return self.found[action]
+
+
+def holder_words(public: dict[str, Any], names: list[str], region: int) -> list[dict[str, str]]:
+    """Who holds ``region`` and what their race (and power, while Active) do: public, as the banners are."""
+    held = public["regions"][region]
+    owner, race = held.get("owner"), held.get("race")
+    if owner is None or owner < 0 or not race or race not in rules.RACES:
+        return []
+    active = public["players"][owner].get("active") or {}
+    who = name_of(owner, names)
+    out = [{"name": f"{who}'s {race}", "summary": rules.RACES[race].summary}]
+    if active.get("race") == race and active.get("power") in rules.POWERS:
+        out.append({"name": active["power"], "summary": rules.POWERS[active["power"]].summary})
+    else:
+        out[0]["name"] += " (In Decline)"
+    return out
+
+
+def preview_words(ahead: rules.Preview | None, seat: int, region: int) -> str | None:
+    """What an action on ``region`` will do, from the engine's preview (``rules.preview``): never a guess."""
+    if ahead is None:
+        return None
+    if ahead.uses_die:
+        wins = sum(o.chances for o in ahead.outcomes if _holds(o, seat, region))
+        faces = sum(o.chances for o in ahead.outcomes)
+        return f"The region is yours on {wins} of the die's {faces} faces; your conquests end either way."
+    outcome = ahead.outcomes[0]
+    parts = []
+    if outcome.hand:
+        parts.append("then in hand: " + ", ".join(f"{n} {race}" for race, n in sorted(outcome.hand.items())))
+    if outcome.score_if_ended is not None:
+        parts.append(f"ending the turn then would score {score_words(outcome.score_if_ended)}")
+    return ("After this step, " + "; ".join(parts) + ".") if parts else None
+
+
+def _holds(outcome: Any, seat: int, region: int) -> bool:
+    return any(c.region == region and c.after.get("owner") == seat for c in outcome.regions)
 
 
 def your_abilities(state: GameState, seat: int) -> list[dict[str, str]]:

@@ -9,6 +9,7 @@ and its only form is "mail me my links", which mails links to the address typed,
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any
 
 from flask import Blueprint, render_template, request
@@ -66,7 +67,7 @@ def _watch_page(game: Game, here: str) -> Any:
         log = list(db.exec(select(GameAction).where(GameAction.game_id == game.id).order_by(col(GameAction.version))))
         steps = [(entry, words) for entry, _, _, words in told_log(game, log, names, None, reveal=over)]
         recent = [
-            {"words": words, "at": times.local_time(entry.created_at, "UTC"), "undone": entry.undone}
+            {"words": words, "at": f"{entry.created_at.astimezone(UTC):%a %-d %b %H:%M} UTC", "undone": entry.undone}
             for entry, words in reversed(steps[-RECENT:])
             if entry.kind != ActionKind.UNDO
         ]

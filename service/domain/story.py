@@ -1,0 +1,212 @@
+"""The game told in words: each player's turn in a sentence, for the "your turn" mail, the turn page and the
+history (issue 18, "Since your last turn").
+
+The rules tell the steps (``rules.tell_turn``, from the states before and after each step: the base game's
+steps and each race's and power's own telling); this module replays the game's log from its seed
+(``service.domain.play.replay_steps``), groups its steps into turns and tells the service's own events (an
+auto-pass's reason, an admin act). Steps that were undone, and the undo records, never appear.
+
+Only public information (DESIGN §4): a turn's score is told to its own player alone until the game is over
+(``rules.telling``), and nothing here reads a player's coins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import rules
+from rules.telling import Step, tell_turn
+from service.domain.models import ActionKind, GameAction
+
+
+@dataclass
+class Turn:
+    """The steps one seat took in a row within one game turn (its turn, or its redeployment after an attack),
+    or one admin act (``seat`` None)."""
+
+    #: The game turn (1…) it happened in, and the seat on turn then.
+    turn: int
+    on_turn: int
+    #: Who acted (``None``: an admin act).
+    seat: int | None
+    entries: list[GameAction] = field(default_factory=list)
+    steps: list[tuple[GameAction, rules.GameState, rules.GameState]] = field(default_factory=list)
+
+    @property
+    def defending(self) -> bool:
+        """A defender's redeployment in another player's turn (``ask`` mode), not a turn of their own."""
+        return self.seat is not None and self.seat != self.on_turn
+
+    @property
+    def first_version(self) -> int:
+        return self.entries[0].version
+
+    @property
+    def last_version(self) -> int:
+        return self.entries[-1].version
+
+
+def turns_of(log: Sequence[GameAction], states: Iterator[rules.GameState]) -> list[Turn]:
+    """The game's ``log`` (every entry, in version order) as turns: undone steps and undo records left out.
+
+    ``states``: the game replayed from its seed over the kept entries, the start first
+    (``service.domain.play.replay_steps(game, kept(log))``).
+    """
+    before = next(states)
+    turns: list[Turn] = []
+    for entry in kept(log):
+        after = next(states)
+        seat = entry.seat if entry.kind in (ActionKind.ACTION, ActionKind.AUTO_PASS) else None
+        current = turns[-1] if turns else None
+        if (
+            current is None
+            or seat is None
+            or current.seat != seat
+            or current.turn != before.turn
+            or current.on_turn != before.current
+        ):
+            current = Turn(turn=before.turn, on_turn=before.current, seat=seat)
+            turns.append(current)
+        current.entries.append(entry)
+        current.steps.append((entry, before, after))
+        before = after
+    return turns
+
+
+#: How a turn (or a step) the house bot played for a seat is marked (``GameAction.by_bot``).
+BY_BOT = "played by the house bot"
+
+
+def kept(log: Sequence[GameAction]) -> list[GameAction]:
+    """The entries that count: neither undone steps nor undo records."""
+    return [e for e in log if not e.undone and e.kind != ActionKind.UNDO]
+
+
+def tell(turn: Turn, names: Sequence[str], viewer: int | None, reveal: bool = False) -> str:
+    """One turn (or admin act) in a sentence, for ``viewer`` ("you", "your"; a score only if theirs or
+    ``reveal``)."""
+    if turn.seat is None:
+        entry, before, _ = turn.steps[0]
+        return admin_words(entry, before, names, viewer)
+    steps = [
+        Step(
+            before,
+            after,
+            rules.Action.from_json(entry.action or {}) if entry.kind == ActionKind.ACTION else None,
+            names,
+            viewer,
+            reveal,
+            reason=pass_reason(entry) if entry.kind == ActionKind.AUTO_PASS else "",
+        )
+        for entry, before, after in turn.steps
+    ]
+    told = tell_turn(steps)
+    if any(entry.by_bot for entry in turn.entries):
+        told = f"{told.removesuffix('.')} ({BY_BOT})."
+    return told
+
+
+def since_last_turn(turns: Sequence[Turn], seat: int) -> list[Turn]:
+    """The turns (and admin acts) since ``seat``'s previous turn of its own, in order: everything after it
+    (from the start of the game if it has had none), leaving out its own current turn and its own steps."""
+    end = len(turns)
+    # The seat's turn under way (the page, mid-turn) is not "since" it.
+    while end and turns[end - 1].seat == seat and not turns[end - 1].defending:
+        end -= 1
+    start = end
+    while start and not (turns[start - 1].seat == seat and not turns[start - 1].defending):
+        start -= 1
+    return [t for t in turns[start:end] if t.seat != seat]
+
+
+def since_words(turns: Sequence[Turn], names: Sequence[str], seat: int) -> list[str]:
+    """The sentences of :func:`since_last_turn` for ``seat``: what its mail and its turn page tell first."""
+    return [tell(turn, names, seat) for turn in since_last_turn(turns, seat)]
+
+
+# -- the service's own events ----------------------------------------------------------------------------
+def pass_reason(entry: GameAction) -> str:
+    """Why an auto-pass was made, in words: the deadline, or who passed the step."""
+    reason = str((entry.action or {}).get("reason", "deadline"))
+    if reason == "deadline":
+        return "the deadline passed"
+    return f"passed by {actor_words(reason).lower()}"
+
+
+def actor_words(actor: str) -> str:
+    """An audit actor as players read it: "The host", "A site admin" (never their address), a seat's name."""
+    if actor == "host":
+        return "The host"
+    if actor.startswith("site admin"):
+        return "A site admin"
+    return "The service"
+
+
+#: An admin act told without its details (acts logged before they were kept with the act).
+ADMIN_ACTS = {
+    "extend": "The deadline was moved",
+    "pause": "The game was paused",
+    "resume": "The game was resumed",
+    "settings": "The game's settings were changed",
+    "replace": "A seat was given to a new player",
+    "remove": "A player was removed from the game",
+    "cancel": "The game was cancelled",
+    "vacation": "A player took some vacation",
+}
+
+
+def admin_words(entry: GameAction, before: rules.GameState, names: Sequence[str], viewer: int | None) -> str:
+    """An admin act (``service.domain.admin``) in a sentence, from what its log entry keeps: who (a role, not
+    an address) and its public details."""
+    data: dict[str, Any] = entry.action or {}
+    act = str(data.get("act", ""))
+    by = data.get("by")
+    if by is None:
+        return ADMIN_ACTS.get(act, "The game's settings were changed") + "."
+    who = actor_words(str(by))
+
+    def seat_name(seat: Any) -> str:
+        if isinstance(seat, int) and seat == viewer:
+            return "you"
+        return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else "a player"
+
+    if act == "extend":
+        awaited = sorted(rules.awaiting(before))
+        whose = ", ".join("your" if s == viewer else f"{seat_name(s)}'s" for s in awaited) or "the"
+        return f"{who} moved {whose} deadline."
+    if act == "pause":
+        reason = str(data.get("reason") or "")
+        return f"{who} paused the game" + (f": {reason}" if reason else "") + "."
+    if act == "resume":
+        return f"{who} resumed the game."
+    if act == "settings":
+        return f"{who} changed the game's settings ({settings_words(data)})."
+    if act == "replace":
+        return f"{who} gave {data.get('from', 'a player')}'s seat to {data.get('to', 'a new player')}."
+    if act == "remove":
+        return f"{who} removed {seat_name(data.get('seat'))} from the game: their turns are passed."
+    if act == "cancel":
+        return f"{who} cancelled the game."
+    if act == "vacation":
+        days = data.get("days")
+        name = seat_name(data.get("seat"))
+        took = f"{days:g} days of vacation" if isinstance(days, int | float) else "some vacation"
+        return f"{name[:1].upper()}{name[1:]} took {took}."
+    return ADMIN_ACTS.get(act, "The game's settings were changed") + "."
+
+
+#: The settings an admin may change, in words.
+SETTINGS = {
+    "turn_length_seconds": "the turn length",
+    "defender_turn_length_seconds": "the time to redeploy after an attack",
+    "reminders_before_seconds": "the reminders",
+    "redeploy": "how attacked players redeploy",
+    "vacation_days": "the vacation allowance",
+}
+
+
+def settings_words(data: dict[str, Any]) -> str:
+    changed = [words for key, words in SETTINGS.items() if key in (data.get("changes") or {})]
+    return ", ".join(changed) if changed else "its settings"

@@ -1,0 +1,109 @@
+"""The page of mail choices (DESIGN §9): ``/choices/<token>``, linked from the footer of every mail.
+
+The signed token (purpose ``choices``) names the address (a player row) and is the only credential: no
+sign-in needed, as for the unsubscribe link. The page shows the address's default (every event / only my
+turns and results / a daily digest at a local hour), a choice per game that may still mail, and the three
+kinds of optional mail with their own switch (reminders, notices, table talk). What is saved holds for every
+mail not yet sent (``service.domain.notifications``). Invitations, the mails of one's own turns and the
+final results always come.
+
+A form that cannot be saved (an unknown choice, an hour out of range, a game of another address) comes back
+with a 400 naming the field; nothing is saved then.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, flash, redirect, render_template, request, url_for
+from werkzeug.wrappers import Response
+
+from service.domain import notifications
+from service.domain.errors import BadRequest, DomainError
+from service.domain.links import CHOICES, LinkError, current_links
+from service.domain.models import NotifyMode
+from service.infra.db import get_session
+
+bp = Blueprint("choices", __name__)
+
+
+def _player_id(token: str) -> int | None:
+    try:
+        payload = current_links().signer.verify(CHOICES, token)
+    except LinkError:
+        return None
+    player_id = payload.get("p")
+    return player_id if isinstance(player_id, int) else None
+
+
+def _refused() -> tuple[str, int]:
+    return (
+        render_template(
+            "refused.html",
+            heading="This link does not work",
+            message="This link to your mail choices is not valid: it may have been cut short or changed. "
+            "Every mail from a game has one in its footer.",
+        ),
+        403,
+    )
+
+
+def _page(token: str, choices: notifications.Choices, error: str | None = None, form: Any = None) -> str:
+    return render_template(
+        "choices/page.html",
+        token=token,
+        choices=choices,
+        modes=list(NotifyMode),
+        mode_words=notifications.MODE_WORDS,
+        error=error,
+        form=form,
+    )
+
+
+@bp.get("/choices/<token>")
+def page(token: str) -> Any:
+    player_id = _player_id(token)
+    if player_id is None:
+        return _refused()
+    try:
+        choices = notifications.choices_of(get_session(), player_id)
+    except DomainError:
+        return _refused()
+    return _page(token, choices)
+
+
+@bp.post("/choices/<token>")
+def save(token: str) -> Response | Any:
+    player_id = _player_id(token)
+    if player_id is None:
+        return _refused()
+    db = get_session()
+    form = request.form
+    try:
+        default = notifications.parse_mode(form.get("default"), "default")
+        assert default is not None
+        games: dict[int, NotifyMode | None] = {}
+        for name, value in form.items():
+            if name.startswith("game_"):
+                if not name[5:].isdigit():
+                    raise BadRequest(f"{name}: not a game of this address.", field=name)
+                games[int(name[5:])] = notifications.parse_mode(value, name, blank=True)
+        notifications.save_choices(
+            db,
+            player_id,
+            default=default,
+            digest_hour=notifications.parse_hour(form.get("digest_hour", "")),
+            games=games,
+            wants_reminders="wants_reminders" in form,
+            wants_notices="wants_notices" in form,
+            wants_messages="wants_messages" in form,
+        )
+    except DomainError as error:
+        db.rollback()
+        try:
+            choices = notifications.choices_of(db, player_id)
+        except DomainError:
+            return _refused()
+        return _page(token, choices, error=error.message, form=form), error.status
+    flash("Your choices are saved: the next mails follow them.", "done")
+    return redirect(url_for(".page", token=token), code=303)
