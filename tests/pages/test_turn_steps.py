@@ -63,9 +63,7 @@ def plain_combo(live: LiveServer, game_id: int) -> int:
 
 def focused(page: Page) -> str:
     return str(
-        page.evaluate(
-            "() => { const a = document.activeElement; return a ? a.id || a.outerHTML.slice(0, 80) : ''; }"
-        )
+        page.evaluate("() => { const a = document.activeElement; return a ? a.id || a.outerHTML.slice(0, 80) : ''; }")
     )
 
 
