@@ -34,7 +34,7 @@ from sqlmodel import select
 import rules
 from emails.delivery import to_bytes
 from rules.bots import concrete
-from service.domain import chat_notices, deadlines, delivery
+from service.domain import chat_notices, deadlines, delivery, tally
 from service.domain.models import Game
 from service.infra.chat import ChatPolicy
 from service.infra.db import get_session
@@ -98,6 +98,7 @@ class Table:
         self.templates: set[str] = set()
         self.game_id = 0
         self.finished = False
+        self.ending = False
         #: Mail parts scanned that told "Since your last turn" (the other players' turns, issue 18).
         self.since_scanned = 0
         self.host = app.test_client()
@@ -113,6 +114,7 @@ class Table:
             game = get_session().get(Game, self.game_id)
             assert game is not None
             self.finished = game.status == "finished"
+            self.ending = game.status == "ending"
             return game.state
 
     def deliver(self, now: Any = None) -> list[tuple[int, EmailMessage]]:
@@ -235,6 +237,7 @@ class Table:
             if seat in awaited:
                 # What a step will do and why a region cannot be conquered (service/domain/previews.py).
                 self.get(seat, f"/api/games/{self.game_id}/regions/{self.rounds % 23}")
+                self.get(seat, f"/api/games/{self.game_id}/undo")
                 # The turn page's panel of a region: its cost, who holds it, what each step on it will do.
                 self.page(seat, f"/games/{self.game_id}/turn?region={self.rounds % 23}")
                 self.rounds += 1
@@ -300,6 +303,13 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
         state = table.state()
         if table.finished:
             break
+        if table.ending:
+            # Over by the rules, not yet tallied: every page, the API and the feeds still hide the coins.
+            table.look_around(pages=True)
+            with app.app_context():
+                assert tally.tally_game(get_session(), table.game_id)  # the worker's task, as it runs it
+            table.deliver()
+            continue
         assert state is not None
         awaited = sorted(rules.awaiting(rules.GameState.from_json(state)))
         step_key = (state["turn"], state["current"], state["phase"], tuple(awaited))

@@ -371,7 +371,7 @@ def _failed(outcomes: _Outcomes, job: _Job, error: str, now: datetime, report: D
 #: Mails about one step of a game: each is dropped once the game has moved past its step (DESIGN §6).
 STEP_MAILS = ("your_turn", "redeploy_needed", "reminder")
 #: A game in one of these is over: no mail about a step of it goes out.
-_OVER = (GameStatus.FINISHED, GameStatus.CANCELLED)
+_OVER = (GameStatus.ENDING, GameStatus.FINISHED, GameStatus.CANCELLED)
 
 
 def _skip_reason(job: _Job) -> str | None:

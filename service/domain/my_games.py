@@ -26,7 +26,14 @@ from service.domain.models import Game, GameStatus, Player, Seat
 from service.domain.play import awaited_seat
 
 #: Games of these kinds are listed; an unconfirmed game is its host's business alone until confirmed.
-LISTED = (GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED, GameStatus.FINISHED, GameStatus.CANCELLED)
+LISTED = (
+    GameStatus.INVITING,
+    GameStatus.ACTIVE,
+    GameStatus.PAUSED,
+    GameStatus.ENDING,
+    GameStatus.FINISHED,
+    GameStatus.CANCELLED,
+)
 
 
 @dataclass(frozen=True)

@@ -230,7 +230,10 @@ class AuditOut(BaseModel):
 class GameView(BaseModel):
     id: int
     name: str
-    status: str
+    status: str = Field(
+        description="`unconfirmed`, `inviting`, `active`, `paused`, `ending` (over by the rules; the final table is "
+        "being tallied and mailed, coins still hidden), `finished` or `cancelled`"
+    )
     version: int
     you: int | None = Field(None, description="Your seat, or null for a spectator")
     seats: list[SeatOut]
@@ -239,8 +242,8 @@ class GameView(BaseModel):
     paused_remaining_seconds: int | None = None
     pause_reason: str | None = None
     state: dict[str, Any] | None = Field(description="rules.player_view for you (others' coins hidden)")
-    seed: str | None = Field(None, description="Revealed when the game is over")
-    result: list[dict[str, Any]] | None = None
+    seed: str | None = Field(None, description="Revealed when the game is finished (tallied)")
+    result: list[dict[str, Any]] | None = Field(None, description="The final table, once the game is finished")
     audit: list[AuditOut] = Field(default_factory=list, description="Admin acts and vacations, oldest first")
 
 

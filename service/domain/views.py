@@ -51,7 +51,8 @@ def game_view(session: Session, game: Game, viewer: int | None, inputs: ViewInpu
         deadline_at=game.deadline_at,
         paused_remaining_seconds=game.paused_remaining if game.status == GameStatus.PAUSED else None,
         pause_reason=game.pause_reason if game.status == GameStatus.PAUSED else None,
-        state=rules.player_view(state, viewer) if state else None,
+        # Over by the rules, the coins are revealed only once the tally is done (service.domain.tally).
+        state=rules.player_view(state, viewer, revealed=over) if state else None,
         seed=game.seed if over else None,
         result=game.result if over else None,
         audit=[AuditOut(at=a.created_at, actor=a.actor, act=a.act, details=a.details) for a in inputs.audit],

@@ -54,6 +54,7 @@ STATUS_WORDS = {
     GameStatus.INVITING: "waiting for the players to accept their invitations",
     GameStatus.ACTIVE: "running",
     GameStatus.PAUSED: "paused",
+    GameStatus.ENDING: "over: the final table is being tallied and mailed",
     GameStatus.FINISHED: "over",
     GameStatus.CANCELLED: "cancelled",
 }

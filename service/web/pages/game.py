@@ -215,7 +215,7 @@ def history(game_id: int) -> Any:
     previous = max((n for n in replayable if n < current), default=0 if shown else None)
     following = min((n for n in replayable if n > current), default=None)
 
-    public = rules.player_view(shown_state, None) if shown_state else {}
+    public = rules.player_view(shown_state, None, revealed=view.status == "finished") if shown_state else {}
     map_svg = (
         board_svg(public, MapOptions(id_prefix="replay", seat_names=names, label="The board after the step shown"))
         if public
