@@ -77,11 +77,11 @@ def main() -> None:
         steps.append(len(log))
         for upto in mails:
             entries = log[:upto]
-            seat = rules.GameState.from_json(game.state or {}).current  # any seat: the cost is the replay's
-            bare.append(timed(lambda e=entries: list(play.replay_steps(game, e))))
+            seat = ((entries[-1].seat or 0) + 1) % args.players  # the next seat: the cost is the replay's
+            bare.append(timed(lambda g=game, e=entries: list(play.replay_steps(g, e))))
 
-            def told(e: list[GameAction] = entries, s: int = seat) -> list[str]:
-                return story.since_words(story.turns_of(e, play.replay_steps(game, e)), names, s)
+            def told(g: Game = game, e: list[GameAction] = entries, s: int = seat) -> list[str]:
+                return story.since_words(story.turns_of(e, play.replay_steps(g, e)), names, s)
 
             since.append(timed(told))
         whole = story.turns_of(log, play.replay_steps(game, log))
@@ -90,7 +90,8 @@ def main() -> None:
     print(f"games: {args.games} of {args.players} players, {statistics.median(steps):.0f} steps each (median)")
     print(f"turn mails told: {len(since)} (load average {os.getloadavg()[0]:.1f})")
     print(f"bare replay of the log, median per turn mail:          {ref * 1e3:7.2f} ms")
-    print(f"replay + turns + 'Since your last turn', median:       {mine * 1e3:7.2f} ms  ({mine / ref:.2f}x the replay)")
+    print(f"replay + turns + 'Since your last turn', median:       {mine * 1e3:7.2f} ms", end="")
+    print(f"  ({mine / ref:.2f}x the replay)")
     print(f"telling a whole game's turns for the history, median: {statistics.median(history) * 1e3:7.2f} ms")
     print(f"command: .venv/bin/python bench/story.py --players {args.players} --games {args.games} --seed {args.seed}")
 
