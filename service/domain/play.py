@@ -43,7 +43,7 @@ class StepResult:
 
 def step_key(state: rules.GameState) -> str:
     """Identifies the step the game waits for: turn, seat on turn, and the defender in ``ask`` mode."""
-    defender = state.defenders[0] if state.phase == "defend" else "-"
+    defender = state.defenders[0] if state.phase == rules.Phase.DEFEND else "-"
     return f"{state.turn}:{state.current}:{defender}"
 
 
@@ -248,7 +248,7 @@ def auto_pass(
         game_name=game.name,
         player_name=passed_seat.display_name,
         reason=reason,
-        defending=state.phase == "defend",
+        defending=state.phase == rules.Phase.DEFEND,
         version=game.version + 1,
     )
     if passed_seat.controller != SeatController.BOT:  # no mail to a bot seat's address for its turns
@@ -260,13 +260,13 @@ def auto_pass(
             game,
             name=passed_seat.display_name,
             reason=reason,
-            defending=state.phase == "defend",
+            defending=state.phase == rules.Phase.DEFEND,
             version=game.version + 1,
         ),
         now=now,
     )
     passes = new_state.players[seat].auto_passes
-    if passes >= settings_of(game).auto_pass_alert_after and state.phase != "defend":
+    if passes >= settings_of(game).auto_pass_alert_after and state.phase != rules.Phase.DEFEND:
         # The host need not hold a seat: create_game gave every host a player row for the admin link.
         host = session.exec(select(Player).where(Player.email == game.host_email)).first()
         if host is not None:
@@ -343,7 +343,7 @@ def after_change(
     first = game.step_key is None
     game.step_key = key
     settings = settings_of(game)
-    defending = state.phase == "defend"
+    defending = state.phase == rules.Phase.DEFEND
     length = settings.defender_turn_length_seconds if defending else settings.turn_length_seconds
     if seats is None:
         seats = {s.seat: (s, p) for s, p in seats_of(session, game.id or 0)}

@@ -161,7 +161,7 @@ def feedback(before: GameState, after: GameState, action: dict[str, Any], seat: 
         return "Conquests over: place your tokens, then end your turn."
     if kind == "redeploy":
         return "Redeployment saved."
-    if kind == "end_turn" and before.phase == "defend":
+    if kind == "end_turn" and before.phase == rules.Phase.DEFEND:
         return "Your redeployment is done; the game goes on."
     if kind in ("end_turn", "decline"):
         score = last.get("score")
@@ -277,7 +277,8 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
     confirm = args.get("confirm") if args.get("confirm") in CONFIRMED else None
 
     def href(region: int) -> str:
-        if state.phase in ("redeploy", "defend") and any(region in a.regions for a in choices.redeploy):
+        redeploying = state.phase in (rules.Phase.REDEPLOY, rules.Phase.DEFEND)
+        if redeploying and any(region in a.regions for a in choices.redeploy):
             return f"#tokens-{region}"
         return url_for("turn.page", game_id=game.id, region=region) + "#region-panel"
 
@@ -313,7 +314,7 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
     # Before the first step of the conquests the tokens are still on the board: one stays in each region
     # and the others come to hand (rulebook, "Ready your Troops"); say how many that will be.
     active = state.players[seat].active
-    readied_hand = hand_for_conquest(state, seat, active) if active and state.phase == "start" else None
+    readied_hand = hand_for_conquest(state, seat, active) if active and state.phase == rules.Phase.START else None
     # The template sees the player's view only (``public``), never the full state: it holds the other
     # players' coins and the random generator.
     invalid = args.get("invalid", "")
