@@ -567,6 +567,7 @@ Change = Literal[
     "cancelled",
     "vacation",
     "outage",
+    "resigned",
 ]
 
 

@@ -33,6 +33,7 @@ ADMIN_ACTS = {
     "remove": "A player was removed from the game",
     "cancel": "The game was cancelled",
     "vacation": "A player took some vacation",
+    "resign": "A player resigned",
 }
 
 #: How the history marks a step the house bot played for a seat (``GameAction.by_bot``).
@@ -71,7 +72,8 @@ def describe_step(
     text = rules.tell(before, after, action, names, viewer, reveal)
     if entry.kind == ActionKind.AUTO_PASS:
         reason = (entry.action or {}).get("reason", "deadline")
-        text += f" ({'the deadline passed' if reason == 'deadline' else reason})"
+        words = {"deadline": "the deadline passed", "resigned": "the player resigned"}.get(reason, reason)
+        text += f" ({words})"
     if entry.by_bot:
         text += f" ({BY_BOT})"
     return text
