@@ -274,6 +274,13 @@ class Ability:
     def on_auto_redeploy(self, state: GameState, seat: int, troop: Troop) -> None:
         """The ``auto`` rule (DESIGN §4) for the ability's own pieces, after the tokens."""
 
+    def waiting_pieces(self, state: GameState, seat: int, troop: Troop) -> int:
+        """Pieces of its own off the board that the owner places again after an attack: in ``ask`` mode they
+        give the attacked player a redeploy step even with no token in hand (DESIGN §4), where the
+        ability's kinds marked ``defends`` place them; those left when the step ends are placed by
+        :meth:`on_auto_redeploy`."""
+        return 0
+
     def on_end_turn(self, state: GameState, seat: int, troop: Troop) -> None:
         """After the owner's redeployment, before scoring."""
 
@@ -385,6 +392,7 @@ HOOKS = (
     "aside",
     "kept_off_board",
     "on_auto_redeploy",
+    "waiting_pieces",
     "on_end_turn",
     "on_decline",
     "score",
@@ -488,6 +496,7 @@ class Hooks:
     aside: tuple[Ability, ...]
     kept_off_board: tuple[Ability, ...]
     on_auto_redeploy: tuple[Ability, ...]
+    waiting_pieces: tuple[Ability, ...]
     on_end_turn: tuple[Ability, ...]
     on_decline: tuple[Ability, ...]
     score: tuple[Ability, ...]

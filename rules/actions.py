@@ -34,6 +34,8 @@ class ActionKind:
     rolls: bool = False
     #: The marker the step places (``rules.region_markers`` name), so a page can show where they lie now.
     marker: str | None = None
+    #: An attacked player takes it in their own redeploy step (``ask`` mode, DESIGN §4), not on their turn.
+    defends: bool = False
 
 
 #: What a :class:`Verb` takes after its word, in an order written by mail (``rules.orders``).

@@ -11,8 +11,10 @@ the host's admin page, the game page without a seat (refused), each seat's calen
 mails) and the game's own feed, each seat's My games (signed in by mail: the sign-in and "mail me my links"
 mails are scanned too), the game's watch pages (by its watch link, and public) and the list of public games,
 as seen by nobody in particular. At each new game turn the seat on turn writes at the table (table talk:
-mailed to the others, shown on every page, told to the chat). The game has a chat (a local JSON receiver):
-every notice it gets is scanned as seen by nobody in particular, and none may hold a signed link.
+mailed to the others, shown on every page, told to the chat); seat 0 chose a daily digest on its page of
+mail choices (linked from every mail, scanned with the pages), and gets one at each new turn. The game has
+a chat (a local JSON receiver): every notice it gets is scanned as seen by nobody in particular, and none
+may hold a signed link.
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ from sqlmodel import select
 import rules
 from emails.delivery import to_bytes
 from rules.bots import concrete
-from service.domain import chat_notices, deadlines, delivery, tally
-from service.domain.models import Game
+from service.domain import chat_notices, deadlines, delivery, notifications, tally
+from service.domain.models import Game, utcnow
 from service.infra.chat import ChatPolicy
 from service.infra.db import get_session
 from tests.api.conftest import create_game
@@ -46,6 +48,7 @@ BASE = "https://smallworld.example"
 NEVER = timedelta(days=3650)
 LINK = re.compile(re.escape(BASE) + r"/(play|invite|admin|unsubscribe)/([A-Za-z0-9_\-.]+)")
 FEED = re.compile(re.escape(BASE) + r"(/calendar/[A-Za-z0-9_\-.]+\.ics)")
+CHOICES = re.compile(re.escape(BASE) + r"(/choices/[A-Za-z0-9_\-.]+)")
 SIGN_IN = re.compile(re.escape(BASE) + r"/sign-in/[A-Za-z0-9_\-.]+")
 
 
@@ -88,6 +91,9 @@ class Table:
         self.chat_seen = 0
         #: Each seat's calendar feed (the path of the link in its turn mails).
         self.feeds: dict[int, str] = {}
+        #: Each seat's page of mail choices (the footer of its mails), and the digests sent so far.
+        self.choices: dict[int, str] = {}
+        self.digest_days = 0
         self.api = app.test_client()
         self.backend = CollectingBackend()
         self.delivered = 0
@@ -140,6 +146,8 @@ class Table:
                     self.since_scanned += "Since your last turn" in part
             for feed in FEED.findall("\n".join(text_parts(message))):
                 self.feeds[seat] = feed
+            for choices in CHOICES.findall("\n".join(text_parts(message))):
+                self.choices[seat] = choices
             received.append((seat, message))
         self.hear_the_chat()
         return received
@@ -211,6 +219,24 @@ class Table:
         assert posted.status_code == 303, posted.get_data(as_text=True)[:300]
         self.said += 1
 
+    def choose_a_digest(self, seat: int) -> None:
+        """The seat chooses a daily digest for all its games, on the page its mails link (at midnight, so
+        that every digest round is its hour)."""
+        client = self.app.test_client()
+        page = client.get(self.choices[seat]).get_data(as_text=True)
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page)
+        assert token is not None
+        form = {"csrf_token": token.group(1), "default": "digest", "digest_hour": "0", "wants_reminders": "1"}
+        assert client.post(self.choices[seat], data=form).status_code == 303
+
+    def send_digests(self) -> None:
+        """A round of daily digests, as the worker's task would, on the next day each time."""
+        self.digest_days += 1
+        with self.app.app_context():
+            notifications.send_digests(
+                get_session(), self.app.extensions["smallworld.links"], now=utcnow() + timedelta(days=self.digest_days)
+            )
+
     def feed(self, seat: int | None, path: str) -> None:
         response = self.api.get(path)
         assert response.status_code == 200 and response.mimetype == "text/calendar", (seat, path)
@@ -237,6 +263,7 @@ class Table:
             if seat in awaited:
                 # What a step will do and why a region cannot be conquered (service/domain/previews.py).
                 self.get(seat, f"/api/games/{self.game_id}/regions/{self.rounds % 23}")
+                self.get(seat, f"/api/games/{self.game_id}/undo")
                 # The turn page's panel of a region: its cost, who holds it, what each step on it will do.
                 self.page(seat, f"/games/{self.game_id}/turn?region={self.rounds % 23}")
                 self.rounds += 1
@@ -245,6 +272,9 @@ class Table:
             # The calendar feeds: each seat's own (its turn links), and the game's (public).
             for seat, feed in sorted(self.feeds.items()):
                 self.feed(seat, feed)
+            # The pages of mail choices (each seat's, from its mails' footer).
+            for seat, path in sorted(self.choices.items()):
+                self.page(seat, path)
             with self.app.app_context():
                 game_feed = self.app.extensions["smallworld.links"].game_calendar_url(self.game_id)
             self.feed(None, game_feed.removeprefix(BASE))
@@ -295,6 +325,8 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
     ).get_json()
     table.watch_paths = [watching["watch_url"].removeprefix(BASE), watching["public_url"].removeprefix(BASE)]
     table.sign_in_every_seat()
+    assert sorted(table.choices) == [0, 1, 2], "every seat's mails link its page of mail choices"
+    table.choose_a_digest(0)
     table.look_around(pages=True)
 
     last_step, last_turn = None, None
@@ -318,6 +350,9 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
             if state["turn"] != last_turn:
                 # Table talk: the seat on turn says a word (mailed to the others, on every page, in the chat).
                 table.say(awaited[0], f"Turn {state['turn']}: *good luck*, all.")
+                table.deliver()
+                # Seat 0 follows the game by a daily digest: one a (simulated) day, scanned as it arrives.
+                table.send_digests()
                 table.deliver()
             table.look_around(pages=state["turn"] != last_turn)
             last_step, last_turn = step_key, state["turn"]
@@ -374,7 +409,16 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
     table.watch.assert_no_leaks()
     table.watch.confirm_own_coins_seen(range(3))
     subjects = " ".join(table.templates).lower()
-    for kind in ("invited", "your turn", "redeploy", "played for you", "reminder", "is over", "wrote at the table"):
+    for kind in (
+        "invited",
+        "your turn",
+        "redeploy",
+        "played for you",
+        "reminder",
+        "is over",
+        "wrote at the table",
+        "your day",
+    ):
         assert kind in subjects, f"no {kind!r} mail in this game: {sorted(table.templates)}"
     assert table.watch.scanned > 500
     assert table.since_scanned > 10, "the turn mails told the other players' turns, and were scanned"

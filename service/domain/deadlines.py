@@ -347,7 +347,7 @@ def _queue_reminders(session: Session, links: LinkMaker, game: Game, clock: Cloc
             deadline_at=clock.deadline_at,
             step_key=game.step_key,
             before_seconds=before,
-            defending=state.phase == "defend",
+            defending=state.phase == rules.Phase.DEFEND,
             turn=state.turn,
             turns=state.turns,
             seat=seat.seat,

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
+from service.domain.models import GameStatus, MailStatus, NoticeStatus
 from service.domain.text import known_zone, mail_address, printable_text
 from service.infra.chat import check_chat_url
 
@@ -175,7 +176,7 @@ class SeatOut(BaseModel):
 
 class GameCreated(BaseModel):
     id: int
-    status: str = Field(description="`unconfirmed` until the host confirms it; then `inviting` or `active`")
+    status: GameStatus = Field(description="`unconfirmed` until the host confirms it; then `inviting` or `active`")
     admin_url: str | None = Field(
         None, description="The host's signed admin link, once the host confirmed the game (also mailed to them)"
     )
@@ -235,7 +236,7 @@ class AuditOut(BaseModel):
 class GameView(BaseModel):
     id: int
     name: str
-    status: str = Field(
+    status: GameStatus = Field(
         description="`unconfirmed`, `inviting`, `active`, `paused`, `ending` (over by the rules; the final table is "
         "being tallied and mailed, coins still hidden), `finished` or `cancelled`"
     )
@@ -322,7 +323,7 @@ class History(BaseModel):
 class Accepted(BaseModel):
     game_id: int
     seat: int
-    status: str
+    status: GameStatus
     turn_url: str = Field(description="This seat's signed link; also the bearer token of the JSON API")
 
 
@@ -403,7 +404,7 @@ class MailOut(BaseModel):
     id: int
     to: str
     template: str
-    status: str
+    status: MailStatus
     attempts: int
     last_error: str | None
     created_at: datetime
@@ -443,7 +444,7 @@ class NoticeOut(BaseModel):
     id: int
     kind: str
     title: str
-    status: str
+    status: NoticeStatus
     attempts: int
     last_error: str | None
     created_at: datetime

@@ -277,7 +277,7 @@ def extend(game_id: int) -> Response:
                 get_session(), game_id, manager.actor, current_links(), by=timedelta(seconds=round(amount * unit))
             )
 
-    return _run(game_id, "The deadline was moved; the players were told.", act)
+    return _run(game_id, "The deadline was moved; the player the game waits for was told.", act)
 
 
 @bp.post("/admin/games/<int:game_id>/pause")

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask import Blueprint, flash, redirect, render_template, request, url_for
 from sqlmodel import col, select
 from werkzeug.wrappers import Response
 
@@ -195,7 +195,8 @@ def history(game_id: int) -> Any:
     chosen = request.args.get("player", "")
     player = int_or_none(chosen)
     if chosen and (player is None or not 0 <= player < len(names)):
-        abort(400, description=f"player: no player {chosen!r} in this game; choose one of 0 to {len(names) - 1}")
+        message = f"player: there is no player {chosen!r} in this game; the seats are 0 to {len(names) - 1}."
+        return render_template("refused.html", heading="No such player", message=message), 400
     reveal = view.result is not None
 
     turns = play.told_turns(db, game) if game.state is not None else None
