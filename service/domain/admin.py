@@ -214,6 +214,7 @@ def replace_player(
     started = game.state is not None
     seat.accepted_at = now if started else None
     seat.removed = False
+    seat.controller = SeatController.PERSON  # the newcomer plays the seat, not the house bot
     session.add(seat)
     awaited = rules.awaiting(load_state(game)) if started else set()
     if game.status == GameStatus.ACTIVE and seat_no in awaited:
