@@ -33,6 +33,7 @@ from service.domain.models import (
     OutboxMail,
     Player,
     Seat,
+    SeatController,
     utcnow,
 )
 from service.domain.outbox import queue_mail
@@ -212,6 +213,7 @@ def replace_player(
     started = game.state is not None
     seat.accepted_at = now if started else None
     seat.removed = False
+    seat.controller = SeatController.PERSON  # the newcomer plays the seat, not the house bot
     session.add(seat)
     awaited = rules.awaiting(load_state(game)) if started else set()
     if game.status == GameStatus.ACTIVE and seat_no in awaited:

@@ -167,6 +167,7 @@ class SeatOut(BaseModel):
     name: str
     accepted: bool
     removed: bool = False
+    bot: bool = Field(False, description="The house bot plays the seat, until its player takes it back")
 
 
 class GameCreated(BaseModel):

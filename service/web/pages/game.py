@@ -103,6 +103,7 @@ def game_page(viewer: Viewer, talk: dict[str, Any] | None = None) -> str:
         map_svg=map_svg,
         recent=recent,
         your_turn=viewer.number in view.awaiting,
+        house_bot=viewer.bot_plays,
         standings=view.result,
         calendar=calendar_links(viewer.player.id or 0, game_id),
         talk=talk or board_context(viewer),
