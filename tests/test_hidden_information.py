@@ -366,7 +366,8 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
         headers={"Authorization": f"Bearer {admin}"},
         json={"public": True},
     ).get_json()
-    table.watch_paths = [watching["watch_url"].removeprefix(BASE), watching["public_url"].removeprefix(BASE)]
+    by_link, public = watching["watch_url"].removeprefix(BASE), watching["public_url"].removeprefix(BASE)
+    table.watch_paths = [by_link, public, f"{by_link}/history", f"{public}/history"]
     table.sign_in_every_seat()
     assert sorted(table.choices) == [0, 1, 2], "every seat's mails link its page of mail choices"
     table.choose_a_digest(0)

@@ -8,6 +8,7 @@ random generator and the stacks never reach the page before the game is over.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -23,7 +24,7 @@ from emails.times import zone as zone_of
 from service.domain import lobby, play, story, table_talk, views
 from service.domain.errors import BadRequest, DomainError
 from service.domain.links import current_links
-from service.domain.models import ActionKind, GameAction, MessageSource
+from service.domain.models import ActionKind, Game, GameAction, MessageSource
 from service.domain.text import checked, known_zone
 from service.infra.db import get_session
 from service.web.maps import MapOptions, board_svg
@@ -164,11 +165,21 @@ def history(game_id: int) -> Any:
     grouped by game turn; ``?player=<seat>`` keeps one player's turns; each turn's steps link to the board
     after them (``?step=<number>``). Steps that were undone never appear."""
     viewer = viewer_for(game_id)
+    return render_history(
+        viewer.game,
+        viewer.number,
+        zone_of(viewer.player.time_zone),
+        lambda **args: url_for("game.history", game_id=game_id, **args),
+    )
+
+
+def render_history(game: Game, seat: int | None, zone: ZoneInfo, history_url: Callable[..., str], **page: Any) -> Any:
+    """The history page of ``game`` as ``seat`` sees it (``None``: a spectator, ``service.web.pages.watch``);
+    ``history_url(step=…, player=…)`` is the address of the page itself, ``page`` more for its template."""
     db = get_session()
-    game = viewer.game
-    view = views.game_view(db, game, viewer.number)
+    game_id = game.id or 0
+    view = views.game_view(db, game, seat)
     names = [s.name for s in view.seats]
-    zone = zone_of(viewer.player.time_zone)
     asked = int_or_none(request.args.get("step"))
     chosen = request.args.get("player", "")
     player = int_or_none(chosen)
@@ -190,7 +201,7 @@ def history(game_id: int) -> Any:
         for entry, before, after in turn.steps:
             step = Step(
                 number=entry.version,
-                words=describe_step(entry, before, after, names, viewer.number, reveal),
+                words=describe_step(entry, before, after, names, seat, reveal),
                 at=_when(entry.created_at, zone),
                 undone=False,
                 turn=before.turn,
@@ -207,7 +218,7 @@ def history(game_id: int) -> Any:
         groups[-1]["turns"].append(
             {
                 "seat": turn.seat,
-                "words": story.tell(turn, names, viewer.number, reveal),
+                "words": story.tell(turn, names, seat, reveal),
                 "steps": told_steps,
                 "at": told_steps[-1].at,
             }
@@ -234,6 +245,8 @@ def history(game_id: int) -> Any:
         previous=previous,
         next=following,
         map_svg=map_svg,
+        history_url=history_url,
+        **page,
     )
 
 
