@@ -409,8 +409,8 @@ def told_turns(session: Session, game: Game) -> list[story.Turn] | None:
     )
     try:
         return story.turns_of(log, replay_steps(game, log))
-    except (rules.IllegalAction, ValueError, KeyError, StopIteration):
-        logger.exception("the story of game %s does not replay: its turn mail goes without it", game.id)
+    except (rules.IllegalAction, ValueError, KeyError, StopIteration) as error:
+        logger.warning("the log of game %s does not replay (%s): told without its story", game.id, error)
         return None
 
 
