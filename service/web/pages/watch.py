@@ -25,6 +25,7 @@ from service.web.maps import MapOptions, board_svg
 from service.web.pages.forms import int_or_none
 from service.web.pages.game_summary import deadline, page_context
 from service.web.pages.narration import told_log
+from service.web.pages.table_talk import watch_context
 
 bp = Blueprint("watch", __name__)
 
@@ -84,6 +85,7 @@ def _watch_page(game: Game, here: str) -> Any:
         standings=view.result,
         here=here,
         is_public=game.public,
+        talk=watch_context(game),
     )
 
 
