@@ -400,8 +400,9 @@ class GameOver(GameMessage):
 
 
 #: What an :class:`OrdersAnswer` answers: orders carried out (or refused), a reply to a step that was over,
-#: a reply to a game that is not running, a reply without an order in it.
-Answered = Literal["orders", "late", "not_running", "no_orders"]
+#: a reply to a game that is not running, a reply without an order in it, a reply for a seat the house bot
+#: plays now.
+Answered = Literal["orders", "late", "not_running", "no_orders", "bot_seat"]
 
 
 class OrdersAnswer(GameMessage):
@@ -567,6 +568,7 @@ Change = Literal[
     "cancelled",
     "vacation",
     "outage",
+    "resigned",
 ]
 
 

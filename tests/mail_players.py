@@ -19,7 +19,7 @@ from flask import Flask
 from sqlmodel import select
 
 from emails.delivery import backend_from_config
-from service.domain import delivery
+from service.domain import delivery, tally
 from service.domain.models import Game, InboundMail
 from service.infra.db import get_session
 from tests.api.conftest import bearer, create_game, token_of
@@ -82,6 +82,11 @@ class MailTable:
         new = received[self.seen :]
         self.seen = len(received)
         return new
+
+    def tally(self) -> None:
+        """Tally a game that is ending, as the worker's task does (``worker/tasks/tally.py``)."""
+        with self.app.app_context():
+            tally.tally_game(get_session(), self.game_id)
 
     def game(self) -> Game:
         with self.app.app_context():

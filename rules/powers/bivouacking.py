@@ -61,7 +61,10 @@ class Bivouacking(Power):
         # how many go on each region, on top of those there).
         ActionKind("return_encampments", ("tokens",), "Place your Encampments again", choice="spread", defends=True),
     )
-    verbs = (Verb("encamp", "place_encampments", "tokens", "place Encampments, region:count"),)
+    verbs = (
+        Verb("encamp", "place_encampments", "tokens", "place Encampments, region:count"),
+        Verb("recamp", "return_encampments", "tokens", "after an attack, place your Encampments again, region:count"),
+    )
     slot = Camps
     markers = (ENCAMPMENT,)
     schema_1_fields = frozenset({"encampments", "camps"})

@@ -49,13 +49,23 @@ from emails.delivery import Backend, Connection, DeliveryError
 from emails.render import CALENDAR_MESSAGES, ESSENTIAL, MESSAGES, NOTICE, REMINDER, REPLY_MESSAGES, TALK, RenderError
 from service.domain import notifications
 from service.domain.links import LinkMaker, ReplyAddresses
-from service.domain.models import Game, GameNotification, GameStatus, NotifyMode, OutboxMail, Player, Seat, utcnow
+from service.domain.models import (
+    Game,
+    GameNotification,
+    GameStatus,
+    MailStatus,
+    NotifyMode,
+    OutboxMail,
+    Player,
+    Seat,
+    utcnow,
+)
 from service.domain.outbox import mail_domain
 from service.infra.logfmt import log
 
 logger = logging.getLogger(__name__)
 
-PENDING, SENT, FAILED, SKIPPED = "pending", "sent", "failed", "skipped"
+PENDING, SENT, FAILED, SKIPPED = MailStatus.PENDING, MailStatus.SENT, MailStatus.FAILED, MailStatus.SKIPPED
 
 
 @dataclass(frozen=True)
@@ -619,7 +629,7 @@ class _Outcomes:
     def add(
         self,
         job: _Job,
-        status: str,
+        status: MailStatus,
         now: datetime,
         *,
         error: str | None = None,

@@ -50,7 +50,17 @@ from service.domain import play, table_talk
 from service.domain.errors import DomainError
 from service.domain.games import seats_of
 from service.domain.links import LinkMaker, ReplyAddresses, ReplyToken
-from service.domain.models import Game, GameStatus, InboundKind, InboundMail, MessageSource, Player, Seat, utcnow
+from service.domain.models import (
+    Game,
+    GameStatus,
+    InboundKind,
+    InboundMail,
+    MessageSource,
+    Player,
+    Seat,
+    SeatController,
+    utcnow,
+)
 from service.domain.outbox import queue_mail
 from service.domain.turn_mail import board_summary, seat_names
 from service.infra.logfmt import log
@@ -326,6 +336,10 @@ def _reply(
     read = grammar.parse(text)
     if game.status != GameStatus.ACTIVE:
         answer = _Answer("not_running")
+        kind = InboundKind.LATE
+    elif seat_row.controller == SeatController.BOT:
+        # The house bot plays the seat (DESIGN §10): its person takes it back from their page, not by mail.
+        answer = _Answer("bot_seat")
         kind = InboundKind.LATE
     elif game.step_key != token.step_key:
         answer = _Answer("late")

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
+from service.domain.models import GameStatus, MailStatus, NoticeStatus
 from service.domain.text import known_zone, mail_address, printable_text
 from service.infra.chat import check_chat_url
 
@@ -74,6 +75,11 @@ class GameSettings(BaseModel):
     start_when_all_accepted: bool = Field(True, description="False: the game starts at once")
     auto_pass_alert_after: int = Field(2, ge=1, le=20, description="Consecutive auto-passes before the host hears")
     vacation_days: int = Field(7, ge=0, le=60, description="Vacation a player may take per game")
+    resigned_seats: Literal["auto_pass", "bot"] = Field(
+        "auto_pass",
+        description="A seat whose player resigns: its steps passed at once (`auto_pass`), or played by the house "
+        "bot (`bot`)",
+    )
     bot_after_missed_turns: int = Field(
         3,
         ge=0,
@@ -166,11 +172,12 @@ class SeatOut(BaseModel):
     name: str
     accepted: bool
     removed: bool = False
+    bot: bool = Field(False, description="The house bot plays the seat, until its player takes it back")
 
 
 class GameCreated(BaseModel):
     id: int
-    status: str = Field(description="`unconfirmed` until the host confirms it; then `inviting` or `active`")
+    status: GameStatus = Field(description="`unconfirmed` until the host confirms it; then `inviting` or `active`")
     admin_url: str | None = Field(
         None, description="The host's signed admin link, once the host confirmed the game (also mailed to them)"
     )
@@ -230,7 +237,7 @@ class AuditOut(BaseModel):
 class GameView(BaseModel):
     id: int
     name: str
-    status: str = Field(
+    status: GameStatus = Field(
         description="`unconfirmed`, `inviting`, `active`, `paused`, `ending` (over by the rules; the final table is "
         "being tallied and mailed, coins still hidden), `finished` or `cancelled`"
     )
@@ -317,7 +324,7 @@ class History(BaseModel):
 class Accepted(BaseModel):
     game_id: int
     seat: int
-    status: str
+    status: GameStatus
     turn_url: str = Field(description="This seat's signed link; also the bearer token of the JSON API")
 
 
@@ -398,7 +405,7 @@ class MailOut(BaseModel):
     id: int
     to: str
     template: str
-    status: str
+    status: MailStatus
     attempts: int
     last_error: str | None
     created_at: datetime
@@ -438,7 +445,7 @@ class NoticeOut(BaseModel):
     id: int
     kind: str
     title: str
-    status: str
+    status: NoticeStatus
     attempts: int
     last_error: str | None
     created_at: datetime

@@ -35,7 +35,7 @@ def step_details(state: rules.GameState, seat: int, names: dict[int, str]) -> di
     player = state.players[seat]
     return {
         "seat": seat,
-        "defending": state.phase == "defend",
+        "defending": state.phase == rules.Phase.DEFEND,
         "hand": sum(troop.hand for troop in [player.active, *player.declined] if troop is not None),
         "board": board_summary(state, names, seat),
         "orders": orders.describe(state, seat, seat_names(state, names)),

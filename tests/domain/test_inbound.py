@@ -161,3 +161,21 @@ def test_a_reply_to_a_table_talk_mail_is_posted_at_the_table_once(table: MailTab
     ]
     [mailed_on] = [m for m in table.deliver() if "stay off my mountains" in m.text]
     assert mailed_on.rcpt_tos == ("p0@example.org",)
+
+
+def test_a_reply_for_a_seat_the_house_bot_plays_changes_nothing_and_says_how_to_take_it_back(table: MailTable) -> None:
+    from service.domain import bot_seats
+    from service.infra.db import get_session
+
+    turn = turn_mail(table)
+    with table.app.app_context():
+        session = get_session()
+        game = session.get(type(table.game()), table.game_id)
+        bot_seats.give_seat_to_bot(session, game, 0, "the host gave it the seat", actor="host")
+        session.commit()
+    version = table.game().version
+    table.deliver()
+    post_mail(table.app, reply_to(turn, "pick 1"))
+    assert table.game().version == version
+    [answer] = [m for m in table.deliver() if "house bot plays your seat" in (m.header("Subject") or "")]
+    assert "take your seat back" in words(answer) and "/play/" in answer.text

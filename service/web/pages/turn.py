@@ -22,7 +22,7 @@ import rules
 from rules.abilities import ACTION_OWNERS, names_with
 from rules.state import GameState
 from rules.troops import conquering_declined, hand_for_conquest
-from service.domain import play, story, views
+from service.domain import bot_seats, play, story, views
 from service.domain.errors import Conflict, DomainError
 from service.domain.links import current_links
 from service.domain.models import GameStatus
@@ -55,13 +55,34 @@ def page(game_id: int) -> Any:
     state = GameState.from_json(game.state) if game.state else None
     if state is None or game.status != GameStatus.ACTIVE or viewer.number not in rules.awaiting(state):
         return redirect(url_for("game.page", game_id=game_id))
-    return render_template("turn/page.html", **turn_context(viewer, state, request.args), talk=board_context(viewer))
+    return render_template(
+        "turn/page.html",
+        **turn_context(viewer, state, request.args),
+        talk=board_context(viewer),
+        house_bot=viewer.bot_plays,
+    )
+
+
+@bp.post("/games/<int:game_id>/turn/take-back")
+def take_back(game_id: int) -> Response:
+    """The seat's player plays it again, from the step under way (DESIGN §10)."""
+    viewer = viewer_for(game_id)
+    try:
+        bot_seats.take_seat_back(get_session(), game_id, viewer.number)
+    except DomainError as error:
+        flash(error.message, "refusal")
+    else:
+        flash("Your seat is yours again: the house bot no longer plays it, and your turn mails come back.", "done")
+    return redirect(url_for(".page", game_id=game_id))
 
 
 @bp.post("/games/<int:game_id>/turn")
 def act(game_id: int) -> Response:
     """One step from a form: the action's fields, the version the page showed."""
     viewer = viewer_for(game_id)
+    if viewer.bot_plays:
+        flash("The house bot plays your seat: take it back first (the button above), then play.", "refusal")
+        return redirect(url_for(".page", game_id=game_id))
     form = request.form
     try:
         version = int(form.get("version", ""))
@@ -161,7 +182,7 @@ def feedback(before: GameState, after: GameState, action: dict[str, Any], seat: 
         return "Conquests over: place your tokens, then end your turn."
     if kind == "redeploy":
         return "Redeployment saved."
-    if kind == "end_turn" and before.phase == "defend":
+    if kind == "end_turn" and before.phase == rules.Phase.DEFEND:
         return "Your redeployment is done; the game goes on."
     if kind in ("end_turn", "decline"):
         score = last.get("score")
@@ -277,7 +298,8 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
     confirm = args.get("confirm") if args.get("confirm") in CONFIRMED else None
 
     def href(region: int) -> str:
-        if state.phase in ("redeploy", "defend") and any(region in a.regions for a in choices.redeploy):
+        redeploying = state.phase in (rules.Phase.REDEPLOY, rules.Phase.DEFEND)
+        if redeploying and any(region in a.regions for a in choices.redeploy):
             return f"#tokens-{region}"
         return url_for("turn.page", game_id=game.id, region=region) + "#region-panel"
 
@@ -313,7 +335,7 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
     # Before the first step of the conquests the tokens are still on the board: one stays in each region
     # and the others come to hand (rulebook, "Ready your Troops"); say how many that will be.
     active = state.players[seat].active
-    readied_hand = hand_for_conquest(state, seat, active) if active and state.phase == "start" else None
+    readied_hand = hand_for_conquest(state, seat, active) if active and state.phase == rules.Phase.START else None
     # The template sees the player's view only (``public``), never the full state: it holds the other
     # players' coins and the random generator.
     invalid = args.get("invalid", "")

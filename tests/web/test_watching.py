@@ -151,3 +151,23 @@ def test_the_watch_page_shows_the_table_talk_read_only_and_hidden_messages_as_hi
     assert "Well <em>played</em>" in board and "hidden by the host" in board and "something rude" not in board
     assert "<form" not in board.split("</section>")[0], "spectators read, never write nor hide"
     assert not PRIVATE.search(text)
+
+
+def test_watchers_read_the_history_told_to_nobody(app: Flask) -> None:
+    game_id, admin = started_game(app, "Told")
+    link = watching(app, game_id, admin)["watch_url"].removeprefix(BASE)
+    client = app.test_client()
+    page = client.get(link).get_data(as_text=True)
+    assert f'href="{link}/history"' in page
+    history = client.get(f"{link}/history")
+    assert history.status_code == 200
+    text = history.get_data(as_text=True)
+    assert "History of Told" in text and not PRIVATE.search(text)
+    assert f'href="{link}"' in text, "back to the watch page, not to a player's game page"
+    assert client.get(f"{link}/history?step=0").status_code == 200
+    assert client.get(f"{link}/history?player=9").status_code == 400
+    assert client.get(f"{link[:-2]}zz/history").status_code == 403
+    assert client.get(f"/games/{game_id}/watch/history").status_code == 404, "not public"
+    watching(app, game_id, admin, public=True)
+    public = client.get(f"/games/{game_id}/watch/history")
+    assert public.status_code == 200 and not PRIVATE.search(public.get_data(as_text=True))
