@@ -11,10 +11,17 @@ the host's admin page, the game page without a seat (refused), each seat's calen
 mails) and the game's own feed, each seat's My games (signed in by mail: the sign-in and "mail me my links"
 mails are scanned too), the game's watch pages (by its watch link, and public) and the list of public games,
 as seen by nobody in particular. At each new game turn the seat on turn writes at the table (table talk:
+<<<<<<< HEAD
+mailed to the others, shown on every page, told to the chat). The game has a chat (a local JSON receiver):
+every notice it gets is scanned as seen by nobody in particular, and none may hold a signed link. At turn 3
+the host gives seat 1 to the house bot (its "the house bot plays your seat" mail, the page with the way
+back, the bot's steps in the history are scanned with the rest); at turn 5 the player takes the seat back.
+=======
 mailed to the others, shown on every page, told to the chat); seat 0 chose a daily digest on its page of
 mail choices (linked from every mail, scanned with the pages), and gets one at each new turn. The game has
 a chat (a local JSON receiver): every notice it gets is scanned as seen by nobody in particular, and none
 may hold a signed link.
+>>>>>>> main
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from email.message import EmailMessage, Message
+from email.utils import make_msgid
 from typing import Any
 
 import pytest
@@ -35,8 +43,8 @@ from sqlmodel import select
 
 import rules
 from emails.delivery import to_bytes
-from rules.bots import concrete
-from service.domain import chat_notices, deadlines, delivery, notifications, tally
+from rules.bots import Budget, concrete
+from service.domain import bot_seats, chat_notices, deadlines, delivery, house_bot, notifications, tally
 from service.domain.models import Game, utcnow
 from service.infra.chat import ChatPolicy
 from service.infra.db import get_session
@@ -45,7 +53,10 @@ from tests.chat_receiver import ChatReceiver, chat_receiver
 from tests.hidden_information import CoinWatch, with_canaries
 
 BASE = "https://smallworld.example"
+#: The house bot's budget here: the test is about what it sends, not how well it plays.
+BOT_BUDGET = Budget(worlds=1, breadth=2, deep_worlds=1, shortlist=1)
 NEVER = timedelta(days=3650)
+INBOUND_SECRET = "inbound-secret-of-the-hidden-information-test"
 LINK = re.compile(re.escape(BASE) + r"/(play|invite|admin|unsubscribe)/([A-Za-z0-9_\-.]+)")
 FEED = re.compile(re.escape(BASE) + r"(/calendar/[A-Za-z0-9_\-.]+\.ics)")
 CHOICES = re.compile(re.escape(BASE) + r"(/choices/[A-Za-z0-9_\-.]+)")
@@ -100,6 +111,9 @@ class Table:
         self.watch = CoinWatch(players)
         self.emails = [f"p{i}@example.org" for i in range(players)]
         self.tokens: dict[int, str] = {}
+        #: Each seat's latest mail that takes orders by reply, and the answers to orders scanned.
+        self.replyable: dict[int, EmailMessage] = {}
+        self.answers_scanned = 0
         self.pages: dict[int, Any] = {}
         self.templates: set[str] = set()
         self.game_id = 0
@@ -114,6 +128,13 @@ class Table:
         #: Each seat's browser signed in by mail (My games), and the game's watch pages (by link, public).
         self.signed_in: dict[int, Any] = {}
         self.watch_paths: list[str] = []
+        #: The host gave a seat to the house bot; the steps the bot played.
+        self.bot_given = False
+        self.bot_steps = 0
+
+    def bot_plays(self, seat: int) -> bool:
+        with self.app.app_context():
+            return bot_seats.is_bot(bot_seats.seat_row(get_session(), self.game_id, seat))
 
     def state(self) -> dict[str, Any] | None:
         with self.app.app_context():
@@ -148,9 +169,31 @@ class Table:
                 self.feeds[seat] = feed
             for choices in CHOICES.findall("\n".join(text_parts(message))):
                 self.choices[seat] = choices
+            reply_address = str(message["Reply-To"] or "")
+            if reply_address.startswith("play+") and "+talk-" not in reply_address:
+                self.replyable[seat] = message  # the seat's latest mail that takes orders by reply
+            if str(message["Subject"]).startswith(("Done in", "Not all done", "No orders")):
+                self.answers_scanned += not self.finished
             received.append((seat, message))
         self.hear_the_chat()
         return received
+
+    def reply_by_mail(self, seat: int, orders: str) -> None:
+        """The seat replies to its latest mail that takes orders (DESIGN §10), by ``POST /inbound/mail``."""
+        original = self.replyable[seat]
+        reply = EmailMessage()
+        reply["From"] = self.emails[seat]
+        reply["To"] = str(original["Reply-To"])
+        reply["Subject"] = f"Re: {original['Subject']}"
+        reply["Message-ID"] = make_msgid(domain="example.org")
+        reply.set_content(orders)
+        answer = self.api.post(
+            "/inbound/mail",
+            data=reply.as_bytes(),
+            headers={"Authorization": f"Bearer {INBOUND_SECRET}"},
+            content_type="message/rfc822",
+        )
+        assert answer.status_code == 202, answer.get_data(as_text=True)
 
     def hear_the_chat(self) -> None:
         """Post the due chat notices, as the chat task would; scan each one the chat got, as read by anyone."""
@@ -339,7 +382,8 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
         headers={"Authorization": f"Bearer {admin}"},
         json={"public": True},
     ).get_json()
-    table.watch_paths = [watching["watch_url"].removeprefix(BASE), watching["public_url"].removeprefix(BASE)]
+    by_link, public = watching["watch_url"].removeprefix(BASE), watching["public_url"].removeprefix(BASE)
+    table.watch_paths = [by_link, public, f"{by_link}/history", f"{public}/history"]
     table.sign_in_every_seat()
     assert sorted(table.choices) == [0, 1, 2], "every seat's mails link its page of mail choices"
     table.choose_a_digest(0)
@@ -373,6 +417,31 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
             table.look_around(pages=state["turn"] != last_turn)
             last_step, last_turn = step_key, state["turn"]
         seat = awaited[0]
+        if state["turn"] == 3 and not table.bot_given:
+            # The house bot: the host gives it seat 1 (its player is mailed the way back); at turn 5 the player
+            # takes the seat back from their page. Meanwhile the bot plays the seat's turns, as the worker does.
+            given = table.api.post(
+                f"/api/admin/games/{table.game_id}/bot", headers={"Authorization": f"Bearer {admin}"}, json={"seat": 1}
+            )
+            assert given.status_code == 200, given.get_json()
+            table.watch.scan_json(given.get_json(), 0, "admin bot")
+            table.bot_given = True
+            table.deliver()
+            table.look_around(pages=True)
+        if state["turn"] == 5 and table.bot_plays(1):
+            page = table.pages[1].get(f"/games/{table.game_id}").get_data(as_text=True)
+            table.watch.scan_text(page, 1, "game page with the house bot in the seat")
+            back = table.pages[1].post(f"/games/{table.game_id}/turn/take-back", data={"csrf_token": _csrf(page)})
+            assert back.status_code == 302
+        if table.bot_plays(seat):
+            with app.app_context():
+                played = house_bot.play_bot_turns(
+                    get_session(), table.game_id, app.extensions["smallworld.links"], budget=BOT_BUDGET
+                )
+            assert played.steps, "the house bot played the seat's step"
+            table.bot_steps += played.steps
+            table.deliver()
+            continue
         roll = rnd.random()
         if roll < 0.04:
             # Left to the deadline: a reminder first, then the auto-pass (and the host's alert).
@@ -385,6 +454,11 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
                     # (no outage guard: this test jumps the clock, it was never down)
                     deadlines.sweep(get_session(), app.extensions["smallworld.links"], now=at, outage_after=NEVER)
                 table.deliver(now=at + timedelta(seconds=1))
+            continue
+        if roll < 0.09 and roll >= 0.06 and seat in table.replyable:
+            # Orders by mail: the answer shows the board, what may be done, and the seat's own coins only.
+            table.reply_by_mail(seat, "help")
+            table.deliver()
             continue
         if roll < 0.06:
             extended = table.api.post(
@@ -419,12 +493,14 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
 ) -> None:
     # Every seat starts with a canary count of coins, in the game and in every replay of it.
     monkeypatch.setattr(rules, "new_game", with_canaries(rules.new_game))
-    app = make_app(BASE_URL=BASE, CHAT_PRIVATE_HOSTS=True)  # the game's chat is a receiver on this machine
+    # The game's chat is a receiver on this machine; the players may also reply to their mails with orders.
+    app = make_app(BASE_URL=BASE, CHAT_PRIVATE_HOSTS=True, INBOUND_SECRET=INBOUND_SECRET)
     with chat_receiver() as chat:
         table = play_a_whole_game(app, random.Random(seed), chat)
     table.watch.assert_no_leaks()
     table.watch.confirm_own_coins_seen(range(3))
     subjects = " ".join(table.templates).lower()
+    assert table.bot_steps > 5, "the house bot played seat 1's turns"
     for kind in (
         "invited",
         "your turn",
@@ -433,10 +509,12 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
         "reminder",
         "is over",
         "wrote at the table",
+        "the house bot plays your seat",
         "your day",
     ):
         assert kind in subjects, f"no {kind!r} mail in this game: {sorted(table.templates)}"
     assert table.watch.scanned > 500
+    assert table.answers_scanned >= 3, "answers to orders by mail were scanned"
     assert table.since_scanned > 10, "the turn mails told the other players' turns, and were scanned"
     assert len(table.feeds) == 3, "every seat's turn mails offered its calendar feed"
     assert any("turn" in b["title"] or "play" in b["title"] for b in chat.bodies), "the chat heard of the turns"

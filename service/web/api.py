@@ -16,6 +16,7 @@ from werkzeug.exceptions import HTTPException
 from service.domain import admin, games, lobby, play, previews, views
 from service.domain.errors import BadRequest, DomainError, Forbidden
 from service.domain.links import INVITE, current_links
+from service.domain.models import SeatController
 from service.domain.schemas import (
     Accepted,
     AcceptInvitation,
@@ -57,7 +58,9 @@ def _created(game_id: int, admin_url: str | None) -> GameCreated:
     session = get_session()
     game = games.get_game(session, game_id)
     seats = [
-        SeatOut(seat=s.seat, name=s.display_name, accepted=s.accepted_at is not None)
+        SeatOut(
+            seat=s.seat, name=s.display_name, accepted=s.accepted_at is not None, bot=s.controller == SeatController.BOT
+        )
         for s, _ in games.seats_of(session, game_id)
     ]
     return GameCreated(id=game_id, status=game.status, admin_url=admin_url, seats=seats)

@@ -25,11 +25,11 @@ from werkzeug.wrappers import Response
 
 import rules
 from emails import times
-from service.domain import admin, chat_notices, views, watching
+from service.domain import admin, bot_seats, chat_notices, table_talk, views, watching
 from service.domain.errors import BadRequest, Conflict, DomainError
 from service.domain.games import seats_of, settings_of
 from service.domain.links import current_links
-from service.domain.models import Game, GameStatus, MailStatus, OutboxMail, Player
+from service.domain.models import Game, GameStatus, MailStatus, OutboxMail, Player, SeatController
 from service.domain.schemas import HOUR, ChangeSettings, ReplacePlayer
 from service.infra.chat import mask, service_name
 from service.infra.db import get_session
@@ -46,6 +46,8 @@ bp = Blueprint("admin_game", __name__)
 ZONE = "admin_zone"
 #: Acts confirmed on the page first (a panel with the final button).
 CONFIRMED = ("pass", "remove", "cancel")
+#: Table-talk messages listed on the page (the latest), each with its "Hide" button.
+TALK_ROWS = 50
 #: Mails listed on the page: every failed one, and the latest others up to this many.
 MAIL_ROWS = 60
 UNITS = {"minutes": 60, "hours": HOUR, "days": 24 * HOUR}
@@ -87,6 +89,8 @@ class SeatRow:
     time_zone: str
     accepted: bool
     removed: bool
+    #: The house bot plays the seat (``service.domain.bot_seats``).
+    bot: bool
     awaited: bool
     auto_passes: int
     vacation_used: str
@@ -113,6 +117,7 @@ def page_context(manager: Manager) -> dict[str, Any]:
             time_zone=p.time_zone,
             accepted=s.accepted_at is not None,
             removed=s.removed,
+            bot=s.controller == SeatController.BOT,
             awaited=s.seat in awaited,
             auto_passes=state.players[s.seat].auto_passes if state and s.seat < len(state.players) else 0,
             vacation_used=times.duration(s.vacation_used_seconds) if s.vacation_used_seconds else "none",
@@ -150,6 +155,15 @@ def page_context(manager: Manager) -> dict[str, Any]:
         "mail_counts": mail_counts(game),
         "chat": {"url": mask(game.chat_url), "service": service_name(game.chat_url)},
         "notices": notice_rows(game, zone),
+        "talk": [
+            {
+                "id": m.id,
+                "author": m.author,
+                "at": f"{m.at.astimezone(zone):%a %-d %b %H:%M}",
+                "text": None if m.hidden else m.excerpt(300),
+            }
+            for m in table_talk.messages_of(db, game.id or 0, limit=TALK_ROWS)
+        ],
         "watching": {
             "public": game.public,
             "url": watching.watch_url(game, current_links()),
@@ -258,6 +272,17 @@ def _same_step(manager: Manager) -> None:
         raise Conflict(
             "The game moved on since this page was shown: here it is as it stands now. Check, then try again"
         )
+
+
+@bp.post("/admin/games/<int:game_id>/talk/<int:message_id>/hide")
+def hide_message(game_id: int, message_id: int) -> Response:
+    """Hide a message of the game's table talk for everyone (``service.domain.table_talk.hide_message``)."""
+    manager = manager_for(game_id)
+    return _run(
+        game_id,
+        "The message is hidden for everyone: the pages show it as hidden by the host.",
+        lambda: table_talk.hide_message(get_session(), manager.game, message_id, manager.actor.label),
+    )
 
 
 @bp.post("/admin/games/<int:game_id>/extend")
@@ -378,6 +403,21 @@ def replace(game_id: int) -> Response:
         "The seat has a new player, who was invited; the old links of the seat no longer work.",
         act,
     )
+
+
+@bp.post("/admin/games/<int:game_id>/bot")
+def give_to_bot(game_id: int) -> Response:
+    """The house bot plays the seat until its player takes it back from their link (DESIGN §10)."""
+    manager = manager_for(game_id)
+
+    def act() -> None:
+        try:
+            seat = int(request.form.get("seat", ""))
+        except ValueError:
+            raise BadRequest("Choose the seat to give to the house bot.") from None
+        bot_seats.host_gives_seat_to_bot(get_session(), game_id, seat, manager.actor.label, current_links())
+
+    return _run(game_id, "The house bot plays that seat now; its player may take it back from their link.", act)
 
 
 @bp.post("/admin/games/<int:game_id>/remove")

@@ -22,7 +22,7 @@ import rules
 from rules.abilities import ACTION_OWNERS, names_with
 from rules.state import GameState
 from rules.troops import conquering_declined, hand_for_conquest
-from service.domain import play, story, views
+from service.domain import bot_seats, play, story, views
 from service.domain.errors import Conflict, DomainError
 from service.domain.links import current_links
 from service.domain.models import GameStatus
@@ -55,13 +55,34 @@ def page(game_id: int) -> Any:
     state = GameState.from_json(game.state) if game.state else None
     if state is None or game.status != GameStatus.ACTIVE or viewer.number not in rules.awaiting(state):
         return redirect(url_for("game.page", game_id=game_id))
-    return render_template("turn/page.html", **turn_context(viewer, state, request.args), talk=board_context(viewer))
+    return render_template(
+        "turn/page.html",
+        **turn_context(viewer, state, request.args),
+        talk=board_context(viewer),
+        house_bot=viewer.bot_plays,
+    )
+
+
+@bp.post("/games/<int:game_id>/turn/take-back")
+def take_back(game_id: int) -> Response:
+    """The seat's player plays it again, from the step under way (DESIGN §10)."""
+    viewer = viewer_for(game_id)
+    try:
+        bot_seats.take_seat_back(get_session(), game_id, viewer.number)
+    except DomainError as error:
+        flash(error.message, "refusal")
+    else:
+        flash("Your seat is yours again: the house bot no longer plays it, and your turn mails come back.", "done")
+    return redirect(url_for(".page", game_id=game_id))
 
 
 @bp.post("/games/<int:game_id>/turn")
 def act(game_id: int) -> Response:
     """One step from a form: the action's fields, the version the page showed."""
     viewer = viewer_for(game_id)
+    if viewer.bot_plays:
+        flash("The house bot plays your seat: take it back first (the button above), then play.", "refusal")
+        return redirect(url_for(".page", game_id=game_id))
     form = request.form
     try:
         version = int(form.get("version", ""))
