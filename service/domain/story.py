@@ -194,7 +194,13 @@ def admin_words(entry: GameAction, before: rules.GameState, names: Sequence[str]
         return f"{who} cancelled the game."
     if act == "resign":
         name = seat_name(data.get("seat"))
-        then = "the house bot plays their seat" if data.get("then") == "bot" else "their turns are passed"
+        their = "your" if name == "you" else "their"
+        then = f"the house bot plays {their} seat" if data.get("then") == "bot" else f"{their} turns are passed"
+        return f"{name[:1].upper()}{name[1:]} resigned from the game: {then}."
+    if act == "resign":
+        name = seat_name(data.get("seat"))
+        their = "your" if name == "you" else "their"
+        then = f"the house bot plays {their} seat" if data.get("then") == "bot" else f"{their} turns are passed"
         return f"{name[:1].upper()}{name[1:]} resigned from the game: {then}."
     if act == "vacation":
         days = data.get("days")
