@@ -11,6 +11,11 @@ timed is the action submission (HTTP → validate with the rules → commit with
 player's click would make it, and the server's own time for the same requests (gunicorn's access log).
 Prints p50/p95/p99 latency and actions/s per run (``--runs``, each on new
 games against the same server), the load average around each run, and with several runs their medians.
+
+Each run is followed, on the same server and with the same players and think time, by a run against the
+floor (``bench/floor.py``, mounted at ``/floor`` in the same gunicorn): a step that only locks the game's
+row, inserts the event, updates the game and commits. The ratios of our figures to the floor's, run by run,
+are the targets of DESIGN §8 (``--floor-only`` and ``--no-floor`` run one side).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import rules  # noqa: E402
+from bench import floor  # noqa: E402
 from rules.bots import concrete  # noqa: E402
 
 POSTGRES = os.environ.get("SMALLWORLD_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -119,6 +125,22 @@ def player(
             view = body["game"]
 
 
+def floor_player(port: int, game_id: int, stop: float, think: float, latencies: list, errors: list) -> None:
+    """Steps of the floor on one game's row, with the same think time as ``player``."""
+    client = Client(port)
+    rnd = random.Random(game_id)
+    step = {"type": "conquer", "player": 0, "region": 7}
+    while time.time() < stop:
+        if think:
+            time.sleep(rnd.expovariate(1 / think))
+        started = time.perf_counter()
+        status, body = client.call("POST", f"/floor/games/{game_id}/actions", step)
+        latencies.append(time.perf_counter() - started)
+        if status != 200:
+            errors.append((status, body))
+            return
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--players", type=int, default=50)
@@ -126,6 +148,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--think", type=float, default=1.0, help="mean seconds a player thinks before a step")
     parser.add_argument("--runs", type=int, default=1, help="load runs against the same server (medians shown)")
+    parser.add_argument("--no-floor", action="store_true", help="skip the floor's runs")
     parser.add_argument(
         "--limits",
         action="store_true",
@@ -176,7 +199,7 @@ def main() -> None:
             str(access_log),
             "--access-logformat",
             "%(m)s %(U)s %(s)s %(D)s",
-            "service:create_app()",
+            "bench.floor:combined()",
         ],
         env=env,
         cwd=ROOT,
@@ -189,7 +212,11 @@ def main() -> None:
                     break
             except OSError:
                 time.sleep(0.2)
-        rows = [run_once(port, schema, games, run, args, access_log) for run in range(args.runs)]
+        rows, floor_rows = [], []
+        for run in range(args.runs):
+            rows.append(run_once(port, schema, games, run, args, access_log))
+            if not args.no_floor:
+                floor_rows.append(run_floor(port, schema, run, args, access_log))
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(10)
@@ -200,6 +227,7 @@ def main() -> None:
     print(
         f"# python bench/api_load.py --players {args.players} --seconds {args.seconds:g} "
         f"--workers {args.workers} --think {args.think:g} --runs {args.runs}{' --limits' * args.limits}"
+        f"{' --no-floor' * args.no_floor}"
     )
     limiter = "rate limits counted in Redis" if args.limits else "rate limits off"
     print(f"# {os.cpu_count()} cores; gunicorn {args.workers} sync workers; PostgreSQL + Redis on 127.0.0.1; {limiter}")
@@ -225,6 +253,22 @@ def main() -> None:
     if len(rows) > 1:
         medians = ["median", ""] + [statistics.median(float(r[i]) for r in rows) for i in range(2, 9)]
         print(" ".join(f"{v:>9.1f}" if isinstance(v, float) else f"{v:>9}" for v in medians))
+    if floor_rows:
+        print("# the floor, same server, players and think time, right after each run above")
+        for row in floor_rows:
+            print(" ".join(f"{v:>9}" for v in row[:-1]))
+            if row[-1]:
+                print("  first errors:", row[-1][:3])
+        print("# ours / floor, run by run (targets, DESIGN §8: p50 ≤ 1.5×, p99 ≤ 2×; at think 0 steps/s ≥ 0.6×)")
+        print(f"{'run':>9} {'p50':>9} {'p99':>9} {'server p50':>11} {'server p99':>11} {'steps/s':>9}")
+        ratios = []
+        for ours, base in zip(rows, floor_rows, strict=True):
+            r = [float(ours[i]) / float(base[i]) for i in (4, 6, 7, 8, 3)]
+            ratios.append(r)
+            print(f"{ours[0]:>9} {r[0]:>9.2f} {r[1]:>9.2f} {r[2]:>11.2f} {r[3]:>11.2f} {r[4]:>9.2f}")
+        if len(ratios) > 1:
+            m = [statistics.median(r[i] for r in ratios) for i in range(5)]
+            print(f"{'median':>9} {m[0]:>9.2f} {m[1]:>9.2f} {m[2]:>11.2f} {m[3]:>11.2f} {m[4]:>9.2f}")
 
 
 def run_once(port: int, schema: str, games: int, run: int, args: argparse.Namespace, access_log: Path) -> tuple:
@@ -244,6 +288,7 @@ def run_once(port: int, schema: str, games: int, run: int, args: argparse.Namesp
         status, confirmed = client.call("POST", "/api/games/confirm", token=token)
         assert status == 200, confirmed
     tokens = {game_id: seats for game_id, seats in seat_tokens(schema).items() if game_id >= first}
+    RUN_GAMES[run] = sorted(tokens)
     latencies: list[float] = []
     errors: list = []
     load_before = os.getloadavg()[0]
@@ -259,6 +304,53 @@ def run_once(port: int, schema: str, games: int, run: int, args: argparse.Namesp
     for thread in threads:
         thread.join()
     elapsed = time.time() - started
+    return table_row(run, len(threads), latencies, errors, elapsed, load_before, access_log, logged_before)
+
+
+#: The games each run created, by run: the floor's run steps on rows with the same ids.
+RUN_GAMES: dict[int, list[int]] = {}
+
+
+def run_floor(port: int, schema: str, run: int, args: argparse.Namespace, access_log: Path) -> tuple:
+    """The floor's run after run ``run``: the same players and think time, each on its own game's row."""
+    import sqlalchemy as sa
+
+    games = RUN_GAMES[run]
+    engine = sa.create_engine(POSTGRES, connect_args={"options": f"-csearch_path={schema}"})
+    with engine.connect() as connection:
+        state = connection.execute(sa.text("SELECT state FROM games WHERE id = :id"), {"id": games[0]}).scalar_one()
+    engine.dispose()
+    floor.prepare(POSTGRES, schema, games, state if isinstance(state, dict) else json.loads(state))
+    latencies: list[float] = []
+    errors: list = []
+    load_before = os.getloadavg()[0]
+    logged_before = access_log.stat().st_size
+    stop = time.time() + args.seconds
+    threads = [
+        threading.Thread(target=floor_player, args=(port, game_id, stop, args.think, latencies, errors))
+        for game_id in games
+    ]
+    started = time.time()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.time() - started
+    row = table_row(run, len(threads), latencies, errors, elapsed, load_before, access_log, logged_before)
+    return (f"floor {run + 1}", *row[1:])
+
+
+def table_row(
+    run: int,
+    players: int,
+    latencies: list[float],
+    errors: list,
+    elapsed: float,
+    load_before: float,
+    access_log: Path,
+    logged_before: int,
+) -> tuple:
+    """A row of the table from a run's round trips and the server's access log lines of its steps."""
     cuts = statistics.quantiles([x * 1000 for x in latencies], n=100)
     time.sleep(0.5)  # gunicorn writes its access log line after the answer
     with access_log.open() as log:
@@ -268,7 +360,7 @@ def run_once(port: int, schema: str, games: int, run: int, args: argparse.Namesp
     server_cuts = statistics.quantiles(served, n=100)
     return (
         run + 1,
-        len(threads),
+        players,
         len(latencies),
         f"{len(latencies) / elapsed:.1f}",
         f"{cuts[49]:.1f}",

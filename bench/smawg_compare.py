@@ -10,6 +10,11 @@ process CPU time, which a shared machine disturbs less), the actions per game an
 
 Getting smawg
 -------------
+Its current public release, 0.23.0 (commit 093d91d), runs as it is: clone
+https://github.com/Expurple/smawg, ``git checkout 093d91d`` and pass the clone's folder to ``--smawg``
+(0.23 exports ``TurnStage`` and has a CONQUESTS stage, after which a player may not abandon a region; the
+driver below plays both lines). The earlier measurement, kept for comparison:
+
 smawg (https://github.com/Expurple/smawg, MIT) is not on PyPI, so ``--smawg`` points at a folder
 that holds its ``smawg/`` package (never vendored into this repository). The version measured
 (2026-11-21) is the 0.20/0.21 line (Game methods + rule plugins, pydantic 2), rebuilt file by file
@@ -88,6 +93,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import inspect
 import json
 import os
@@ -112,6 +118,11 @@ PLAYERS = 5
 SMAWG_ASSETS = "standard_5_players.json"
 SMAWG_COMMITS = "smawg 0.20/0.21 line: _common.py@217878d, basic_rules.py+default_rules.py@0973c1a"
 DIE = (0, 0, 0, 1, 2, 3)
+
+
+def has_metadata() -> bool:
+    """Whether the smawg imported has ``_metadata`` (0.22 on: its version, read from its setup.cfg)."""
+    return importlib.util.find_spec("smawg._metadata") is not None
 
 
 def load_smawg(folder: str | None) -> tuple[ModuleType, Any]:
@@ -155,7 +166,9 @@ class SmawgDriver:
         self.smawg = smawg
         self.assets = assets
         self.violation = smawg.RulesViolation
-        stage = importlib.import_module("smawg._common")._TurnStage
+        # 0.23 exports ``TurnStage`` (and adds its CONQUESTS stage: no abandoning once conquests began);
+        # the 0.20/0.21 line kept it private in ``smawg._common``.
+        stage = getattr(smawg, "TurnStage", None) or importlib.import_module("smawg._common")._TurnStage
         self.SELECT, self.CAN_DECLINE, self.DECLINED = stage.SELECT_COMBO, stage.CAN_DECLINE, stage.DECLINED
         self.ACTIVE, self.USED_DICE = stage.ACTIVE, stage.USED_DICE
         self.REDEPLOY, self.REDEPLOY_TURN = stage.REDEPLOYMENT, stage.REDEPLOYMENT_TURN
@@ -362,7 +375,9 @@ def main() -> None:
         f"# python bench/smawg_compare.py --smawg {args.smawg} --games {args.games} "
         f"--repeats {args.repeats} --seed {args.seed}   ({cpu:.0f} s CPU)"
     )
-    print(f"# smawg: {SMAWG_COMMITS}; {SMAWG_ASSETS}; base rules only (no race/ability powers)")
+    version = getattr(importlib.import_module("smawg._metadata"), "VERSION", None) if has_metadata() else None
+    label = f"smawg {version}" if version else SMAWG_COMMITS
+    print(f"# smawg: {label}; {SMAWG_ASSETS}; base rules only (no race/ability powers)")
     print("# ours: rules.new_game(5) on board '5-players', rules.bots.random_player; 14 races, 20 powers")
     print("# ours/apply: the same games (recorded untimed) replayed through rules.apply only, no bot")
     print("# games/s: median of the repeats (wall clock); games/CPU-s: the same from process time")

@@ -69,6 +69,8 @@ class Envelope:
     thread_id: str | None = None
     #: Reminders and notices only: the one-click unsubscribe link (RFC 8058).
     unsubscribe_url: str | None = None
+    #: The mails that ask for orders: the seat's signed reply address for the step (DESIGN §10).
+    reply_to: str | None = None
 
 
 def compose(rendered: Rendered, envelope: Envelope) -> Message:
@@ -86,6 +88,8 @@ def compose(rendered: Rendered, envelope: Envelope) -> Message:
     if envelope.thread_id and envelope.thread_id != envelope.message_id:
         message["In-Reply-To"] = envelope.thread_id
         message["References"] = envelope.thread_id
+    if envelope.reply_to:
+        message["Reply-To"] = envelope.reply_to
     # RFC 3834: an automatic mail; vacation responders should not answer it.
     message["Auto-Submitted"] = "auto-generated"
     if envelope.unsubscribe_url:
@@ -127,6 +131,8 @@ def check_address(address: str) -> str:
 
 def _check(envelope: Envelope, rendered: Rendered) -> None:
     check_address(envelope.to)
+    if envelope.reply_to:
+        check_address(envelope.reply_to)
     values = {
         "recipient's name": envelope.to_name,
         "sender": envelope.sender,

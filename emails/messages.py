@@ -136,6 +136,7 @@ class Message(BaseModel):
         unsubscribe_url: str | None = None,
         pictures: bool = True,
         calendar_url: str | None = None,
+        reply_address: str | None = None,
         choices_url: str | None = None,
     ) -> Rendered:
         """The mail for one reader (``emails.render.render``)."""
@@ -148,6 +149,7 @@ class Message(BaseModel):
             unsubscribe_url=unsubscribe_url,
             pictures=pictures,
             calendar_url=calendar_url,
+            reply_address=reply_address,
             choices_url=choices_url,
         )
 
@@ -306,6 +308,9 @@ class _StepMessage(GameMessage):
     #: Tokens in the seat's hand (to redeploy).
     hand: int
     board: Board
+    #: What the seat may do, as orders to write in a reply (``rules.orders.describe``); mails written before
+    #: orders by mail have none.
+    orders: list[str] = []
     #: "Since your last turn": each other player's turn since the reader's previous one (for a defender, the
     #: attack too), a sentence of public facts each (``service.domain.story``), in order; mails written
     #: before it have none.
@@ -392,6 +397,69 @@ class GameOver(GameMessage):
     @property
     def dedupe_key(self) -> str:
         return f"game:{self.game_id}:over:{self.your_seat}"
+
+
+#: What an :class:`OrdersAnswer` answers: orders carried out (or refused), a reply to a step that was over,
+#: a reply to a game that is not running, a reply without an order in it, a reply for a seat the house bot
+#: plays now.
+Answered = Literal["orders", "late", "not_running", "no_orders", "bot_seat"]
+
+
+class OrdersAnswer(GameMessage):
+    """The answer to a reply with orders (DESIGN §10): what was done, the order that failed and why, the
+    legal actions from there, the board as it stands; to the seat's own address, never the ``From`` of the
+    mail answered."""
+
+    template: ClassVar[str] = "orders_answer"
+
+    player_name: str
+    seat: int
+    #: The inbound mail answered (``InboundMail.id``): one answer per mail.
+    inbound_id: int
+    answered: Answered
+    #: Each step carried out, told in a sentence (``rules.tell``).
+    done: list[str] = []
+    #: The order that failed, as written, and why.
+    failed: str | None = None
+    reason: str | None = None
+    #: The orders after the one that failed, not tried.
+    not_tried: list[str] = []
+    #: The first line that was not read as an order.
+    stopped_at: str | None = None
+    #: What the seat may do now, as orders (empty when nothing is awaited from it).
+    orders: list[str] = []
+    #: The grammar in a line or two, when the mail had no order to read.
+    grammar: list[str] = []
+    #: The step the seat is awaited for now (its reply address), or None.
+    step_key: str | None = None
+    turn_url: str
+    #: The reader's own coins (theirs only, DESIGN §4).
+    coins: int | None = None
+    board: Board | None = None
+    turn: int
+    turns: int
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"inbound:{self.inbound_id}:answer"
+
+
+class BounceAlert(GameMessage):
+    """To the host: mail to a player's address bounces (a delivery status notification said so)."""
+
+    template: ClassVar[str] = "bounce_alert"
+
+    player_name: str
+    seat: int
+    address: str
+    reason: str
+    admin_url: str
+    #: The bounce (``InboundMail.id``) that marked the address.
+    inbound_id: int
+
+    @property
+    def dedupe_key(self) -> str:
+        return f"game:{self.game_id}:bounce:{self.seat}:{self.inbound_id}"
 
 
 class SeatToBot(GameMessage):
@@ -555,6 +623,8 @@ KINDS: dict[str, type[Message]] = {
         AdminChange,
         HostAlert,
         GameOver,
+        OrdersAnswer,
+        BounceAlert,
         SeatToBot,
         TableTalk,
         DailyDigest,

@@ -27,6 +27,7 @@ def write_previews(out: Path) -> list[Path]:
             game_url=sample.game_url,
             unsubscribe_url=sample.unsubscribe_url,
             calendar_url=sample.calendar_url,
+            reply_address=sample.reply_address,
             choices_url=sample.choices_url,
         )
         html = rendered.html

@@ -55,12 +55,20 @@ MESSAGES: dict[str, str] = {
     "auto_passed": NOTICE,
     "admin_change": NOTICE,
     "host_alert": NOTICE,
+    # The answer to a player's own mail of orders, and a host's news that a player's mail bounces.
+    "orders_answer": ESSENTIAL,
+    "bounce_alert": ESSENTIAL,
     # The final results are never silenced, whatever the player turned off (DESIGN §9).
     "game_over": ESSENTIAL,
     "seat_to_bot": ESSENTIAL,
     "table_talk": TALK,
     "daily_digest": DIGEST,
 }
+
+#: Messages that may be answered by mail: those that ask for orders carry the seat's signed reply address
+#: for the step (``Reply-To``), when delivery gives it, and say how to answer with orders; a table-talk
+#: mail's reply address posts the answer at the table.
+REPLY_MESSAGES = frozenset({"your_turn", "redeploy_needed", "reminder", "orders_answer", "table_talk"})
 
 #: Messages whose footer offers the reader's calendar feed (every deadline of their games), when delivery
 #: gives its address (``calendar_url``): the mails about a deadline.
@@ -85,6 +93,8 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "admin_change": ("game_name", "player_name", "change"),
     "host_alert": ("game_name", "player_name", "auto_passes"),
     "game_over": ("game_name", "player_name", "standings"),
+    "orders_answer": ("game_name", "player_name", "turn_url"),
+    "bounce_alert": ("game_name", "player_name", "address", "admin_url"),
     "seat_to_bot": ("game_name", "player_name", "take_back_url"),
     "table_talk": ("game_name", "player_name", "author", "text"),
     "daily_digest": ("player_name", "local_date"),
@@ -124,6 +134,7 @@ def render(
     unsubscribe_url: str | None = None,
     pictures: bool = True,
     calendar_url: str | None = None,
+    reply_address: str | None = None,
     choices_url: str | None = None,
 ) -> Rendered:
     """Render ``message`` for one reader.
@@ -133,7 +144,9 @@ def render(
     no link of their own. ``unsubscribe_url`` adds the footer link of reminders and notices.
     ``calendar_url`` (the ``https://`` address of the reader's calendar feed) adds "Add your deadlines to
     your calendar" to the footer of the :data:`CALENDAR_MESSAGES`, in its ``webcal://`` and ``https://``
-    forms. ``choices_url`` (the reader's page of mail choices) adds "Choose which mails you get" to the footer.
+    forms. ``reply_address`` (the mail's ``Reply-To``, a signed address for orders by mail) makes the
+    :data:`REPLY_MESSAGES` say how to play by replying. ``choices_url`` (the reader's page of mail choices)
+    adds "Choose which mails you get" to the footer.
     """
     if message not in MESSAGES:
         raise RenderError(f"unknown message {message!r}")
@@ -153,13 +166,14 @@ def render(
         choices_url=choices_url if message in CHOICES_MESSAGES else None,
         deadline=_deadline(context.get("deadline_at"), now, time_zone),
         time_zone=times.zone(time_zone).key,
+        reply_address=reply_address if message in REPLY_MESSAGES else None,
     )
     values["personal_link"] = any(values.get(k) for k in ("turn_url", "invite_url", "admin_url", "game_url", "seats"))
     images: dict[str, bytes] = {}
     board = context.get("board")
     if board and board.get("regions"):
         values["board_lines"] = board_lines(board)
-        if pictures and message == "your_turn":
+        if pictures and message in ("your_turn", "orders_answer"):
             public = PublicBoard.from_mail(board)
             images[BOARD_CID] = png.picture(public)
             values["board_cid"] = BOARD_CID

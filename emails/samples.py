@@ -18,12 +18,14 @@ from .messages import (
     AutoPassed,
     Board,
     BoardRegion,
+    BounceAlert,
     DailyDigest,
     GameOver,
     GameToConfirm,
     HostAlert,
     Invitation,
     Message,
+    OrdersAnswer,
     RedeployNeeded,
     Reminder,
     SeatToBot,
@@ -46,6 +48,15 @@ UNSUBSCRIBE_REMINDERS_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3IjoicmVtaW5kZXJzIn0
 CHOICES_URL = f"{BASE}/choices/eyJwIjo0fQ.ZZ8aQw.sample-choices-signature"
 #: The reader's calendar feed (every deadline of their games), offered by the turn mails and reminders.
 CALENDAR_URL = f"{BASE}/calendar/eyJwIjo0fQ.ZZ8aQw.sample-calendar.ics"
+#: The reader's signed reply address for the step (orders by mail, DESIGN §10).
+REPLY_ADDRESS = "play+17-1-4-1-x-0f3a9c6d21b58e4a7c20@smallworld.example"
+#: What Bob may do at the start of his turn 4, as orders (``rules.orders.describe``).
+ORDERS = [
+    "decline  -  put your Active race In Decline (your turn ends after scoring)",
+    "conquer R [R ...]  -  regions you may conquer now: 2, 5, 9 (with the die), 11",
+    "abandon R  -  give up one of your regions first: 13, 14",
+    "end  -  end your turn (tokens still in hand go to your regions with the fewest)",
+]
 
 
 def _region(
@@ -106,6 +117,8 @@ class Sample:
     game_url: str | None = None
     unsubscribe_url: str | None = None
     calendar_url: str | None = None
+    #: The mail's signed reply address (orders by mail), for the messages that ask for orders.
+    reply_address: str | None = None
     #: The reader's page of mail choices: every mail's footer links it (``emails.render.CHOICES_MESSAGES``).
     choices_url: str | None = None
 
@@ -202,6 +215,7 @@ SAMPLES: dict[str, Sample] = {
             defending=False,
             hand=0,
             board=BOARD,
+            orders=ORDERS,
             since=[
                 "Ann — Seafaring Orcs — conquered Hill 9 from your Giants (3 tokens: 1 lost, 2 back in your hand),"
                 " Sea 0 (empty), then redeployed.",
@@ -209,6 +223,7 @@ SAMPLES: dict[str, Sample] = {
             ],
         ),
         calendar_url=CALENDAR_URL,
+        reply_address=REPLY_ADDRESS,
     ),
     "redeploy_needed": Sample(
         RedeployNeeded(
@@ -278,6 +293,42 @@ SAMPLES: dict[str, Sample] = {
             ],
         ),
         game_url=GAME_URL,
+    ),
+    "orders_answer": Sample(
+        OrdersAnswer(
+            **_COMMON,
+            seat=1,
+            inbound_id=52,
+            answered="orders",
+            done=[
+                "Bob conquered region 5 (Hill) from the Lost Tribes with 3 tokens",
+                "Bob rolled 1 for region 9 (Forest) and conquered it with 2 tokens and the die",
+            ],
+            failed="conquer 11",
+            reason="Region 11 needs 3 tokens; you have none left in hand: your conquests are over",
+            not_tried=["redeploy 5:2 9:1"],
+            orders=["redeploy R:N ...  -  spread your 9 tokens over 5, 9, 13, 14 (regions not named keep theirs)"]
+            + ORDERS[-1:],
+            step_key="4:1:-",
+            turn_url=TURN_URL,
+            coins=12,
+            board=BOARD,
+            turn=4,
+            turns=10,
+        ),
+        reply_address=REPLY_ADDRESS,
+    ),
+    "bounce_alert": Sample(
+        BounceAlert(
+            **GAME,
+            player_name="Chloé",
+            seat=2,
+            address="chloe@example.org",
+            reason="550 5.1.1 The email account that you tried to reach does not exist",
+            admin_url=ADMIN_URL,
+            inbound_id=53,
+        ),
+        time_zone="UTC",
     ),
     "table_talk": Sample(
         TableTalk(
@@ -413,6 +464,41 @@ VARIANTS: dict[str, Sample] = {
         AutoPassed(**_COMMON, reason="host", defending=True, version=32),
         game_url=GAME_URL,
         unsubscribe_url=UNSUBSCRIBE_URL,
+    ),
+    "orders_answer-late": Sample(
+        OrdersAnswer(
+            **_COMMON,
+            seat=1,
+            inbound_id=54,
+            answered="late",
+            turn_url=TURN_URL,
+            coins=12,
+            board=BOARD,
+            turn=5,
+            turns=10,
+        ),
+    ),
+    "orders_answer-no_orders": Sample(
+        OrdersAnswer(
+            **_COMMON,
+            seat=1,
+            inbound_id=55,
+            answered="no_orders",
+            stopped_at="Sounds good, see you Tuesday",
+            grammar=[
+                "pick 3 | decline | conquer 7 | conquer 7 9 12 | abandon 5 | redeploy 7:3 9:1 | end | help",
+                "and with the right race or power: ally 2, berserk, convert 7, dragon 7, encamp 3:2 7:1, "
+                "fortress 7, heroes 3 7",
+            ],
+            orders=ORDERS,
+            step_key="4:1:-",
+            turn_url=TURN_URL,
+            coins=12,
+            board=BOARD,
+            turn=4,
+            turns=10,
+        ),
+        reply_address=REPLY_ADDRESS,
     ),
 }
 

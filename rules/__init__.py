@@ -24,7 +24,7 @@ from .previewing import Explanation, Preview, board_after, explain, preview, pre
 from .regions import region_markers
 from .scoring import turn_score
 from .setup import new_game, with_options
-from .state import SCHEMA_VERSION, GameState
+from .state import SCHEMA_VERSION, GameState, Phase
 from .telling import region_name, score_words, tell, tell_turn
 from .view import final_standings, player_view
 
@@ -42,6 +42,7 @@ __all__ = [
     "Board",
     "ConquestCost",
     "GameState",
+    "Phase",
     "IllegalAction",
     "apply",
     "auto_pass",

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import MISSING, dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
-from .actions import ActionKind, add_kind, remove_kind
+from .actions import ActionKind, Verb, add_kind, remove_kind
 
 if TYPE_CHECKING:
     from .actions import Action
@@ -151,6 +151,9 @@ class Ability:
     markers: ClassVar[tuple[Marker, ...]] = ()
     #: The action kinds it adds, handled by :meth:`apply` and told by :meth:`tell`.
     actions: ClassVar[tuple[ActionKind, ...]] = ()
+    #: The words a player writes in a mail to take its :attr:`actions` (``rules.orders``): e.g.
+    #: ``Verb("dragon", "dragon", "region")`` reads "dragon 12".
+    verbs: ClassVar[tuple[Verb, ...]] = ()
     #: Schema 1 kept some of an ability's state in the core records: the fields it read there
     #: (:meth:`upgrade_schema_1` moves them into its slots).
     schema_1_fields: ClassVar[frozenset[str]] = frozenset()
@@ -271,6 +274,13 @@ class Ability:
     def on_auto_redeploy(self, state: GameState, seat: int, troop: Troop) -> None:
         """The ``auto`` rule (DESIGN §4) for the ability's own pieces, after the tokens."""
 
+    def waiting_pieces(self, state: GameState, seat: int, troop: Troop) -> int:
+        """Pieces of its own off the board that the owner places again after an attack: in ``ask`` mode they
+        give the attacked player a redeploy step even with no token in hand (DESIGN §4), where the
+        ability's kinds marked ``defends`` place them; those left when the step ends are placed by
+        :meth:`on_auto_redeploy`."""
+        return 0
+
     def on_end_turn(self, state: GameState, seat: int, troop: Troop) -> None:
         """After the owner's redeployment, before scoring."""
 
@@ -361,6 +371,8 @@ POWERS: dict[str, Power] = {}
 ABILITIES: dict[str, Ability] = {}
 #: action type -> the race or power that handles it.
 ACTION_OWNERS: dict[str, Ability] = {}
+#: word -> a race's or power's verb for orders by mail (``rules.orders``).
+VERBS: dict[str, Verb] = {}
 #: marker name -> (the ability that places it, the marker).
 MARKERS: dict[str, tuple[Ability, Marker]] = {}
 #: name -> its place in the registry (races first, then powers, as registered): an order that does not
@@ -380,6 +392,7 @@ HOOKS = (
     "aside",
     "kept_off_board",
     "on_auto_redeploy",
+    "waiting_pieces",
     "on_end_turn",
     "on_decline",
     "score",
@@ -410,6 +423,10 @@ def register(cls: type[Ability]) -> type[Ability]:
     for kind in instance.actions:
         add_kind(kind)
         ACTION_OWNERS[kind.type] = instance
+    for verb in instance.verbs:
+        assert verb.word not in VERBS, f"the verb {verb.word!r} is already known"
+        assert verb.action in {kind.type for kind in instance.actions}, f"{verb.word!r}: not one of its actions"
+        VERBS[verb.word] = verb
     for marker in instance.markers:
         assert marker.name not in MARKERS, marker.name
         MARKERS[marker.name] = (instance, marker)
@@ -427,6 +444,8 @@ def unregister(name: str) -> None:
     for kind in instance.actions:
         remove_kind(kind.type)
         del ACTION_OWNERS[kind.type]
+    for verb in instance.verbs:
+        del VERBS[verb.word]
     for marker in instance.markers:
         del MARKERS[marker.name]
     _COMBOS.clear()
@@ -477,6 +496,7 @@ class Hooks:
     aside: tuple[Ability, ...]
     kept_off_board: tuple[Ability, ...]
     on_auto_redeploy: tuple[Ability, ...]
+    waiting_pieces: tuple[Ability, ...]
     on_end_turn: tuple[Ability, ...]
     on_decline: tuple[Ability, ...]
     score: tuple[Ability, ...]

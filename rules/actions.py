@@ -34,6 +34,36 @@ class ActionKind:
     rolls: bool = False
     #: The marker the step places (``rules.region_markers`` name), so a page can show where they lie now.
     marker: str | None = None
+    #: An attacked player takes it in their own redeploy step (``ask`` mode, DESIGN §4), not on their turn.
+    defends: bool = False
+
+
+#: What a :class:`Verb` takes after its word, in an order written by mail (``rules.orders``).
+VERB_ARGUMENTS = ("none", "region", "regions", "tokens", "seat")
+
+
+@dataclass(frozen=True, slots=True)
+class Verb:
+    """A word a player may write in a mail to take one action kind (``rules.orders``, DESIGN §10).
+
+    The base game's verbs live in ``rules.orders``; a race or power declares its own in its module (its
+    ``verbs``), next to the action kinds they take, so the grammar grows with the abilities and the core
+    knows none of them.
+    """
+
+    #: The word, lower case ("dragon").
+    word: str
+    #: The action type it takes (one of the ability's ``actions``).
+    action: str
+    #: What follows the word: ``none``; ``region`` (one number); ``regions`` (numbers); ``tokens``
+    #: (``region:count`` pairs); ``seat`` (a player's number or name).
+    takes: str = "none"
+    #: What it does, in a few words, for the grammar's help ("send the Dragon to a region").
+    help: str = ""
+
+    def __post_init__(self) -> None:
+        assert self.word.isalpha() and self.word == self.word.lower(), f"verb {self.word!r}: one lower-case word"
+        assert self.takes in VERB_ARGUMENTS, f"verb {self.word!r} takes {self.takes!r}"
 
 
 #: The actions of the base game (rulebook, "Game Turn"). Races and powers register theirs.

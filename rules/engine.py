@@ -7,7 +7,7 @@ from typing import Any
 
 from . import conquest, redeploy, turns
 from .abilities import ACTION_OWNERS, NO_HOOKS, RACES, Ability, abilities, hooks_of, names_with, with_turn_state
-from .actions import ACTIVE, DECLINED, Action, IllegalAction, is_offered, offer
+from .actions import ACTION_KINDS, ACTIVE, DECLINED, Action, IllegalAction, is_offered, offer
 from .combos import pick_combo
 from .components import MAX_DIE_SHORTFALL
 from .cost import ConquestCheck
@@ -183,8 +183,10 @@ def _ability_action(state: GameState, seat: int, action: Action) -> dict[str, An
     troop = state.players[seat].active
     if troop is None or owner not in abilities(troop):
         raise IllegalAction(f"'{action.type}' belongs to {owner.name}, which your Active race does not have")
-    if state.phase == DEFEND:
-        raise IllegalAction(f"'{action.type}' is for your own turn")
+    if (state.phase == DEFEND) != ACTION_KINDS[action.type].defends:
+        if state.phase == DEFEND:
+            raise IllegalAction(f"'{action.type}' is for your own turn")
+        raise IllegalAction(f"'{action.type}' is for an attacked player's redeployment, after the attacker's turn")
     return owner.apply(state, seat, state.edit_troop(seat, troop.race), action)
 
 
@@ -234,6 +236,13 @@ def _legal_actions(state: GameState, player: int, offers: list[ConquestOffers] |
     p = state.players[player]
     if phase == DEFEND:
         out += _redeploy_choices(state, player, own_turn=False)
+        if p.active is not None:
+            # The abilities' pieces an attack took off the board (``waiting_pieces``), placed again by
+            # their kinds that an attacked player takes (``ActionKind.defends``).
+            for ability in hooks_of(p.active).waiting_pieces:
+                if ability.waiting_pieces(state, player, p.active):
+                    placing = ability.legal(state, player, p.active)
+                    out += [a for a in placing if ACTION_KINDS[a.type].defends]
         if not redeploy.unplaced(state, player, own_turn=False):
             out.append(offer("end_turn", player))
         return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .abilities import hooks_of
 from .actions import IllegalAction
 from .regions import vacate
-from .state import GameState, Troop
+from .state import REDEPLOY_ASK, REDEPLOY_AUTO, GameState, Troop
 from .troops import total_tokens
 
 
@@ -92,8 +92,32 @@ def auto_redeploy(state: GameState, seat: int, own_turn: bool) -> None:
 
 
 def needs_redeploy(state: GameState, seat: int) -> bool:
-    """Whether an attacked player has tokens in hand and a region to put them in."""
-    return any(troop.hand and state.regions_of(seat, troop.race) for troop in state.players[seat].troops())
+    """Whether an attacked player has tokens in hand, or pieces of an ability waiting to be placed again
+    (``waiting_pieces``), and a region to put them in."""
+    return any(
+        (troop.hand or waiting_pieces(state, seat, troop)) and state.regions_of(seat, troop.race)
+        for troop in state.players[seat].troops()
+    )
+
+
+def waiting_pieces(state: GameState, seat: int, troop: Troop) -> int:
+    """The troop's abilities' pieces off the board that its owner places again after an attack."""
+    waiting = hooks_of(troop).waiting_pieces
+    return sum(a.waiting_pieces(state, seat, troop) for a in waiting) if waiting else 0
+
+
+def place_waiting_pieces(state: GameState, seat: int) -> None:
+    """An attacked player's step ends: the pieces they left off the board go by the ``auto`` rule
+    (``on_auto_redeploy`` of the abilities that have some waiting)."""
+    for troop in list(state.players[seat].troops()):
+        for ability in hooks_of(troop).waiting_pieces:
+            if ability.waiting_pieces(state, seat, troop):
+                ability.on_auto_redeploy(state, seat, state.edit_troop(seat, troop.race))
+
+
+def defenders_asked(state: GameState) -> bool:
+    """Whether attacked players redeploy in a step of their own (``ask`` mode, DESIGN §4)."""
+    return bool(state.options.get("redeploy", REDEPLOY_AUTO) == REDEPLOY_ASK)
 
 
 def unplaced(state: GameState, seat: int, own_turn: bool) -> str | None:

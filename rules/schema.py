@@ -27,6 +27,7 @@ from .state import (
     SCHEMA_VERSION,
     Combo,
     GameState,
+    Phase,
     PlayerState,
     RegionState,
     Troop,
@@ -137,9 +138,9 @@ def _read(data: dict[str, Any]) -> GameState:
     n = len(players_data)
     if not 2 <= n <= 5:
         raise ValueError(f"players: {n} players; a game has 2 to 5")
-    phase = data["phase"]
-    if phase not in PHASES:
-        raise ValueError(f"phase: {phase!r} is not one of {', '.join(PHASES)}")
+    if data["phase"] not in PHASES:
+        raise ValueError(f"phase: {data['phase']!r} is not one of {', '.join(PHASES)}")
+    phase = Phase(data["phase"])
     options = _object(data["options"], "options", ("redeploy",), ("redeploy",))
     if options["redeploy"] not in (REDEPLOY_AUTO, REDEPLOY_ASK):
         raise ValueError(f"options.redeploy: {options['redeploy']!r} is not 'auto' or 'ask'")

@@ -7,6 +7,7 @@ replaces each region, player or troop it touches with a copy first (``edit_regio
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from .board import Board, load_board
@@ -14,14 +15,20 @@ from .board import Board, load_board
 SCHEMA_VERSION = 2
 LOST_TRIBE = "Lost Tribe"
 
-# Phases of a turn (DESIGN §4: a turn is a sequence of steps).
-PICK = "pick"  # no Active race: pick a combo (an In Decline race that still conquers may do so first)
-START = "start"  # Active race on hand: go In Decline, or ready troops and conquer
-CONQUER = "conquer"  # conquests under way
-REDEPLOY = "redeploy"  # conquests over: redeploy, place markers, end the turn
-DEFEND = "defend"  # ``ask`` mode: attacked players redeploy their tokens in hand
-OVER = "over"
-PHASES = (PICK, START, CONQUER, REDEPLOY, DEFEND, OVER)
+
+class Phase(StrEnum):
+    """The phases of a turn (DESIGN §4: a turn is a sequence of steps). Serialised as their plain string."""
+
+    PICK = "pick"  # no Active race: pick a combo (an In Decline race that still conquers may do so first)
+    START = "start"  # Active race on hand: go In Decline, or ready troops and conquer
+    CONQUER = "conquer"  # conquests under way
+    REDEPLOY = "redeploy"  # conquests over: redeploy, place markers, end the turn
+    DEFEND = "defend"  # ``ask`` mode: attacked players redeploy their tokens in hand
+    OVER = "over"
+
+
+PICK, START, CONQUER, REDEPLOY, DEFEND, OVER = Phase
+PHASES = tuple(Phase)
 
 REDEPLOY_AUTO = "auto"
 REDEPLOY_ASK = "ask"
@@ -157,7 +164,7 @@ class GameState:
     turns: int
     turn: int
     current: int
-    phase: str
+    phase: Phase
     players: list[PlayerState]
     regions: list[RegionState]
     combos: list[Combo]

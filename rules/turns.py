@@ -7,7 +7,7 @@ from typing import Any
 from .abilities import abilities, hooks_of, names_with, with_state
 from .actions import IllegalAction
 from .decline import go_into_decline
-from .redeploy import auto_redeploy, needs_redeploy, unplaced
+from .redeploy import auto_redeploy, needs_redeploy, place_waiting_pieces, unplaced
 from .scoring import score_turn
 from .state import DEFEND, OVER, PICK, REDEPLOY, REDEPLOY_AUTO, START, GameState, TurnState
 
@@ -61,8 +61,10 @@ def pass_turn(state: GameState) -> None:
 
 
 def defender_done(state: GameState, seat: int) -> None:
-    if needs_redeploy(state, seat):
-        raise IllegalAction(unplaced(state, seat, own_turn=False) or "Redeploy your tokens in hand first")
+    problem = unplaced(state, seat, own_turn=False)
+    if problem:
+        raise IllegalAction(problem)
+    place_waiting_pieces(state, seat)
     state.defenders = state.defenders[1:]
     if not state.defenders:
         start_next_turn(state)

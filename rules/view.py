@@ -9,8 +9,12 @@ from .scoring import tokens_on_board
 from .state import GameState
 
 
-def player_view(state: GameState, player: int | None) -> dict[str, Any]:
+def player_view(state: GameState, player: int | None, *, revealed: bool | None = None) -> dict[str, Any]:
     """The state as ``player`` may see it (``None``: a spectator).
+
+    ``revealed``: whether the coins are revealed (rulebook, "Game End": they are revealed and tallied once
+    every player had a final turn); by default, as soon as the game is over. A service that tallies later
+    passes ``False`` until its tally is done.
 
     Rulebook, "Scoring Victory Coins": coins are hidden from other players until the end. The RNG and the
     order of the stacks below the column are never shown before the end (they would tell future die rolls
@@ -21,7 +25,7 @@ def player_view(state: GameState, player: int | None) -> dict[str, Any]:
     data = state.to_json()
     for region, markers in zip(data["regions"], all_markers(state), strict=True):
         region.update(markers)
-    if state.over:
+    if state.over if revealed is None else revealed:
         return data
     for seat, p in enumerate(data["players"]):
         if seat != player:

@@ -20,6 +20,7 @@ from service.web import (
     calendar_feeds,
     choices,
     health,
+    inbound_mail,
     links_pages,
     pages,
     rate_limits,
@@ -57,6 +58,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(unsubscribe.bp)
     app.register_blueprint(choices.bp)
     app.register_blueprint(calendar_feeds.bp)
+    inbound_mail.init_app(app)
     pages.init_app(app)
     admin_pages.init_app(app)
 

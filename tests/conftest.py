@@ -8,6 +8,7 @@ PostgreSQL and Redis are real (127.0.0.1, or ``SMALLWORLD_TEST_POSTGRES_URL`` /
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import os
 import shutil
@@ -32,6 +33,9 @@ from tests.processes import OwnRedis
 REQUIRE_SERVICES = os.environ.get("SMALLWORLD_REQUIRE_SERVICES") == "1"
 POSTGRES_URL = os.environ.get("SMALLWORLD_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 REDIS_URL = os.environ.get("SMALLWORLD_TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
+#: How many Redis databases from REDIS_URL's on the tests may take, one test (or module) each: runs in
+#: parallel (pytest-xdist, several checkouts) then wait for one another only when all are taken.
+REDIS_DATABASES = int(os.environ.get("SMALLWORLD_TEST_REDIS_DATABASES", "6"))
 
 #: The variables the service reads (see service.infra.config), which tests set for themselves.
 SERVICE_SETTINGS = {f"{PREFIX}_{name}" for name in [*DEFAULTS, "INSTANCE_PATH"]}
@@ -112,23 +116,61 @@ def postgres_schema() -> Iterator[str]:
 def redis_database() -> Iterator[str]:
     """A URL of an empty Redis database that the caller owns until it leaves the block.
 
-    Test runs on one machine (a developer's and CI's, say) share the database, and their workers
-    would take each other's tasks: a lock file lets one test (or module) at a time use it.
+    Test runs on one machine (parallel workers, a developer's and CI's) share the server, and their workers
+    would take each other's tasks: a lock file per database lets one test (or module) at a time use it. The
+    first free one of ``REDIS_DATABASES`` databases from ``REDIS_URL``'s is taken; when every one is taken
+    the caller waits for the first.
     """
+    base = make_url_redis(REDIS_URL)
     client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3, socket_timeout=3)
     try:
         client.ping()
     except redis.RedisError as error:
         client.close()
         service_unavailable(f"Redis is not reachable at {REDIS_URL}: {error}")
-    with (Path(tempfile.gettempdir()) / "smallworld-tests-redis.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    client.close()
+    with contextlib.ExitStack() as stack:
+        url = ""
+        for number in range(base.db, base.db + max(REDIS_DATABASES, 1)):
+            lock = stack.enter_context(_redis_lock(number).open("w"))
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | (fcntl.LOCK_NB if number != base.db + REDIS_DATABASES - 1 else 0))
+            except BlockingIOError:
+                continue
+            url = base.with_db(number)
+            break
+        client = stack.enter_context(redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3))
         client.flushdb()
         try:
-            yield REDIS_URL
+            yield url
         finally:
             client.flushdb()
-            client.close()
+
+
+def _redis_lock(number: int) -> Path:
+    name = (
+        "smallworld-tests-redis.lock"
+        if number == make_url_redis(REDIS_URL).db
+        else f"smallworld-tests-redis-{number}.lock"
+    )
+    return Path(tempfile.gettempdir()) / name
+
+
+@dataclasses.dataclass(frozen=True)
+class _RedisUrl:
+    prefix: str
+    db: int
+
+    def with_db(self, number: int) -> str:
+        return f"{self.prefix}/{number}"
+
+
+def make_url_redis(url: str) -> _RedisUrl:
+    """``redis://host:port/9`` as its prefix and database number (0 when the URL names none)."""
+    prefix, _, db = url.rstrip("/").rpartition("/")
+    if prefix.endswith(":/") or not db.isdigit():
+        return _RedisUrl(url.rstrip("/"), 0)
+    return _RedisUrl(prefix, int(db))
 
 
 @pytest.fixture

@@ -21,8 +21,12 @@ from service.domain.models import (
     ChatNotice,
     Game,
     GameAction,
+    GameResult,
+    InboundKind,
+    InboundMail,
     OutboxMail,
     Player,
+    PlayerRecord,
     ReminderSent,
     Seat,
     ServiceStatus,
@@ -198,3 +202,48 @@ class ChatNoticeFactory(Base):
     step_key = "1:0:-"
     dedupe_key = factory.Sequence(lambda n: f"game:factory:turn:{n}")
     next_attempt_at = factory.LazyFunction(utcnow)
+
+
+class GameResultFactory(Base):
+    """A seat's line of a finished game's final table (the tally writes them: service.domain.tally)."""
+
+    class Meta:
+        model = GameResult
+
+    game_id = factory.LazyAttribute(lambda o: GameFactory().id)
+    seat = 0
+    player_id = factory.LazyAttribute(lambda o: PlayerFactory().id)
+    place = 1
+    coins = 42
+    tokens_on_board = 12
+    deadlines = 10
+    rating_mu_before = 25.0
+    rating_sigma_before = 25 / 3
+    rating_mu = 27.6
+    rating_sigma = 7.9
+
+
+class PlayerRecordFactory(Base):
+    """An address's rating and record (the tally writes them)."""
+
+    class Meta:
+        model = PlayerRecord
+
+    player_id = factory.LazyAttribute(lambda o: PlayerFactory().id)
+    rating_mu = 27.6
+    rating_sigma = 7.9
+    games_finished = 1
+    deadlines = 10
+
+
+class InboundMailFactory(Base):
+    class Meta:
+        model = InboundMail
+
+    message_key = factory.Sequence(lambda n: f"{n:064x}")
+    via = "smtp"
+    kind = InboundKind.ORDERS
+    sender = factory.Sequence(lambda n: f"from{n}@example.org")
+    game_id = factory.LazyAttribute(lambda o: GameFactory().id)
+    seat = 0
+    outcome = "orders; 1 step(s) done"

@@ -24,6 +24,8 @@ def service_environment(instance_path: Path, **settings: str) -> dict[str, str]:
     """This environment without any SMALLWORLD_* setting, plus an instance folder and ``settings``."""
     env = {name: value for name, value in os.environ.items() if not name.startswith("SMALLWORLD_")}
     env["SMALLWORLD_INSTANCE_PATH"] = str(instance_path)
+    # serve's listener for orders by mail: a port of its own, so services started together never collide.
+    env["SMALLWORLD_INBOUND_PORT"] = str(free_port())
     env.update(settings)
     return env
 

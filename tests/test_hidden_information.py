@@ -11,8 +11,12 @@ the host's admin page, the game page without a seat (refused), each seat's calen
 mails) and the game's own feed, each seat's My games (signed in by mail: the sign-in and "mail me my links"
 mails are scanned too), the game's watch pages (by its watch link, and public) and the list of public games,
 as seen by nobody in particular. At each new game turn the seat on turn writes at the table (table talk:
-mailed to the others, shown on every page, told to the chat). The game has a chat (a local JSON receiver):
-every notice it gets is scanned as seen by nobody in particular, and none may hold a signed link.
+mailed to the others, shown on every page, told to the chat); seat 0 chose a daily digest on its page of
+mail choices (linked from every mail, scanned with the pages), and gets one at each new turn. The game has
+a chat (a local JSON receiver): every notice it gets is scanned as seen by nobody in particular, and none
+may hold a signed link. At turn 3 the host gives seat 1 to the house bot (its "the house bot plays your
+seat" mail, the page with the way back, the bot's steps in the history are scanned with the rest); at turn 5
+the player takes the seat back.
 """
 
 from __future__ import annotations
@@ -33,9 +37,9 @@ from sqlmodel import select
 
 import rules
 from emails.delivery import to_bytes
-from rules.bots import concrete
-from service.domain import chat_notices, deadlines, delivery
-from service.domain.models import Game
+from rules.bots import Budget, concrete
+from service.domain import bot_seats, chat_notices, deadlines, delivery, house_bot, notifications, tally
+from service.domain.models import Game, utcnow
 from service.infra.chat import ChatPolicy
 from service.infra.db import get_session
 from tests.api.conftest import create_game
@@ -43,9 +47,12 @@ from tests.chat_receiver import ChatReceiver, chat_receiver
 from tests.hidden_information import CoinWatch, with_canaries
 
 BASE = "https://smallworld.example"
+#: The house bot's budget here: the test is about what it sends, not how well it plays.
+BOT_BUDGET = Budget(worlds=1, breadth=2, deep_worlds=1, shortlist=1)
 NEVER = timedelta(days=3650)
 LINK = re.compile(re.escape(BASE) + r"/(play|invite|admin|unsubscribe)/([A-Za-z0-9_\-.]+)")
 FEED = re.compile(re.escape(BASE) + r"(/calendar/[A-Za-z0-9_\-.]+\.ics)")
+CHOICES = re.compile(re.escape(BASE) + r"(/choices/[A-Za-z0-9_\-.]+)")
 SIGN_IN = re.compile(re.escape(BASE) + r"/sign-in/[A-Za-z0-9_\-.]+")
 
 
@@ -88,6 +95,9 @@ class Table:
         self.chat_seen = 0
         #: Each seat's calendar feed (the path of the link in its turn mails).
         self.feeds: dict[int, str] = {}
+        #: Each seat's page of mail choices (the footer of its mails), and the digests sent so far.
+        self.choices: dict[int, str] = {}
+        self.digest_days = 0
         self.api = app.test_client()
         self.backend = CollectingBackend()
         self.delivered = 0
@@ -98,6 +108,7 @@ class Table:
         self.templates: set[str] = set()
         self.game_id = 0
         self.finished = False
+        self.ending = False
         #: Mail parts scanned that told "Since your last turn" (the other players' turns, issue 18).
         self.since_scanned = 0
         self.host = app.test_client()
@@ -107,12 +118,20 @@ class Table:
         #: Each seat's browser signed in by mail (My games), and the game's watch pages (by link, public).
         self.signed_in: dict[int, Any] = {}
         self.watch_paths: list[str] = []
+        #: The host gave a seat to the house bot; the steps the bot played.
+        self.bot_given = False
+        self.bot_steps = 0
+
+    def bot_plays(self, seat: int) -> bool:
+        with self.app.app_context():
+            return bot_seats.is_bot(bot_seats.seat_row(get_session(), self.game_id, seat))
 
     def state(self) -> dict[str, Any] | None:
         with self.app.app_context():
             game = get_session().get(Game, self.game_id)
             assert game is not None
             self.finished = game.status == "finished"
+            self.ending = game.status == "ending"
             return game.state
 
     def deliver(self, now: Any = None) -> list[tuple[int, EmailMessage]]:
@@ -138,6 +157,8 @@ class Table:
                     self.since_scanned += "Since your last turn" in part
             for feed in FEED.findall("\n".join(text_parts(message))):
                 self.feeds[seat] = feed
+            for choices in CHOICES.findall("\n".join(text_parts(message))):
+                self.choices[seat] = choices
             received.append((seat, message))
         self.hear_the_chat()
         return received
@@ -209,6 +230,24 @@ class Table:
         assert posted.status_code == 303, posted.get_data(as_text=True)[:300]
         self.said += 1
 
+    def choose_a_digest(self, seat: int) -> None:
+        """The seat chooses a daily digest for all its games, on the page its mails link (at midnight, so
+        that every digest round is its hour)."""
+        client = self.app.test_client()
+        page = client.get(self.choices[seat]).get_data(as_text=True)
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page)
+        assert token is not None
+        form = {"csrf_token": token.group(1), "default": "digest", "digest_hour": "0", "wants_reminders": "1"}
+        assert client.post(self.choices[seat], data=form).status_code == 303
+
+    def send_digests(self) -> None:
+        """A round of daily digests, as the worker's task would, on the next day each time."""
+        self.digest_days += 1
+        with self.app.app_context():
+            notifications.send_digests(
+                get_session(), self.app.extensions["smallworld.links"], now=utcnow() + timedelta(days=self.digest_days)
+            )
+
     def feed(self, seat: int | None, path: str) -> None:
         response = self.api.get(path)
         assert response.status_code == 200 and response.mimetype == "text/calendar", (seat, path)
@@ -235,6 +274,7 @@ class Table:
             if seat in awaited:
                 # What a step will do and why a region cannot be conquered (service/domain/previews.py).
                 self.get(seat, f"/api/games/{self.game_id}/regions/{self.rounds % 23}")
+                self.get(seat, f"/api/games/{self.game_id}/undo")
                 # The turn page's panel of a region: its cost, who holds it, what each step on it will do.
                 self.page(seat, f"/games/{self.game_id}/turn?region={self.rounds % 23}")
                 self.rounds += 1
@@ -243,6 +283,9 @@ class Table:
             # The calendar feeds: each seat's own (its turn links), and the game's (public).
             for seat, feed in sorted(self.feeds.items()):
                 self.feed(seat, feed)
+            # The pages of mail choices (each seat's, from its mails' footer).
+            for seat, path in sorted(self.choices.items()):
+                self.page(seat, path)
             with self.app.app_context():
                 game_feed = self.app.extensions["smallworld.links"].game_calendar_url(self.game_id)
             self.feed(None, game_feed.removeprefix(BASE))
@@ -291,8 +334,11 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
         headers={"Authorization": f"Bearer {admin}"},
         json={"public": True},
     ).get_json()
-    table.watch_paths = [watching["watch_url"].removeprefix(BASE), watching["public_url"].removeprefix(BASE)]
+    by_link, public = watching["watch_url"].removeprefix(BASE), watching["public_url"].removeprefix(BASE)
+    table.watch_paths = [by_link, public, f"{by_link}/history", f"{public}/history"]
     table.sign_in_every_seat()
+    assert sorted(table.choices) == [0, 1, 2], "every seat's mails link its page of mail choices"
+    table.choose_a_digest(0)
     table.look_around(pages=True)
 
     last_step, last_turn = None, None
@@ -300,6 +346,13 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
         state = table.state()
         if table.finished:
             break
+        if table.ending:
+            # Over by the rules, not yet tallied: every page, the API and the feeds still hide the coins.
+            table.look_around(pages=True)
+            with app.app_context():
+                assert tally.tally_game(get_session(), table.game_id)  # the worker's task, as it runs it
+            table.deliver()
+            continue
         assert state is not None
         awaited = sorted(rules.awaiting(rules.GameState.from_json(state)))
         step_key = (state["turn"], state["current"], state["phase"], tuple(awaited))
@@ -310,9 +363,37 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
                 # Table talk: the seat on turn says a word (mailed to the others, on every page, in the chat).
                 table.say(awaited[0], f"Turn {state['turn']}: *good luck*, all.")
                 table.deliver()
+                # Seat 0 follows the game by a daily digest: one a (simulated) day, scanned as it arrives.
+                table.send_digests()
+                table.deliver()
             table.look_around(pages=state["turn"] != last_turn)
             last_step, last_turn = step_key, state["turn"]
         seat = awaited[0]
+        if state["turn"] == 3 and not table.bot_given:
+            # The house bot: the host gives it seat 1 (its player is mailed the way back); at turn 5 the player
+            # takes the seat back from their page. Meanwhile the bot plays the seat's turns, as the worker does.
+            given = table.api.post(
+                f"/api/admin/games/{table.game_id}/bot", headers={"Authorization": f"Bearer {admin}"}, json={"seat": 1}
+            )
+            assert given.status_code == 200, given.get_json()
+            table.watch.scan_json(given.get_json(), 0, "admin bot")
+            table.bot_given = True
+            table.deliver()
+            table.look_around(pages=True)
+        if state["turn"] == 5 and table.bot_plays(1):
+            page = table.pages[1].get(f"/games/{table.game_id}").get_data(as_text=True)
+            table.watch.scan_text(page, 1, "game page with the house bot in the seat")
+            back = table.pages[1].post(f"/games/{table.game_id}/turn/take-back", data={"csrf_token": _csrf(page)})
+            assert back.status_code == 302
+        if table.bot_plays(seat):
+            with app.app_context():
+                played = house_bot.play_bot_turns(
+                    get_session(), table.game_id, app.extensions["smallworld.links"], budget=BOT_BUDGET
+                )
+            assert played.steps, "the house bot played the seat's step"
+            table.bot_steps += played.steps
+            table.deliver()
+            continue
         roll = rnd.random()
         if roll < 0.04:
             # Left to the deadline: a reminder first, then the auto-pass (and the host's alert).
@@ -365,7 +446,18 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
     table.watch.assert_no_leaks()
     table.watch.confirm_own_coins_seen(range(3))
     subjects = " ".join(table.templates).lower()
-    for kind in ("invited", "your turn", "redeploy", "played for you", "reminder", "is over", "wrote at the table"):
+    assert table.bot_steps > 5, "the house bot played seat 1's turns"
+    for kind in (
+        "invited",
+        "your turn",
+        "redeploy",
+        "played for you",
+        "reminder",
+        "is over",
+        "wrote at the table",
+        "the house bot plays your seat",
+        "your day",
+    ):
         assert kind in subjects, f"no {kind!r} mail in this game: {sorted(table.templates)}"
     assert table.watch.scanned > 500
     assert table.since_scanned > 10, "the turn mails told the other players' turns, and were scanned"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..abilities import Power, Slot, register
-from ..actions import ACTIVE, CONQUERING, Action, ActionKind, IllegalAction, offer
+from ..actions import ACTIVE, CONQUERING, Action, ActionKind, IllegalAction, Verb, offer
 from ..components import POWER_TOKENS
 from ..conquest import prepare, roll_die
 from ..schema import schema_1_turn_field
@@ -43,6 +43,7 @@ class Berserk(Power):
         "conquest."
     )
     actions = (ActionKind("berserk_roll", (), "Roll the die first", rolls=True),)
+    verbs = (Verb("berserk", "berserk_roll", "none", "roll the die before the next conquest"),)
     turn_slot = Roll
     schema_1_fields = frozenset({"berserk_die"})
 

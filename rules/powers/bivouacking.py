@@ -3,8 +3,11 @@
 Decisions (DESIGN §4, the ``auto`` rule): Encampments a player leaves aside at redeployment, or that come
 off the board when a region is abandoned or emptied, land one at a time on the weakest region (tokens +
 Encampments, ties to the lowest number) at the end of the turn; those of a conquered region land the same
-way at the end of the attacker's turn, before any defender is asked (``ask`` mode). An auto-passed turn
-leaves those on the board where they are.
+way at the end of the attacker's turn. In ``ask`` mode the attacked player places those of a conquered
+region in their own redeploy step ("they are redeployed at the end of the current player's turn"), in any
+of their regions, on top of the Encampments still on the board, which stay where they are (like the tokens
+of an attacked player, rulebook "Enemy Losses & Withdrawals"); those they leave go by the ``auto`` rule when
+the step ends, or at its deadline. An auto-passed turn leaves those on the board where they are.
 
 Its state: ``"Bivouacking": {"encampments": [3, 3, 9], "aside": 0}``, the region of each Encampment on the
 board (two on 3, one on 9) and those off the board, waiting to be placed.
@@ -17,10 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..abilities import Marker, Power, Slot, register
-from ..actions import Action, ActionKind, IllegalAction
+from ..actions import Action, ActionKind, IllegalAction, Verb
 from ..components import ENCAMPMENTS, POWER_TOKENS
+from ..redeploy import defenders_asked
 from ..schema import schema_1_markers, schema_1_troop_field
-from ..state import REDEPLOY, GameState, Troop
+from ..state import DEFEND, REDEPLOY, GameState, Troop
 from ..telling import Step, Told, placements
 
 # Rulebook: "Each Encampment counts as 1 Race token toward the defense of the Region in which it is placed
@@ -53,34 +57,57 @@ class Bivouacking(Power):
     )
     actions = (
         ActionKind("place_encampments", ("tokens",), "Place the Encampments", choice="spread", marker="encampments"),
+        # ``ask`` mode: the attacked player puts back the Encampments of their conquered regions (``tokens``:
+        # how many go on each region, on top of those there).
+        ActionKind("return_encampments", ("tokens",), "Place your Encampments again", choice="spread", defends=True),
+    )
+    verbs = (
+        Verb("encamp", "place_encampments", "tokens", "place Encampments, region:count"),
+        Verb("recamp", "return_encampments", "tokens", "after an attack, place your Encampments again, region:count"),
     )
     slot = Camps
     markers = (ENCAMPMENT,)
     schema_1_fields = frozenset({"encampments", "camps"})
 
     def legal(self, state: GameState, seat: int, troop: Troop) -> list[Action]:
+        if state.phase == DEFEND:
+            aside = self.read(state, Camps).aside
+            held = state.regions_of(seat, troop.race) if aside else []
+            return [Action("return_encampments", seat, regions=tuple(held), count=aside)] if held else []
         held = state.regions_of(seat, troop.race)
         if state.phase != REDEPLOY or not held:
             return []
         return [Action("place_encampments", seat, regions=tuple(held), count=self.available(state))]
+
+    def waiting_pieces(self, state: GameState, seat: int, troop: Troop) -> int:
+        # Those of a conquered region, left aside by ``on_turn_end`` in ``ask`` mode for their owner to place.
+        return self.read(state, Camps).aside if state.current != seat else 0
 
     def available(self, state: GameState) -> int:
         camps = self.read(state, Camps)
         return len(camps.encampments) + camps.aside
 
     def apply(self, state: GameState, seat: int, troop: Troop, action: Action) -> None:
-        if state.phase != REDEPLOY:
+        returning = action.type == "return_encampments"
+        if not returning and state.phase != REDEPLOY:
             raise IllegalAction("Encampments are placed during your Troop Redeployment")
         held = set(state.regions_of(seat, troop.race))
-        total = self.available(state)
+        camps = self.read(state, Camps)
+        total = camps.aside if returning else self.available(state)
         wanted = dict(action.tokens)
         foreign = sorted(set(wanted) - held)
         if foreign:
             raise IllegalAction(f"Encampments go only in your own regions; {foreign[0]} is not yours")
         placed = sum(wanted.values())
         if placed > total:
+            if returning:
+                raise IllegalAction(f"{total} of your Encampments are off the board; this places {placed}")
             raise IllegalAction(f"You have {total} Encampments (of {ENCAMPMENTS}); this places {placed}")
-        self.write(state, Camps(_sorted(Counter(wanted)), total - placed))
+        if returning:
+            # The Encampments still on the board stay; those taken off by the attack join them.
+            self.write(state, Camps(_sorted(Counter(camps.encampments) + Counter(wanted)), total - placed))
+        else:
+            self.write(state, Camps(_sorted(Counter(wanted)), total - placed))
 
     def on_pick(self, state: GameState, seat: int, troop: Troop) -> None:
         self.write(state, Camps(aside=ENCAMPMENTS))
@@ -97,7 +124,10 @@ class Bivouacking(Power):
         self.place_aside(state, seat, troop)
 
     def on_turn_end(self, state: GameState) -> None:
-        # Those of a conquered region "are redeployed at the end of the current player's turn".
+        # Those of a conquered region "are redeployed at the end of the current player's turn": by the auto
+        # rule, or, in ``ask`` mode, by their owner in their redeploy step (``waiting_pieces``).
+        if defenders_asked(state):
+            return
         for seat, player in enumerate(state.players):
             troop = player.active
             if seat != state.current and troop is not None and troop.power == self.name:
@@ -139,6 +169,8 @@ class Bivouacking(Power):
     def tell(self, step: Step) -> Told:
         tokens = step.action.tokens if step.action is not None else ()
         placed = placements([(r, n) for r, n in tokens if n], step)
+        if step.kind == "return_encampments":
+            return f"placed Encampments again: {placed}" if placed else "kept the Encampments off the board"
         return f"placed the Encampments: {placed}" if placed else "took up the Encampments"
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:

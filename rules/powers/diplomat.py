@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..abilities import Power, Slot, register
-from ..actions import Action, ActionKind, IllegalAction, offer
+from ..actions import Action, ActionKind, IllegalAction, Verb, offer
 from ..components import POWER_TOKENS
 from ..schema import schema_1_player_field
 from ..state import REDEPLOY, GameState, Troop
@@ -41,6 +41,7 @@ class Diplomat(Power):
         "impacted (so Ghouls In Decline are immune to this power and may still attack you)."
     )
     actions = (ActionKind("choose_ally", ("target",), "Make peace with"),)
+    verbs = (Verb("ally", "choose_ally", "seat", "make peace with a player (their number or name)"),)
     slot = Peace
     schema_1_fields = frozenset({"ally"})
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..abilities import Marker, Power, Slot, register
-from ..actions import ACTIVE, Action, ActionKind, IllegalAction, offer
+from ..actions import ACTIVE, Action, ActionKind, IllegalAction, Verb, offer
 from ..components import POWER_TOKENS
 from ..conquest import conquest_candidates, conquest_refusal, occupy, prepare
 from ..schema import schema_1_markers, schema_1_turn_field
@@ -51,6 +51,7 @@ class DragonMaster(Power):
         "you go into Decline; remove it from the board and place it back in the storage tray at that time."
     )
     actions = (ActionKind("dragon", ("region",), "Send the Dragon to", conquers=True),)
+    verbs = (Verb("dragon", "dragon", "region", "send the Dragon to conquer a region with 1 token"),)
     slot = Lair
     turn_slot = Flight
     markers = (DRAGON,)

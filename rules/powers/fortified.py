@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..abilities import Marker, Power, Slot, register
-from ..actions import Action, ActionKind, IllegalAction, offer
+from ..actions import Action, ActionKind, IllegalAction, Verb, offer
 from ..components import FORTRESSES, POWER_TOKENS
 from ..schema import schema_1_markers, schema_1_turn_field
 from ..state import CONQUER, REDEPLOY, GameState, Troop
@@ -48,6 +48,7 @@ class Fortified(Power):
         "Fortresses on the map."
     )
     actions = (ActionKind("place_fortress", ("region",), "Build a Fortress on"),)
+    verbs = (Verb("fortress", "place_fortress", "region", "build a Fortress on a region"),)
     slot = Forts
     turn_slot = Built
     markers = (FORTRESS,)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..abilities import Marker, Power, Slot, register
-from ..actions import Action, ActionKind, IllegalAction
+from ..actions import Action, ActionKind, IllegalAction, Verb
 from ..components import HEROES, POWER_TOKENS
 from ..schema import schema_1_markers
 from ..state import REDEPLOY, GameState, Troop
@@ -38,6 +38,7 @@ class Heroic(Power):
         "move. Your Heroes disappear when you go into Decline."
     )
     actions = (ActionKind("place_heroes", ("regions",), "Place the Heroes", choice="choose", marker="hero"),)
+    verbs = (Verb("heroes", "place_heroes", "regions", "place the Heroes on regions"),)
     slot = Heroes
     markers = (HERO,)
     # Schema 1 also marked the turn a player placed them ("heroes_placed"), which nothing read.

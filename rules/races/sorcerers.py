@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..abilities import Race, Slot, register
-from ..actions import ACTIVE, Action, ActionKind, IllegalAction, offer
+from ..actions import ACTIVE, Action, ActionKind, IllegalAction, Verb, offer
 from ..components import RACE_TOKENS
 from ..conquest import attacked, prepare, record_conquest
 from ..cost import ConquestCheck
@@ -54,6 +54,7 @@ class Sorcerers(Race):
         "Sorcerer, the Elf does lose his token."
     )
     actions = (ActionKind("convert", ("region",), "Convert the lone token on", conquers=True),)
+    verbs = (Verb("convert", "convert", "region", "convert the lone token on a region"),)
     turn_slot = Conversions
     schema_1_fields = frozenset({"converted"})
 

@@ -28,8 +28,9 @@ from service.infra.supervisor import ChildProcess, supervise
 def init_app(app: Flask) -> None:
     """Register the service's commands on ``app.cli`` (and so on ``smallworld``)."""
     from service.cli.admin import group as admin_group
+    from service.cli.inbound import inbound
 
-    for command in (serve, worker, beat, database, admin_group, demo):
+    for command in (serve, worker, beat, database, admin_group, demo, inbound):
         app.cli.add_command(command)
 
 
@@ -38,7 +39,8 @@ def init_app(app: Flask) -> None:
 @click.option("--port", default=5000, show_default=True, type=int, help="Port to listen on.")
 @with_appcontext
 def serve(host: str, port: int) -> None:
-    """Run the whole service on this machine: web server, Celery worker and beat.
+    """Run the whole service on this machine: web server, Celery worker and beat, and the SMTP listener
+    for orders by mail (SMALLWORLD_INBOUND_PORT, 8025).
 
     With no configuration it needs no servers: SQLite and an embedded broker in the instance
     folder, mail written there as .eml files. Ctrl-C stops everything.
@@ -75,9 +77,15 @@ def serve(host: str, port: int) -> None:
         ),
         ChildProcess("worker", [python, "-m", "service", "worker"]),
         ChildProcess("beat", [python, "-m", "service", "beat"]),
+        # Orders by mail (DESIGN §10): SMTP on SMALLWORLD_INBOUND_HOST:SMALLWORLD_INBOUND_PORT.
+        ChildProcess("inbound mail", [python, "-m", "service", "inbound"]),
     ]
     click.echo(f"Small World by Mail is starting at http://{address}/ (Ctrl-C stops it)")
     click.echo(f"Data and mail of this instance: {app.instance_path}")
+    click.echo(
+        f"Orders by mail: replies to @{app.config['INBOUND_DOMAIN']} are taken by SMTP on "
+        f"{app.config['INBOUND_HOST']}:{app.config['INBOUND_PORT']}"
+    )
     if app.config["MAIL_BACKEND"] == "file" and app.config["ENV"] != PRODUCTION:
         click.echo(f"Mailbox (every mail this instance writes, with its links): http://{address}/mailbox/")
     sys.exit(supervise(children, env))

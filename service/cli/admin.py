@@ -7,6 +7,7 @@ smallworld admin pause GAME "reason"   / resume GAME / pass GAME / cancel GAME
 smallworld admin turn-length GAME 48h  future turns
 smallworld admin redeploy GAME ask     defenders' redeploy mode
 smallworld admin replace GAME SEAT EMAIL NAME / remove GAME SEAT
+smallworld admin bot GAME SEAT         the house bot plays SEAT until its player takes it back
 smallworld admin games                 the games, soonest deadline first
 """
 
@@ -21,7 +22,7 @@ import click
 from flask.cli import AppGroup
 from sqlmodel import col, select
 
-from service.domain import admin, site_admins
+from service.domain import admin, bot_seats, site_admins
 from service.domain.errors import DomainError
 from service.domain.links import LOGIN_MAX_AGE, current_links
 from service.domain.models import Game, GameStatus, SiteAdmin
@@ -160,6 +161,15 @@ def replace(game_id: int, seat: int, email: str, name: str) -> None:
 def remove(game_id: int, seat: int) -> None:
     """Remove a player: the seat is auto-passed for the rest of the game."""
     _done(_run(admin.remove_player, game_id, ACTOR, current_links(), seat))
+
+
+@group.command("bot")
+@click.argument("game_id", type=int)
+@click.argument("seat", type=int)
+def bot(game_id: int, seat: int) -> None:
+    """Give SEAT (0 plays first) to the house bot: it plays the seat's turns until its player takes the seat
+    back from their link (they are mailed it)."""
+    _done(_run(bot_seats.host_gives_seat_to_bot, game_id, seat, ACTOR.label, current_links()))
 
 
 @group.command("cancel")

@@ -300,6 +300,8 @@ class EmbeddedStack:
             "SMALLWORLD_SWEEP_SECONDS": str(self.sweep_seconds),
             # Every bot plays from 127.0.0.1: as many people behind one address as there are bots.
             "SMALLWORLD_RATELIMIT_LINKS": "3000 per minute",
+            # The demo's own port for orders by mail: two demos (or a demo and a service) never collide.
+            "SMALLWORLD_INBOUND_PORT": str(free_port()),
         }
         if self.smtp is not None:  # mail goes out over SMTP (to the demo's own server)
             host, port = self.smtp

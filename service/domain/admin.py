@@ -33,6 +33,7 @@ from service.domain.models import (
     OutboxMail,
     Player,
     Seat,
+    SeatController,
     utcnow,
 )
 from service.domain.outbox import queue_mail
@@ -212,6 +213,7 @@ def replace_player(
     started = game.state is not None
     seat.accepted_at = now if started else None
     seat.removed = False
+    seat.controller = SeatController.PERSON  # the newcomer plays the seat, not the house bot
     session.add(seat)
     awaited = rules.awaiting(load_state(game)) if started else set()
     if game.status == GameStatus.ACTIVE and seat_no in awaited:
@@ -393,7 +395,7 @@ def _act(
     session.add(AuditEntry(game_id=game.id or 0, actor=actor.label, act=act, details=details))
     version = game.version + 1
     seated = seats_of(session, game.id or 0)
-    for seat, player in seated:
+    for seat, player in concerned(act, game, seated, details):
         _announce(session, game, player, seat.display_name, notice, actor, details, version)
     for player, name in also or []:
         _announce(session, game, player, name, notice, actor, details, version)
@@ -419,6 +421,31 @@ def _act(
     )
     result = commit_step(session, game, entry, state, links, utcnow(), None, -1)
     return result.game
+
+
+#: Acts whose mail goes to the seats the game waits for only: they move that seat's deadline.
+FOR_THE_AWAITED = frozenset({"extend", "vacation"})
+#: Acts about one seat (``details["seat"]``): only its player is mailed. A replaced player is mailed through
+#: ``also`` (the seat is the newcomer's now, and the newcomer gets an invitation instead).
+FOR_THE_SEAT = frozenset({"remove"})
+FOR_NOBODY_SEATED = frozenset({"replace"})
+
+
+def concerned(
+    act: str, game: Game, seated: list[tuple[Seat, Player]], details: dict[str, Any]
+) -> list[tuple[Seat, Player]]:
+    """The seats an act's mail goes to: only those it concerns (issue 18). A deadline moved reaches the
+    player it waits for; a removal, the removed player; a change of hands, the two players concerned (see
+    :func:`replace_player`); a pause, a resume, new settings and a cancellation, every player, once. The
+    game's chat and its history tell everyone of every act."""
+    if act in FOR_NOBODY_SEATED:
+        return []
+    if act in FOR_THE_SEAT:
+        return [(seat, player) for seat, player in seated if seat.seat == details.get("seat")]
+    if act in FOR_THE_AWAITED and game.state is not None:
+        awaited = rules.awaiting(load_state(game))
+        return [(seat, player) for seat, player in seated if seat.seat in awaited]
+    return seated
 
 
 def told_act(actor: Actor, act: str, details: dict[str, Any]) -> dict[str, Any]:

@@ -24,10 +24,12 @@ One sweep, in order:
 Nothing here is a Celery ETA or countdown: a task delayed past the broker's visibility timeout would run
 twice (Celery docs, "ETA and Countdown"; kombu #337). Every time comes from the database and ``now``.
 
-The end-of-game tally is not swept: :func:`service.domain.games.finish_game` runs in the same transaction
-as the last step (inside :func:`service.domain.play.after_change`), so it can be neither lost nor repeated.
-The sweep only finishes, through that same operation, a due game whose rules state is over while it is
-still marked active, which no domain operation leaves behind (a safety net for hand-repaired rows).
+5. **Games left ending**: the last step marks its game ``ending`` in its own transaction
+   (:func:`service.domain.games.begin_ending`) and the tally task is sent after the commit; a game still
+   ending a minute later lost its task (the broker was down, a worker died with it), and is tallied here
+   through the same operation (:func:`service.domain.tally.tally_game`), which does it once whoever runs it.
+   The sweep also marks ending, through that same operation, a due game whose rules state is over while it
+   is still marked active, which no domain operation leaves behind (a safety net for hand-repaired rows).
 """
 
 from __future__ import annotations
@@ -43,10 +45,10 @@ from sqlmodel import Session, col, select
 
 import rules
 from emails.messages import AdminChange, Reminder
-from service.domain import chat_notices, lobby, status
+from service.domain import chat_notices, lobby, status, tally
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import Conflict
-from service.domain.games import finish_game, get_game, seats_of, update_if_unmoved
+from service.domain.games import begin_ending, get_game, seats_of, update_if_unmoved
 from service.domain.links import LinkMaker
 from service.domain.models import Game, GameStatus, ReminderSent, SeatController, ServiceStatus, utcnow
 from service.domain.outbox import queue_mail
@@ -72,6 +74,8 @@ class SweepReport:
     started: int = 0
     #: Games never confirmed by their host, dropped.
     lapsed: int = 0
+    #: Games left ending (their tally task was lost), tallied.
+    tallied: int = 0
     #: Due games another sweep or a player's step got to first.
     raced: int = 0
     errors: int = 0
@@ -95,6 +99,8 @@ def sweep(
     _send_due_reminders(session, links, now, stop_at, report)
     _start_stuck_games(session, links, now, stop_at, report)
     report.lapsed = lobby.expire_unconfirmed(session, now, unconfirmed_max_age)
+    healed = tally.tally_left_ending(session, now, stop_at=stop_at)
+    report.tallied, report.errors = healed.tallied, report.errors + healed.errors
     return report
 
 
@@ -237,11 +243,12 @@ def _pass_one(session: Session, links: LinkMaker, game: Game, now: datetime, rep
 
 
 def _finish_left_over(session: Session, game: Game, state: rules.GameState, now: datetime, report: SweepReport) -> bool:
-    """The safety net: the game is over by the rules but still active. Tally it, once (version guard)."""
-    with session.no_autoflush:  # the tally goes out in the guarded UPDATE of the game
+    """The safety net: the game is over by the rules but still active. Mark it ending, once (version guard);
+    its tally task is sent after the commit."""
+    with session.no_autoflush:  # the change goes out in the guarded UPDATE of the game
         version = game.version
         game.version += 1
-        finish_game(session, game, state, now)
+        begin_ending(session, game, now)
         if not update_if_unmoved(session, game, version):
             session.rollback()
             report.raced += 1
@@ -334,7 +341,7 @@ def _queue_reminders(session: Session, links: LinkMaker, game: Game, clock: Cloc
             deadline_at=clock.deadline_at,
             step_key=game.step_key,
             before_seconds=before,
-            defending=state.phase == "defend",
+            defending=state.phase == rules.Phase.DEFEND,
             turn=state.turn,
             turns=state.turns,
             seat=seat.seat,

@@ -46,16 +46,26 @@ from sqlmodel import Session, col, select
 from emails import messages
 from emails.compose import ComposeError, Envelope, compose, thread_id
 from emails.delivery import Backend, Connection, DeliveryError
-from emails.render import CALENDAR_MESSAGES, ESSENTIAL, MESSAGES, NOTICE, REMINDER, TALK, RenderError
+from emails.render import CALENDAR_MESSAGES, ESSENTIAL, MESSAGES, NOTICE, REMINDER, REPLY_MESSAGES, TALK, RenderError
 from service.domain import notifications
-from service.domain.links import LinkMaker
-from service.domain.models import Game, GameNotification, GameStatus, NotifyMode, OutboxMail, Player, Seat, utcnow
+from service.domain.links import LinkMaker, ReplyAddresses
+from service.domain.models import (
+    Game,
+    GameNotification,
+    GameStatus,
+    MailStatus,
+    NotifyMode,
+    OutboxMail,
+    Player,
+    Seat,
+    utcnow,
+)
 from service.domain.outbox import mail_domain
 from service.infra.logfmt import log
 
 logger = logging.getLogger(__name__)
 
-PENDING, SENT, FAILED, SKIPPED = "pending", "sent", "failed", "skipped"
+PENDING, SENT, FAILED, SKIPPED = MailStatus.PENDING, MailStatus.SENT, MailStatus.FAILED, MailStatus.SKIPPED
 
 
 @dataclass(frozen=True)
@@ -77,11 +87,15 @@ class MailSettings:
     #: Outcomes wait at most about this long to be committed together. A drain killed meanwhile sends
     #: the mails of that moment again (at a hundred mails a second, some twenty).
     record_seconds: float = 0.2
+    #: The domain of the signed reply addresses (orders by mail, ``SMALLWORLD_INBOUND_DOMAIN``); None: the
+    #: mails carry no ``Reply-To``.
+    reply_domain: str | None = None
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> MailSettings:
         return cls(
             sender=config["MAIL_FROM"],
+            reply_domain=config.get("INBOUND_DOMAIN"),
             max_attempts=int(config["MAIL_MAX_ATTEMPTS"]),
             retry_seconds=int(config["MAIL_RETRY_SECONDS"]),
             lease_seconds=float(config.get("MAIL_LEASE_SECONDS") or 20),
@@ -367,7 +381,7 @@ def _failed(outcomes: _Outcomes, job: _Job, error: str, now: datetime, report: D
 #: Mails about one step of a game: each is dropped once the game has moved past its step (DESIGN §6).
 STEP_MAILS = ("your_turn", "redeploy_needed", "reminder")
 #: A game in one of these is over: no mail about a step of it goes out.
-_OVER = (GameStatus.FINISHED, GameStatus.CANCELLED)
+_OVER = (GameStatus.ENDING, GameStatus.FINISHED, GameStatus.CANCELLED)
 
 
 def _skip_reason(job: _Job) -> str | None:
@@ -425,6 +439,7 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
     calendar_url = None
     if job.player_id is not None and job.template in CALENDAR_MESSAGES:
         calendar_url = links.address_calendar_url(job.player_id)
+    reply_to = _reply_address(job, links, settings)
     # The mail is written as of its row's creation: its Date, and the time left it states. A retry thus
     # sends the very same mail (see the module's docstring). A row that is not a valid message raises
     # MessageError (a RenderError): that mail fails, with the reason.
@@ -434,6 +449,7 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
         game_url=game_url,
         unsubscribe_url=unsubscribe,
         calendar_url=calendar_url,
+        reply_address=reply_to,
         choices_url=choices_url,
     )
     envelope = Envelope(
@@ -446,8 +462,29 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
         if job.game_id is not None and job.game_created_at is not None
         else None,
         unsubscribe_url=unsubscribe,
+        reply_to=reply_to,
     )
     return rendered, envelope
+
+
+def _reply_address(job: _Job, links: LinkMaker, settings: MailSettings) -> str | None:
+    """The seat's signed reply address (DESIGN §10), or None: for a mail that asks for orders, the address
+    names the seat and the step; for a table-talk mail, the seat (a reply is posted at the table). Signed
+    with the seat's secret as it is now."""
+    if settings.reply_domain is None or job.template not in REPLY_MESSAGES or job.game_id is None:
+        return None
+    if job.seat is None or not job.seat_secret or _context_value(job, "seat") != job.seat:
+        return None
+    addresses = ReplyAddresses(links.signer, settings.reply_domain)
+    if job.template == "table_talk":
+        return addresses.for_talk(job.game_id, job.seat, job.seat_secret)
+    step = _context_value(job, "step_key")
+    if not isinstance(step, str):
+        return None
+    try:
+        return addresses.for_step(job.game_id, job.seat, job.seat_secret, step)
+    except ValueError:  # a step key of another shape (a row written by hand): no reply address
+        return None
 
 
 def _after_failure(
@@ -592,7 +629,7 @@ class _Outcomes:
     def add(
         self,
         job: _Job,
-        status: str,
+        status: MailStatus,
         now: datetime,
         *,
         error: str | None = None,

@@ -1,23 +1,20 @@
 """A game's rows as the other operations read and write them: the game, its seats and settings, the guarded
-version update, and the end of the game (DESIGN §1, item 5). Creating and starting a game is ``lobby``."""
+version update, and the end of the game's play (DESIGN §9; the tally that follows is ``tally``). Creating and
+starting a game is ``lobby``."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import Session, col, select
 
-import rules
-from emails.messages import GameOver
-from service.domain import chat_notices
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import NotFound
 from service.domain.models import Game, GameStatus, Player, Seat
-from service.domain.outbox import queue_mail
 from service.domain.schemas import GameSettings
+from service.infra.mail_wakeup import want_tally
 
 
 def get_game(session: Session, game_id: int, *, lock: bool = False) -> Game:
@@ -63,26 +60,16 @@ def settings_of(game: Game) -> GameSettings:
     return GameSettings.model_validate(game.settings)
 
 
-def finish_game(session: Session, game: Game, state: rules.GameState, now: datetime) -> None:
-    """DESIGN §4, "End of game": tally, mark finished, reveal the seed, mail everyone the final table."""
-    seats = seats_of(session, game.id or 0)
-    names = {s.seat: s.display_name for s, _ in seats}
-    standings: list[dict[str, Any]] = [
-        row | {"name": names.get(row["player"], f"Player {row['player']}")} for row in rules.final_standings(state)
-    ]
-    game.status = GameStatus.FINISHED
+def begin_ending(session: Session, game: Game, now: datetime) -> None:
+    """The last step is played (DESIGN §9, "The end of the game is a worker job"): the game stops its clock and
+    waits, ``ending``, for the worker's tally (``service.domain.tally.tally_game``), which stores the results,
+    updates ratings and records, mails the final table and marks the game finished, exactly once.
+
+    The tally task is sent once the caller's transaction commits (never before: a worker would find the game
+    still running); a task lost on the way is made up for by the deadline sweep.
+    """
+    game.status = GameStatus.ENDING
     game.finished_at = now
     set_clock(game, Clock.of(game).stop())
     game.step_key = None
-    game.result = standings
-    for seat, player in seats:
-        over = GameOver(
-            game_id=game.id or 0,
-            game_name=game.name,
-            player_name=seat.display_name,
-            standings=standings,
-            seed=game.seed,
-            your_seat=seat.seat,
-        )
-        queue_mail(session, player, over)
-    chat_notices.queue_notice(session, game, chat_notices.result_notice(game, standings), now=now)
+    want_tally(session, game.id or 0)

@@ -113,7 +113,7 @@ def due_bot_games(session: Session, limit: int = 100) -> list[int]:
     )
     due: list[int] = []
     for game_id, step, seat in session.exec(query).all():
-        if step and awaited_seat(step) == seat and game_id not in due:
+        if game_id is not None and step and awaited_seat(step) == seat and game_id not in due:
             due.append(game_id)
         if len(due) >= limit:
             break

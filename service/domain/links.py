@@ -7,6 +7,9 @@ be rotated without killing links already in inboxes.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -171,12 +174,92 @@ class LinkMaker:
 #: An address's sign-in link is good for this long (seconds), and once.
 SIGN_IN_MAX_AGE = 30 * 60
 
+
+@dataclass(frozen=True)
+class ReplyToken:
+    """What a reply address names (:meth:`ReplyAddresses.read`): a seat of a game and the step its mail was
+    about (``Game.step_key``), or ``None`` for a reply to a table-talk message."""
+
+    game_id: int
+    seat: int
+    step_key: str | None
+    #: The signature, checked against the seat's secret by :meth:`ReplyAddresses.verify`.
+    mac: str
+
+
+#: The part after the ``+`` of a reply address: ``<game>-<seat>-<turn>-<current>-<defender or x>-<mac>``
+#: for a step, ``talk-<game>-<seat>-<mac>`` for table talk. Digits and lower-case letters only: some mail
+#: systems change the case of a local part.
+_STEP_TOKEN = re.compile(r"(\d{1,12})-(\d{1,2})-(\d{1,4})-(\d{1,2})-(\d{1,2}|x)-([0-9a-f]{20})")
+_TALK_TOKEN = re.compile(r"talk-(\d{1,12})-(\d{1,2})-([0-9a-f]{20})")
+
+
+@dataclass(frozen=True)
+class ReplyAddresses:
+    """Signed reply addresses (DESIGN §10): the ``Reply-To`` of every mail that asks for orders names the
+    seat and the step, signed with the seat's secret (replacing the player rotates it), so a reply is
+    matched by its address, never by its ``From``. Plus-addressing on ``domain``: ``play+<token>@domain``.
+
+    An HMAC (SHA-256, 80 bits, lower-case hex) keeps the address short: a local part holds at most 64
+    characters (RFC 5321 §4.5.3.1.1), which an itsdangerous token would not fit. Signed with the newest
+    key; every key of the rotation list verifies.
+    """
+
+    signer: Signer
+    domain: str
+    local_part: str = "play"
+
+    def for_step(self, game_id: int, seat: int, secret: str, step_key: str) -> str:
+        turn, current, defender = step_key.split(":")
+        body = f"{game_id}-{seat}-{turn}-{current}-{'x' if defender == '-' else defender}"
+        return self._address(body, self._mac(self.signer.keys[-1], f"step:{game_id}:{seat}:{step_key}", secret))
+
+    def for_talk(self, game_id: int, seat: int, secret: str) -> str:
+        body = f"talk-{game_id}-{seat}"
+        return self._address(body, self._mac(self.signer.keys[-1], f"talk:{game_id}:{seat}", secret))
+
+    def read(self, address: str) -> ReplyToken | None:
+        """The token of ``address`` if it is one of our reply addresses (any local part before the ``+``;
+        the domain is compared without case), else None. The signature is not checked yet."""
+        local, _, domain = address.strip().strip("<>").rpartition("@")
+        if domain.lower() != self.domain.lower() or "+" not in local:
+            return None
+        tag = local.split("+", 1)[1].lower()
+        found = _STEP_TOKEN.fullmatch(tag)
+        if found:
+            game, seat, turn, current, defender, mac = found.groups()
+            step = f"{int(turn)}:{int(current)}:{'-' if defender == 'x' else int(defender)}"
+            return ReplyToken(int(game), int(seat), step, mac)
+        found = _TALK_TOKEN.fullmatch(tag)
+        if found:
+            game, seat, mac = found.groups()
+            return ReplyToken(int(game), int(seat), None, mac)
+        return None
+
+    def verify(self, token: ReplyToken, secret: str) -> bool:
+        """Whether ``token`` was signed for its seat while it had ``secret`` (with any key of the rotation)."""
+        if token.step_key is None:
+            message = f"talk:{token.game_id}:{token.seat}"
+        else:
+            message = f"step:{token.game_id}:{token.seat}:{token.step_key}"
+        return any(hmac.compare_digest(self._mac(key, message, secret), token.mac) for key in self.signer.keys)
+
+    def _address(self, body: str, mac: str) -> str:
+        return f"{self.local_part}+{body}-{mac}@{self.domain}"
+
+    @staticmethod
+    def _mac(key: str | bytes, message: str, secret: str) -> str:
+        raw = key.encode() if isinstance(key, str) else key
+        return hmac.new(raw, f"smallworld.reply:{message}:{secret}".encode(), hashlib.sha256).hexdigest()[:20]
+
+
 #: A site admin's sign-in link is good for this long (seconds), and once.
 LOGIN_MAX_AGE = 15 * 60
 
 
-#: Where the app keeps its :class:`LinkMaker` (``app.extensions``).
+#: Where the app keeps its :class:`LinkMaker` and its :class:`ReplyAddresses` (``app.extensions``).
 EXTENSION = "smallworld.links"
+REPLY_EXTENSION = "smallworld.reply_addresses"
 
 
 def init_app(app: Flask) -> None:
@@ -184,6 +267,15 @@ def init_app(app: Flask) -> None:
     app.extensions[EXTENSION] = LinkMaker(
         signer_for(app.config["SECRET_KEY"], app.config["OLD_SECRET_KEYS"]), app.config["BASE_URL"]
     )
+    app.extensions[REPLY_EXTENSION] = ReplyAddresses(
+        signer_for(app.config["SECRET_KEY"], app.config["OLD_SECRET_KEYS"]), app.config["INBOUND_DOMAIN"]
+    )
+
+
+def current_reply_addresses() -> ReplyAddresses:
+    """The reply addresses of the app in context (orders by mail, ``service.domain.inbound``)."""
+    found: ReplyAddresses = current_app.extensions[REPLY_EXTENSION]
+    return found
 
 
 def current_links() -> LinkMaker:

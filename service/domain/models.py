@@ -29,7 +29,7 @@ def _json(nullable: bool = False) -> Any:
 
 
 class GameStatus(StrEnum):
-    """Where a game is in its life: unconfirmed → inviting → active ⇄ paused → finished, or cancelled."""
+    """Where a game is in its life: unconfirmed → inviting → active ⇄ paused → ending → finished, or cancelled."""
 
     #: Made by someone who may not be its host: it mails nobody but its host (a link to confirm it) until
     #: the host confirms it (DESIGN §9); it lapses if they never do.
@@ -39,6 +39,10 @@ class GameStatus(StrEnum):
     ACTIVE = "active"
     #: Stopped by an admin; the clock keeps the time left (``service.domain.clock``).
     PAUSED = "paused"
+    #: Over by the rules (the last step was played) and waiting for the worker's tally (DESIGN §9): the
+    #: results, ratings, records and the final table's mail are written in one transaction, which marks it
+    #: finished (``service.domain.tally``). Coins stay hidden until then.
+    ENDING = "ending"
     FINISHED = "finished"
     CANCELLED = "cancelled"
 
@@ -130,6 +134,10 @@ class Player(SQLModel, table=True):
     #: The local hour (0-23, in ``time_zone``) of the daily digest.
     digest_hour: int = 18
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+    #: Since when mail to the address bounces (a delivery status notification said it failed), and why;
+    #: cleared when the address answers a mail (``service.domain.inbound``).
+    bouncing_since: datetime | None = _time()
+    bounce_reason: str | None = Field(default=None, max_length=300)
 
 
 class Game(SQLModel, table=True):
@@ -191,6 +199,56 @@ class Seat(SQLModel, table=True):
     #: Who plays the seat now: its player, or the house bot (``service.domain.house_bot``), which its player
     #: may take back from their link.
     controller: SeatController = Field(default=SeatController.PERSON, sa_type=EnumString(SeatController, 8))
+    #: When the player resigned the seat (``service.domain.resign``): its steps are completed without them
+    #: from then on, as the host chose (``GameSettings.resigned_seats``).
+    resigned_at: datetime | None = _time()
+
+
+class InboundKind(StrEnum):
+    """What a mail that came in was (``service.domain.inbound``)."""
+
+    #: A reply with orders, or with none, to a turn mail or an answer (its reply address named a step).
+    ORDERS = "orders"
+    #: A reply to a step that was over when it came: nothing done, the player told.
+    LATE = "late"
+    #: A reply to a table-talk message: posted on the game's board.
+    TALK = "talk"
+    #: An automatic answer (RFC 3834 ``Auto-Submitted``, ``Precedence: bulk``, a vacation notice, a read
+    #: receipt): never read as orders, never answered.
+    AUTO_REPLY = "auto_reply"
+    #: A delivery status notification (RFC 3464) or another bounce: the failed address is marked.
+    BOUNCE = "bounce"
+    #: No valid reply address: not ours to read (never answered: it may be forged or spam).
+    UNMATCHED = "unmatched"
+    #: Not a mail that could be read at all.
+    MALFORMED = "malformed"
+
+
+class InboundMail(SQLModel, table=True):
+    """A mail that came in (by SMTP/LMTP or ``POST /inbound/mail``): what it was and what was done with it.
+
+    ``message_key`` (its ``Message-ID`` and the address it came to, hashed) is unique, so the same mail
+    delivered twice (an MTA's retry, or both ways in) is read once.
+    """
+
+    __tablename__ = "inbound_mail"
+
+    id: int | None = Field(default=None, primary_key=True)
+    message_key: str = Field(max_length=64, unique=True)
+    received_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+    #: ``smtp``, ``lmtp`` or ``http``.
+    via: str = Field(max_length=8)
+    kind: InboundKind = Field(sa_type=EnumString(InboundKind, 12))
+    #: The From header's address, as written (never trusted: the reply address says who it is).
+    sender: str = Field(default="", max_length=320)
+    game_id: int | None = Field(default=None, foreign_key="games.id", index=True)
+    seat: int | None = None
+    #: The seat's player, whom the answer goes to.
+    player_id: int | None = Field(default=None, foreign_key="players.id", index=True)
+    #: What was done, in a line (for the logs and the admins).
+    outcome: str = Field(default="", max_length=1000)
+    #: Whether an answer mail was written (answers are limited per address and hour).
+    answered: bool = False
 
 
 class GameAction(SQLModel, table=True):
@@ -421,3 +479,49 @@ class ServiceStatus(SQLModel, table=True):
 
     name: str = Field(primary_key=True, max_length=64)
     at: datetime = Field(sa_type=UTCDateTime)
+
+
+class GameResult(SQLModel, table=True):
+    """One seat's line of a finished game's final table, written by the tally (``service.domain.tally``).
+
+    Unique per (game, seat): the tally writes a game's lines once, whoever runs it and however often.
+    """
+
+    __tablename__ = "game_results"
+    __table_args__ = (sa.UniqueConstraint("game_id", "seat", name="uq_game_results_game_seat"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="games.id", index=True)
+    seat: int
+    player_id: int = Field(foreign_key="players.id", index=True)
+    #: 1 for the winner; tied players share a place (``rules.final_standings``).
+    place: int
+    coins: int
+    tokens_on_board: int
+    tie_break: bool = False
+    resigned: bool = False
+    #: Steps this seat was given a deadline for, and how many of them it let pass.
+    deadlines: int = 0
+    deadlines_missed: int = 0
+    #: The address's rating (openskill, Plackett–Luce) before and after this game.
+    rating_mu_before: float
+    rating_sigma_before: float
+    rating_mu: float
+    rating_sigma: float
+    created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+
+
+class PlayerRecord(SQLModel, table=True):
+    """An address's rating and record over every finished game (DESIGN §9), updated by the tally only."""
+
+    __tablename__ = "player_records"
+
+    player_id: int = Field(foreign_key="players.id", primary_key=True)
+    rating_mu: float
+    rating_sigma: float
+    games_finished: int = 0
+    #: Steps given a deadline, over every finished game, and how many of them passed unplayed.
+    deadlines: int = 0
+    deadlines_missed: int = 0
+    resigned: int = 0
+    updated_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))

@@ -2,7 +2,8 @@
 
 Games that wait for the address come first (soonest deadline first), then invitations to accept, then the
 other running games, then the finished and cancelled ones (latest first). Each row carries the seat's own
-signed link: the turn link, or the invitation while it is not accepted.
+signed link (:func:`seat_link`: the turn link, or the invitation while it is not accepted), which the page
+makes only when the row is opened: a page of 200 games signs no link, and holds none.
 
 Built from two queries whatever the number of games, and without reading any game's rules state: whose
 turn it is comes from the game's ``step_key`` (``service.domain.play.awaited_seat``), the number of turns
@@ -26,7 +27,14 @@ from service.domain.models import Game, GameStatus, Player, Seat
 from service.domain.play import awaited_seat
 
 #: Games of these kinds are listed; an unconfirmed game is its host's business alone until confirmed.
-LISTED = (GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED, GameStatus.FINISHED, GameStatus.CANCELLED)
+LISTED = (
+    GameStatus.INVITING,
+    GameStatus.ACTIVE,
+    GameStatus.PAUSED,
+    GameStatus.ENDING,
+    GameStatus.FINISHED,
+    GameStatus.CANCELLED,
+)
 
 
 @dataclass(frozen=True)
@@ -38,8 +46,6 @@ class MyGame:
     status: str
     seat: int
     seat_name: str
-    #: The seat's own link: its turn link, or its invitation while not accepted.
-    url: str
     to_accept: bool
     waiting_for_me: bool
     #: The names of the seats the game waits for (a running game).
@@ -50,6 +56,8 @@ class MyGame:
     paused_remaining: int | None
     finished_at: datetime | None
     #: A finished game: this seat's row of the final table, and the winners' names.
+    #: The seat's own signed link, when asked for (:func:`my_games` with ``links``); empty otherwise.
+    url: str = ""
     place: int | None = None
     coins: int | None = None
     winners: list[str] = field(default_factory=list)
@@ -70,8 +78,9 @@ class MyGames:
         return len(self.waiting) + len(self.invitations) + len(self.running) + len(self.finished)
 
 
-def my_games(session: Session, email: str, links: LinkMaker) -> MyGames:
-    """Every listed game in which ``email`` holds a seat (removed seats are no longer theirs)."""
+def my_games(session: Session, email: str, links: LinkMaker | None = None) -> MyGames:
+    """Every listed game in which ``email`` holds a seat (removed seats are no longer theirs); with ``links``,
+    each with its seat's signed link (``url``: a mail needs them, the page makes each when it is opened)."""
     email = email.strip().lower()
     rows = session.execute(
         sa.select(
@@ -121,9 +130,7 @@ def my_games(session: Session, email: str, links: LinkMaker) -> MyGames:
             status=status.value,
             seat=row.seat,
             seat_name=row.display_name,
-            url=links.invite_url(row.id, row.seat, row.secret)
-            if row.accepted_at is None
-            else links.turn_url(row.id, row.seat, row.secret),
+            url=_link(links, row.id, row.seat, row.secret, row.accepted_at is not None) if links else "",
             to_accept=to_accept,
             # A game started at once waits for a seat that has not accepted yet: its invitation comes first.
             waiting_for_me=row.seat in awaited_seats,
@@ -138,7 +145,7 @@ def my_games(session: Session, email: str, links: LinkMaker) -> MyGames:
             winners=[r.get("name", "") for r in result if r.get("place") == 1] if status == GameStatus.FINISHED else [],
             players=len(seats),
         )
-        if status in (GameStatus.FINISHED, GameStatus.CANCELLED):
+        if status in (GameStatus.ENDING, GameStatus.FINISHED, GameStatus.CANCELLED):
             finished.append((-(row.finished_at or row.created_at).timestamp(), game))
         elif game.waiting_for_me:
             waiting.append(((row.deadline_at is None, row.deadline_at or row.created_at, row.id), game))
@@ -154,6 +161,30 @@ def my_games(session: Session, email: str, links: LinkMaker) -> MyGames:
         running=_sorted(running),
         finished=_sorted(finished),
     )
+
+
+def seat_link(session: Session, email: str, game_id: int, seat: int, links: LinkMaker) -> str | None:
+    """The signed link of ``email``'s seat ``seat`` in game ``game_id`` (its turn link, or its invitation while
+    not accepted), or ``None`` if that seat is not the address's in a listed game."""
+    row = session.execute(
+        sa.select(col(Seat.secret), col(Seat.accepted_at))
+        .join(Player, col(Player.id) == col(Seat.player_id))
+        .join(Game, col(Game.id) == col(Seat.game_id))
+        .where(
+            col(Seat.game_id) == game_id,
+            col(Seat.seat) == seat,
+            col(Seat.removed) == sa.false(),
+            col(Player.email) == email.strip().lower(),
+            col(Game.status).in_(LISTED),
+        )
+    ).first()
+    if row is None:
+        return None
+    return _link(links, game_id, seat, row.secret, row.accepted_at is not None)
+
+
+def _link(links: LinkMaker, game_id: int, seat: int, secret: str, accepted: bool) -> str:
+    return links.turn_url(game_id, seat, secret) if accepted else links.invite_url(game_id, seat, secret)
 
 
 def _sorted(keyed: list[tuple[Any, MyGame]]) -> list[MyGame]:

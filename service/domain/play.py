@@ -23,7 +23,7 @@ from emails.messages import AutoPassed, HostAlert, RedeployNeeded, YourTurn
 from service.domain import bot_seats, chat_notices, story
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, IllegalMove
-from service.domain.games import finish_game, get_game, seats_of, settings_of, update_if_unmoved
+from service.domain.games import begin_ending, get_game, seats_of, settings_of, update_if_unmoved
 from service.domain.links import LinkMaker
 from service.domain.models import ActionKind, Game, GameAction, GameStatus, Player, Seat, SeatController, utcnow
 from service.domain.outbox import queue_mail
@@ -43,7 +43,7 @@ class StepResult:
 
 def step_key(state: rules.GameState) -> str:
     """Identifies the step the game waits for: turn, seat on turn, and the defender in ``ask`` mode."""
-    defender = state.defenders[0] if state.phase == "defend" else "-"
+    defender = state.defenders[0] if state.phase == rules.Phase.DEFEND else "-"
     return f"{state.turn}:{state.current}:{defender}"
 
 
@@ -117,8 +117,17 @@ def submit_action(
     return commit_step(session, game, entry, new_state, links, now or utcnow(), idempotency_key, seat, seats=seats)
 
 
-def undo(session: Session, game_id: int, seat: int, expected_version: int, links: LinkMaker) -> StepResult:
-    """Take back the seat's steps since the last undo point (a pick, a die roll, the turn's start)."""
+def undo(
+    session: Session,
+    game_id: int,
+    seat: int,
+    expected_version: int,
+    links: LinkMaker,
+    steps: int | None = None,
+) -> StepResult:
+    """Take back the seat's latest ``steps`` steps (all of them by default) since the last undo point (a
+    pick, a die roll, the turn's start: DESIGN §4, undo never goes past a step that revealed information
+    or used chance). :func:`undo_steps` lists them."""
     game = get_game(session, game_id)
     _check_running(game)
     if expected_version != game.version:
@@ -127,9 +136,13 @@ def undo(session: Session, game_id: int, seat: int, expected_version: int, links
     if seat not in rules.awaiting(state):
         raise Conflict("It is not your turn", version=game.version)
     log = live_log(session, game_id)
-    taken_back = steps_to_undo(log, seat)
-    if not taken_back:
+    undoable = steps_to_undo(log, seat)
+    if not undoable:
         raise IllegalMove("Nothing to undo: your last step revealed information or used the die")
+    if steps is not None and not 1 <= steps <= len(undoable):
+        many = f"only your last {len(undoable)} steps" if len(undoable) > 1 else "only your last step"
+        raise IllegalMove(f"'steps': {many} can be undone, back to your last pick or die roll")
+    taken_back = undoable[: steps or len(undoable)]
     for entry in taken_back:
         entry.undone = True
         session.add(entry)
@@ -138,6 +151,41 @@ def undo(session: Session, game_id: int, seat: int, expected_version: int, links
     new_state.last = {"kind": "undo", "player": seat, "undo_point": False, "undone": len(taken_back)}
     record = GameAction(game_id=game_id, seat=seat, kind=ActionKind.UNDO, action=None, version=game.version + 1)
     return commit_step(session, game, record, new_state, links, utcnow(), None, seat)
+
+
+@dataclass(frozen=True)
+class UndoableStep:
+    """One of the seat's steps an undo may take back: the ``version`` it made, its ``kind`` (action type),
+    the step in a sentence (``rules.tell``, as the seat reads it) and ``back``: how many steps an undo
+    that takes back this one and those after it takes (``undo(..., steps=back)``)."""
+
+    version: int
+    kind: str
+    words: str
+    back: int
+
+
+def undo_steps(session: Session, game: Game, seat: int) -> list[UndoableStep]:
+    """The seat's steps an undo may take back now, latest first, each told in words (the abilities' own
+    telling, ``rules.tell``). Empty when it is not the seat's turn or nothing can be undone."""
+    if game.state is None or game.status != GameStatus.ACTIVE:
+        return []
+    if seat not in rules.awaiting(load_state(game)):
+        return []
+    log = live_log(session, game.id or 0)
+    undoable = steps_to_undo(log, seat)
+    if not undoable:
+        return []
+    names = [s.display_name for s, _ in sorted(seats_of(session, game.id or 0), key=lambda sp: sp[0].seat)]
+    chronological = list(reversed(log))
+    # The states before and after each undoable step: the last len(undoable) + 1 of the replay.
+    states = deque(replay_steps(game, chronological), maxlen=len(undoable) + 1)
+    out = []
+    for back, entry in enumerate(undoable, start=1):
+        before, after = states[-back - 1], states[-back]
+        words = rules.tell(before, after, entry.action, names, viewer=seat)
+        out.append(UndoableStep(entry.version, str((entry.action or {}).get("type", entry.kind)), words, back))
+    return out
 
 
 def live_log(session: Session, game_id: int) -> list[GameAction]:
@@ -200,7 +248,7 @@ def auto_pass(
         game_name=game.name,
         player_name=passed_seat.display_name,
         reason=reason,
-        defending=state.phase == "defend",
+        defending=state.phase == rules.Phase.DEFEND,
         version=game.version + 1,
     )
     if passed_seat.controller != SeatController.BOT:  # no mail to a bot seat's address for its turns
@@ -212,13 +260,13 @@ def auto_pass(
             game,
             name=passed_seat.display_name,
             reason=reason,
-            defending=state.phase == "defend",
+            defending=state.phase == rules.Phase.DEFEND,
             version=game.version + 1,
         ),
         now=now,
     )
     passes = new_state.players[seat].auto_passes
-    if passes >= settings_of(game).auto_pass_alert_after and state.phase != "defend":
+    if passes >= settings_of(game).auto_pass_alert_after and state.phase != rules.Phase.DEFEND:
         # The host need not hold a seat: create_game gave every host a player row for the admin link.
         host = session.exec(select(Player).where(Player.email == game.host_email)).first()
         if host is not None:
@@ -287,7 +335,7 @@ def after_change(
     game.state = state.to_json()
     session.add(game)
     if state.over:
-        finish_game(session, game, state, now)
+        begin_ending(session, game, now)  # the worker tallies it (service.domain.tally)
         return
     key = step_key(state)
     if key == game.step_key:
@@ -295,7 +343,7 @@ def after_change(
     first = game.step_key is None
     game.step_key = key
     settings = settings_of(game)
-    defending = state.phase == "defend"
+    defending = state.phase == rules.Phase.DEFEND
     length = settings.defender_turn_length_seconds if defending else settings.turn_length_seconds
     if seats is None:
         seats = {s.seat: (s, p) for s, p in seats_of(session, game.id or 0)}

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 
+from service.domain.models import GameStatus, MailStatus, NoticeStatus
 from service.domain.text import known_zone, mail_address, printable_text
 from service.infra.chat import check_chat_url
 
@@ -166,11 +167,12 @@ class SeatOut(BaseModel):
     name: str
     accepted: bool
     removed: bool = False
+    bot: bool = Field(False, description="The house bot plays the seat, until its player takes it back")
 
 
 class GameCreated(BaseModel):
     id: int
-    status: str = Field(description="`unconfirmed` until the host confirms it; then `inviting` or `active`")
+    status: GameStatus = Field(description="`unconfirmed` until the host confirms it; then `inviting` or `active`")
     admin_url: str | None = Field(
         None, description="The host's signed admin link, once the host confirmed the game (also mailed to them)"
     )
@@ -230,7 +232,10 @@ class AuditOut(BaseModel):
 class GameView(BaseModel):
     id: int
     name: str
-    status: str
+    status: GameStatus = Field(
+        description="`unconfirmed`, `inviting`, `active`, `paused`, `ending` (over by the rules; the final table is "
+        "being tallied and mailed, coins still hidden), `finished` or `cancelled`"
+    )
     version: int
     you: int | None = Field(None, description="Your seat, or null for a spectator")
     seats: list[SeatOut]
@@ -239,8 +244,8 @@ class GameView(BaseModel):
     paused_remaining_seconds: int | None = None
     pause_reason: str | None = None
     state: dict[str, Any] | None = Field(description="rules.player_view for you (others' coins hidden)")
-    seed: str | None = Field(None, description="Revealed when the game is over")
-    result: list[dict[str, Any]] | None = None
+    seed: str | None = Field(None, description="Revealed when the game is finished (tallied)")
+    result: list[dict[str, Any]] | None = Field(None, description="The final table, once the game is finished")
     audit: list[AuditOut] = Field(default_factory=list, description="Admin acts and vacations, oldest first")
 
 
@@ -314,7 +319,7 @@ class History(BaseModel):
 class Accepted(BaseModel):
     game_id: int
     seat: int
-    status: str
+    status: GameStatus
     turn_url: str = Field(description="This seat's signed link; also the bearer token of the JSON API")
 
 
@@ -395,7 +400,7 @@ class MailOut(BaseModel):
     id: int
     to: str
     template: str
-    status: str
+    status: MailStatus
     attempts: int
     last_error: str | None
     created_at: datetime
@@ -435,7 +440,7 @@ class NoticeOut(BaseModel):
     id: int
     kind: str
     title: str
-    status: str
+    status: NoticeStatus
     attempts: int
     last_error: str | None
     created_at: datetime

@@ -46,7 +46,13 @@ USED = (
 ENDED = "This sign-in link no longer works: you signed out everywhere since. Ask for a new one."
 
 #: Games whose players were mailed: an unconfirmed game mailed nobody but its host.
-_MAILED_PLAYERS = (GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED, GameStatus.FINISHED)
+_MAILED_PLAYERS = (
+    GameStatus.INVITING,
+    GameStatus.ACTIVE,
+    GameStatus.PAUSED,
+    GameStatus.ENDING,
+    GameStatus.FINISHED,
+)
 
 
 def normalise_email(email: str) -> str:

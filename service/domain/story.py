@@ -75,6 +75,10 @@ def turns_of(log: Sequence[GameAction], states: Iterator[rules.GameState]) -> li
     return turns
 
 
+#: How a turn (or a step) the house bot played for a seat is marked (``GameAction.by_bot``).
+BY_BOT = "played by the house bot"
+
+
 def kept(log: Sequence[GameAction]) -> list[GameAction]:
     """The entries that count: neither undone steps nor undo records."""
     return [e for e in log if not e.undone and e.kind != ActionKind.UNDO]
@@ -98,7 +102,10 @@ def tell(turn: Turn, names: Sequence[str], viewer: int | None, reveal: bool = Fa
         )
         for entry, before, after in turn.steps
     ]
-    return tell_turn(steps)
+    told = tell_turn(steps)
+    if any(entry.by_bot for entry in turn.entries):
+        told = f"{told.removesuffix('.')} ({BY_BOT})."
+    return told
 
 
 def since_last_turn(turns: Sequence[Turn], seat: int) -> list[Turn]:

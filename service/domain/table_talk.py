@@ -40,7 +40,7 @@ RATE = 10
 RATE_WINDOW = timedelta(minutes=10)
 
 #: Games whose table is open: from the invitations until some time after the end (a last word).
-OPEN = (GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED, GameStatus.FINISHED)
+OPEN = (GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED, GameStatus.ENDING, GameStatus.FINISHED)
 
 #: Characters that change the direction of the text around them (Unicode bidi controls): refused, since a
 #: message could use them to make other text read differently.

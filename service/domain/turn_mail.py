@@ -12,13 +12,13 @@ from typing import Any
 import rules
 from emails.board.public import PublicBoard
 from emails.messages import Board
+from rules import orders
 
 
 def board_summary(state: rules.GameState, names: dict[int, str], you: int | None) -> Board:
     """The board for the mail's picture and words (``emails.board.public.PublicBoard.to_mail``), with whose
     mail it is and the game turn."""
-    seat_names = [names.get(seat, f"Player {seat + 1}") for seat in range(len(state.players))]
-    public = PublicBoard.from_state(rules.player_view(state, None), seat_names).to_mail()
+    public = PublicBoard.from_state(rules.player_view(state, None), seat_names(state, names)).to_mail()
     return {
         "board": public["board"],
         "players": public["players"],
@@ -30,11 +30,18 @@ def board_summary(state: rules.GameState, names: dict[int, str], you: int | None
 
 
 def step_details(state: rules.GameState, seat: int, names: dict[int, str]) -> dict[str, Any]:
-    """The extra context of a "your turn" or "redeploy needed" mail for ``seat``."""
+    """The extra context of a "your turn" or "redeploy needed" mail for ``seat``: with what it may do, as
+    orders to reply with (DESIGN §10)."""
     player = state.players[seat]
     return {
         "seat": seat,
-        "defending": state.phase == "defend",
+        "defending": state.phase == rules.Phase.DEFEND,
         "hand": sum(troop.hand for troop in [player.active, *player.declined] if troop is not None),
         "board": board_summary(state, names, seat),
+        "orders": orders.describe(state, seat, seat_names(state, names)),
     }
+
+
+def seat_names(state: rules.GameState, names: dict[int, str]) -> list[str]:
+    """Every seat's name, by seat number (``Player 2`` for a seat without one)."""
+    return [names.get(seat, f"Player {seat + 1}") for seat in range(len(state.players))]

@@ -7,7 +7,7 @@ from sqlmodel import Session, col, select
 
 import rules
 from service.domain.games import seats_of
-from service.domain.models import AuditEntry, Game, GameAction, GameStatus, Player, Seat
+from service.domain.models import AuditEntry, Game, GameAction, GameStatus, Player, Seat, SeatController
 from service.domain.schemas import AuditOut, GameView, HistoryEntry, LegalActions, SeatOut
 
 
@@ -36,7 +36,13 @@ def game_view(session: Session, game: Game, viewer: int | None, inputs: ViewInpu
     inputs = inputs or ViewInputs(session, game.id or 0)
     state = rules.GameState.from_json(game.state) if game.state else None
     seats = [
-        SeatOut(seat=s.seat, name=s.display_name, accepted=s.accepted_at is not None, removed=s.removed)
+        SeatOut(
+            seat=s.seat,
+            name=s.display_name,
+            accepted=s.accepted_at is not None,
+            removed=s.removed,
+            bot=s.controller == SeatController.BOT,
+        )
         for s, _ in inputs.seats
     ]
     over = game.status == GameStatus.FINISHED
@@ -51,7 +57,8 @@ def game_view(session: Session, game: Game, viewer: int | None, inputs: ViewInpu
         deadline_at=game.deadline_at,
         paused_remaining_seconds=game.paused_remaining if game.status == GameStatus.PAUSED else None,
         pause_reason=game.pause_reason if game.status == GameStatus.PAUSED else None,
-        state=rules.player_view(state, viewer) if state else None,
+        # Over by the rules, the coins are revealed only once the tally is done (service.domain.tally).
+        state=rules.player_view(state, viewer, revealed=over) if state else None,
         seed=game.seed if over else None,
         result=game.result if over else None,
         audit=[AuditOut(at=a.created_at, actor=a.actor, act=a.act, details=a.details) for a in inputs.audit],

@@ -27,9 +27,16 @@ from service.domain.models import AuditEntry, Game, GameStatus, Seat
 from service.domain.play import awaited_seat
 
 #: Games that may be watched: an unconfirmed game is nobody's to see but its host's.
-WATCHABLE = (GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED, GameStatus.FINISHED, GameStatus.CANCELLED)
+WATCHABLE = (
+    GameStatus.INVITING,
+    GameStatus.ACTIVE,
+    GameStatus.PAUSED,
+    GameStatus.ENDING,
+    GameStatus.FINISHED,
+    GameStatus.CANCELLED,
+)
 #: Games on the public list (a cancelled game is left off).
-LISTED = (GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED, GameStatus.FINISHED)
+LISTED = (GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED, GameStatus.ENDING, GameStatus.FINISHED)
 
 NOT_VALID = "This watch link is not valid: it may have been cut short or changed. Ask a player for it again."
 REPLACED = "This watch link no longer works: the game's host made a new one. Ask a player for it."

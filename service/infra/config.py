@@ -102,7 +102,22 @@ DEFAULTS: dict[str, Any] = {
     # Whether the SMTP server (or relay) takes internationalised addresses (SMTPUTF8, RFC 6531). Unless it
     # is known to, addresses with non-ASCII characters before the @ are refused: they could never be mailed.
     "SMTP_INTERNATIONAL_ADDRESSES": False,
+    # Orders by mail (service/domain/inbound.py, DESIGN §10). Turn mails reply to play+<signed token>@ this
+    # domain (unset: the domain of MAIL_FROM); mail to it comes in by the SMTP/LMTP listener, which `serve`
+    # starts on INBOUND_HOST:INBOUND_PORT (`smallworld inbound` alone, behind a real MTA), or by
+    # POST /inbound/mail with INBOUND_SECRET (unset: that endpoint refuses everything).
+    "INBOUND_DOMAIN": None,
+    "INBOUND_HOST": "127.0.0.1",
+    "INBOUND_PORT": 8025,
+    "INBOUND_SECRET": None,
+    # A larger mail is refused (413 by HTTP, 552 by SMTP), in bytes.
+    "INBOUND_MAX_BYTES": 1_000_000,
+    # Answers mailed to one address per hour at most; orders beyond it are still carried out.
+    "INBOUND_ANSWERS_PER_HOUR": 30,
 }
+
+#: The shortest ``SMALLWORLD_INBOUND_SECRET`` accepted: a shared secret an MTA sends with every mail.
+MIN_INBOUND_SECRET = 16
 
 
 class ConfigurationError(RuntimeError):
@@ -138,6 +153,7 @@ def configure(app: Flask, overrides: Mapping[str, Any] | None = None) -> None:
     # polling never competes with game writes for SQLite's single write lock.
     config["BROKER_URL"] = config["BROKER_URL"] or f"sqla+sqlite:///{instance / 'broker.sqlite'}"
     config["MAIL_DIR"] = str(config["MAIL_DIR"] or instance / "mail")
+    config["INBOUND_DOMAIN"] = str(config["INBOUND_DOMAIN"] or _domain_of(config["MAIL_FROM"])).lower()
     old = config["OLD_SECRET_KEYS"]
     config["OLD_SECRET_KEYS"] = [old] if isinstance(old, str) else list(old or [])
     check(config)
@@ -155,6 +171,13 @@ def check(config: Mapping[str, Any]) -> None:
         raise ConfigurationError(
             f"{PREFIX}_SMTP_SECURITY is {config['SMTP_SECURITY']!r}; set it to one of {', '.join(SMTP_SECURITY)}."
         )
+    inbound = config.get("INBOUND_SECRET")
+    if inbound is not None and (not isinstance(inbound, str) or len(inbound) < MIN_INBOUND_SECRET):
+        raise ConfigurationError(
+            f"{PREFIX}_INBOUND_SECRET must be at least {MIN_INBOUND_SECRET} characters long (it lets a mail "
+            "server hand in orders for every player), for example the output of: "
+            "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+        )
     secret = config["SECRET_KEY"]
     if config["ENV"] == PRODUCTION and (not secret or secret == DEFAULT_SECRET_KEY):
         raise ConfigurationError(
@@ -163,6 +186,16 @@ def check(config: Mapping[str, Any]) -> None:
             f"forgeable. Set {PREFIX}_SECRET_KEY to a long random value, for example the output "
             f"of: python -c 'import secrets; print(secrets.token_urlsafe(32))'"
         )
+
+
+def _domain_of(sender: str) -> str:
+    """The domain of a ``From`` value.
+
+    >>> _domain_of("Small World by Mail <smallworld@Example.org>")
+    'Example.org'
+    """
+    address = str(sender).rsplit("<", 1)[-1].rstrip("> ")
+    return address.rsplit("@", 1)[1] if "@" in address else "localhost"
 
 
 def normalise_database_url(url: str) -> str:

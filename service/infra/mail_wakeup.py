@@ -1,6 +1,7 @@
 """Waking the mail worker once mail is committed: the web and the sweep send the delivery task after every
 commit that wrote outbox rows (:data:`MAIL_WRITTEN`), never before it. Chat notices are woken the same
-way (:data:`CHAT_WRITTEN` sends :data:`DELIVER_CHAT`, on the ``chat`` queue).
+way (:data:`CHAT_WRITTEN` sends :data:`DELIVER_CHAT`, on the ``chat`` queue), and so is the end of a game:
+a commit that marked games ``ending`` (:data:`TALLY_WANTED`) sends :data:`TALLY_GAME` for each of them.
 
 The tasks themselves live in ``worker/tasks/mail.py`` and ``worker/tasks/chat.py``; they are sent by name,
 so this module needs no import of the worker (dependencies go worker → service, never back).
@@ -39,6 +40,13 @@ CHAT_WRITTEN = "smallworld.chat_written"
 #: What each flag asks for once its transaction commits.
 _TASKS = {MAIL_WRITTEN: DELIVER_OUTBOX, CHAT_WRITTEN: DELIVER_CHAT}
 
+#: The end-of-game task (``worker.tasks.tally.tally_game``), sent with the game's id.
+TALLY_GAME = "worker.tasks.tally.tally_game"
+#: A set of game ids in ``session.info``: the games the transaction marked ``ending``
+#: (``service.domain.games.begin_ending``); each gets its tally task once the transaction commits. A task
+#: lost on the way (broker down) is made up for by the deadline sweep, which tallies games left ending.
+TALLY_WANTED = "smallworld.tally_wanted"
+
 #: The house bot's task (``worker.tasks.bots.play_bot_turns``), sent with a game's id once a transaction that
 #: made the game wait for a seat the house bot plays commits (``service.domain.house_bot``).
 PLAY_BOT_TURNS = "worker.tasks.bots.play_bot_turns"
@@ -69,6 +77,12 @@ def _forget_mail_queued(session: OrmSession) -> None:
     for flag in _TASKS:
         session.info.pop(flag, None)
     session.info.pop(BOT_TURNS, None)
+    session.info.pop(TALLY_WANTED, None)
+
+
+def want_tally(session: OrmSession, game_id: int) -> None:
+    """Ask for :data:`TALLY_GAME` for ``game_id`` once the session's transaction commits."""
+    session.info.setdefault(TALLY_WANTED, set()).add(game_id)
 
 
 #: After a failed send, this process does not try again for this long (seconds). Reaching a broker that is
@@ -102,6 +116,8 @@ def _send_if_mail_queued(session: OrmSession) -> None:
             _send_throttled(session, task)
     for game_id in sorted(session.info.pop(BOT_TURNS, ())):
         _send_delivery_task(PLAY_BOT_TURNS, [game_id])
+    for game_id in sorted(session.info.pop(TALLY_WANTED, ())):
+        _send_delivery_task(TALLY_GAME, [game_id])
 
 
 def _send_throttled(session: OrmSession, task: str) -> None:

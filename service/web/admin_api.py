@@ -12,7 +12,7 @@ from flask import Blueprint
 from spectree import Response as Responses
 from sqlmodel import col, select
 
-from service.domain import admin, chat_notices, views, watching
+from service.domain import admin, bot_seats, chat_notices, views, watching
 from service.domain.errors import BadRequest, DomainError, Forbidden
 from service.domain.games import settings_of
 from service.domain.links import current_links
@@ -165,6 +165,15 @@ def replace(game_id: int, json: ReplacePlayer) -> Any:
     game = admin.replace_player(get_session(), game_id, admin.HOST, current_links(), json.seat, json.email, json.name)
     mail_quotas().note_invitations([json.email])
     return _view(game)
+
+
+@bp.post("/games/<int:game_id>/bot")
+@spec.validate(json=SeatRef, resp=Responses(HTTP_200=GameView, **ERRORS), tags=["admin"], security=SECURITY)
+def give_to_bot(game_id: int, json: SeatRef) -> Any:
+    """Give a seat to the house bot: it plays the seat's turns (in the worker) until its player takes it back
+    from their link; the player is mailed that link, and no turn mail meanwhile."""
+    _game(game_id)
+    return _view(bot_seats.host_gives_seat_to_bot(get_session(), game_id, json.seat, admin.HOST.label, current_links()))
 
 
 @bp.post("/games/<int:game_id>/remove")

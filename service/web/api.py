@@ -16,6 +16,7 @@ from werkzeug.exceptions import HTTPException
 from service.domain import admin, games, lobby, play, previews, views
 from service.domain.errors import BadRequest, DomainError, Forbidden
 from service.domain.links import INVITE, current_links
+from service.domain.models import SeatController
 from service.domain.schemas import (
     Accepted,
     AcceptInvitation,
@@ -32,6 +33,8 @@ from service.domain.schemas import (
     StepOut,
     SubmitAction,
     UndoRequest,
+    UndoStep,
+    UndoSteps,
     Vacation,
 )
 from service.infra.db import get_session
@@ -55,7 +58,9 @@ def _created(game_id: int, admin_url: str | None) -> GameCreated:
     session = get_session()
     game = games.get_game(session, game_id)
     seats = [
-        SeatOut(seat=s.seat, name=s.display_name, accepted=s.accepted_at is not None)
+        SeatOut(
+            seat=s.seat, name=s.display_name, accepted=s.accepted_at is not None, bot=s.controller == SeatController.BOT
+        )
         for s, _ in games.seats_of(session, game_id)
     ]
     return GameCreated(id=game_id, status=game.status, admin_url=admin_url, seats=seats)
@@ -170,11 +175,25 @@ def submit_action(game_id: int, json: SubmitAction) -> Any:
 @bp.post("/games/<int:game_id>/undo")
 @spec.validate(json=UndoRequest, resp=Responses(HTTP_200=StepOut, **ERRORS), tags=["play"], security=[{"seat": []}])
 def undo(game_id: int, json: UndoRequest) -> Any:
-    """Take back your steps since the last undo point (a pick, a die roll)."""
+    """Take back your steps since the last undo point (a pick, a die roll): all of them, or your latest
+    ``steps`` (``GET .../undo`` lists them)."""
     game, seat = _seat_for(game_id)
     session = get_session()
-    result = play.undo(session, game_id, seat, json.version, current_links())
+    result = play.undo(session, game_id, seat, json.version, current_links(), steps=json.steps)
     return StepOut(version=result.version, last=result.last, game=views.game_view(session, result.game, seat))
+
+
+@bp.get("/games/<int:game_id>/undo")
+@spec.validate(resp=Responses(HTTP_200=UndoSteps, **ERRORS), tags=["play"], security=[{"seat": []}])
+def undo_steps(game_id: int) -> Any:
+    """Your steps an undo may take back now (back to your last pick or die roll), latest first, each in
+    words; ``back`` is the ``steps`` of an undo back to just before that step."""
+    game, seat = _seat_for(game_id)
+    steps = play.undo_steps(get_session(), game, seat)
+    return UndoSteps(
+        version=game.version,
+        steps=[UndoStep(version=s.version, kind=s.kind, words=s.words, back=s.back) for s in steps],
+    )
 
 
 @bp.get("/games/<int:game_id>/history")

@@ -58,8 +58,10 @@ def test_extend_by_hours_moves_the_deadline_audits_and_announces(api: Any, api_a
     assert after.version == before.version + 1
     entry = audit(api_app, game["id"])[-1]
     assert (entry.actor, entry.act) == ("host", "extend")
-    assert len(notices(api_app, game["id"])) == 3
-    assert {m.context["change"] for m in notices(api_app, game["id"])} == {"deadline_extended"}
+    # Only the player the game waits for is mailed (issue 18: a host's act mails only those it concerns).
+    assert [(m.to_email, m.context["change"]) for m in notices(api_app, game["id"])] == [
+        ("p0@example.org", "deadline_extended")
+    ]
 
 
 def test_extend_to_a_moment_in_the_hosts_time_zone(api: Any, api_app: Any, game: dict[str, Any]) -> None:

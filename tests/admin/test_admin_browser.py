@@ -43,7 +43,7 @@ def test_the_host_manages_the_game_with_the_keyboard(live: LiveServer, new_conte
     page.keyboard.press("Control+A")
     page.keyboard.type("2")
     page.keyboard.press("Enter")
-    expect(page.get_by_role("status")).to_have_text("The deadline was moved; the players were told.")
+    expect(page.get_by_role("status")).to_have_text("The deadline was moved; the player the game waits for was told.")
 
     page.get_by_label("Why (the players read it)").focus()
     page.keyboard.type("A keyboard pause")

@@ -61,7 +61,7 @@ def test_extend_by_a_duration_and_to_a_moment_in_the_admin_s_zone(admin_app: Fla
     assert before is not None
 
     page = act(browser, game_id, "extend", mode="by", amount="1.5", unit="days")
-    assert messages(page) == ["done: The deadline was moved; the players were told."]
+    assert messages(page) == ["done: The deadline was moved; the player the game waits for was told."]
     assert stored(admin_app, game_id).deadline_at == before + timedelta(days=1, hours=12)
     entry = audit_of(admin_app, game_id)[-1]
     assert (entry.actor, entry.act, entry.details["to"]) == (
@@ -69,7 +69,8 @@ def test_extend_by_a_duration_and_to_a_moment_in_the_admin_s_zone(admin_app: Fla
         "extend",
         (before + timedelta(hours=36)).isoformat(),
     )
-    assert notices(admin_app, game_id) == [f"deadline_extended p{i}@extend.example" for i in range(3)]
+    # Only the player the game waits for is mailed: the deadline is theirs (issue 18).
+    assert notices(admin_app, game_id) == ["deadline_extended p0@extend.example"]
 
     # To a moment typed in the host's zone (Europe/Paris, the host player's).
     target = (before + timedelta(days=4)).astimezone(PARIS).replace(second=0, microsecond=0)
@@ -211,13 +212,14 @@ def test_replacing_a_player_kills_the_old_links_and_invites_the_new_one(admin_ap
     assert refused.status_code == 403 and "the seat was given to someone else" in refused.text
     again = admin_app.test_client().get(old_link)
     assert again.status_code == 403 and "Replace" not in again.text
-    # The newcomer is invited with a link that works; everyone, the replaced player too, is told.
+    # The newcomer is invited with a link that works; the replaced player is told, and nobody else by mail
+    # (issue 18: a host's act mails only those it concerns; the history tells everyone).
     [invitation] = [m for m in mails_of(admin_app, game_id, "invitation") if m.to_email == "newcomer@example.org"]
     assert invitation.context["replacing"] == "Player 1"
     newcomer = admin_app.test_client()
     assert newcomer.get(invitation.context["turn_url"].removeprefix("http://127.0.0.1:5000")).status_code == 302
     assert newcomer.get(f"/games/{game_id}").status_code == 200
-    assert "player_replaced p1@replace.example" in notices(admin_app, game_id)
+    assert notices(admin_app, game_id) == ["player_replaced p1@replace.example"]
     entry = audit_of(admin_app, game_id)[-1]
     assert (entry.act, entry.details) == ("replace", {"seat": 1, "from": "Player 1", "to": "Newcomer"})
 
@@ -233,7 +235,7 @@ def test_removing_a_player_is_confirmed_first(admin_app: Flask) -> None:
         seat = session.exec(sa.select(Seat).where(Seat.game_id == game_id, Seat.seat == 2)).scalar_one()
         assert seat.removed
     assert "Player 2 removed" not in page.text and "The host removed Player 2" in page.text
-    assert "player_removed p2@remove.example" in notices(admin_app, game_id)
+    assert notices(admin_app, game_id) == ["player_removed p2@remove.example"]  # only the player concerned
     assert admin_app.test_client().get(turn_path(admin_app, game_id, 2)).status_code == 403
 
 

@@ -88,3 +88,50 @@ def test_an_action_not_offered_says_why_and_a_region_says_what_it_costs(api: Any
         f"/api/games/{game_id}/explain", headers=bearer(token), json={"action": {"type": "decline", "player": 1}}
     )
     assert other.status_code == 400 and "player" in other.get_json()["error"]
+
+
+def test_undo_lists_the_steps_in_words_and_takes_back_as_many_as_asked(api: Any, outbox: Any) -> None:
+    game_id, tokens = started_game(api, outbox)
+    token = tokens[0]
+    assert api.get(f"/api/games/{game_id}/undo", headers=bearer(token)).get_json()["steps"] == []
+    for _ in range(3):  # the pick, then two conquests
+        legal = api.get(f"/api/games/{game_id}/legal-actions?previews=false", headers=bearer(token)).get_json()
+        action = next(a for a in legal["actions"] if a["type"] in ("pick", "conquer"))
+        api.post(
+            f"/api/games/{game_id}/actions", headers=bearer(token), json={"version": legal["version"], "action": action}
+        )
+    listed = api.get(f"/api/games/{game_id}/undo", headers=bearer(token)).get_json()
+    assert [(s["kind"], s["back"]) for s in listed["steps"]] == [("conquer", 1), ("conquer", 2)]
+    assert all(s["words"].startswith("Player 0 conquered ") for s in listed["steps"])
+    too_many = api.post(f"/api/games/{game_id}/undo", headers=bearer(token), json={"version": 4, "steps": 3})
+    assert too_many.status_code == 422 and "steps" in too_many.get_json()["error"]
+    zero = api.post(f"/api/games/{game_id}/undo", headers=bearer(token), json={"version": 4, "steps": 0})
+    assert zero.status_code == 400
+    one = api.post(f"/api/games/{game_id}/undo", headers=bearer(token), json={"version": 4, "steps": 1})
+    assert one.status_code == 200 and one.get_json()["last"]["undone"] == 1
+    listed = api.get(f"/api/games/{game_id}/undo", headers=bearer(token)).get_json()
+    assert [s["back"] for s in listed["steps"]] == [1] and listed["version"] == 5
+
+
+def test_explain_gives_the_board_after_a_redeployment_without_others_coins(api: Any, outbox: Any) -> None:
+    game_id, tokens = started_game(api, outbox)
+    token = tokens[0]
+    for kind in ("pick", "conquer", "end_conquest"):
+        legal = api.get(f"/api/games/{game_id}/legal-actions?previews=false", headers=bearer(token)).get_json()
+        action = next(a for a in legal["actions"] if a["type"] == kind)
+        api.post(
+            f"/api/games/{game_id}/actions", headers=bearer(token), json={"version": legal["version"], "action": action}
+        )
+    legal = api.get(f"/api/games/{game_id}/legal-actions", headers=bearer(token)).get_json()
+    (choice,) = [a for a in legal["actions"] if a["type"] == "redeploy"]
+    region = choice["regions"][0]
+    proposed = {"type": "redeploy", "tokens": {str(region): choice["count"]}}
+    told = api.post(f"/api/games/{game_id}/explain", headers=bearer(token), json={"action": proposed, "board": True})
+    body = told.get_json()
+    assert told.status_code == 200 and body["offered"] is True, body
+    assert body["board"]["regions"][region]["tokens"] == choice["count"]
+    assert body["board"]["players"][1]["coins"] is None and "rng" not in body["board"]
+    wrong = {"type": "redeploy", "tokens": {str(region): choice["count"] + 1}}
+    body = api.post(f"/api/games/{game_id}/explain", headers=bearer(token), json={"action": wrong, "board": True})
+    assert body.get_json()["offered"] is False and "exactly" in body.get_json()["reason"]
+    assert body.get_json()["board"] is None

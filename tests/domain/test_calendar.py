@@ -13,7 +13,7 @@ from icalendar import Calendar
 from sqlmodel import Session, select
 
 import rules
-from service.domain import admin, calendar, play
+from service.domain import admin, calendar, play, tally
 from service.domain.links import LinkMaker
 from service.domain.models import Game, GameStatus, Player, Seat
 from service.domain.schemas import CreateGame
@@ -38,6 +38,9 @@ def play_to_the_end(session: Session, game: Game, links: LinkMaker) -> None:
         session.refresh(game)
         if game.status == GameStatus.FINISHED:
             return
+        if game.status == GameStatus.ENDING:  # the worker's tally (service.domain.tally)
+            tally.tally_game(session, game.id or 0)
+            continue
         seat = min(rules.awaiting(play.load_state(game)))
         play.auto_pass(session, game.id or 0, seat, links)
     raise AssertionError("the game did not end")

@@ -20,7 +20,7 @@ from flask import Flask
 from sqlmodel import Session, col, select
 
 import rules
-from service.domain import admin, chat_notices, delivery, play
+from service.domain import admin, chat_notices, delivery, play, tally
 from service.domain.links import LinkMaker
 from service.domain.models import AuditEntry, ChatNotice, Game, GameStatus, MailStatus, NoticeStatus, OutboxMail, utcnow
 from service.domain.schemas import CreateGame
@@ -78,6 +78,9 @@ def play_to_the_end(session: Session, game: Game, links: LinkMaker) -> None:
         session.refresh(game)
         if game.status == GameStatus.FINISHED:
             return
+        if game.status == GameStatus.ENDING:  # the worker's tally (service.domain.tally)
+            tally.tally_game(session, game.id or 0)
+            continue
         play.auto_pass(session, game.id or 0, min(rules.awaiting(play.load_state(game))), links)
     raise AssertionError("the game did not end")
 

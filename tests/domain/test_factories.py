@@ -19,6 +19,9 @@ FACTORIES = [
     factories.ReminderSentFactory,
     factories.BlockedAddressFactory,
     factories.ChatNoticeFactory,
+    factories.GameResultFactory,
+    factories.PlayerRecordFactory,
+    factories.InboundMailFactory,
 ]
 
 

@@ -200,3 +200,32 @@ def test_a_host_plays_against_bots_marked_at_creation(db_session: Session, links
 def test_a_bot_seat_at_creation_is_checked(players: list[dict[str, Any]], problem: str) -> None:
     with pytest.raises(ValueError, match=problem):
         CreateGame(name="Checked", players=players)
+
+
+def test_a_bot_seat_redeploys_as_a_defender_in_ask_mode(db_session: Session, links: LinkMaker) -> None:
+    """Two bot seats in ``ask`` mode: when one attacks the other, the defender's redeploy step is the
+    bot's too (played, not left to its deadline)."""
+    game = new_game(db_session, links, redeploy="ask")
+    game.seed = "a game with attacks"  # the same game every run (the bots' moves follow from the seed)
+    game.state = rules.new_game(2, seed=game.seed, options={"redeploy": "ask"}).to_json()
+    db_session.add(game)
+    db_session.commit()
+    for number in (0, 1):
+        bot_seats.host_gives_seat_to_bot(db_session, game.id or 0, number, "host", links)
+    defended = []
+    for _ in range(40):
+        if house_bot.play_bot_turns(db_session, game.id or 0, links, budget=SMALL).steps == 0:
+            break
+        entries = log(db_session, game)
+        states = play.replay_steps(game, entries)
+        before = next(states)
+        defended = []
+        for entry, after in zip(entries, states, strict=True):
+            if before.phase == "defend" and entry.seat in before.defenders[:1]:
+                defended.append(entry)
+            before = after
+        if defended:
+            break
+    assert defended, "an attack on a bot seat in ask mode, and its redeploy step"
+    assert all(entry.by_bot for entry in defended)
+    assert all(entry.seat in (0, 1) for entry in defended)

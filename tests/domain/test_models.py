@@ -14,7 +14,15 @@ from tests import factories
 
 
 def test_the_members_are_the_strings_stored_and_shown_in_the_api() -> None:
-    assert [s.value for s in GameStatus] == ["unconfirmed", "inviting", "active", "paused", "finished", "cancelled"]
+    assert [s.value for s in GameStatus] == [
+        "unconfirmed",
+        "inviting",
+        "active",
+        "paused",
+        "ending",
+        "finished",
+        "cancelled",
+    ]
     assert [s.value for s in MailStatus] == ["pending", "sent", "failed", "skipped"]
     assert [k.value for k in ActionKind] == ["action", "auto_pass", "undo", "options", "admin"]
     assert GameStatus.ACTIVE == "active" and f"{GameStatus.PAUSED}" == "paused"

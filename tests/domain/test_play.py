@@ -8,6 +8,7 @@ from sqlmodel import Session, select
 import rules
 from service.domain import play, views
 from service.domain.errors import Conflict, IllegalMove
+from service.domain.games import seats_of
 from service.domain.links import LinkMaker
 from service.domain.models import Game, GameAction, OutboxMail
 from service.domain.schemas import CreateGame
@@ -117,3 +118,52 @@ def test_a_host_without_a_seat_hears_of_repeated_auto_passes(db_session: Session
     play.auto_pass(db_session, game.id, 0, links)
     alerts = db_session.exec(select(OutboxMail).where(OutboxMail.template == "host_alert")).all()
     assert [m.to_email for m in alerts] == ["organiser@example.org"]
+
+
+def picked_and_conquered_twice(session: Session, links: LinkMaker) -> tuple[Game, list[rules.GameState]]:
+    """Seat 0 picks, then conquers two regions: the states after the pick and after each conquest."""
+    game = started_game(session)
+    play.submit_action(session, game.id, 0, {"type": "pick", "combo": 0}, 1, links)
+    states = [rules.GameState.from_json(game.state)]
+    for version in (2, 3):
+        conquest = next(a for a in rules.legal_actions(states[-1], 0) if a.type == "conquer")
+        play.submit_action(session, game.id, 0, conquest.to_json(), version, links)
+        states.append(rules.GameState.from_json(game.state))
+    return game, states
+
+
+def test_undo_steps_name_each_step_back_to_the_last_undo_point(db_session: Session, links: LinkMaker) -> None:
+    game, states = picked_and_conquered_twice(db_session, links)
+    steps = play.undo_steps(db_session, game, 0)
+    # Latest first; the pick revealed the next combo (DESIGN §4), so it is not listed.
+    assert [(s.version, s.kind, s.back) for s in steps] == [(4, "conquer", 1), (3, "conquer", 2)]
+    for step, before, after in zip(steps, [states[1], states[0]], [states[2], states[1]], strict=True):
+        action = rules.Action.from_json(
+            next(e.action for e in play.live_log(db_session, game.id) if e.version == step.version)
+        )
+        names = [s.display_name for s, _ in sorted(seats_of(db_session, game.id), key=lambda sp: sp[0].seat)]
+        assert step.words == rules.tell(before, after, action, names, viewer=0)
+        assert step.words.startswith(names[0] + " conquered ")
+    assert play.undo_steps(db_session, game, 1) == []  # not seat 1's turn
+
+
+def test_undo_one_step_at_a_time(db_session: Session, links: LinkMaker) -> None:
+    game, states = picked_and_conquered_twice(db_session, links)
+    undone = play.undo(db_session, game.id, 0, 4, links, steps=1)
+    assert undone.last["undone"] == 1
+    assert rules.GameState.from_json(undone.game.state).regions == states[1].regions
+    assert [s.back for s in play.undo_steps(db_session, game, 0)] == [1]
+    with pytest.raises(IllegalMove, match="only your last step can be undone"):
+        play.undo(db_session, game.id, 0, 5, links, steps=2)
+    undone = play.undo(db_session, game.id, 0, 5, links, steps=1)
+    assert rules.GameState.from_json(undone.game.state).regions == states[0].regions
+    assert play.undo_steps(db_session, game, 0) == []
+
+
+def test_undo_to_an_earlier_step_takes_back_those_after_it(db_session: Session, links: LinkMaker) -> None:
+    game, states = picked_and_conquered_twice(db_session, links)
+    with pytest.raises(IllegalMove, match="only your last 2 steps"):
+        play.undo(db_session, game.id, 0, 4, links, steps=3)
+    undone = play.undo(db_session, game.id, 0, 4, links, steps=2)
+    assert undone.last["undone"] == 2
+    assert rules.GameState.from_json(undone.game.state).regions == states[0].regions

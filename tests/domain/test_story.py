@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from sqlmodel import Session, col, select
 
+import rules
 from emails.messages import YourTurn, from_json
 from service.domain import admin, play, story
 from service.domain.links import LinkMaker
@@ -211,3 +212,23 @@ def test_undone_steps_never_appear(db_session: Session, links: LinkMaker) -> Non
     log = db_session.exec(select(GameAction).where(GameAction.game_id == game.id)).all()
     turns = story.turns_of(log, play.replay_steps(game, story.kept(log)))
     assert all(not e.undone and e.kind != "undo" for t in turns for e in t.entries)
+
+
+def test_who_passed_a_turn_or_acted_is_told_by_role_never_by_address() -> None:
+    passed = GameAction(
+        game_id=1, seat=0, kind="auto_pass", action={"reason": "site admin boss@example.org"}, version=3
+    )
+    assert story.pass_reason(passed) == "passed by a site admin"
+    assert story.pass_reason(GameAction(game_id=1, seat=0, kind="auto_pass", action={}, version=3)) == (
+        "the deadline passed"
+    )
+    paused = GameAction(
+        game_id=1, seat=None, kind="admin", action={"act": "pause", "by": "site admin", "reason": "Upgrade"}, version=4
+    )
+    assert story.admin_words(paused, rules.new_game(2, seed="s"), NAMES, 0) == "A site admin paused the game: Upgrade."
+    # An act logged before its details were kept is still told.
+    assert story.admin_words(
+        GameAction(game_id=1, kind="admin", action={"act": "resume"}, version=5), None, NAMES, 0
+    ) == (  # type: ignore[arg-type]
+        "The game was resumed."
+    )

@@ -35,6 +35,7 @@ def rendered(sample: Sample, **changes: object) -> render_module.Rendered:
         game_url=sample.game_url,
         unsubscribe_url=sample.unsubscribe_url,
         calendar_url=sample.calendar_url,
+        reply_address=sample.reply_address,
         choices_url=sample.choices_url,
     )
 

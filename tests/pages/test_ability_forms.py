@@ -94,3 +94,32 @@ def _foresters_at(seed: str) -> int | None:
         if combo.power == "Foresters":
             return index
     return None
+
+
+def test_an_attacked_bivouacking_player_places_the_encampments_on_their_redeploy_page(app: Flask) -> None:
+    # ``ask`` mode (rulebook, "Bivouacking": "they are redeployed at the end of the current player's turn"):
+    # seat 0's Humans lost region 3 with its 2 Encampments; seat 1's Ratmen attacked and ended the turn.
+    state = (
+        Builder(2, seed=1, redeploy="ask")
+        .clear_board()
+        .active(0, "Humans", "Bivouacking", hand=1, camps=2)
+        .region(4, seat=0, encampments=3)
+        .region(10, seat=0)
+        .active(1, "Ratmen", "Hill", hand=0)
+        .region(3, seat=1, tokens=4)
+        .at(1, "redeploy")
+        .build()
+    )
+    state = rules.apply(state, rules.Action("end_turn", 1))
+    assert state.phase == "defend" and state.defenders == [0]
+    game_id, links = start_game(app, redeploy="ask")
+    data = state.to_json()
+    edit_state(app, game_id, lambda stored_state: (stored_state.clear(), stored_state.update(data)))
+    client = app.test_client()
+    client.get(links[0])
+    page = html.unescape(client.get(f"/games/{game_id}/turn").text)
+    assert "Place your Encampments again (Bivouacking): 2 to place</legend>" in page
+    step(client, game_id, type="return_encampments", **{"tokens-10": "2", "tokens-4": "0"})
+    after = rules.GameState.from_json(stored(app, game_id).state or {})
+    assert rules.region_markers(after, 10) == {"encampments": 2}
+    assert rules.region_markers(after, 4) == {"encampments": 3}

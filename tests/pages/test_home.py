@@ -3,8 +3,9 @@ server that sends its mail over SMTP to a real server (aiosmtpd, tests/smtp.py),
 
 A player signs in by mail from the home page, finds the game that waits for them first on My games and opens
 its turn; a spectator opens the game's watch link and sees no private data; axe finds no serious or critical
-violation on the new pages (home with its sign-in form, the sign-in pages, My games, the watch page, the list
-of public games, "mail me my links" and a game page refused with its form) at 375 px and 1280 px.
+violation on the new pages (home with its sign-in form, the sign-in pages, My games, the watch page and its
+history, the list of public games, "mail me my links" and a game page refused with its form) at 375 px and
+1280 px.
 """
 
 from __future__ import annotations
@@ -193,6 +194,7 @@ def test_the_new_pages_pass_axe(site: dict[str, Any], new_context: Any, size: di
     settled(page, lambda: page.get_by_role("button", name="Sign in").click())
     check(page, "my-games", size, artifacts)
     visit("watch", site["watch_url"])
+    visit("watch-history", f"{site['watch_url']}/history")
     visit("public-games", f"{live.url}/games/public")
     visit("game-refused", f"{live.url}/games/{site['game_id']}")
     page.get_by_label("Your email address").fill(address("Cyd"))

@@ -217,6 +217,32 @@ def test_undo_takes_back_the_steps_since_the_pick(app: Flask) -> None:
     assert "Undo" not in client.get(f"/games/{game_id}/turn").text.split("</form>")[-1]
 
 
+def test_undo_step_by_step_names_each_step_and_goes_back_to_the_one_chosen(app: Flask) -> None:
+    game_id, links = start_game(app)
+    client = app.test_client()
+    client.get(links[0])
+    step(client, game_id, type="pick", combo="0")
+    after_pick = rules.GameState.from_json(stored(app, game_id).state or {})
+    for _ in range(2):
+        state = rules.GameState.from_json(stored(app, game_id).state or {})
+        target = next(a.region for a in rules.legal_actions(state, 0) if a.type == "conquer")
+        step(client, game_id, type="conquer", region=str(target))
+    page = client.get(f"/games/{game_id}/turn").text
+    listed = page.split('class="undo-steps"')[1].split("</ol>")[0]
+    # Earliest first, each in words (rules.tell), each with its own undo.
+    assert listed.count('undo-step-words">P0 conquered ') == 2 and listed.count(">Undo to here</button>") == 2
+    assert [int(n) for n in re.findall(r'name="steps" value="(\d+)"', listed)] == [2, 1]
+    # Undo to the first conquest: both conquests are taken back, and the message names them.
+    client.post(f"/games/{game_id}/turn/undo", data={"csrf_token": csrf_of(page), "version": "4", "steps": "2"})
+    assert rules.GameState.from_json(stored(app, game_id).state or {}).regions == after_pick.regions
+    assert "Undone: your last 2 steps (P0 conquered " in client.get(f"/games/{game_id}/turn").text
+    refused = client.post(
+        f"/games/{game_id}/turn/undo", data={"csrf_token": csrf_of(page), "version": "5", "steps": "two"}
+    )
+    assert refused.status_code == 302
+    assert "That form was incomplete" in client.get(f"/games/{game_id}/turn").text
+
+
 @pytest.mark.parametrize(
     ("fields", "action"),
     [

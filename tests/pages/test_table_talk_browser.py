@@ -1,7 +1,8 @@
-"""Table talk in a real browser (Debian's Chromium through Playwright) against a real HTTP server: a message
-written on the game page arrives by mail, in the game's thread, in the other player's mailbox (the
-captured mailbox of the embedded mode: the ``file`` mail backend); and the board passes axe at phone and
-desktop widths."""
+"""Table talk and mail choices in a real browser (Debian's Chromium through Playwright) against a real HTTP
+server: a message written on the game page arrives by mail, in the game's thread, in the other player's
+mailbox (the captured mailbox of the embedded mode: the ``file`` mail backend); a player changes their mail
+choices from a mail's footer and the next mails follow them; the board and the page of choices pass axe at
+phone and desktop widths."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from typing import Any
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import ConsoleMessage, Page, expect
-from sqlmodel import Session
+from sqlmodel import Session, select
 
-from service.domain import games
+from service.domain import games, table_talk
+from service.domain.models import Game, Player
 from service.domain.schemas import CreateGame
 from service.infra.db import get_engine
 from tests.factories import confirmed_game
@@ -148,3 +150,74 @@ def test_the_board_has_no_serious_or_critical_accessibility_violation(
     assert serious(page, "#table-talk") == []
     scroll = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert scroll <= 0, "the page does not scroll sideways"
+
+
+def test_changing_the_mail_choices_from_a_mail_s_footer_and_the_next_mails_follow_them(
+    live: LiveServer, page: Page
+) -> None:
+    ann, bob = "ann.choices@example.org", "bob.choices@example.org"
+    game_id, links = start(live, "Choosy game", [ann, bob])
+    live.deliver_mail()
+
+    def ann_says(text: str) -> None:
+        with Session(get_engine(live.app)) as session:
+            game = session.get(Game, game_id)
+            assert game is not None
+            table_talk.post_message(session, game, 0, text)
+        live.deliver_mail()
+
+    def talk_to_bob() -> list[str]:
+        return [
+            m.get_body(("plain",)).get_content()
+            for m in mails_to(live, bob)
+            if "wrote at the table" in str(m["Subject"])
+        ]  # type: ignore[union-attr]
+
+    ann_says("First word")
+    assert len(talk_to_bob()) == 1
+    # Bob opens "Choose which mails you get" from the footer of that mail, in the mailbox.
+    settled(page, lambda: page.goto(f"{live.url}/mailbox/?to={bob}"))
+    settled(page, lambda: page.locator("table.mails a", has_text="wrote at the table").first.click())
+    settled(page, lambda: page.locator("pre.mail-text a[href*='/choices/']").first.click())
+    expect(page.get_by_role("heading", name="Which mails you get")).to_be_visible()
+    assert unlabelled(page) == []
+    page.get_by_label("Only my turns and the results").check()
+    settled(page, lambda: page.get_by_role("button", name="Save my choices").click())
+    expect(page.get_by_role("status")).to_contain_text("the next mails follow them")
+    expect(page.get_by_label("Only my turns and the results")).to_be_checked()
+
+    ann_says("Second word: not for Bob's inbox")
+    assert len(talk_to_bob()) == 1, "only his turns and the results now"
+
+    # Game by game: every event for this one, the rest as before.
+    page.get_by_label("Choosy game").select_option("every")
+    settled(page, lambda: page.get_by_role("button", name="Save my choices").click())
+    ann_says("Third word")
+    assert len(talk_to_bob()) == 2 and "Third word" in talk_to_bob()[-1]
+
+    # Table talk off, as one kind: nothing more of it, whatever the game's choice.
+    page.get_by_label("Table talk: what the other players write at the table").uncheck()
+    settled(page, lambda: page.get_by_role("button", name="Save my choices").click())
+    ann_says("Fourth word")
+    assert len(talk_to_bob()) == 2
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["375px", "1280px"])
+def test_the_page_of_choices_has_no_serious_or_critical_accessibility_violation(
+    live: LiveServer, page: Page, viewport: dict[str, int]
+) -> None:
+    width = viewport["width"]
+    game_id, _ = start(live, f"Axe choices {width}", [f"c{width}@example.org", f"d{width}@example.org"])
+    with Session(get_engine(live.app)) as session:
+        player = session.exec(select(Player).where(Player.email == f"d{width}@example.org")).one()
+        url = live.app.extensions["smallworld.links"].choices_url(player.id or 0)
+    page.set_viewport_size(viewport)
+    settled(page, lambda: page.goto(url))
+    expect(page.get_by_label(f"Axe choices {width}")).to_be_visible()
+    assert serious(page) == []
+    settled(page, lambda: page.get_by_role("button", name="Save my choices").click())
+    expect(page.get_by_role("status")).to_be_visible()
+    assert serious(page) == []
+    scroll = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert scroll <= 0, "the page does not scroll sideways"
+    assert game_id

@@ -14,19 +14,18 @@ from collections import Counter
 from hypothesis import given
 
 from rules import Action, GameState, apply, awaiting, legal_actions, new_game
-from rules.actions import DECLINED
+from rules.actions import DECLINED, is_described
 from rules.bots import CONQUESTS, random_player, sample_action
 from rules.engine import legal_choices
 from rules.state import CONQUER, PICK, START
 
 from .test_properties import GAMES, _settings, games, play
 
-DESCRIBED = ("redeploy", "place_encampments", "place_heroes")
-
 
 def offered(action: Action, choices: list[Action]) -> bool:
-    """Whether ``action`` is one of ``choices``, or fills in a described one."""
-    if action.type in DESCRIBED:
+    """Whether ``action`` is one of ``choices``, or fills in a described one (``redeploy``, and every
+    ability kind whose ``choice`` legal_actions describes: ``rules.actions.is_described``)."""
+    if is_described(action.type):
         return any(c.type == action.type and c.troop == action.troop for c in choices)
     return action in choices
 

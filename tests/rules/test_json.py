@@ -107,6 +107,7 @@ EXAMPLES = [
     {"type": "berserk_roll", "player": 0},
     {"type": "dragon", "player": 0, "region": 5},
     {"type": "place_encampments", "player": 0, "tokens": {"5": 3}},
+    {"type": "return_encampments", "player": 1, "tokens": {"5": 1}},
     {"type": "place_fortress", "player": 0, "region": 5},
     {"type": "place_heroes", "player": 0, "regions": [4, 9]},
     {"type": "choose_ally", "player": 0, "target": 2},

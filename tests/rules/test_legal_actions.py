@@ -58,7 +58,10 @@ def reference_offers(state: GameState, seat: int) -> list[Action]:
     if troop is None or phase not in (START, CONQUER):
         return out
     out += reference_conquests(state, seat, troop, ACTIVE)
-    if troop.race == "Sorcerers":
+    # Rulebook, "Berserk": the die is rolled before each conquest and that conquest uses it; a conversion is
+    # a conquest (components.md, rulings), so none is offered while a roll waits for its conquest.
+    rolled = troop.power == "Berserk" and slot(state, "Berserk", turn=True).die is not None
+    if troop.race == "Sorcerers" and not rolled:
         sorcerers = RACES["Sorcerers"]
         out += [
             Action("convert", seat, region=i)

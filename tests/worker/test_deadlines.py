@@ -244,7 +244,7 @@ def test_consecutive_auto_passes_alert_the_host_with_the_admin_link(mail_app: Fl
     assert alerts[0].context["admin_url"].startswith("https://smallworld.example/admin/")
 
 
-def test_the_sweep_finishes_a_game_whose_state_is_over_but_still_marked_active(mail_app: Flask) -> None:
+def test_the_sweep_ends_a_game_whose_state_is_over_but_still_marked_active_and_tallies_it(mail_app: Flask) -> None:
     game_id = new_game(mail_app)
     over = rules.GameState.from_json(game_row(mail_app, game_id).state)
     over.phase = "over"  # a hand-repaired row: no domain operation leaves this behind
@@ -256,6 +256,10 @@ def test_the_sweep_finishes_a_game_whose_state_is_over_but_still_marked_active(m
         deadline = game.deadline_at
     assert sweep(mail_app, deadline + timedelta(seconds=1)).finished == 1
     assert sweep(mail_app, deadline + timedelta(seconds=31)).finished == 0
+    # Marked ending, its tally task sent; that task lost, a sweep a minute later tallies it, once.
+    assert game_row(mail_app, game_id).status == "ending"
+    assert sweep(mail_app, deadline + timedelta(seconds=91)).tallied == 1
+    assert sweep(mail_app, deadline + timedelta(seconds=121)).tallied == 0
     game = game_row(mail_app, game_id)
     assert game.status == "finished" and game.result
     assert len(outbox(mail_app, "game_over")) == 2

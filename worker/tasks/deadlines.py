@@ -48,6 +48,7 @@ def sweep_deadlines(now: str | None = None) -> dict[str, Any]:
         or report.finished
         or report.started
         or report.lapsed
+        or report.tallied
     ):
         log(
             logger,
@@ -59,6 +60,7 @@ def sweep_deadlines(now: str | None = None) -> dict[str, Any]:
             finished=report.finished,
             started=report.started,
             lapsed=report.lapsed,
+            tallied=report.tallied,
             raced=report.raced,
             errors=report.errors,
         )

@@ -18,7 +18,7 @@ from service.domain import lobby
 from service.domain.errors import DomainError
 from service.domain.games import get_game, seats_of, settings_of
 from service.domain.links import current_links
-from service.domain.models import Game, Player
+from service.domain.models import Game, GameStatus, Player
 from service.domain.schemas import ConfirmGame
 from service.domain.text import zones
 from service.infra.db import get_session
@@ -72,7 +72,7 @@ def confirm(token: str) -> Any:
         "admin_url": confirmed.admin_url,
         "players": [{"name": s.display_name, "email": p.email} for s, p in seats_of(db, game.id or 0)],
         "host_email": game.host_email,
-        "started": game.status == "active",
+        "started": game.status == GameStatus.ACTIVE,
     }
     return redirect(url_for(".confirmed", game_id=game.id), code=303)
 

@@ -25,11 +25,11 @@ from werkzeug.wrappers import Response
 
 import rules
 from emails import times
-from service.domain import admin, chat_notices, views, watching
+from service.domain import admin, bot_seats, chat_notices, views, watching
 from service.domain.errors import BadRequest, Conflict, DomainError
 from service.domain.games import seats_of, settings_of
 from service.domain.links import current_links
-from service.domain.models import Game, GameStatus, MailStatus, OutboxMail, Player
+from service.domain.models import Game, GameStatus, MailStatus, OutboxMail, Player, SeatController
 from service.domain.schemas import HOUR, ChangeSettings, ReplacePlayer
 from service.infra.chat import mask, service_name
 from service.infra.db import get_session
@@ -54,6 +54,7 @@ STATUS_WORDS = {
     GameStatus.INVITING: "waiting for the players to accept their invitations",
     GameStatus.ACTIVE: "running",
     GameStatus.PAUSED: "paused",
+    GameStatus.ENDING: "over: the final table is being tallied and mailed",
     GameStatus.FINISHED: "over",
     GameStatus.CANCELLED: "cancelled",
 }
@@ -86,6 +87,8 @@ class SeatRow:
     time_zone: str
     accepted: bool
     removed: bool
+    #: The house bot plays the seat (``service.domain.bot_seats``).
+    bot: bool
     awaited: bool
     auto_passes: int
     vacation_used: str
@@ -112,6 +115,7 @@ def page_context(manager: Manager) -> dict[str, Any]:
             time_zone=p.time_zone,
             accepted=s.accepted_at is not None,
             removed=s.removed,
+            bot=s.controller == SeatController.BOT,
             awaited=s.seat in awaited,
             auto_passes=state.players[s.seat].auto_passes if state and s.seat < len(state.players) else 0,
             vacation_used=times.duration(s.vacation_used_seconds) if s.vacation_used_seconds else "none",
@@ -276,7 +280,7 @@ def extend(game_id: int) -> Response:
                 get_session(), game_id, manager.actor, current_links(), by=timedelta(seconds=round(amount * unit))
             )
 
-    return _run(game_id, "The deadline was moved; the players were told.", act)
+    return _run(game_id, "The deadline was moved; the player the game waits for was told.", act)
 
 
 @bp.post("/admin/games/<int:game_id>/pause")
@@ -377,6 +381,21 @@ def replace(game_id: int) -> Response:
         "The seat has a new player, who was invited; the old links of the seat no longer work.",
         act,
     )
+
+
+@bp.post("/admin/games/<int:game_id>/bot")
+def give_to_bot(game_id: int) -> Response:
+    """The house bot plays the seat until its player takes it back from their link (DESIGN §10)."""
+    manager = manager_for(game_id)
+
+    def act() -> None:
+        try:
+            seat = int(request.form.get("seat", ""))
+        except ValueError:
+            raise BadRequest("Choose the seat to give to the house bot.") from None
+        bot_seats.host_gives_seat_to_bot(get_session(), game_id, seat, manager.actor.label, current_links())
+
+    return _run(game_id, "The house bot plays that seat now; its player may take it back from their link.", act)
 
 
 @bp.post("/admin/games/<int:game_id>/remove")

@@ -24,7 +24,7 @@ csrf = CSRFProtect()
 #: Requests that carry no CSRF token by design: the JSON API (bearer tokens, no cookies), and the one-click
 #: unsubscribe POST that mail providers send without cookies (RFC 8058; the signed token is the credential).
 CSRF_EXEMPT_PREFIXES = ("/api/",)
-CSRF_EXEMPT_BLUEPRINTS = frozenset({"unsubscribe"})
+CSRF_EXEMPT_BLUEPRINTS = frozenset({"unsubscribe", "inbound_mail"})  # inbound mail: the MTA's shared secret
 
 
 def init_app(app: Flask) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from flask import session
 from sqlmodel import select
 
-from service.domain.models import Game, Player, Seat
+from service.domain.models import Game, GameStatus, Player, Seat, SeatController
 from service.infra.db import get_session
 from service.web.access import REVOKED
 
@@ -37,6 +37,12 @@ class Viewer:
     @property
     def number(self) -> int:
         return self.seat.seat
+
+    @property
+    def bot_plays(self) -> bool:
+        """The house bot plays this seat (``service.domain.bot_seats``) in a game still going on."""
+        running = self.game.status in (GameStatus.ACTIVE, GameStatus.PAUSED, GameStatus.INVITING)
+        return running and self.seat.controller == SeatController.BOT
 
 
 def viewer_for(game_id: int) -> Viewer:

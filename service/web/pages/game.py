@@ -8,12 +8,13 @@ random generator and the stacks never reach the page before the game is over.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask import Blueprint, flash, redirect, render_template, request, url_for
 from sqlmodel import col, select
 from werkzeug.wrappers import Response
 
@@ -23,7 +24,7 @@ from emails.times import zone as zone_of
 from service.domain import lobby, play, story, table_talk, views
 from service.domain.errors import BadRequest, DomainError
 from service.domain.links import current_links
-from service.domain.models import ActionKind, GameAction, MessageSource
+from service.domain.models import ActionKind, Game, GameAction, MessageSource
 from service.domain.text import checked, known_zone
 from service.infra.db import get_session
 from service.web.maps import MapOptions, board_svg
@@ -103,6 +104,7 @@ def game_page(viewer: Viewer, talk: dict[str, Any] | None = None) -> str:
         map_svg=map_svg,
         recent=recent,
         your_turn=viewer.number in view.awaiting,
+        house_bot=viewer.bot_plays,
         standings=view.result,
         calendar=calendar_links(viewer.player.id or 0, game_id),
         talk=talk or board_context(viewer),
@@ -163,16 +165,27 @@ def history(game_id: int) -> Any:
     grouped by game turn; ``?player=<seat>`` keeps one player's turns; each turn's steps link to the board
     after them (``?step=<number>``). Steps that were undone never appear."""
     viewer = viewer_for(game_id)
+    return render_history(
+        viewer.game,
+        viewer.number,
+        zone_of(viewer.player.time_zone),
+        lambda **args: url_for("game.history", game_id=game_id, **args),
+    )
+
+
+def render_history(game: Game, seat: int | None, zone: ZoneInfo, history_url: Callable[..., str], **page: Any) -> Any:
+    """The history page of ``game`` as ``seat`` sees it (``None``: a spectator, ``service.web.pages.watch``);
+    ``history_url(step=…, player=…)`` is the address of the page itself, ``page`` more for its template."""
     db = get_session()
-    game = viewer.game
-    view = views.game_view(db, game, viewer.number)
+    game_id = game.id or 0
+    view = views.game_view(db, game, seat)
     names = [s.name for s in view.seats]
-    zone = zone_of(viewer.player.time_zone)
     asked = int_or_none(request.args.get("step"))
     chosen = request.args.get("player", "")
     player = int_or_none(chosen)
     if chosen and (player is None or not 0 <= player < len(names)):
-        abort(400, description=f"player: no player {chosen!r} in this game; choose one of 0 to {len(names) - 1}")
+        message = f"player: there is no player {chosen!r} in this game; the seats are 0 to {len(names) - 1}."
+        return render_template("refused.html", heading="No such player", message=message), 400
     reveal = view.result is not None
 
     turns = play.told_turns(db, game) if game.state is not None else None
@@ -188,7 +201,7 @@ def history(game_id: int) -> Any:
         for entry, before, after in turn.steps:
             step = Step(
                 number=entry.version,
-                words=describe_step(entry, before, after, names, viewer.number, reveal),
+                words=describe_step(entry, before, after, names, seat, reveal),
                 at=_when(entry.created_at, zone),
                 undone=False,
                 turn=before.turn,
@@ -205,7 +218,7 @@ def history(game_id: int) -> Any:
         groups[-1]["turns"].append(
             {
                 "seat": turn.seat,
-                "words": story.tell(turn, names, viewer.number, reveal),
+                "words": story.tell(turn, names, seat, reveal),
                 "steps": told_steps,
                 "at": told_steps[-1].at,
             }
@@ -215,7 +228,7 @@ def history(game_id: int) -> Any:
     previous = max((n for n in replayable if n < current), default=0 if shown else None)
     following = min((n for n in replayable if n > current), default=None)
 
-    public = rules.player_view(shown_state, None) if shown_state else {}
+    public = rules.player_view(shown_state, None, revealed=view.status == "finished") if shown_state else {}
     map_svg = (
         board_svg(public, MapOptions(id_prefix="replay", seat_names=names, label="The board after the step shown"))
         if public
@@ -232,6 +245,8 @@ def history(game_id: int) -> Any:
         previous=previous,
         next=following,
         map_svg=map_svg,
+        history_url=history_url,
+        **page,
     )
 
 

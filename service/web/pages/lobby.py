@@ -79,7 +79,9 @@ def read_form(form: MultiDict[str, str]) -> dict[str, Any]:
     players = []
     for i in range(MAX_PLAYERS):
         name, email = form.get(f"name-{i}", ""), form.get(f"email-{i}", "").strip()
-        if name.strip() or email:
+        if form.get(f"bot-{i}"):  # a seat of the house bot (play against bots): a name, no address
+            players.append({"name": name, "bot": True} | ({"email": email} if email else {}))
+        elif name.strip() or email:
             players.append({"name": name, "email": email})
     settings: dict[str, Any] = {
         "turn_length_seconds": _seconds(form.get("turn_hours"), "Turn length"),
@@ -92,6 +94,8 @@ def read_form(form: MultiDict[str, str]) -> dict[str, Any]:
     }
     if form.get("auto_pass_alert_after", "").strip():
         settings["auto_pass_alert_after"] = _number(form["auto_pass_alert_after"], "Auto-passes before you hear")
+    if form.get("bot_after_missed_turns", "").strip():
+        settings["bot_after_missed_turns"] = _number(form["bot_after_missed_turns"], "Missed turns before the bot")
     body: dict[str, Any] = {"name": form.get("name", ""), "players": players, "settings": settings}
     if form.get("host_email", "").strip():
         body["host_email"] = form["host_email"].strip()
@@ -130,8 +134,10 @@ FORM_FIELDS = {
     "defender_turn_length_seconds": "defender_hours",
     "auto_pass_alert_after": "auto_pass_alert_after",
     "chat_url": "chat_url",
+    "bot_after_missed_turns": "bot_after_missed_turns",
 }
 LABELLED_FIELDS = {
+    "Missed turns before the bot": "bot_after_missed_turns",
     "Turn length": "turn_hours",
     "Time to redeploy after an attack": "defender_hours",
     "Auto-passes before you hear": "auto_pass_alert_after",
@@ -148,7 +154,11 @@ def invalid_fields(error: ValueError, form: MultiDict[str, str]) -> dict[str, st
             found[LABELLED_FIELDS[label]] = "form-error-0"
         return found
     # The rows a player was typed in: the request's players are those rows, in order.
-    rows = [i for i in range(MAX_PLAYERS) if form.get(f"name-{i}", "").strip() or form.get(f"email-{i}", "").strip()]
+    rows = [
+        i
+        for i in range(MAX_PLAYERS)
+        if form.get(f"bot-{i}") or form.get(f"name-{i}", "").strip() or form.get(f"email-{i}", "").strip()
+    ]
     for line, item in enumerate(error.errors()):
         where = [str(x) for x in item.get("loc", ())]
         field = None
@@ -176,6 +186,7 @@ def _field_name(where: list[str]) -> str:
         "defender_turn_length_seconds": "Time to redeploy after an attack",
         "reminders_before_seconds": "Reminders",
         "auto_pass_alert_after": "Auto-passes before you hear",
+        "bot_after_missed_turns": "Missed turns before the house bot",
         "chat_url": "Chat address",
     }
     return next((names[w] for w in reversed(where) if w in names), where[-1].replace("_", " ").capitalize())
@@ -190,6 +201,7 @@ def _defaults() -> dict[str, Any]:
         "redeploy": settings.redeploy,
         "start": "accepted" if settings.start_when_all_accepted else "now",
         "auto_pass_alert_after": settings.auto_pass_alert_after,
+        "bot_after_missed_turns": settings.bot_after_missed_turns,
     }
 
 

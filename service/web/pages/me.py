@@ -6,7 +6,8 @@
   (``service.domain.sign_in``).
 - ``/sign-in/<token>``: the mailed link's page, whose one button signs in (mail scanners open links).
 - ``/me``: My games, for the signed-in address: games waiting for it first, invitations to accept, the
-  other running games, the finished ones with results; each row opens the seat by its own signed link.
+  other running games, the finished ones with results; each row opens the seat by its own signed link
+  (``/me/games/<id>/<seat>`` sends the signed-in browser on to it, so the page itself holds no link).
 - ``POST /sign-out``, ``POST /sign-out-everywhere``.
 - ``POST /games/<id>/links``: "mail me my links", from a game's public pages, without signing in: one mail
   with the address's own links to that game, under the same limits and with the same answer for any address.
@@ -18,15 +19,16 @@ for (``RATELIMIT_SIGN_IN_PER_ADDRESS``, :meth:`MailQuotas.take_sign_in_mail`).
 from __future__ import annotations
 
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from flask import Blueprint, Flask, current_app, flash, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response
 
 from emails import times
-from service.domain import my_games, sign_in
+from service.domain import my_games, records, sign_in
 from service.domain.errors import BadRequest, DomainError
 from service.domain.links import SIGN_IN_MAX_AGE, current_links
-from service.domain.models import SignIn
+from service.domain.models import GameStatus, SignIn
 from service.domain.text import checked, mail_address
 from service.infra.db import get_session
 from service.web.pages.game_summary import deadline
@@ -141,20 +143,90 @@ def my_games_page() -> Any:
     if row is None:
         flash("Sign in first: a sign-in link comes by mail.", "refusal")
         return redirect(url_for(".sign_in_page"))
-    listing = my_games.my_games(get_session(), row.email, current_links())
+    listing = my_games.my_games(get_session(), row.email)
     zone = times.zone(listing.time_zone)
-
-    def when(game: my_games.MyGame) -> dict[str, Any] | None:
-        return deadline(game.deadline_at, zone)
-
-    return render_template(
-        "me/games.html",
-        listing=listing,
-        when=when,
-        zone=zone.key,
-        finished_on=lambda game: times.local_time(game.finished_at, zone.key) if game.finished_at else None,
-        paused_left=lambda game: times.duration(game.paused_remaining) if game.paused_remaining else None,
+    # Each row's words are made here, in one pass, so that a page of 200 games renders in one loop.
+    rows = url_for(".my_games_page") + "/games"
+    parts = (
+        ("waiting", "waiting", "Waiting for you", "No game waits for you now.", listing.waiting),
+        ("invitations", "invitation", "Invitations to accept", None, listing.invitations),
+        ("running", "running", "Other games in progress", "None.", listing.running),
+        ("finished", "finished", "Finished games", None, listing.finished),
     )
+    sections: list[dict[str, Any]] = [
+        {
+            "id": part,
+            "title": title,
+            "empty": empty,
+            "rows": [_row(game, kind, zone, f"{rows}/{game.game_id}/{game.seat}") for game in games],
+        }
+        for part, kind, title, empty, games in parts
+    ]
+    record = records.address_record(get_session(), row.email)
+    return render_template("me/games.html", listing=listing, sections=sections, zone=zone.key, record=record)
+
+
+def _row(game: my_games.MyGame, kind: str, zone: ZoneInfo, url: str) -> dict[str, Any]:
+    """One row of My games in words: what it is about (``lead`` in bold, then ``line``), the deadline, the button."""
+    turn = f", turn {game.turn}{f' of {game.turns}' if game.turns else ''}" if game.turn else ""
+    lead, line = "", ""
+    if kind == "waiting":
+        lead = "Your turn"
+        line = f"as {game.seat_name}{turn}." + (" Accept the invitation first." if game.to_accept else "")
+        label = "Accept and play your turn" if game.to_accept else "Play your turn"
+    elif kind == "invitation":
+        others = game.players - 1
+        line = f"You are invited as {game.seat_name}, with {others} other player{'s' if others != 1 else ''}."
+        label = "Open the invitation"
+    elif game.status == GameStatus.FINISHED:
+        line = "Over" + (f" since {times.local_time(game.finished_at, zone.key)}." if game.finished_at else ".")
+        if game.place:
+            suffix = {1: "st", 2: "nd", 3: "rd"}.get(game.place, "th")
+            coins = f"{game.coins} coin{'s' if game.coins != 1 else ''}"
+            line += f" You ({game.seat_name}) came {game.place}{suffix} with {coins}."
+        if game.winners:
+            line += f" Won by {' and '.join(game.winners)}."
+        label = "See the game"
+    elif game.status == GameStatus.CANCELLED:
+        line, label = "Cancelled by its host.", "See the game"
+    elif game.status == GameStatus.ENDING:
+        line = f"Over: the final table is being tallied, and will be mailed to you. You play as {game.seat_name}."
+        label = "See the game"
+    else:
+        you = f"You play as {game.seat_name}."
+        if game.status == GameStatus.INVITING:
+            line = f"Waiting for the other players to accept. {you}"
+        elif game.status == GameStatus.PAUSED:
+            left = f", {times.duration(game.paused_remaining)} left on the clock" if game.paused_remaining else ""
+            line = f"Paused{left}. {you}"
+        else:
+            line = f"{', '.join(game.awaited) or 'Someone'} to play{turn}. {you}"
+        label = "Open the game"
+    return {
+        "kind": kind,
+        "name": game.name,
+        "url": url,
+        "lead": lead,
+        "line": line,
+        "deadline": deadline(game.deadline_at, zone) if game.status == GameStatus.ACTIVE else None,
+        "deadline_words": "Your deadline" if kind == "waiting" else "Deadline",
+        "label": label,
+        "primary": kind in ("waiting", "invitation"),
+    }
+
+
+@bp.get("/me/games/<int:game_id>/<int:seat>")
+def open_seat(game_id: int, seat: int) -> Any:
+    """A row of My games opened: on to the seat's own signed link (which opens the seat in this browser)."""
+    row = signed_in()
+    if row is None:
+        flash("Sign in first: a sign-in link comes by mail.", "refusal")
+        return redirect(url_for(".sign_in_page"))
+    link = my_games.seat_link(get_session(), row.email, game_id, seat, current_links())
+    if link is None:
+        message = "That seat is not one of your games (any more): see My games for those that are."
+        return render_template("refused.html", heading="Not a game of yours", message=message), 404
+    return redirect(link)
 
 
 @bp.post("/sign-out")

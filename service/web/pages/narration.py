@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import rules
-from service.domain import play
+from service.domain import play, story
 from service.domain.models import ActionKind, Game, GameAction
 
 PHASES = {
@@ -23,20 +23,8 @@ PHASES = {
     "over": "the game is over",
 }
 
-#: Admin acts as the steps tell them (``service.domain.models.GameAction`` of kind ``admin`` or ``options``).
-ADMIN_ACTS = {
-    "extend": "The deadline was moved",
-    "pause": "The game was paused",
-    "resume": "The game was resumed",
-    "settings": "The game's settings were changed",
-    "replace": "A seat was given to a new player",
-    "remove": "A player was removed from the game",
-    "cancel": "The game was cancelled",
-    "vacation": "A player took some vacation",
-}
-
 #: How the history marks a step the house bot played for a seat (``GameAction.by_bot``).
-BY_BOT = "played by the house bot"
+BY_BOT = story.BY_BOT
 
 #: ``rules.turn_score`` output as "5 regions + 2 (Orcs) = 7 coins".
 score_words = rules.score_words
@@ -63,15 +51,13 @@ def describe_step(
     if entry.kind == ActionKind.UNDO:
         return f"{who} took back their last steps"
     if entry.kind in (ActionKind.ADMIN, ActionKind.OPTIONS):
-        # An admin act (service.domain.admin); who did it is in the log of changes.
-        return ADMIN_ACTS.get(str((entry.action or {}).get("act")), "The game's settings were changed")
+        # An admin act (service.domain.admin), as the game's story tells it: by role, never an address.
+        return story.admin_words(entry, before, names, viewer).removesuffix(".")
     if after is None:
         return f"{who}: {str((entry.action or {}).get('type', entry.kind)).replace('_', ' ')}"
     action = entry.action if entry.kind == ActionKind.ACTION else None
-    text = rules.tell(before, after, action, names, viewer, reveal)
-    if entry.kind == ActionKind.AUTO_PASS:
-        reason = (entry.action or {}).get("reason", "deadline")
-        text += f" ({'the deadline passed' if reason == 'deadline' else reason})"
+    reason = story.pass_reason(entry) if entry.kind == ActionKind.AUTO_PASS else ""
+    text = rules.tell(before, after, action, names, viewer, reveal, reason=reason)
     if entry.by_bot:
         text += f" ({BY_BOT})"
     return text

@@ -22,7 +22,7 @@ import rules
 from rules.abilities import ACTION_OWNERS, names_with
 from rules.state import GameState
 from rules.troops import conquering_declined, hand_for_conquest
-from service.domain import play, story, views
+from service.domain import bot_seats, play, story, views
 from service.domain.errors import Conflict, DomainError
 from service.domain.links import current_links
 from service.domain.models import GameStatus
@@ -55,13 +55,34 @@ def page(game_id: int) -> Any:
     state = GameState.from_json(game.state) if game.state else None
     if state is None or game.status != GameStatus.ACTIVE or viewer.number not in rules.awaiting(state):
         return redirect(url_for("game.page", game_id=game_id))
-    return render_template("turn/page.html", **turn_context(viewer, state, request.args), talk=board_context(viewer))
+    return render_template(
+        "turn/page.html",
+        **turn_context(viewer, state, request.args),
+        talk=board_context(viewer),
+        house_bot=viewer.bot_plays,
+    )
+
+
+@bp.post("/games/<int:game_id>/turn/take-back")
+def take_back(game_id: int) -> Response:
+    """The seat's player plays it again, from the step under way (DESIGN §10)."""
+    viewer = viewer_for(game_id)
+    try:
+        bot_seats.take_seat_back(get_session(), game_id, viewer.number)
+    except DomainError as error:
+        flash(error.message, "refusal")
+    else:
+        flash("Your seat is yours again: the house bot no longer plays it, and your turn mails come back.", "done")
+    return redirect(url_for(".page", game_id=game_id))
 
 
 @bp.post("/games/<int:game_id>/turn")
 def act(game_id: int) -> Response:
     """One step from a form: the action's fields, the version the page showed."""
     viewer = viewer_for(game_id)
+    if viewer.bot_plays:
+        flash("The house bot plays your seat: take it back first (the button above), then play.", "refusal")
+        return redirect(url_for(".page", game_id=game_id))
     form = request.form
     try:
         version = int(form.get("version", ""))
@@ -91,18 +112,23 @@ def act(game_id: int) -> Response:
 def undo(game_id: int) -> Response:
     viewer = viewer_for(game_id)
     version = int_or_none(request.form.get("version"))
-    if version is None:
+    steps = int_or_none(request.form.get("steps")) if request.form.get("steps") else None
+    if version is None or (request.form.get("steps") and steps is None):
         flash("That form was incomplete: reload the page and try again.", "refusal")
         return redirect(url_for(".page", game_id=game_id))
+    db = get_session()
+    named = {s.back: s for s in play.undo_steps(db, viewer.game, viewer.number)}
     try:
-        result = play.undo(get_session(), game_id, viewer.number, version, current_links())
+        result = play.undo(db, game_id, viewer.number, version, current_links(), steps=steps)
     except Conflict as error:
         flash(_conflict_words(error, version), "refusal")
     except DomainError as error:
         flash(error.message, "refusal")
     else:
         undone = result.last.get("undone", 0)
-        flash(f"Undone: your last {undone} step{'s' if undone != 1 else ''}.", "done")
+        told = [named[k].words for k in range(undone, 0, -1) if k in named]
+        which = f" ({'; '.join(told)})" if told else ""
+        flash(f"Undone: your last {undone} step{'s' if undone != 1 else ''}{which}.", "done")
     return redirect(url_for(".page", game_id=game_id))
 
 
@@ -156,7 +182,7 @@ def feedback(before: GameState, after: GameState, action: dict[str, Any], seat: 
         return "Conquests over: place your tokens, then end your turn."
     if kind == "redeploy":
         return "Redeployment saved."
-    if kind == "end_turn" and before.phase == "defend":
+    if kind == "end_turn" and before.phase == rules.Phase.DEFEND:
         return "Your redeployment is done; the game goes on."
     if kind in ("end_turn", "decline"):
         score = last.get("score")
@@ -266,11 +292,14 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
     if selected is not None and not 0 <= selected < len(state.regions):
         selected = None
     marks = conquest_marks(state, seat, choices)
-    undoable = len(play.steps_to_undo(play.live_log(db, game.id or 0), seat))
+    # The steps an undo may take back, earliest first, each named (rules.tell) with its own "undo to here".
+    undo_steps = list(reversed(play.undo_steps(db, game, seat)))
+    undoable = len(undo_steps)
     confirm = args.get("confirm") if args.get("confirm") in CONFIRMED else None
 
     def href(region: int) -> str:
-        if state.phase in ("redeploy", "defend") and any(region in a.regions for a in choices.redeploy):
+        redeploying = state.phase in (rules.Phase.REDEPLOY, rules.Phase.DEFEND)
+        if redeploying and any(region in a.regions for a in choices.redeploy):
             return f"#tokens-{region}"
         return url_for("turn.page", game_id=game.id, region=region) + "#region-panel"
 
@@ -306,7 +335,7 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
     # Before the first step of the conquests the tokens are still on the board: one stays in each region
     # and the others come to hand (rulebook, "Ready your Troops"); say how many that will be.
     active = state.players[seat].active
-    readied_hand = hand_for_conquest(state, seat, active) if active and state.phase == "start" else None
+    readied_hand = hand_for_conquest(state, seat, active) if active and state.phase == rules.Phase.START else None
     # The template sees the player's view only (``public``), never the full state: it holds the other
     # players' coins and the random generator.
     invalid = args.get("invalid", "")
@@ -327,6 +356,7 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
         "selected": selected,
         "region_panel": region_panel,
         "undoable": undoable,
+        "undo_steps": undo_steps,
         "confirm": confirm,
         # What ending the turn and going In Decline score, as the engine will score them (an In Decline
         # race scores without its power: rulebook, "Entering In Decline").

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import UTC
 from typing import Any
 
-from flask import Blueprint, render_template, request
+from flask import Blueprint, render_template, request, url_for
 from sqlmodel import col, select
 
 from emails import times
@@ -23,6 +23,7 @@ from service.domain.models import ActionKind, Game, GameAction, GameStatus
 from service.infra.db import get_session
 from service.web.maps import MapOptions, board_svg
 from service.web.pages.forms import int_or_none
+from service.web.pages.game import render_history
 from service.web.pages.game_summary import deadline, page_context
 from service.web.pages.narration import told_log
 
@@ -38,7 +39,7 @@ def by_link(game_id: int, token: str) -> Any:
         game = watching.game_from_watch_token(get_session(), current_links(), game_id, token)
     except DomainError as error:
         return _refused(error)
-    return _watch_page(game, request.path)
+    return _watch_page(game, request.path, url_for("watch.history_by_link", game_id=game_id, token=token))
 
 
 @bp.get("/games/<int:game_id>/watch")
@@ -47,7 +48,38 @@ def public(game_id: int) -> Any:
         game = watching.public_game(get_session(), game_id)
     except DomainError as error:
         return _refused(error)
-    return _watch_page(game, request.path)
+    return _watch_page(game, request.path, url_for("watch.public_history", game_id=game_id))
+
+
+@bp.get("/games/<int:game_id>/watch/<token>/history")
+def history_by_link(game_id: int, token: str) -> Any:
+    """The game's history (``service.web.pages.game.render_history``) as nobody in particular sees it."""
+    try:
+        game = watching.game_from_watch_token(get_session(), current_links(), game_id, token)
+    except DomainError as error:
+        return _refused(error)
+    return render_history(
+        game,
+        None,
+        times.zone("UTC"),
+        lambda **args: url_for("watch.history_by_link", game_id=game_id, token=token, **args),
+        watch_url=url_for("watch.by_link", game_id=game_id, token=token),
+    )
+
+
+@bp.get("/games/<int:game_id>/watch/history")
+def public_history(game_id: int) -> Any:
+    try:
+        game = watching.public_game(get_session(), game_id)
+    except DomainError as error:
+        return _refused(error)
+    return render_history(
+        game,
+        None,
+        times.zone("UTC"),
+        lambda **args: url_for("watch.public_history", game_id=game_id, **args),
+        watch_url=url_for("watch.public", game_id=game_id),
+    )
 
 
 def _refused(error: DomainError) -> Any:
@@ -56,7 +88,7 @@ def _refused(error: DomainError) -> Any:
     )
 
 
-def _watch_page(game: Game, here: str) -> Any:
+def _watch_page(game: Game, here: str, history: str) -> Any:
     db = get_session()
     view = views.game_view(db, game, None)
     public_state = view.state or {}
@@ -83,6 +115,7 @@ def _watch_page(game: Game, here: str) -> Any:
         recent=recent,
         standings=view.result,
         here=here,
+        history_url=history,
         is_public=game.public,
     )
 

@@ -132,7 +132,9 @@ def test_encampments_earn_no_coin():
     assert turn_score(camping({3: 5}), 0) == {"regions": 3, "bonus": {"Humans": 1}, "total": 4}
 
 
-def test_encampments_lost_in_an_attack_are_placed_before_the_defender_is_asked():
+def attacked_in_ask_mode(**humans):
+    """``ask`` mode: seat 0's Ratmen take region 3 (2 Humans, 2 Encampments) from seat 1's Bivouacking
+    Humans, who also hold 4 (3 Encampments) and 10, and end the turn."""
     state = (
         Builder(2, redeploy="ask")
         .clear_board()
@@ -141,22 +143,72 @@ def test_encampments_lost_in_an_attack_are_placed_before_the_defender_is_asked()
         .active(1, "Humans", "Bivouacking", hand=0)
         .region(3, seat=1, tokens=2, encampments=2)
         .region(4, seat=1, encampments=3)
-        .region(10, seat=1)
+        .region(10, seat=1, **humans)
         .at(0, "conquer")
         .build()
     )
     state = act(state, "conquer", 0, region=3)  # 2 + 2 + 2
     state = act(state, "end_conquest", 0)
     state = act(state, "redeploy", 0, tokens=((2, 1), (3, 10)))
-    state = act(state, "end_turn", 0)
+    return act(state, "end_turn", 0)
+
+
+def test_in_ask_mode_the_attacked_player_places_the_encampments_of_a_conquered_region():
+    # Rulebook, "Bivouacking": Encampments "are never lost during an attack on the Region they are in: they
+    # are redeployed at the end of the current player's turn" - by their owner, in the step ``ask`` gives.
+    state = attacked_in_ask_mode()
     assert state.phase == "defend" and state.defenders == [1]
-    assert slot(state, "Bivouacking").aside == 0 and marker(state, 10, "encampments") == 2
-    assert not any(a.type == "place_encampments" for a in legal_actions(state, 1))
+    assert slot(state, "Bivouacking").aside == 2 and marker(state, 10, "encampments") == 0
+    choices = legal_actions(state, 1)
+    (choice,) = [a for a in choices if a.type == "return_encampments"]
+    assert (choice.regions, choice.count) == ((4, 10), 2)
+    assert not any(a.type == "place_encampments" for a in choices)  # those on the board stay
     with pytest.raises(IllegalAction, match="for your own turn"):
         act(state, "place_encampments", 1, tokens=((4, 5),))
-    state = auto_pass(state, 1)
+    with pytest.raises(IllegalAction, match="2 of your Encampments are off the board; this places 3"):
+        act(state, "return_encampments", 1, tokens=((10, 3),))
+    state = act(state, "return_encampments", 1, tokens=((4, 1), (10, 1)))
+    assert [marker(state, i, "encampments") for i in (4, 10)] == [4, 1]
+    assert slot(state, "Bivouacking").aside == 0
+    assert not any(a.type == "return_encampments" for a in legal_actions(state, 1))
+    state = act(state, "redeploy", 1, tokens=((4, 1), (10, 2)))  # the token back in hand
+    state = act(state, "end_turn", 1)
+    assert state.current == 1 and [marker(state, i, "encampments") for i in (4, 10)] == [4, 1]
+    check_invariants(state)
+
+
+def test_in_ask_mode_encampments_left_off_go_by_the_auto_rule_when_the_step_ends():
+    state = attacked_in_ask_mode()
+    state = act(state, "return_encampments", 1, tokens=((4, 1),))
+    assert slot(state, "Bivouacking").aside == 1
+    state = act(state, "redeploy", 1, tokens=((4, 1), (10, 2)))
+    state = act(state, "end_turn", 1)  # the last one: the weakest region, 10 (2 tokens, no Encampment)
+    assert slot(state, "Bivouacking").aside == 0 and [marker(state, i, "encampments") for i in (4, 10)] == [4, 1]
+    check_invariants(state)
+
+
+def test_in_ask_mode_a_missed_deadline_places_them_by_the_auto_rule():
+    # DESIGN §4: at the deadline the ``auto`` rule applies - the weakest region (tokens + Encampments).
+    state = auto_pass(attacked_in_ask_mode(), 1)
     assert state.current == 1 and [marker(state, i, "encampments") for i in (4, 10)] == [3, 2]
     check_invariants(state)
+
+
+def test_return_encampments_is_only_for_an_attacked_player():
+    with pytest.raises(IllegalAction, match="attacked player's redeployment"):
+        act(camping(camps_off=2), "return_encampments", 0, tokens=((3, 2),))
+
+
+def test_in_auto_mode_they_are_placed_at_the_end_of_the_attackers_turn():
+    state = Builder(2).clear_board().active(0, "Ratmen", "Hill", hand=10).region(2, seat=0)
+    state = state.active(1, "Humans", "Bivouacking", hand=0).region(3, seat=1, tokens=2, encampments=2)
+    state = state.region(4, seat=1, encampments=3).region(10, seat=1).at(0, "conquer").build()
+    state = act(state, "conquer", 0, region=3)
+    state = act(state, "end_conquest", 0)
+    state = act(state, "redeploy", 0, tokens=((2, 1), (3, 10)))
+    state = act(state, "end_turn", 0)
+    assert state.current == 1 and slot(state, "Bivouacking").aside == 0
+    assert [marker(state, i, "encampments") for i in (4, 10)] == [3, 2]
 
 
 def test_encampments_of_a_region_the_amazons_give_up_are_placed_again():

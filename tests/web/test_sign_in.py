@@ -17,7 +17,7 @@ from sqlmodel import Session, select
 
 from service.domain import block_list, sign_in
 from service.domain.links import SIGN_IN_MAX_AGE
-from service.domain.models import Game, SignIn, utcnow
+from service.domain.models import Game, Player, PlayerRecord, SignIn, utcnow
 from service.infra.db import get_engine
 from tests.security.conftest import body, created_and_confirmed, invitations, mails, token_of
 
@@ -178,12 +178,20 @@ def test_my_games_lists_every_game_of_the_address_waiting_for_it_first(app: Flas
     assert "Not hers" not in page
     assert page.index("Ann starts") < page.index("Cat invites") < page.index("Bob starts")
     assert "Your turn</strong> as Ann" in page and "Bob to play" in page and "You are invited as Ann" in page
-    # Each row opens the seat by its own signed link: the turn link, or the invitation to accept.
-    turn_links = re.findall(r'href="https://smallworld\.example(/play/[^"]+)"', page)
-    invite_links = re.findall(r'href="https://smallworld\.example(/invite/[^"]+)"', page)
-    assert len(set(turn_links)) == 2 and len(set(invite_links)) == 1
-    opened = client.get(turn_links[0], follow_redirects=True)
+    # Each row opens the seat by its own signed link (the turn link, or the invitation to accept), made when the
+    # row is opened: the page itself holds no signed link.
+    assert not re.search(r"/(play|invite)/", page)
+    rows = list(dict.fromkeys(re.findall(r'href="(/me/games/\d+/\d+)"', page)))
+    assert len(rows) == 3
+    targets = [client.get(row).headers["Location"] for row in rows]
+    assert [t.split("/")[3] for t in targets] == ["play", "invite", "play"]
+    opened = client.get(targets[0].removeprefix("https://smallworld.example"), follow_redirects=True)
     assert opened.status_code == 200 and "Your turn" in opened.get_data(as_text=True)
+    # Another address's seat, or a seat of no game, is refused; signed out, the rows ask to sign in.
+    assert client.get(f"/me/games/{theirs['id']}/0").status_code == 404
+    assert client.get("/me/games/9999/0").status_code == 404
+    assert app.test_client().get(rows[0]).status_code == 302
+    assert "/sign-in" in app.test_client().get(rows[0]).headers["Location"]
 
 
 def test_my_games_shows_a_finished_game_s_result(app: Flask) -> None:
@@ -199,8 +207,21 @@ def test_my_games_shows_a_finished_game_s_result(app: Flask) -> None:
         ]
         session.add(row)
         session.commit()
+        ann = session.exec(select(Player).where(Player.email == ANN)).one()
+        session.add(
+            PlayerRecord(
+                player_id=ann.id or 0,
+                rating_mu=30,
+                rating_sigma=3,
+                games_finished=12,
+                deadlines=100,
+                deadlines_missed=2,
+            )
+        )
+        session.commit()
     page = signed_in_client(app, ANN).get("/me").get_data(as_text=True)
     assert "came 2nd with 61 coins" in page and "Won by Bob" in page
+    assert "Your record: 12 games, missed 2 % of deadlines, rating 21." in page
 
 
 def test_mail_me_my_links_mails_the_seat_s_links_and_answers_the_same_for_anyone(app: Flask) -> None:

@@ -130,3 +130,23 @@ def test_the_host_makes_the_game_public_on_the_admin_page_and_the_players_see_it
     assert "The game is public" in host.get(f"/admin/games/{game_id}").get_data(as_text=True)
     assert app.test_client().get(f"/games/{game_id}/watch").status_code == 200
     assert "made the game public" in host.get(f"/admin/games/{game_id}").get_data(as_text=True)
+
+
+def test_watchers_read_the_history_told_to_nobody(app: Flask) -> None:
+    game_id, admin = started_game(app, "Told")
+    link = watching(app, game_id, admin)["watch_url"].removeprefix(BASE)
+    client = app.test_client()
+    page = client.get(link).get_data(as_text=True)
+    assert f'href="{link}/history"' in page
+    history = client.get(f"{link}/history")
+    assert history.status_code == 200
+    text = history.get_data(as_text=True)
+    assert "History of Told" in text and not PRIVATE.search(text)
+    assert f'href="{link}"' in text, "back to the watch page, not to a player's game page"
+    assert client.get(f"{link}/history?step=0").status_code == 200
+    assert client.get(f"{link}/history?player=9").status_code == 400
+    assert client.get(f"{link[:-2]}zz/history").status_code == 403
+    assert client.get(f"/games/{game_id}/watch/history").status_code == 404, "not public"
+    watching(app, game_id, admin, public=True)
+    public = client.get(f"/games/{game_id}/watch/history")
+    assert public.status_code == 200 and not PRIVATE.search(public.get_data(as_text=True))

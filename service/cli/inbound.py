@@ -1,0 +1,136 @@
+"""``smallworld inbound``: the SMTP (or LMTP) listener that takes mail in (DESIGN §10).
+
+``smallworld serve`` starts it as one of its processes, on ``SMALLWORLD_INBOUND_HOST`` (127.0.0.1) and
+``SMALLWORLD_INBOUND_PORT`` (8025); at scale it runs alone, behind a real MTA that hands it the mail for the
+inbound domain (Postfix: ``transport_maps`` to ``smtp:[127.0.0.1]:8025``, or ``lmtp:`` with ``--lmtp``).
+It is no relay: it takes mail only for the inbound domain and the sender's own address (where bounces
+come), refusing every other recipient at ``RCPT TO``. Each mail goes to the same domain operation as
+``POST /inbound/mail`` (``service.domain.inbound.receive``), in a worker thread with its own database
+session; the reply is 250 whatever the mail said (a bad mail is recorded, never retried), 552 for a mail
+over the size limit, 451 (try again later) while the database is out of reach.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import threading
+from typing import Any
+
+import click
+from aiosmtpd.controller import Controller
+from aiosmtpd.lmtp import LMTP
+from aiosmtpd.smtp import SMTP
+from flask import Flask, current_app
+from flask.cli import with_appcontext
+
+from service.domain import inbound as inbound_mail
+from service.domain.links import current_links, current_reply_addresses
+from service.domain.outbox import mail_domain
+from service.infra import logfmt
+from service.infra.db import get_session
+from service.infra.logfmt import log
+
+logger = logging.getLogger(__name__)
+
+
+class InboundHandler:
+    """aiosmtpd's handler: checks each recipient, hands each mail to :func:`inbound.receive`."""
+
+    def __init__(self, app: Flask, *, via: str = "smtp") -> None:
+        self.app = app
+        self.via = via
+        self.domains = {str(app.config["INBOUND_DOMAIN"]).lower(), mail_domain(app.config["MAIL_FROM"])}
+        #: Mails read so far (for tests and logs).
+        self.received = 0
+
+    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str, options: Any) -> str:
+        domain = address.rpartition("@")[2].lower()
+        if domain not in self.domains:
+            return "550 5.7.1 Relaying denied: this server takes mail for its own domain only"
+        envelope.rcpt_tos.append(address)
+        return "250 2.1.5 OK"
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        raw = envelope.original_content or envelope.content
+        raw = raw if isinstance(raw, bytes) else str(raw).encode("utf-8", "surrogateescape")
+        loop = asyncio.get_running_loop()
+        reply = await loop.run_in_executor(None, self.receive, raw, list(envelope.rcpt_tos), envelope.mail_from)
+        if self.via == "lmtp":
+            # LMTP answers DATA once per recipient (RFC 2033 §4.2); each recipient's mail is read alike.
+            return "\r\n".join([reply] * max(1, len(envelope.rcpt_tos)))
+        return reply
+
+    def receive(self, raw: bytes, recipients: list[str], mail_from: str | None) -> str:
+        with self.app.app_context():
+            try:
+                outcomes = inbound_mail.receive(
+                    get_session(),
+                    raw,
+                    links=current_links(),
+                    replies=current_reply_addresses(),
+                    settings=inbound_mail.InboundSettings.from_config(current_app.config),
+                    via=self.via,
+                    recipients=recipients,
+                    envelope_sender=mail_from or "",
+                )
+            except inbound_mail.TooLarge as error:
+                return f"552 5.3.4 {error}"
+            except inbound_mail.Unavailable:
+                return "451 4.3.0 Temporarily unable to take mail: try again later"
+            except Exception as error:  # never drop the connection over one mail: recorded, answered 250
+                log(logger, logging.ERROR, "inbound.handler_failed", error=repr(error)[:300])
+                return "250 2.0.0 Accepted"
+        self.received += 1
+        kinds = ",".join(str(outcome.kind) for outcome in outcomes)
+        return f"250 2.0.0 Accepted ({kinds})"
+
+
+class InboundController(Controller):
+    """aiosmtpd's controller (a thread with its own event loop), speaking SMTP or LMTP."""
+
+    def __init__(self, handler: InboundHandler, *, hostname: str, port: int, lmtp: bool, max_bytes: int) -> None:
+        self.lmtp = lmtp
+        super().__init__(handler, hostname=hostname, port=port, data_size_limit=max_bytes, ident="Small World by Mail")
+
+    def factory(self) -> SMTP:
+        server_class = LMTP if self.lmtp else SMTP
+        return server_class(self.handler, **self.SMTP_kwargs)
+
+
+def listener(app: Flask, *, host: str | None = None, port: int | None = None, lmtp: bool = False) -> InboundController:
+    """A listener for ``app``'s inbound mail (not started)."""
+    return InboundController(
+        InboundHandler(app, via="lmtp" if lmtp else "smtp"),
+        hostname=host or str(app.config["INBOUND_HOST"]),
+        port=int(port if port is not None else app.config["INBOUND_PORT"]),
+        lmtp=lmtp,
+        max_bytes=int(app.config["INBOUND_MAX_BYTES"]),
+    )
+
+
+@click.command("inbound")
+@click.option("--host", default=None, help="Address to listen on (default: SMALLWORLD_INBOUND_HOST, 127.0.0.1).")
+@click.option("--port", default=None, type=int, help="Port (default: SMALLWORLD_INBOUND_PORT, 8025).")
+@click.option("--lmtp", is_flag=True, help="Speak LMTP (RFC 2033) instead of SMTP, for an MTA's lmtp transport.")
+@with_appcontext
+def inbound(host: str | None, port: int | None, lmtp: bool) -> None:
+    """Take mail in by SMTP (or LMTP): orders by reply, bounces. Run it behind a real MTA at scale."""
+    from service.cli import refuse_exposed_development
+
+    app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
+    logfmt.ROLE = "inbound"
+    server = listener(app, host=host, port=port, lmtp=lmtp)
+    refuse_exposed_development(app, server.hostname)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    server.start()
+    protocol = "LMTP" if lmtp else "SMTP"
+    click.echo(f"Taking mail for {app.config['INBOUND_DOMAIN']} by {protocol} on {server.hostname}:{server.port}")
+    try:
+        while not stop.wait(1.0):
+            pass
+    finally:
+        server.stop()

@@ -1,0 +1,181 @@
+"""Orders by reply (service/domain/inbound.py) through POST /inbound/mail, with the service's own mail going
+to a real SMTP server (aiosmtpd)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from flask import Flask
+from sqlmodel import select
+
+from tests.mail_players import INBOUND_SECRET, MailTable, mail_settings, post_mail, reply_to
+from tests.smtp import Received, SMTPServer, smtp_server  # noqa: F401  (fixture)
+
+
+@pytest.fixture
+def table(make_app: Callable[..., Flask], smtp_server: SMTPServer) -> MailTable:  # noqa: F811
+    app = make_app(**mail_settings(smtp_server, INBOUND_ANSWERS_PER_HOUR=3))
+    table = MailTable(app, smtp_server, players=2)
+    table.create()
+    return table
+
+
+def turn_mail(table: MailTable) -> Received:
+    [turn] = [m for m in table.deliver() if "your turn" in (m.header("Subject") or "").lower()]
+    return turn
+
+
+def words(mail: Received) -> str:
+    return " ".join(mail.text.split())
+
+
+def test_a_reply_is_applied_step_by_step_and_answered_with_what_was_done_and_why_not(table: MailTable) -> None:
+    turn = turn_mail(table)
+    assert (turn.header("Reply-To") or "").startswith("play+") and "pick 1" in turn.text
+    version = table.game().version
+    answered = post_mail(table.app, reply_to(turn, "Pick 2\nconquer 99\nend"))
+    assert answered.status_code == 202, answered.get_data(as_text=True)
+    assert answered.get_json()["outcomes"][0]["kind"] == "orders"
+    [answer] = table.deliver()
+    assert answer.rcpt_tos == ("p0@example.org",)
+    text = words(answer)
+    assert "Player 0 picked combo 2" in text
+    assert 'Not done: "conquer 99" There is no region 99' in text
+    assert 'Not tried, as they came after it: "end"' in text
+    assert "conquer R" in text, "the legal actions from there"
+    assert table.game().version == version + 1
+    # The answer asks for the rest of the step: it has a reply address of its own, and a board picture.
+    assert (answer.header("Reply-To") or "").startswith("play+")
+    assert any(part.get_content_type() == "image/png" for part in answer.message.walk())
+
+
+def test_a_reply_is_matched_by_its_address_never_by_its_from(table: MailTable) -> None:
+    turn = turn_mail(table)
+    version = table.game().version
+    # To the sender's plain address, from the player's own: not a reply address, nothing done, no answer.
+    plain = reply_to(turn, "pick 1")
+    plain.replace_header("To", "smallworld@smallworld.example")
+    assert post_mail(table.app, plain).get_json()["outcomes"][0]["kind"] == "unmatched"
+    # A reply address with its signature changed: nothing done, no answer.
+    forged = reply_to(turn, "pick 1")
+    address = str(forged["To"])
+    forged.replace_header("To", address[:-30] + ("0" if address[-30] != "0" else "1") + address[-29:])
+    assert post_mail(table.app, forged).get_json()["outcomes"][0]["kind"] == "unmatched"
+    assert table.game().version == version and not table.deliver()
+    # The right address from another address: the address is the credential (like the turn link).
+    done = post_mail(table.app, reply_to(turn, "pick 1", sender="someone.else@example.net"))
+    assert done.get_json()["outcomes"][0]["kind"] == "orders"
+    assert table.game().version == version + 1
+    [answer] = table.deliver()
+    assert answer.rcpt_tos == ("p0@example.org",), "the answer goes to the seat's address, not the From"
+
+
+def test_the_endpoint_wants_the_shared_secret_and_refuses_large_or_empty_mail(table: MailTable) -> None:
+    client = table.app.test_client()
+    assert client.post("/inbound/mail", data=b"x").status_code == 401
+    wrong = client.post("/inbound/mail", data=b"x", headers={"Authorization": "Bearer not-the-secret-at-all"})
+    assert wrong.status_code == 403
+    basic = client.post("/inbound/mail", data=b"  ", auth=("mta", INBOUND_SECRET))
+    assert basic.status_code == 400 and "raw mail" in basic.get_json()["error"]
+    big = b"Subject: big\r\n\r\n" + b"x" * 1_000_001
+    large = client.post("/inbound/mail", data=big, headers={"Authorization": f"Bearer {INBOUND_SECRET}"})
+    assert large.status_code == 413
+    # A mail larger than any other request body (64 KB) but under the mail limit is read.
+    body = b"From: a@example.org\r\nTo: b@example.org\r\nSubject: long\r\n\r\n" + b"words " * 20_000
+    assert (
+        client.post("/inbound/mail", data=body, headers={"Authorization": f"Bearer {INBOUND_SECRET}"}).status_code
+        == 202
+    )
+
+
+def test_without_a_configured_secret_the_endpoint_refuses_everything(
+    make_app: Callable[..., Flask],
+    smtp_server: SMTPServer,  # noqa: F811
+) -> None:
+    app = make_app(**{**mail_settings(smtp_server), "INBOUND_SECRET": None})
+    answer = app.test_client().post(
+        "/inbound/mail", data=b"x", headers={"Authorization": "Bearer anything-at-all-here"}
+    )
+    assert answer.status_code == 403 and "not enabled" in answer.get_json()["error"]
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        ("Auto-Submitted", "auto-replied"),
+        ("Precedence", "bulk"),
+        ("X-Autoreply", "yes"),
+        ("Precedence", "auto_reply"),
+    ],
+)
+def test_automatic_answers_are_never_read_as_orders_nor_answered(table: MailTable, header: tuple[str, str]) -> None:
+    turn = turn_mail(table)
+    version = table.game().version
+    outcome = post_mail(table.app, reply_to(turn, "pick 1", headers=[header])).get_json()["outcomes"][0]
+    assert outcome["kind"] == "auto_reply"
+    assert table.game().version == version and not table.deliver()
+
+
+def test_garbage_is_recorded_never_a_500(table: MailTable) -> None:
+    for raw in (
+        b"\x00\xff\xfe not a mail at all",
+        b"Content-Type: multipart/mixed\r\n\r\n--",
+        b"To: play+1-2@x\r\n\r\n",
+    ):
+        answer = post_mail(table.app, raw)
+        assert answer.status_code == 202, answer.get_data(as_text=True)
+
+
+def test_answers_to_one_address_are_limited_per_hour_but_orders_still_count(table: MailTable) -> None:
+    turn = turn_mail(table)
+    for _ in range(4):
+        post_mail(table.app, reply_to(turn, "help"))
+    assert len(table.deliver()) == 3  # SMALLWORLD_INBOUND_ANSWERS_PER_HOUR=3 in this test
+    version = table.game().version
+    post_mail(table.app, reply_to(turn, "pick 1"))
+    assert table.game().version == version + 1 and not table.deliver()
+
+
+def test_a_reply_to_a_table_talk_mail_is_posted_at_the_table_once(table: MailTable) -> None:
+    from service.domain import table_talk
+    from service.domain.models import TableMessage
+    from service.infra.db import get_session
+
+    table.deliver()
+    with table.app.app_context():
+        session = get_session()
+        table_talk.post_message(session, session.get(type(table.game()), table.game_id), 0, "Peace on the hills?")
+    [talk] = [m for m in table.deliver() if "Peace on the hills" in m.text]
+    assert talk.rcpt_tos == ("p1@example.org",)
+    assert "+talk-" in (talk.header("Reply-To") or "") and "reply to this mail" in words(talk)
+    reply = reply_to(talk, "Deal, as long as you stay off my mountains.", signature="Bob")
+    for _ in range(2):  # the same reply handed in twice is posted once
+        outcome = post_mail(table.app, reply).get_json()["outcomes"][0]
+        assert outcome["kind"] == "talk"
+    with table.app.app_context():
+        posted = get_session().exec(select(TableMessage).order_by(TableMessage.id)).all()  # type: ignore[arg-type]
+    assert [(m.seat, m.text, m.source) for m in posted] == [
+        (0, "Peace on the hills?", "page"),
+        (1, "Deal, as long as you stay off my mountains.", "mail"),
+    ]
+    [mailed_on] = [m for m in table.deliver() if "stay off my mountains" in m.text]
+    assert mailed_on.rcpt_tos == ("p0@example.org",)
+
+
+def test_a_reply_for_a_seat_the_house_bot_plays_changes_nothing_and_says_how_to_take_it_back(table: MailTable) -> None:
+    from service.domain import bot_seats
+    from service.infra.db import get_session
+
+    turn = turn_mail(table)
+    with table.app.app_context():
+        session = get_session()
+        game = session.get(type(table.game()), table.game_id)
+        bot_seats.give_seat_to_bot(session, game, 0, "the host gave it the seat", actor="host")
+        session.commit()
+    version = table.game().version
+    table.deliver()
+    post_mail(table.app, reply_to(turn, "pick 1"))
+    assert table.game().version == version
+    [answer] = [m for m in table.deliver() if "house bot plays your seat" in (m.header("Subject") or "")]
+    assert "take your seat back" in words(answer) and "/play/" in answer.text

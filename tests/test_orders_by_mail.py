@@ -1,0 +1,254 @@
+"""A whole game played by mail only (DESIGN §10): every player reads the mails the service sends to a real
+SMTP server (aiosmtpd) and answers by replying with orders, written from what the mail lists, to the
+inbound listener over SMTP (smtplib), the very same message then handed to ``POST /inbound/mail`` too
+(it is read once). On the way: a defender's redeploy in ``ask`` mode, a malformed order, a reply to a
+step that is over, an automatic answer and a bounce. Every mail a player gets (the answers included) is
+scanned for another player's coins (tests/hidden_information.py).
+
+The listener is ``service.cli.inbound.listener``, the one ``smallworld inbound`` and ``smallworld serve``
+run, started in this process on a free port.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Iterator
+from email.utils import make_msgid
+
+import pytest
+from flask import Flask
+from sqlmodel import select
+
+import rules
+from service.cli.inbound import InboundController, listener
+from service.domain.models import InboundKind, OutboxMail, Player
+from service.infra.db import get_session
+from tests.hidden_information import CoinWatch, with_canaries
+from tests.mail_players import MailTable, mail_settings, post_mail, reply_to, send_smtp, send_smtp_bytes
+from tests.processes import free_port
+from tests.smtp import Received, SMTPServer, smtp_server  # noqa: F401  (fixture)
+
+PLAYERS = 3
+
+
+@pytest.fixture
+def inbound_listener(app_by_mail: Flask) -> Iterator[InboundController]:
+    server = listener(app_by_mail, port=free_port())
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def app_by_mail(
+    request: pytest.FixtureRequest,
+    make_app: Callable[..., Flask],
+    smtp_server: SMTPServer,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> Flask:
+    # Every seat starts with a canary count of coins, so that any leak of them is found (hidden_information).
+    monkeypatch.setattr(rules, "new_game", with_canaries(rules.new_game))
+    if request.param == "sqlite":
+        return make_app(**mail_settings(smtp_server))
+    database = request.getfixturevalue("postgres_url")
+    broker = request.getfixturevalue("redis_url")
+    return make_app(**mail_settings(smtp_server, DATABASE_URL=database, BROKER_URL=broker))
+
+
+def orders_in(mail: Received) -> list[str]:
+    """The orders a mail lists ("What you may do now"), each joined back from the text's line wrapping."""
+    lines = mail.text.splitlines()
+    start = next((i for i, line in enumerate(lines) if "What you may do now" in line), None)
+    if start is None:
+        return []
+    found: list[str] = []
+    for line in lines[start + 1 :]:
+        if not line.strip():
+            break
+        if line.startswith("    ") and found:
+            found[-1] += " " + line.strip()
+        elif line.startswith("  "):
+            found.append(line.strip())
+    return found
+
+
+def numbers(text: str) -> list[int]:
+    """The region numbers listed after the colon of an order's line ("…: 1, 2, 9 (with the die)")."""
+    listed = text.rsplit(": ", 1)[-1]
+    return [int(item.split()[0]) for item in listed.split(", ") if item.split() and item.split()[0].isdigit()]
+
+
+def choose(offered: list[str], rnd: random.Random) -> str:
+    """What a player who reads only the mail writes back."""
+    by_word: dict[str, str] = {line.split()[0]: line for line in offered}
+    if "pick" in by_word:
+        picks = [line.split()[1] for line in offered if line.startswith("pick ")]
+        return f"pick {rnd.choice(picks[:3])}"
+    if "redeploy" in by_word and "add your" in by_word["redeploy"]:
+        # A defender in ``ask`` mode: the tokens in hand go on top of what each region has.
+        line = by_word["redeploy"]
+        now = dict(tuple(map(int, pair.split(":"))) for pair in re.findall(r"\d+:\d+", line.split("(now", 1)[1]))
+        extra = int(re.search(r"add your (\d+) token", line).group(1))  # type: ignore[union-attr]
+        for _ in range(extra):
+            now[rnd.choice(sorted(now))] += 1
+        return "redeploy " + " ".join(f"{r}:{n}" for r, n in sorted(now.items())) + "\nend"
+    if "conquer" in by_word and rnd.random() < 0.85:
+        regions = numbers(by_word["conquer"])
+        chosen = rnd.sample(regions, min(len(regions), rnd.choice([1, 1, 2])))
+        ending = "\nend" if rnd.random() < 0.3 else ""
+        return "conquer " + " ".join(map(str, chosen)) + ending
+    for word in ("dragon", "fortress", "convert"):
+        if word in by_word and rnd.random() < 0.5:
+            return f"{word} {rnd.choice(numbers(by_word[word]))}"
+    if "decline" in by_word and rnd.random() < 0.1:
+        return "decline"
+    return "end"
+
+
+def dsn(to: str, failed: str) -> bytes:
+    """A delivery status notification (RFC 3464), as an MTA writes it, saying the mail to ``failed`` could
+    not be delivered."""
+    boundary = "dsn-boundary-42"
+    return (
+        f"From: Mail Delivery System <MAILER-DAEMON@mx.example.org>\r\n"
+        f"To: {to}\r\n"
+        f"Subject: Undelivered Mail Returned to Sender\r\n"
+        f"Message-ID: {make_msgid(domain='mx.example.org')}\r\n"
+        f"Auto-Submitted: auto-replied\r\n"
+        f"MIME-Version: 1.0\r\n"
+        f'Content-Type: multipart/report; report-type=delivery-status; boundary="{boundary}"\r\n\r\n'
+        f"--{boundary}\r\nContent-Type: text/plain\r\n\r\n"
+        f"This is the mail system: your message could not be delivered.\r\n"
+        f"--{boundary}\r\nContent-Type: message/delivery-status\r\n\r\n"
+        f"Reporting-MTA: dns; mx.example.org\r\n\r\n"
+        f"Final-Recipient: rfc822; {failed}\r\nAction: failed\r\nStatus: 5.1.1\r\n"
+        f"Diagnostic-Code: smtp; 550 5.1.1 No such user\r\n"
+        f"--{boundary}--\r\n"
+    ).encode()
+
+
+def test_a_whole_game_by_mail_only(
+    app_by_mail: Flask,
+    smtp_server: SMTPServer,  # noqa: F811
+    inbound_listener: InboundController,
+) -> None:
+    rnd = random.Random(5)
+    app = app_by_mail
+    table = MailTable(app, smtp_server, players=PLAYERS)
+    table.create(redeploy="ask")
+    watch = CoinWatch(PLAYERS)
+    port = inbound_listener.port
+
+    latest: dict[int, Received] = {}  # each seat's latest mail that asks for orders
+    first_turn_mail: dict[int, Received] = {}
+    subjects: list[str] = []
+    ended = False
+
+    def deliver() -> None:
+        nonlocal ended
+        with app.app_context():
+            watch.note(table.game().state)
+        for mail in table.deliver():
+            if mail.rcpt_tos[0] not in table.emails:
+                continue
+            seat = table.seat_of(mail)
+            subject = mail.header("Subject") or ""
+            subjects.append(subject)
+            if "is over" in subject:
+                ended = True
+            if not ended and table.game().status != "finished":
+                for part in (mail.text, mail.html):
+                    watch.scan_text(part, seat, f"mail {subject!r}")
+            if mail.header("Reply-To") and orders_in(mail):
+                latest[seat] = mail
+                first_turn_mail.setdefault(seat, mail)
+
+    def reply(seat: int, text: str, *, by_http_first: bool) -> None:
+        message = reply_to(latest[seat], text)
+        if by_http_first:
+            assert post_mail(app, message).status_code == 202
+            send_smtp(port, message)  # the same mail again, by SMTP: read once
+        else:
+            send_smtp(port, message)
+            again = post_mail(app, message)  # the same mail again, by HTTP: read once
+            assert again.status_code == 202 and again.get_json()["outcomes"][0]["duplicate"], again.get_json()
+
+    deliver()
+    assert sorted(latest) == [0], "the first player's turn mail asks for orders"
+
+    # A malformed order: nothing is done, the answer says why and what may be done.
+    version = table.game().version
+    reply(0, "conquer seven\npick 1", by_http_first=False)
+    deliver()
+    [answer] = [m for m in smtp_server.mailbox.all()[-3:] if "Not all done" in (m.header("Subject") or "")]
+    words = " ".join(answer.text.split())
+    assert "'seven' is not one" in words and "pick 1" in words
+    assert table.game().version == version
+
+    # An automatic answer (a vacation notice) is never read as orders, nor answered.
+    vacation = reply_to(latest[0], "pick 1", headers=[("Auto-Submitted", "auto-replied")])
+    send_smtp(port, vacation)
+    assert table.game().version == version
+    assert not table.deliver(), "no answer to an automatic mail"
+
+    bounced = False
+    defended = late = 0
+    for step in range(1500):
+        game = table.game()
+        if game.status == "ending":
+            table.tally()  # as the worker does once the last step commits
+            continue
+        if game.status == "finished":
+            break
+        state = rules.GameState.from_json(game.state or {})
+        seat = min(rules.awaiting(state))
+        if seat not in latest:
+            deliver()
+        offered = orders_in(latest[seat])
+        assert offered, f"seat {seat}'s latest mail lists no orders: {latest[seat].text}"
+        text = choose(offered, rnd)
+        if state.phase == "defend" and text.startswith("redeploy"):
+            defended += 1
+        reply(seat, text, by_http_first=step % 2 == 1)
+        deliver()
+
+        if not bounced and state.turn == 2:
+            # The third player's mail bounces: the address is marked and the host (seat 0) told.
+            bounce = dsn("smallworld@smallworld.example", table.emails[2])
+            send_smtp_bytes(port, bounce, "smallworld@smallworld.example")
+            bounced = True
+            deliver()
+            assert any("mail to Player 2 bounces" in s for s in subjects[-2:]), "the host heard of it"
+            with app.app_context():
+                marked = get_session().exec(select(Player).where(Player.email == table.emails[2])).one()
+                assert marked.bouncing_since is not None and "No such user" in (marked.bounce_reason or "")
+        if not late and state.turn >= 3 and seat == 0:
+            # A reply to seat 0's first turn mail, long over: a clear answer, nothing changed.
+            version = table.game().version
+            send_smtp(port, reply_to(first_turn_mail[0], "end"))
+            deliver()
+            assert table.game().version == version
+            assert "Too late" in subjects[-1], subjects[-3:]
+            late += 1
+    assert table.game().status == "finished", "the game did not end"
+    deliver()
+
+    assert defended, "a defender redeployed by mail in ask mode"
+    assert any(s.startswith("Done in") for s in subjects)
+    assert any("is over" in s for s in subjects), "everyone got the final table"
+    with app.app_context():
+        # Player 2 answered since: their address works, the mark is gone.
+        session = get_session()
+        assert session.exec(select(Player).where(Player.email == table.emails[2])).one().bouncing_since is None
+        answers = session.exec(select(OutboxMail).where(OutboxMail.template == "orders_answer")).all()
+        assert answers and all(m.status == "sent" for m in answers)
+    kinds = [row.kind for row in table.inbound()]
+    assert kinds.count(InboundKind.AUTO_REPLY) == 1 and kinds.count(InboundKind.BOUNCE) == 1
+    assert kinds.count(InboundKind.LATE) == late == 1
+    # Hidden information: no mail told a player another's coins; the scanner did see each one's own.
+    watch.assert_no_leaks()
+    watch.confirm_own_coins_seen(range(PLAYERS))
+    assert inbound_listener.handler.received > 50  # type: ignore[attr-defined]

@@ -1,0 +1,128 @@
+"""The house bot's turns in a real worker: PostgreSQL, a ``smallworld worker`` process on Redis, an SMTP
+server (aiosmtpd) in the test process.
+
+The host gives the seat on turn to the house bot over the API; that commit wakes the bot's task, and the
+worker plays the whole turn, each step once, marked as the bot's; the seat's player gets "the house bot
+plays your seat" and no turn mail; when the turn comes back to the seat, the worker plays it again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlmodel import col, select
+
+import rules
+from service import create_app
+from service.domain.models import Game, GameAction
+from service.infra.db import get_engine, get_session, upgrade_database
+from tests.api.conftest import create_game
+from tests.conftest import postgres_schema, redis_database
+from tests.processes import service_environment, start, stop
+from tests.smtp import SMTPServer
+from worker.tasks.ping import ping
+
+pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes]
+
+
+def wait_until(condition: Callable[[], Any], timeout: float = 180.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (result := condition()):
+        assert time.monotonic() < deadline, "the condition was not met in time"
+        time.sleep(0.1)
+    return result
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    with postgres_schema() as database_url, redis_database() as redis_url:
+        smtp = SMTPServer()
+        smtp.start()
+        instance = tmp_path_factory.mktemp("instance")
+        settings = {
+            "DATABASE_URL": database_url,
+            "BROKER_URL": redis_url,
+            "RESULT_BACKEND": redis_url,
+            "MAIL_BACKEND": "smtp",
+            "SMTP_HOST": "127.0.0.1",
+            "SMTP_PORT": str(smtp.port),
+        }
+        app = create_app({"TESTING": True, "INSTANCE_PATH": str(instance), "RATELIMIT_ENABLED": False, **settings})
+        upgrade_database(get_engine(app))
+        env = service_environment(instance, **{f"SMALLWORLD_{k}": v for k, v in settings.items()})
+        log: Path = tmp_path_factory.mktemp("logs") / "worker.log"
+        worker = start(["worker", "--concurrency", "2"], env, log)
+        try:
+            assert ping.apply_async(ignore_result=False).get(timeout=60) == "pong"
+            yield {"app": app, "smtp": smtp, "log": log}
+        finally:
+            stop(worker)
+            smtp.stop()
+            get_engine(app).dispose()
+
+
+def game_and_log(app: Any, game_id: int) -> tuple[Game, list[GameAction]]:
+    with app.app_context():
+        session = get_session()
+        game = session.get(Game, game_id)
+        assert game is not None
+        log = session.exec(
+            select(GameAction).where(GameAction.game_id == game_id).order_by(col(GameAction.version))
+        ).all()
+        return game, list(log)
+
+
+def awaited(game: Game) -> int | None:
+    waiting = rules.awaiting(rules.GameState.from_json(game.state)) if game.state else set()
+    return min(waiting) if waiting else None
+
+
+def test_a_real_worker_plays_the_bot_seat_s_turns_once_and_mails_it_none(stack: dict[str, Any]) -> None:
+    app, smtp = stack["app"], stack["smtp"]
+    client = app.test_client()
+    body = {
+        "name": "Bot night",
+        "players": [{"name": "Ann", "email": "ann@example.org"}, {"name": "Bob", "email": "bob@example.org"}],
+        "settings": {"start_when_all_accepted": False, "redeploy": "ask"},
+    }
+    created = create_game(client, body)
+    assert created.status_code == 201, created.get_json()
+    game_id, admin = created.get_json()["id"], created.get_json()["admin_url"].rsplit("/", 1)[-1]
+    smtp.mailbox.wait_for(
+        lambda _: [m for m in smtp.mailbox.to("ann@example.org") if "your turn" in m.header("Subject")]
+    )
+
+    given = client.post(
+        f"/api/admin/games/{game_id}/bot", headers={"Authorization": f"Bearer {admin}"}, json={"seat": 0}
+    )
+    assert given.status_code == 200, given.get_json()
+    # The commit woke the bot's task: the worker plays Ann's whole turn; the game then waits for Bob.
+    wait_until(lambda: awaited(game_and_log(app, game_id)[0]) == 1)
+    game, log = game_and_log(app, game_id)
+    assert log and all(entry.by_bot and entry.seat == 0 for entry in log)
+    assert len({entry.idempotency_key for entry in log}) == len(log)  # each step once
+    told = smtp.mailbox.wait_for(
+        lambda _: [m for m in smtp.mailbox.to("ann@example.org") if "house bot" in m.header("Subject")]
+    )
+    assert "Take my seat back" in told[0].text and "/play/" in told[0].text
+
+    # Bob's turn is passed by the host: the turn comes back to the bot's seat, and the worker plays it.
+    passed = client.post(f"/api/admin/games/{game_id}/pass", headers={"Authorization": f"Bearer {admin}"}, json={})
+    assert passed.status_code == 200, passed.get_json()
+    wait_until(
+        lambda: (g := game_and_log(app, game_id)[0]).state is not None and g.state["turn"] == 2 and awaited(g) == 1
+    )
+    game, log = game_and_log(app, game_id)
+    versions = [entry.version for entry in log]
+    assert versions == sorted(set(versions))
+    assert [e.seat for e in log if e.by_bot] and {e.seat for e in log if e.by_bot} == {0}
+    assert [e.seat for e in log if not e.by_bot] == [1]  # Bob's auto-pass, by the host
+    time.sleep(1)  # a late or repeated task would find nothing to play
+    assert game_and_log(app, game_id)[0].version == game.version
+    turn_mails = [m for m in smtp.mailbox.to("ann@example.org") if "your turn" in (m.header("Subject") or "")]
+    assert len(turn_mails) == 1, "no turn mail to the bot seat's address after the bot took it"
+    assert "bot.played" in stack["log"].read_text()
