@@ -208,6 +208,8 @@ def tell_turn(steps: Sequence[Step]) -> str:
         if not told:
             continue
         previous = clauses[-1] if clauses else None
+        if previous is not None and str(previous) == str(told):
+            continue  # redeployed twice: once in words
         if isinstance(told, Phrase) and isinstance(previous, Phrase) and previous.verb == told.verb:
             clauses[-1] = Phrase(told.verb, f"{previous.what}, {told.what}")
         else:

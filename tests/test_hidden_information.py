@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from email.message import EmailMessage, Message
+from email.utils import make_msgid
 from typing import Any
 
 import pytest
@@ -50,6 +51,7 @@ BASE = "https://smallworld.example"
 #: The house bot's budget here: the test is about what it sends, not how well it plays.
 BOT_BUDGET = Budget(worlds=1, breadth=2, deep_worlds=1, shortlist=1)
 NEVER = timedelta(days=3650)
+INBOUND_SECRET = "inbound-secret-of-the-hidden-information-test"
 LINK = re.compile(re.escape(BASE) + r"/(play|invite|admin|unsubscribe)/([A-Za-z0-9_\-.]+)")
 FEED = re.compile(re.escape(BASE) + r"(/calendar/[A-Za-z0-9_\-.]+\.ics)")
 CHOICES = re.compile(re.escape(BASE) + r"(/choices/[A-Za-z0-9_\-.]+)")
@@ -104,6 +106,9 @@ class Table:
         self.watch = CoinWatch(players)
         self.emails = [f"p{i}@example.org" for i in range(players)]
         self.tokens: dict[int, str] = {}
+        #: Each seat's latest mail that takes orders by reply, and the answers to orders scanned.
+        self.replyable: dict[int, EmailMessage] = {}
+        self.answers_scanned = 0
         self.pages: dict[int, Any] = {}
         self.templates: set[str] = set()
         self.game_id = 0
@@ -159,9 +164,31 @@ class Table:
                 self.feeds[seat] = feed
             for choices in CHOICES.findall("\n".join(text_parts(message))):
                 self.choices[seat] = choices
+            reply_address = str(message["Reply-To"] or "")
+            if reply_address.startswith("play+") and "+talk-" not in reply_address:
+                self.replyable[seat] = message  # the seat's latest mail that takes orders by reply
+            if str(message["Subject"]).startswith(("Done in", "Not all done", "No orders")):
+                self.answers_scanned += not self.finished
             received.append((seat, message))
         self.hear_the_chat()
         return received
+
+    def reply_by_mail(self, seat: int, orders: str) -> None:
+        """The seat replies to its latest mail that takes orders (DESIGN §10), by ``POST /inbound/mail``."""
+        original = self.replyable[seat]
+        reply = EmailMessage()
+        reply["From"] = self.emails[seat]
+        reply["To"] = str(original["Reply-To"])
+        reply["Subject"] = f"Re: {original['Subject']}"
+        reply["Message-ID"] = make_msgid(domain="example.org")
+        reply.set_content(orders)
+        answer = self.api.post(
+            "/inbound/mail",
+            data=reply.as_bytes(),
+            headers={"Authorization": f"Bearer {INBOUND_SECRET}"},
+            content_type="message/rfc822",
+        )
+        assert answer.status_code == 202, answer.get_data(as_text=True)
 
     def hear_the_chat(self) -> None:
         """Post the due chat notices, as the chat task would; scan each one the chat got, as read by anyone."""
@@ -407,6 +434,11 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
                     deadlines.sweep(get_session(), app.extensions["smallworld.links"], now=at, outage_after=NEVER)
                 table.deliver(now=at + timedelta(seconds=1))
             continue
+        if roll < 0.09 and roll >= 0.06 and seat in table.replyable:
+            # Orders by mail: the answer shows the board, what may be done, and the seat's own coins only.
+            table.reply_by_mail(seat, "help")
+            table.deliver()
+            continue
         if roll < 0.06:
             extended = table.api.post(
                 f"/api/admin/games/{table.game_id}/extend",
@@ -440,7 +472,8 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
 ) -> None:
     # Every seat starts with a canary count of coins, in the game and in every replay of it.
     monkeypatch.setattr(rules, "new_game", with_canaries(rules.new_game))
-    app = make_app(BASE_URL=BASE, CHAT_PRIVATE_HOSTS=True)  # the game's chat is a receiver on this machine
+    # The game's chat is a receiver on this machine; the players may also reply to their mails with orders.
+    app = make_app(BASE_URL=BASE, CHAT_PRIVATE_HOSTS=True, INBOUND_SECRET=INBOUND_SECRET)
     with chat_receiver() as chat:
         table = play_a_whole_game(app, random.Random(seed), chat)
     table.watch.assert_no_leaks()
@@ -460,6 +493,7 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
     ):
         assert kind in subjects, f"no {kind!r} mail in this game: {sorted(table.templates)}"
     assert table.watch.scanned > 500
+    assert table.answers_scanned >= 3, "answers to orders by mail were scanned"
     assert table.since_scanned > 10, "the turn mails told the other players' turns, and were scanned"
     assert len(table.feeds) == 3, "every seat's turn mails offered its calendar feed"
     assert any("turn" in b["title"] or "play" in b["title"] for b in chat.bodies), "the chat heard of the turns"

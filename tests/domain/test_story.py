@@ -232,3 +232,35 @@ def test_who_passed_a_turn_or_acted_is_told_by_role_never_by_address() -> None:
     ) == (  # type: ignore[arg-type]
         "The game was resumed."
     )
+
+
+def test_a_log_that_does_not_replay_still_lets_the_turn_mail_go(
+    db_session: Session, links: LinkMaker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The story is told from the log; a log that no longer replays (here a step the rules refuse) must not
+    stop the game: the mail goes without its "Since your last turn", and the error is logged."""
+    game = GameFactory(started=True, players=2, seed="2008")
+    for seat, name in enumerate(NAMES[:2]):
+        SeatFactory(game_id=game.id, player_id=PlayerFactory().id, seat=seat, display_name=name)
+    db_session.add(
+        GameAction(
+            game_id=game.id, seat=0, kind="action", action={"type": "conquer", "player": 0, "region": 99}, version=1
+        )
+    )
+    db_session.flush()
+    play.submit_action(db_session, game.id, ANN, {"type": "pick", "combo": 0}, 1, links)
+    [(_, mail)] = turn_mails(db_session, game)
+    assert mail.since == [] and "does not replay" in caplog.text
+
+
+def test_a_resignation_is_told_with_what_becomes_of_the_seat() -> None:
+    resigned = GameAction(
+        game_id=1,
+        seat=None,
+        kind="admin",
+        action={"act": "resign", "by": "seat 1", "seat": 1, "then": "bot"},
+        version=6,
+    )
+    state = rules.new_game(2, seed="s")
+    assert story.admin_words(resigned, state, NAMES, 0) == "Bob resigned from the game: the house bot plays their seat."
+    assert story.admin_words(resigned, state, NAMES, 1) == "You resigned from the game: the house bot plays your seat."

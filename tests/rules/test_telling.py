@@ -107,3 +107,41 @@ def test_every_step_of_random_games_is_told_without_anyones_coins() -> None:
     assert set(TELLERS) <= seen  # every base step, auto-passes included
     assert len(seen - set(TELLERS)) >= 3  # and some races' and powers' own kinds
     assert all(kind in ACTION_KINDS or kind == "auto_pass" for kind in seen)
+
+
+def test_every_turn_of_random_games_is_told_in_one_sentence_without_anyones_coins_or_score() -> None:
+    """``tell_turn`` over whole random games: one sentence per run of a seat's steps, each step told in its
+    short form (none falls back to the bare action type), never another seat's coins nor its score."""
+    from itertools import groupby
+
+    from rules import tell_turn
+    from rules.telling import Step, predicate
+
+    for seed in range(4):
+        rnd = random.Random(seed)
+        state = new_game(3, seed=seed)
+        marks = (90001, 90002, 90003)
+        steps: list[Step] = []
+        while not state.over:
+            for seat, mark in enumerate(marks):
+                state.players[seat].coins = mark
+            seat = min(awaiting(state))
+            if rnd.random() < 0.03:
+                action, after = None, auto_pass(state, seat)
+            else:
+                action = random_player(state, rnd)
+                after = apply(state, action)
+            steps.append(Step(state, after, action, NAMES))
+            state = after
+        runs = [list(run) for _, run in groupby(steps[:-1], key=lambda s: (s.player, s.before.turn))]
+        for run in runs:
+            for viewer in (0, 1, 2):
+                text = tell_turn([Step(s.before, s.after, s.action, NAMES, viewer) for s in run])
+                assert text.startswith(NAMES[run[0].player]) and text.endswith("."), text
+                assert not any(str(mark) in text for mark in marks), text
+                for s in run:  # each step in its own words, not the bare fallback
+                    told = predicate(Step(s.before, s.after, s.action, NAMES, viewer, brief=True))
+                    assert str(told) != s.kind.replace("_", " "), (s.kind, text)
+                assert ", then redeployed, then" not in text and "redeployed, then redeployed" not in text, text
+                if run[0].player != viewer:
+                    assert "scored" not in text, text
