@@ -568,6 +568,7 @@ Change = Literal[
     "cancelled",
     "vacation",
     "outage",
+    "resigned",
 ]
 
 

@@ -314,6 +314,17 @@ def _prepare_admin_change(values: dict[str, Any]) -> None:
                 f"{who} took {details.get('days', 'some')} day(s) of vacation; their deadline is now {when('until')}."
             ),
         ),
+        "resigned": (
+            "a player resigned",
+            lambda: (
+                f"{who} resigned from the game. "
+                + (
+                    "The house bot plays their seat from now on."
+                    if details.get("then") == "bot"
+                    else "Their turns are passed automatically from now on."
+                )
+            ),
+        ),
         "outage": (
             "your deadline moved",
             lambda: (

@@ -307,6 +307,22 @@ class Table:
                 # What a step will do and why a region cannot be conquered (service/domain/previews.py).
                 self.get(seat, f"/api/games/{self.game_id}/regions/{self.rounds % 23}")
                 self.get(seat, f"/api/games/{self.game_id}/undo")
+                # An action asked about, with the board after it (a redeployment's preview).
+                legal = self.get(seat, f"/api/games/{self.game_id}/legal-actions?previews=false")
+                offered = legal["actions"][self.rounds % len(legal["actions"])] if legal["actions"] else None
+                # A described choice (a redeployment) is asked about as one distribution of it.
+                asked = (
+                    concrete(rules.Action.from_json(offered), random.Random(self.rounds)).to_json() if offered else {}
+                )
+                asked = asked or {"type": "end_turn"}
+                told = self.api.post(
+                    f"/api/games/{self.game_id}/explain",
+                    headers={"Authorization": f"Bearer {self.tokens[seat]}"},
+                    json={"action": asked, "board": True},
+                )
+                assert told.status_code == 200, told.get_json()
+                if not self.finished:
+                    self.watch.scan_json(told.get_json(), seat, "POST explain")
                 # The turn page's panel of a region: its cost, who holds it, what each step on it will do.
                 self.page(seat, f"/games/{self.game_id}/turn?region={self.rounds % 23}")
                 self.rounds += 1

@@ -41,6 +41,7 @@ from service.domain.play import auto_pass, commit_step, load_state
 from service.domain.schemas import NAME_LENGTH, GameSettings
 from service.domain.text import checked, mail_address, printable_text
 from service.infra import chat
+from service.infra.mail_wakeup import wake_bot_after_commit
 
 MAX_EXTENSION = timedelta(days=60)
 
@@ -315,6 +316,37 @@ def take_vacation(session: Session, game_id: int, seat_no: int, links: LinkMaker
     assert clock.deadline_at is not None
     details = {"seat": seat_no, "days": days, "until": clock.deadline_at.isoformat()}
     return _act(session, game, Actor(f"seat {seat_no}"), "vacation", details, links, notice="vacation")
+
+
+def resign(session: Session, game_id: int, seat_no: int, links: LinkMaker) -> Game:
+    """The seat's player leaves the game for good (DESIGN §9), from their own pages; announced to every player,
+    told in the history, counted in their record (``service.domain.tally``).
+
+    The seat stays in the game with what it holds (its coins count for its place in the final table); its
+    steps are then passed at once by the deadline sweep, or played by the house bot, as the host chose
+    (``GameSettings.resigned_seats``). A resignation cannot be taken back, nor the seat from the bot.
+    Nothing hidden is told: the announcement names the seat and what becomes of it, never a coin.
+    """
+    game = _running(session, game_id, paused_ok=True)
+    seat = _seat(session, game_id, seat_no)
+    if seat.resigned_at is not None:
+        raise Conflict("You resigned from this game already")
+    if seat.removed:
+        raise Conflict("The host removed this seat from the game already")
+    then = settings_of(game).resigned_seats
+    now = utcnow()
+    seat.resigned_at = now
+    awaited = seat_no in rules.awaiting(load_state(game))
+    if then == "bot":
+        seat.controller = SeatController.BOT
+        if awaited and game.status == GameStatus.ACTIVE:
+            wake_bot_after_commit(session, game_id)  # the bot plays the step under way
+    elif awaited:
+        # Running, the next sweep passes the seat; paused, no time is left for it when the game resumes.
+        set_clock(game, Clock.of(game).run_out(now))
+    session.add(seat)
+    details = {"seat": seat_no, "then": then}
+    return _act(session, game, Actor(f"seat {seat_no}"), "resign", details, links, notice="resigned")
 
 
 # -- the game's mail -------------------------------------------------------------------------------------

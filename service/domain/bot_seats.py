@@ -89,9 +89,11 @@ def take_seat_back(session: Session, game_id: int, seat: int) -> Seat:
     """The seat's player plays it again (the button on their turn page): from the step under way, with the
     deadline as it stands. Refused with ``Conflict`` if the bot does not play the seat."""
     game = get_game(session, game_id, lock=True)
-    if game.status in (GameStatus.FINISHED, GameStatus.CANCELLED):
+    if game.status in (GameStatus.ENDING, GameStatus.FINISHED, GameStatus.CANCELLED):
         raise Conflict(f"The game is {game.status}")
     row = seat_row(session, game_id, seat)
+    if row.resigned_at is not None:
+        raise Conflict("You resigned from this game: the house bot keeps the seat to the end")
     if not is_bot(row):
         raise Conflict("You play this seat already: the house bot does not hold it")
     player = session.get(Player, row.player_id)

@@ -50,12 +50,15 @@ from service.domain.clock import Clock, set_clock
 from service.domain.errors import Conflict
 from service.domain.games import begin_ending, get_game, seats_of, update_if_unmoved
 from service.domain.links import LinkMaker
-from service.domain.models import Game, GameStatus, ReminderSent, SeatController, ServiceStatus, utcnow
+from service.domain.models import Game, GameStatus, ReminderSent, Seat, SeatController, ServiceStatus, utcnow
 from service.domain.outbox import queue_mail
 from service.domain.play import auto_pass, load_state
 from service.infra.logfmt import log
 
 logger = logging.getLogger(__name__)
+
+#: The reason an auto-pass of a resigned seat records (``admin.resign``).
+RESIGNED = "resigned"
 
 #: Games with reminders due read per query; the sweep loops until none is left or its time budget is spent.
 BATCH = 200
@@ -226,7 +229,10 @@ def _pass_one(session: Session, links: LinkMaker, game: Game, now: datetime, rep
             log(logger, logging.ERROR, "deadline.nothing_awaited", game=game_id, version=game.version)
             return False
         version = game.version
-        auto_pass(session, game_id, awaited[0], links, expected_version=version, reason="deadline", now=now)
+        # A seat whose player resigned is passed at once, and that is no missed deadline (their record).
+        seat = session.exec(select(Seat).where(Seat.game_id == game_id, Seat.seat == awaited[0])).first()
+        reason = RESIGNED if seat is not None and seat.resigned_at is not None else "deadline"
+        auto_pass(session, game_id, awaited[0], links, expected_version=version, reason=reason, now=now)
     except Conflict:  # moved on meanwhile (a player's step): not due now, or not this sweep's to retry
         session.rollback()
         report.raced += 1

@@ -348,8 +348,9 @@ def after_change(
     if seats is None:
         seats = {s.seat: (s, p) for s, p in seats_of(session, game.id or 0)}
     awaited_seats = sorted(rules.awaiting(state))
-    if awaited_seats and all(seats[n][0].removed for n in awaited_seats):
-        # A seat its host removed (admin.remove_player) is passed at the next sweep, not a whole turn later.
+    if awaited_seats and all(passed_without_player(seats[n][0]) for n in awaited_seats):
+        # A seat its host removed (admin.remove_player), or whose player resigned (admin.resign) and that the
+        # house bot does not play, is passed at the next sweep, not a whole turn later.
         length = 0
     clock = Clock.of(game, settings).start_step(now, length, paused=game.status != GameStatus.ACTIVE)
     set_clock(game, clock)
@@ -357,7 +358,7 @@ def after_change(
     turns = told_turns(session, game)
     for awaited in awaited_seats:
         seat, player = seats[awaited]
-        if seat.removed:
+        if passed_without_player(seat):
             continue
         if seat.controller == SeatController.BOT:
             # The house bot plays the step in the worker, once this transaction commits; no mail to the
@@ -395,10 +396,16 @@ def after_change(
             name=names.get(awaited, f"Player {awaited + 1}"),
             defending=defending,
             deadline_at=clock.deadline_at,
-            removed=seats[awaited][0].removed,
+            removed=passed_without_player(seats[awaited][0]),
             first=first,
         )
         chat_notices.queue_notice(session, game, turn, now=now)
+
+
+def passed_without_player(seat: Seat) -> bool:
+    """Whether the seat's steps are passed at once by the deadline sweep: its host removed it, or its player
+    resigned and the house bot does not play it (the host's ``resigned_seats`` setting)."""
+    return seat.removed or (seat.resigned_at is not None and seat.controller != SeatController.BOT)
 
 
 def told_turns(session: Session, game: Game) -> list[story.Turn] | None:

@@ -75,6 +75,11 @@ class GameSettings(BaseModel):
     start_when_all_accepted: bool = Field(True, description="False: the game starts at once")
     auto_pass_alert_after: int = Field(2, ge=1, le=20, description="Consecutive auto-passes before the host hears")
     vacation_days: int = Field(7, ge=0, le=60, description="Vacation a player may take per game")
+    resigned_seats: Literal["auto_pass", "bot"] = Field(
+        "auto_pass",
+        description="A seat whose player resigns: its steps passed at once (`auto_pass`), or played by the house "
+        "bot (`bot`)",
+    )
     bot_after_missed_turns: int = Field(
         3,
         ge=0,

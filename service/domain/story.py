@@ -132,6 +132,8 @@ def pass_reason(entry: GameAction) -> str:
     reason = str((entry.action or {}).get("reason", "deadline"))
     if reason == "deadline":
         return "the deadline passed"
+    if reason == "resigned":
+        return "the player resigned"
     return f"passed by {actor_words(reason).lower()}"
 
 
@@ -154,6 +156,7 @@ ADMIN_ACTS = {
     "remove": "A player was removed from the game",
     "cancel": "The game was cancelled",
     "vacation": "A player took some vacation",
+    "resign": "A player resigned",
 }
 
 
@@ -189,6 +192,16 @@ def admin_words(entry: GameAction, before: rules.GameState, names: Sequence[str]
         return f"{who} removed {seat_name(data.get('seat'))} from the game: their turns are passed."
     if act == "cancel":
         return f"{who} cancelled the game."
+    if act == "resign":
+        name = seat_name(data.get("seat"))
+        their = "your" if name == "you" else "their"
+        then = f"the house bot plays {their} seat" if data.get("then") == "bot" else f"{their} turns are passed"
+        return f"{name[:1].upper()}{name[1:]} resigned from the game: {then}."
+    if act == "resign":
+        name = seat_name(data.get("seat"))
+        their = "your" if name == "you" else "their"
+        then = f"the house bot plays {their} seat" if data.get("then") == "bot" else f"{their} turns are passed"
+        return f"{name[:1].upper()}{name[1:]} resigned from the game: {then}."
     if act == "vacation":
         days = data.get("days")
         name = seat_name(data.get("seat"))

@@ -186,7 +186,8 @@ def seat_tallies(session: Session, game: Game) -> dict[int, SeatTally]:
     """Per seat: the steps it was awaited for (each had a deadline), and those its deadline passed.
 
     Replayed from the log (DESIGN §2): each distinct step (``play.step_key``) awaiting a seat is one
-    deadline. Steps that began after the seat resigned are not the player's, and do not count.
+    deadline. Steps that began after the seat resigned are not the player's, and do not count; nor do passes
+    made after it resigned.
     """
     entries = list(
         session.exec(select(GameAction).where(GameAction.game_id == game.id).order_by(col(GameAction.version))).all()
@@ -216,6 +217,9 @@ def seat_tallies(session: Session, game: Game) -> dict[int, SeatTally]:
         tallies.setdefault(seat, SeatTally()).deadlines += 1
     for entry in live:
         missed = entry.kind == ActionKind.AUTO_PASS and (entry.action or {}).get("reason") == DEADLINE
+        quit_at = resigned_at.get(entry.seat) if entry.seat is not None else None
+        if quit_at is not None and entry.created_at >= quit_at:
+            missed = False  # the seat was no longer its player's
         if missed and entry.seat is not None:
             tallies.setdefault(entry.seat, SeatTally()).missed += 1
     return tallies

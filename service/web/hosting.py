@@ -54,6 +54,18 @@ def confirm(token: str, time_zone: str | None) -> lobby.Confirmed:
     return confirmed
 
 
+def confirm_as_host(game: Game) -> lobby.Confirmed:
+    """Confirm ``game`` for a host who proved the address already (a rematch, started from the host's own seat,
+    whose link was mailed to that address), within the same limit on invitations per address."""
+    session = get_session()
+    invitees = [p.email for s, p in games.seats_of(session, game.id or 0) if s.controller == SeatController.PERSON]
+    mail_quotas().check_invitations(invitees)
+    confirmed = lobby.confirm_game(session, game.id or 0, game.admin_secret, current_links())
+    if confirmed.now:
+        mail_quotas().note_invitations(invitees)
+    return confirmed
+
+
 def confirmation_payload(token: str) -> dict[str, Any]:
     """A confirmation token's payload, or :class:`Forbidden` (expired once the game would have lapsed)."""
     hours = float(current_app.config["UNCONFIRMED_GAME_HOURS"])

@@ -356,3 +356,27 @@ def test_every_player_reads_the_log_of_changes_on_the_game_page(admin_app: Flask
     assert "The host paused the game" in page.text and "Server move" in page.text
     assert "The host moved the deadline to" in page.text
     assert page.text.index("The host paused") < page.text.index("The host moved"), "newest first"
+
+
+def test_the_host_hides_a_message_of_the_table_talk_from_the_admin_page(admin_app: Flask) -> None:
+    from service.domain import table_talk
+    from service.domain.models import Game, TableMessage
+
+    game_id = new_game(admin_app, name="Talkative")
+    with Session(get_engine(admin_app)) as session:
+        game = session.get(Game, game_id)
+        assert game is not None
+        table_talk.post_message(session, game, 1, "Something <b>rude</b>")
+        message_id = session.exec(sa.select(TableMessage.id)).scalar_one()  # type: ignore[call-overload]
+    browser = host(admin_app, game_id)
+    page = browser.get(f"/admin/games/{game_id}")
+    assert "Something &lt;b&gt;rude&lt;/b&gt;" in page.text and f"/talk/{message_id}/hide" in page.text
+    page = act(browser, game_id, f"talk/{message_id}/hide")
+    assert "The message is hidden for everyone: the pages show it as hidden by the host." in page.text
+    assert "rude" not in page.text and "hidden by the host" in page.text
+    with Session(get_engine(admin_app)) as session:
+        hidden = session.get(TableMessage, message_id)
+        assert hidden is not None and hidden.hidden_by == "host" and hidden.hidden_at is not None
+    # A browser without the host's right cannot.
+    stranger = admin_app.test_client()
+    assert stranger.post(f"/admin/games/{game_id}/talk/{message_id}/hide").status_code in (400, 403)

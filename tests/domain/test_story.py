@@ -251,3 +251,16 @@ def test_a_log_that_does_not_replay_still_lets_the_turn_mail_go(
     play.submit_action(db_session, game.id, ANN, {"type": "pick", "combo": 0}, 1, links)
     [(_, mail)] = turn_mails(db_session, game)
     assert mail.since == [] and "does not replay" in caplog.text
+
+
+def test_a_resignation_is_told_with_what_becomes_of_the_seat() -> None:
+    resigned = GameAction(
+        game_id=1,
+        seat=None,
+        kind="admin",
+        action={"act": "resign", "by": "seat 1", "seat": 1, "then": "bot"},
+        version=6,
+    )
+    state = rules.new_game(2, seed="s")
+    assert story.admin_words(resigned, state, NAMES, 0) == "Bob resigned from the game: the house bot plays their seat."
+    assert story.admin_words(resigned, state, NAMES, 1) == "You resigned from the game: the house bot plays your seat."

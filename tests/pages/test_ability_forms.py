@@ -11,8 +11,12 @@ from typing import Any
 
 import pytest
 from flask import Flask
+from sqlmodel import Session, col, select
 
 import rules
+from emails.messages import from_json
+from service.domain.models import OutboxMail
+from service.infra.db import get_engine
 from tests.pages.test_pages import edit_state, start_game, step, stored
 from tests.rules.builder import Builder
 from tests.rules.test_new_power import Foresters
@@ -62,7 +66,7 @@ def test_the_combo_table_says_what_each_race_and_power_does(app: Flask) -> None:
         assert rules.ABILITIES[name].summary in page
 
 
-def test_a_power_defined_in_a_test_shows_on_the_turn_page_and_in_the_history(app: Flask) -> None:
+def test_a_power_defined_in_a_test_shows_on_the_turn_page_in_the_history_and_in_the_turn_mail(app: Flask) -> None:
     with rules.registered(Foresters):
         # A seed that deals the Foresters among the visible combos of a 2-player game.
         seed = next(f"foresters-{k}" for k in range(200) if _foresters_at(f"foresters-{k}") is not None)
@@ -86,6 +90,24 @@ def test_a_power_defined_in_a_test_shows_on_the_turn_page_and_in_the_history(app
         told = next(line for line in history.splitlines() if f"P0 conquered Forest {forest} " in line)
         assert "(a Forest for the Foresters: 1 Forest this turn)" in told
         assert stored(app, game_id).state["turn_state"]["abilities"] == {"Foresters": {"forests": [forest]}}  # type: ignore[index]
+
+        # The turn ends; the next player's "your turn" mail tells it, with the power's own note.
+        step(client, game_id, type="end_conquest")
+        state = rules.GameState.from_json(stored(app, game_id).state or {})
+        [redeploy] = [a for a in rules.legal_actions(state, 0) if a.type == "redeploy"]
+        step(client, game_id, type="redeploy", troop="active", **{f"tokens-{forest}": str(redeploy.count)})
+        step(client, game_id, type="end_turn")
+        assert stored(app, game_id).state["current"] == 1  # type: ignore[index]
+        with Session(get_engine(app)) as session:
+            row = session.exec(
+                select(OutboxMail)
+                .where(OutboxMail.game_id == game_id, OutboxMail.template == "your_turn")
+                .order_by(col(OutboxMail.id).desc())
+            ).first()
+            assert row is not None
+            text = from_json(row.template, row.context).render(now=row.created_at).text
+        told = " ".join(text.split())
+        assert f"conquered Forest {forest}" in told and "a Forest for the Foresters: 1 Forest this turn" in told
 
 
 def _foresters_at(seed: str) -> int | None:

@@ -54,6 +54,8 @@ def test_the_history_tells_each_turn_once_without_the_steps_taken_back(app: Flas
     [told] = turns_listed(page.text)
     assert told.startswith("P0 — ") and f"conquered {rules.region_name(state, kept)}" in told
     assert "took back" not in page.text and "taken back" not in page.text and "<s>" not in page.text
+    game_page = first.get(f"/games/{game_id}").text  # its latest steps too
+    assert "taken back" not in game_page and "took back" not in game_page
     assert "Turn by turn" in page.text and '<select id="history-player" name="player">' in page.text
 
     # The next player's turn page begins with it, as their mail does: "you" are the others' reader.

@@ -132,6 +132,27 @@ def test_the_host_makes_the_game_public_on_the_admin_page_and_the_players_see_it
     assert "made the game public" in host.get(f"/admin/games/{game_id}").get_data(as_text=True)
 
 
+def test_the_watch_page_shows_the_table_talk_read_only_and_hidden_messages_as_hidden(app: Flask) -> None:
+    from service.domain import table_talk
+    from service.domain.models import Game
+    from service.infra.db import get_session
+
+    game_id, admin = started_game(app, "Chatty")
+    with app.app_context():
+        session = get_session()
+        game = session.get(Game, game_id)
+        assert game is not None
+        table_talk.post_message(session, game, 1, "Well *played*")
+        rude = table_talk.post_message(session, game, 2, "something rude")
+        table_talk.hide_message(session, game, rude.id or 0, "host")
+    link = watching(app, game_id, admin)["watch_url"]
+    text = app.test_client().get(link.removeprefix(BASE)).get_data(as_text=True)
+    board = text[text.index('id="table-talk"') :]
+    assert "Well <em>played</em>" in board and "hidden by the host" in board and "something rude" not in board
+    assert "<form" not in board.split("</section>")[0], "spectators read, never write nor hide"
+    assert not PRIVATE.search(text)
+
+
 def test_watchers_read_the_history_told_to_nobody(app: Flask) -> None:
     game_id, admin = started_game(app, "Told")
     link = watching(app, game_id, admin)["watch_url"].removeprefix(BASE)

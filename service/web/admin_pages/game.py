@@ -25,7 +25,7 @@ from werkzeug.wrappers import Response
 
 import rules
 from emails import times
-from service.domain import admin, bot_seats, chat_notices, views, watching
+from service.domain import admin, bot_seats, chat_notices, table_talk, views, watching
 from service.domain.errors import BadRequest, Conflict, DomainError
 from service.domain.games import seats_of, settings_of
 from service.domain.links import current_links
@@ -46,6 +46,8 @@ bp = Blueprint("admin_game", __name__)
 ZONE = "admin_zone"
 #: Acts confirmed on the page first (a panel with the final button).
 CONFIRMED = ("pass", "remove", "cancel")
+#: Table-talk messages listed on the page (the latest), each with its "Hide" button.
+TALK_ROWS = 50
 #: Mails listed on the page: every failed one, and the latest others up to this many.
 MAIL_ROWS = 60
 UNITS = {"minutes": 60, "hours": HOUR, "days": 24 * HOUR}
@@ -153,6 +155,15 @@ def page_context(manager: Manager) -> dict[str, Any]:
         "mail_counts": mail_counts(game),
         "chat": {"url": mask(game.chat_url), "service": service_name(game.chat_url)},
         "notices": notice_rows(game, zone),
+        "talk": [
+            {
+                "id": m.id,
+                "author": m.author,
+                "at": f"{m.at.astimezone(zone):%a %-d %b %H:%M}",
+                "text": None if m.hidden else m.excerpt(300),
+            }
+            for m in table_talk.messages_of(db, game.id or 0, limit=TALK_ROWS)
+        ],
         "watching": {
             "public": game.public,
             "url": watching.watch_url(game, current_links()),
@@ -261,6 +272,17 @@ def _same_step(manager: Manager) -> None:
         raise Conflict(
             "The game moved on since this page was shown: here it is as it stands now. Check, then try again"
         )
+
+
+@bp.post("/admin/games/<int:game_id>/talk/<int:message_id>/hide")
+def hide_message(game_id: int, message_id: int) -> Response:
+    """Hide a message of the game's table talk for everyone (``service.domain.table_talk.hide_message``)."""
+    manager = manager_for(game_id)
+    return _run(
+        game_id,
+        "The message is hidden for everyone: the pages show it as hidden by the host.",
+        lambda: table_talk.hide_message(get_session(), manager.game, message_id, manager.actor.label),
+    )
 
 
 @bp.post("/admin/games/<int:game_id>/extend")

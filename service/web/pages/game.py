@@ -21,12 +21,13 @@ from werkzeug.wrappers import Response
 import rules
 from emails.render import webcal
 from emails.times import zone as zone_of
-from service.domain import lobby, play, story, table_talk, views
+from service.domain import admin, games, lobby, play, records, rematch, story, table_talk, views
 from service.domain.errors import BadRequest, DomainError
 from service.domain.links import current_links
-from service.domain.models import ActionKind, Game, GameAction, MessageSource
+from service.domain.models import ActionKind, Game, GameAction, GameResult, GameStatus, MessageSource
 from service.domain.text import checked, known_zone
 from service.infra.db import get_session
+from service.web import hosting
 from service.web.maps import MapOptions, board_svg
 from service.web.pages.access import Viewer, viewer_for
 from service.web.pages.forms import int_or_none
@@ -106,9 +107,31 @@ def game_page(viewer: Viewer, talk: dict[str, Any] | None = None) -> str:
         your_turn=viewer.number in view.awaiting,
         house_bot=viewer.bot_plays,
         standings=view.result,
+        ratings=result_lines(db, game_id) if view.result is not None else {},
+        host=viewer.player.email == viewer.game.host_email,
+        rematch_started=rematch.started(db, game_id) is not None if view.result is not None else False,
+        resigned=viewer.seat.resigned_at is not None,
         calendar=calendar_links(viewer.player.id or 0, game_id),
         talk=talk or board_context(viewer),
     )
+
+
+def result_lines(db: Any, game_id: int) -> dict[int, dict[str, Any]]:
+    """Per seat of a finished game: its rating after the game and the change (shown as openskill's mu − 3σ),
+    and its address's record now (``service.domain.records``). Public: finished games only."""
+    rows = list(db.exec(select(GameResult).where(GameResult.game_id == game_id)).all())
+    held = records.records_of(db, [row.player_id for row in rows])
+    lines = {}
+    for row in rows:
+        after = records.Record(games=1, mu=row.rating_mu, sigma=row.rating_sigma).rating or 0
+        before = records.Record(games=1, mu=row.rating_mu_before, sigma=row.rating_sigma_before).rating or 0
+        lines[row.seat] = {
+            "rating": after,
+            "change": f"{after - before:+d}",
+            "record": held[row.player_id].words,
+            "resigned": row.resigned,
+        }
+    return lines
 
 
 # -- table talk (DESIGN §9) --------------------------------------------------------------------------------
@@ -252,3 +275,61 @@ def render_history(game: Game, seat: int | None, zone: ZoneInfo, history_url: Ca
 
 def _when(at: datetime, zone: ZoneInfo) -> str:
     return f"{at.astimezone(zone):%a %-d %b %H:%M}"
+
+
+# -- resigning and the rematch (DESIGN §9) -----------------------------------------------------------------
+@bp.get("/games/<int:game_id>/resign")
+def resign_page(game_id: int) -> Any:
+    """Asks the seat's player to confirm: resigning cannot be taken back."""
+    viewer = viewer_for(game_id)
+    settings = games.settings_of(viewer.game)
+    return render_template(
+        "game/resign.html",
+        game=viewer.game,
+        seat=viewer.seat,
+        by_bot=settings.resigned_seats == "bot",
+        can_resign=viewer.game.status in (GameStatus.ACTIVE, GameStatus.PAUSED)
+        and viewer.seat.resigned_at is None
+        and not viewer.seat.removed,
+    )
+
+
+@bp.post("/games/<int:game_id>/resign")
+def resign(game_id: int) -> Response:
+    """The seat's player resigns (``service.domain.admin.resign``): announced to everyone, in the history."""
+    viewer = viewer_for(game_id)
+    try:
+        admin.resign(get_session(), game_id, viewer.number, current_links())
+    except DomainError as error:
+        get_session().rollback()
+        flash(error.message, "refusal")
+        return redirect(url_for("game.page", game_id=game_id), code=303)
+    flash("You resigned from the game. The other players were told; you may still watch it from here.", "done")
+    return redirect(url_for("game.page", game_id=game_id), code=303)
+
+
+@bp.post("/games/<int:game_id>/rematch")
+def start_rematch(game_id: int) -> Response:
+    """The host's one click on a finished game: a new game with the same players, invitations sent
+    (``service.domain.rematch``, through the lobby's own path and limits)."""
+    viewer = viewer_for(game_id)
+    session = get_session()
+    try:
+        claim_id, request_body = rematch.claim(session, game_id, viewer.number)
+    except DomainError as error:
+        flash(error.message, "refusal")
+        return redirect(url_for("game.page", game_id=game_id), code=303)
+    try:
+        new_game = hosting.new_game(request_body)
+        hosting.confirm_as_host(new_game)
+    except DomainError as error:
+        rematch.release(session, claim_id)
+        flash(f"The rematch could not be made: {error.message}", "refusal")
+        return redirect(url_for("game.page", game_id=game_id), code=303)
+    rematch.done(session, claim_id, new_game.id or 0)
+    flash(
+        f"The rematch, {new_game.name}, is on: every player was invited by mail, and your admin link for it is in "
+        "your mail.",
+        "done",
+    )
+    return redirect(url_for("game.page", game_id=game_id), code=303)

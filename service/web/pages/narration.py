@@ -66,28 +66,13 @@ def describe_step(
 def told_log(
     game: Game, log: list[GameAction], names: Sequence[str], viewer: int | None, reveal: bool = False
 ) -> Iterator[tuple[GameAction, rules.GameState, rules.GameState, str]]:
-    """Each entry of the whole ``log`` (in order) with the state before it, the state the game had after it
-    (the same for an undone step, which the replay skips) and its sentence. Replays the game from its seed
-    (``service.domain.play.replay_steps``)."""
-    states = play.replay_steps(game, log)
+    """Each entry of ``log`` that counts (in order), with the states before and after it and its sentence:
+    steps that were taken back, and the undo records, never appear (issue 18: what was undone stays the
+    player's own). Replays the game from its seed (``service.domain.play.replay_steps``)."""
+    kept = story.kept(log)
+    states = play.replay_steps(game, kept)
     before = next(states)
-    for entry in log:
-        if entry.undone:
-            words = describe_step(entry, before, _taken_back(before, entry), names, viewer, reveal)
-            yield entry, before, before, words
-            continue
+    for entry in kept:
         after = next(states)
         yield entry, before, after, describe_step(entry, before, after, names, viewer, reveal)
         before = after
-
-
-def _taken_back(before: rules.GameState, entry: GameAction) -> rules.GameState | None:
-    """The state an undone step led to, for its words (it was applied on ``before`` then)."""
-    try:
-        if entry.kind == ActionKind.ACTION:
-            return rules.apply(before, entry.action or {})
-        if entry.kind == ActionKind.AUTO_PASS and entry.seat is not None:
-            return rules.auto_pass(before, entry.seat)
-    except rules.IllegalAction:
-        return None
-    return before

@@ -1,4 +1,5 @@
-"""Table talk on the seat's pages (the game page and the turn page): what the board shows (``_talk.html``).
+"""Table talk on the pages (DESIGN §9): what the board shows (``_talk.html``), on a seat's game and turn
+pages (with the form to write, and the host's "hide") and on the watch page (read-only, times in UTC).
 
 The forms post to the game page's routes (``service.web.pages.game``).
 """
@@ -6,6 +7,7 @@ The forms post to the game page's routes (``service.web.pages.game``).
 from __future__ import annotations
 
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from flask import request
 from markupsafe import Markup
@@ -13,6 +15,7 @@ from markupsafe import Markup
 from emails.table_talk import LONGEST, message_html
 from emails.times import zone as zone_of
 from service.domain import table_talk
+from service.domain.models import Game
 from service.infra.db import get_session
 from service.web.pages.access import Viewer
 
@@ -20,26 +23,36 @@ from service.web.pages.access import Viewer
 ANCHOR = "table-talk"
 
 
+def _messages(game_id: int, zone: ZoneInfo, seat: int | None) -> list[dict[str, Any]]:
+    """The game's messages as the board shows them: their HTML cleaned (``emails.table_talk``), times in
+    ``zone``; a hidden one without its text."""
+    suffix = " UTC" if zone.key == "UTC" else ""
+    return [
+        {
+            "id": m.id,
+            "seat": m.seat,
+            "author": m.author,
+            "mine": m.seat == seat,
+            "at": f"{m.at.astimezone(zone):%a %-d %b %H:%M}{suffix}",
+            "at_iso": m.at.isoformat(),
+            "html": Markup(message_html(m.text)) if m.text is not None else None,
+        }
+        for m in table_talk.messages_of(get_session(), game_id)
+    ]
+
+
+def watch_context(game: Game) -> dict[str, Any]:
+    """The board of the watch page: the messages only (spectators read, never write nor hide)."""
+    return {"messages": _messages(game.id or 0, zone_of("UTC"), None), "open": False, "can_hide": False}
+
+
 def board_context(
     viewer: Viewer, *, draft: str = "", error: str | None = None, back: str | None = None
 ) -> dict[str, Any]:
-    """What ``_talk.html`` needs: the messages (their HTML cleaned, times in the viewer's zone), the form."""
+    """What ``_talk.html`` needs: the messages (times in the viewer's zone), the form."""
     game = viewer.game
-    zone = zone_of(viewer.player.time_zone)
-    shown = table_talk.messages_of(get_session(), game.id or 0)
     return {
-        "messages": [
-            {
-                "id": m.id,
-                "seat": m.seat,
-                "author": m.author,
-                "mine": m.seat == viewer.number,
-                "at": f"{m.at.astimezone(zone):%a %-d %b %H:%M}",
-                "at_iso": m.at.isoformat(),
-                "html": Markup(message_html(m.text)) if m.text is not None else None,
-            }
-            for m in shown
-        ],
+        "messages": _messages(game.id or 0, zone_of(viewer.player.time_zone), viewer.number),
         "open": game.status in table_talk.OPEN,
         "can_hide": is_host(viewer),
         "draft": draft,

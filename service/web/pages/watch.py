@@ -26,6 +26,7 @@ from service.web.pages.forms import int_or_none
 from service.web.pages.game import render_history
 from service.web.pages.game_summary import deadline, page_context
 from service.web.pages.narration import told_log
+from service.web.pages.table_talk import watch_context
 
 bp = Blueprint("watch", __name__)
 
@@ -117,6 +118,7 @@ def _watch_page(game: Game, here: str, history: str) -> Any:
         here=here,
         history_url=history,
         is_public=game.public,
+        talk=watch_context(game),
     )
 
 
