@@ -11,17 +11,12 @@ the host's admin page, the game page without a seat (refused), each seat's calen
 mails) and the game's own feed, each seat's My games (signed in by mail: the sign-in and "mail me my links"
 mails are scanned too), the game's watch pages (by its watch link, and public) and the list of public games,
 as seen by nobody in particular. At each new game turn the seat on turn writes at the table (table talk:
-<<<<<<< HEAD
-mailed to the others, shown on every page, told to the chat). The game has a chat (a local JSON receiver):
-every notice it gets is scanned as seen by nobody in particular, and none may hold a signed link. At turn 3
-the host gives seat 1 to the house bot (its "the house bot plays your seat" mail, the page with the way
-back, the bot's steps in the history are scanned with the rest); at turn 5 the player takes the seat back.
-=======
 mailed to the others, shown on every page, told to the chat); seat 0 chose a daily digest on its page of
 mail choices (linked from every mail, scanned with the pages), and gets one at each new turn. The game has
 a chat (a local JSON receiver): every notice it gets is scanned as seen by nobody in particular, and none
-may hold a signed link.
->>>>>>> main
+may hold a signed link. At turn 3 the host gives seat 1 to the house bot (its "the house bot plays your
+seat" mail, the page with the way back, the bot's steps in the history are scanned with the rest); at turn 5
+the player takes the seat back.
 """
 
 from __future__ import annotations

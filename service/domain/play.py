@@ -355,7 +355,8 @@ def after_change(
     clock = Clock.of(game, settings).start_step(now, length, paused=game.status != GameStatus.ACTIVE)
     set_clock(game, clock)
     names = {number: s.display_name for number, (s, _) in seats.items()}
-    turns = told_turns(session, game)
+    turns: list[story.Turn] | None = None
+    told = False  # the log is replayed for the first mail that tells it, and only then
     for awaited in awaited_seats:
         seat, player = seats[awaited]
         if passed_without_player(seat):
@@ -366,6 +367,8 @@ def after_change(
             wake_bot_after_commit(session, game.id or 0)
             continue
         extra: dict[str, Any] = {}
+        if not told:
+            turns, told = told_turns(session, game), True
         if turns is not None:
             # "Since your last turn" (issue 18): the other players' turns in words, public facts only.
             seat_names = [names.get(n, f"Player {n + 1}") for n in range(len(state.players))]
@@ -378,6 +381,7 @@ def after_change(
             turn=state.turn,
             turns=state.turns,
             turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret),
+            guide_url=links.url("/how-to-play"),
             deadline_at=clock.deadline_at,
             version=game.version,
             step_key=key,

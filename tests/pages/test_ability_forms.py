@@ -145,3 +145,27 @@ def test_an_attacked_bivouacking_player_places_the_encampments_on_their_redeploy
     after = rules.GameState.from_json(stored(app, game_id).state or {})
     assert rules.region_markers(after, 10) == {"encampments": 2}
     assert rules.region_markers(after, 4) == {"encampments": 3}
+
+
+def test_the_decline_confirmation_shows_the_score_without_the_power(app: Flask) -> None:
+    # Rulebook, "Entering In Decline": the badge is discarded, so its bonus is not scored that turn
+    # ("Scoring Victory Coins": 1 coin a region). Merchant would add 1 a region while Active.
+    state = (
+        Builder(2, seed=1)
+        .clear_board()
+        .active(0, "Ratmen", "Merchant", hand=0)
+        .region(1, seat=0, tokens=4)
+        .region(2, seat=0, tokens=2)
+        .region(6, seat=0)
+        .at(0, "start")
+        .build()
+    )
+    assert rules.turn_score(state, 0)["total"] == 6
+    game_id, links = start_game(app)
+    data = state.to_json()
+    edit_state(app, game_id, lambda stored_state: (stored_state.clear(), stored_state.update(data)))
+    client = app.test_client()
+    client.get(links[0])
+    page = html.unescape(client.get(f"/games/{game_id}/turn?confirm=decline").text)
+    assert "you score <strong>3 regions = 3 coins</strong>" in page
+    assert "(Merchant)" not in page.split("Put your Ratmen In Decline?")[1].split("</p>")[0]
