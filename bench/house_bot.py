@@ -133,31 +133,34 @@ def report(args: argparse.Namespace) -> None:
         f"load {os.getloadavg()[0]:.2f}"
     )
     for path in sorted(RESULTS.glob("house_*.jsonl")):
-        rows = read(path)
-        if not rows:
-            continue
-        budgets = {json.dumps(r["budget"], sort_keys=True) for r in rows}
-        n = len(rows)
-        wins = sum(1 for r in rows if r["place"] == 1)
-        shared = sum(1 for r in rows if r["place"] == 1 and r["shared"])
-        low, high = wilson(wins, n)
-        house = [r["coins"][r["house_seat"]] for r in rows]
-        others = [c for r in rows for s, c in enumerate(r["coins"]) if s != r["house_seat"]]
-        cpu = [t for r in rows for t in r["turn_cpu_s"]]
-        wall = [t for r in rows for t in r["turn_wall_s"]]
+        groups: dict[str, list[dict]] = {}
+        for row in read(path):
+            groups.setdefault(json.dumps(row["budget"], sort_keys=True), []).append(row)
+        for budget, rows in sorted(groups.items(), key=lambda item: -len(item[1])):
+            describe(rows, budget)
+
+
+def describe(rows: list[dict], budget: str) -> None:
+    """One match (an opponent, a budget): win rate with its interval, coins, think time per turn."""
+    n = len(rows)
+    wins = sum(1 for r in rows if r["place"] == 1)
+    shared = sum(1 for r in rows if r["place"] == 1 and r["shared"])
+    low, high = wilson(wins, n)
+    house = [r["coins"][r["house_seat"]] for r in rows]
+    others = [c for r in rows for s, c in enumerate(r["coins"]) if s != r["house_seat"]]
+    cpu = [t for r in rows for t in r["turn_cpu_s"]]
+    wall = [t for r in rows for t in r["turn_wall_s"]]
+    print(f"\n## house bot vs 2 x {rows[0]['opponent']}: {n} three-player games, budget {budget}")
+    print(
+        f"wins: {wins}/{n} = {wins / n:.1%} (95 % CI {low:.1%} to {high:.1%}; {shared} of them shared); "
+        "an equal bot: 33.3 %"
+    )
+    print(f"coins: house {statistics.mean(house):.1f} on average, each opponent {statistics.mean(others):.1f}")
+    for name, times in (("CPU", cpu), ("wall", wall)):
         print(
-            f"\n## house bot vs 2 x {rows[0]['opponent']}: {n} three-player games, budget {', '.join(sorted(budgets))}"
+            f"think time per turn ({name}, {len(times)} turns): p50 {percentile(times, 0.5) * 1000:.0f} ms, "
+            f"p99 {percentile(times, 0.99) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms"
         )
-        print(
-            f"wins: {wins}/{n} = {wins / n:.1%} (95 % CI {low:.1%} to {high:.1%}; {shared} of them shared); "
-            "an equal bot: 33.3 %"
-        )
-        print(f"coins: house {statistics.mean(house):.1f} on average, each opponent {statistics.mean(others):.1f}")
-        for name, times in (("CPU", cpu), ("wall", wall)):
-            print(
-                f"think time per turn ({name}, {len(times)} turns): p50 {percentile(times, 0.5) * 1000:.0f} ms, "
-                f"p99 {percentile(times, 0.99) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms"
-            )
 
 
 def main() -> None:

@@ -315,6 +315,9 @@ class _StepMessage(GameMessage):
     #: attack too), a sentence of public facts each (``service.domain.story``), in order; mails written
     #: before it have none.
     since: list[str] = []
+    #: The "how a turn goes" page (``/how-to-play``): the steps of a turn and every race and power in its own
+    #: words; mails written before it have none.
+    guide_url: str = ""
 
     @property
     def dedupe_key(self) -> str:

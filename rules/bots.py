@@ -306,8 +306,30 @@ def greedy_action(state: GameState, seat: int, rnd: random.Random) -> Action:
 
 
 def _best(world: GameState, seat: int, choices: list[Action], value: Callable[[GameState], float]) -> Action:
+    """The choice whose result ``value`` rates best. While redeploying and placing markers (the ``redeploy``
+    and ``defend`` phases), a step other than ending must raise the value of the position as it stands,
+    strictly: the values rise step after step and the turn ends, never going back and forth between two
+    choices that change the state but not its worth (a Diplomat's ally, a Heroes' region...)."""
     scored = _scored(world, seat, choices, value)
-    return _top(scored)[2] if scored else choices[0]
+    if not scored:
+        return choices[0]
+    if world.phase not in (REDEPLOY, DEFEND):
+        return _top(scored)[2]
+    ends = [item for item in scored if item[2].type in ENDINGS]
+    steps = [item for item in scored if item[2].type not in ENDINGS]
+    now = value(world) + 1e-6
+    raising = [item for item in steps if item[0] > now]
+    if raising:
+        return _top(raising)[2]
+    if ends:
+        return ends[0][2]
+    # Nothing raises the value and the turn may not end yet (tokens in hand): the best step after which
+    # it may (the redeployment that places them), not one that leaves the turn where it was.
+    for item in sorted(steps, key=_rank, reverse=True):
+        after = apply(world, item[2])
+        if any(a.type in ENDINGS for a in legal_actions(after, seat)):
+            return item[2]
+    return _top(steps)[2]
 
 
 def _scored(
@@ -474,17 +496,10 @@ def house_action(state: GameState, seat: int, rnd: random.Random, budget: Budget
 
 def placing_action(state: GameState, seat: int, choices: list[Action], rnd: random.Random) -> Action:
     """Redeploying and placing markers (the ``redeploy`` and ``defend`` phases): no die is rolled, so no
-    playout; each choice is rated by :func:`house_value` in one drawn world, and a step other than
-    ending must raise the value of the position as it stands, strictly: the values rise step after step
-    and the bot ends its turn, never going back and forth between two choices (a Diplomat's ally...)."""
+    playout; each choice is rated by :func:`house_value` in one drawn world (:func:`_best`'s rule: a step
+    must raise the value, or the turn ends)."""
     world = determinize(state, seat, rnd)
-    scored = _scored(world, seat, choices, lambda after: house_value(after, seat))
-    ends = [item for item in scored if item[2].type in ENDINGS]
-    now = house_value(world, seat) + 1e-6
-    steps = [item for item in scored if item[2].type not in ENDINGS and (item[0] > now or not ends)]
-    if steps:
-        return _top(steps)[2]
-    return ends[0][2] if ends else choices[0]
+    return _best(world, seat, choices, lambda after: house_value(after, seat))
 
 
 def _rate(worlds: list[GameState], seat: int, choices: list[Action], *, deep: bool) -> list[tuple[float, int, Action]]:

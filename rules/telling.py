@@ -168,8 +168,10 @@ def predicate(step: Step) -> Told:
     else:
         told = kind.replace("_", " ")
     troop = step.acting_troop() if kind in TELLERS else None
-    if troop is not None and told:
+    if troop is not None:
         notes = [note for a in _noting(troop) if (note := a.note(step))]
+        if notes and not told:  # a step a turn's sentence leaves out, but not what an ability added to it
+            return "; ".join(notes)
         if notes:
             text = told.what if isinstance(told, Phrase) else told
             # One bracket, not two: "Forest 7 (empty; a Troll's Lair built there)".

@@ -11,17 +11,12 @@ the host's admin page, the game page without a seat (refused), each seat's calen
 mails) and the game's own feed, each seat's My games (signed in by mail: the sign-in and "mail me my links"
 mails are scanned too), the game's watch pages (by its watch link, and public) and the list of public games,
 as seen by nobody in particular. At each new game turn the seat on turn writes at the table (table talk:
-<<<<<<< HEAD
-mailed to the others, shown on every page, told to the chat). The game has a chat (a local JSON receiver):
-every notice it gets is scanned as seen by nobody in particular, and none may hold a signed link. At turn 3
-the host gives seat 1 to the house bot (its "the house bot plays your seat" mail, the page with the way
-back, the bot's steps in the history are scanned with the rest); at turn 5 the player takes the seat back.
-=======
 mailed to the others, shown on every page, told to the chat); seat 0 chose a daily digest on its page of
 mail choices (linked from every mail, scanned with the pages), and gets one at each new turn. The game has
 a chat (a local JSON receiver): every notice it gets is scanned as seen by nobody in particular, and none
-may hold a signed link.
->>>>>>> main
+may hold a signed link. At turn 3 the host gives seat 1 to the house bot (its "the house bot plays your
+seat" mail, the page with the way back, the bot's steps in the history are scanned with the rest); at turn 5
+the player takes the seat back.
 """
 
 from __future__ import annotations
@@ -307,6 +302,22 @@ class Table:
                 # What a step will do and why a region cannot be conquered (service/domain/previews.py).
                 self.get(seat, f"/api/games/{self.game_id}/regions/{self.rounds % 23}")
                 self.get(seat, f"/api/games/{self.game_id}/undo")
+                # An action asked about, with the board after it (a redeployment's preview).
+                legal = self.get(seat, f"/api/games/{self.game_id}/legal-actions?previews=false")
+                offered = legal["actions"][self.rounds % len(legal["actions"])] if legal["actions"] else None
+                # A described choice (a redeployment) is asked about as one distribution of it.
+                asked = (
+                    concrete(rules.Action.from_json(offered), random.Random(self.rounds)).to_json() if offered else {}
+                )
+                asked = asked or {"type": "end_turn"}
+                told = self.api.post(
+                    f"/api/games/{self.game_id}/explain",
+                    headers={"Authorization": f"Bearer {self.tokens[seat]}"},
+                    json={"action": asked, "board": True},
+                )
+                assert told.status_code == 200, told.get_json()
+                if not self.finished:
+                    self.watch.scan_json(told.get_json(), seat, "POST explain")
                 # The turn page's panel of a region: its cost, who holds it, what each step on it will do.
                 self.page(seat, f"/games/{self.game_id}/turn?region={self.rounds % 23}")
                 self.rounds += 1

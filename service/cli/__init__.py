@@ -40,7 +40,7 @@ def init_app(app: Flask) -> None:
 @with_appcontext
 def serve(host: str, port: int) -> None:
     """Run the whole service on this machine: web server, Celery worker and beat, and the SMTP listener
-    for orders by mail (SMALLWORLD_INBOUND_PORT, 8025).
+    for orders by mail (SMALLWORLD_INBOUND_PORT, 2525).
 
     With no configuration it needs no servers: SQLite and an embedded broker in the instance
     folder, mail written there as .eml files. Ctrl-C stops everything.

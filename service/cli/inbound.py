@@ -1,8 +1,8 @@
 """``smallworld inbound``: the SMTP (or LMTP) listener that takes mail in (DESIGN §10).
 
 ``smallworld serve`` starts it as one of its processes, on ``SMALLWORLD_INBOUND_HOST`` (127.0.0.1) and
-``SMALLWORLD_INBOUND_PORT`` (8025); at scale it runs alone, behind a real MTA that hands it the mail for the
-inbound domain (Postfix: ``transport_maps`` to ``smtp:[127.0.0.1]:8025``, or ``lmtp:`` with ``--lmtp``).
+``SMALLWORLD_INBOUND_PORT`` (2525); at scale it runs alone, behind a real MTA that hands it the mail for the
+inbound domain (Postfix: ``transport_maps`` to ``smtp:[127.0.0.1]:2525``, or ``lmtp:`` with ``--lmtp``).
 It is no relay: it takes mail only for the inbound domain and the sender's own address (where bounces
 come), refusing every other recipient at ``RCPT TO``. Each mail goes to the same domain operation as
 ``POST /inbound/mail`` (``service.domain.inbound.receive``), in a worker thread with its own database
@@ -29,6 +29,7 @@ from service.domain import inbound as inbound_mail
 from service.domain.links import current_links, current_reply_addresses
 from service.domain.outbox import mail_domain
 from service.infra import logfmt
+from service.infra.config import PREFIX
 from service.infra.db import get_session
 from service.infra.logfmt import log
 
@@ -112,7 +113,7 @@ def listener(app: Flask, *, host: str | None = None, port: int | None = None, lm
 
 @click.command("inbound")
 @click.option("--host", default=None, help="Address to listen on (default: SMALLWORLD_INBOUND_HOST, 127.0.0.1).")
-@click.option("--port", default=None, type=int, help="Port (default: SMALLWORLD_INBOUND_PORT, 8025).")
+@click.option("--port", default=None, type=int, help="Port (default: SMALLWORLD_INBOUND_PORT, 2525).")
 @click.option("--lmtp", is_flag=True, help="Speak LMTP (RFC 2033) instead of SMTP, for an MTA's lmtp transport.")
 @with_appcontext
 def inbound(host: str | None, port: int | None, lmtp: bool) -> None:
@@ -126,7 +127,13 @@ def inbound(host: str | None, port: int | None, lmtp: bool) -> None:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    server.start()
+    try:
+        server.start()
+    except (OSError, RuntimeError) as error:
+        raise click.ClickException(
+            f"Cannot take mail on {server.hostname}:{server.port} ({error}). Set {PREFIX}_INBOUND_PORT (and "
+            f"{PREFIX}_INBOUND_HOST) to an address and port that are free, or stop what listens there."
+        ) from None
     protocol = "LMTP" if lmtp else "SMTP"
     click.echo(f"Taking mail for {app.config['INBOUND_DOMAIN']} by {protocol} on {server.hostname}:{server.port}")
     try:

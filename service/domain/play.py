@@ -378,6 +378,7 @@ def after_change(
             turn=state.turn,
             turns=state.turns,
             turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret),
+            guide_url=links.url("/how-to-play"),
             deadline_at=clock.deadline_at,
             version=game.version,
             step_key=key,

@@ -108,7 +108,7 @@ DEFAULTS: dict[str, Any] = {
     # POST /inbound/mail with INBOUND_SECRET (unset: that endpoint refuses everything).
     "INBOUND_DOMAIN": None,
     "INBOUND_HOST": "127.0.0.1",
-    "INBOUND_PORT": 8025,
+    "INBOUND_PORT": 2525,
     "INBOUND_SECRET": None,
     # A larger mail is refused (413 by HTTP, 552 by SMTP), in bytes.
     "INBOUND_MAX_BYTES": 1_000_000,

@@ -116,7 +116,10 @@ def send(client: Any, game_id: int, name: str, /, **fields: Any) -> Any:
 
 def messages(page: Any) -> list[str]:
     """The flashed messages a page shows: (category, words)."""
-    found = re.findall(r'<p class="message message-(\w+)" role="\w+">(.*?)</p>', page.text, flags=re.S)
+    # Refusals are alerts; the feedback of a step is read out by the page's one live region (data-announce).
+    found = re.findall(
+        r'<p class="message message-(\w+)" (?:role="\w+"|data-announce)>(.*?)</p>', page.text, flags=re.S
+    )
     return [f"{category}: {html.unescape(words.strip())}" for category, words in found]
 
 

@@ -23,7 +23,7 @@ from tests.conftest import service_unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
-APP_SERVICES = {"migrate", "web", "worker", "mail-worker", "beat"}
+APP_SERVICES = {"migrate", "web", "worker", "mail-worker", "beat", "inbound"}
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +86,7 @@ def test_the_services_are_the_production_process_set(compose: dict[str, Any]) ->
     assert services["beat"]["command"] == ["smallworld", "beat", "--max-interval", "5"]  # a dead beat's lock: 25 s
     assert "deploy" not in services["beat"] and "scale" not in services["beat"]  # one beat, never scaled
     assert services["mailpit"]["profiles"] == ["staging"]
+    assert services["inbound"]["command"][:2] == ["smallworld", "inbound"]  # orders by mail (SMTP)
     # Every app service runs the one image, with the same settings.
     assert len({services[name]["image"] for name in APP_SERVICES}) == 1
     assert all(services[name]["env_file"] == ".env" for name in APP_SERVICES)
@@ -181,6 +182,7 @@ def test_every_systemd_unit_restarts_its_process_whatever_its_exit_and_never_giv
     units = sorted((DEPLOY / "systemd").glob("*.service"))
     assert [u.name for u in units] == [
         "smallworld-beat.service",
+        "smallworld-inbound.service",
         "smallworld-web.service",
         "smallworld-worker@.service",
     ]

@@ -11,8 +11,12 @@ from typing import Any
 
 import pytest
 from flask import Flask
+from sqlmodel import Session, col, select
 
 import rules
+from emails.messages import from_json
+from service.domain.models import OutboxMail
+from service.infra.db import get_engine
 from tests.pages.test_pages import edit_state, start_game, step, stored
 from tests.rules.builder import Builder
 from tests.rules.test_new_power import Foresters
@@ -62,7 +66,7 @@ def test_the_combo_table_says_what_each_race_and_power_does(app: Flask) -> None:
         assert rules.ABILITIES[name].summary in page
 
 
-def test_a_power_defined_in_a_test_shows_on_the_turn_page_and_in_the_history(app: Flask) -> None:
+def test_a_power_defined_in_a_test_shows_on_the_turn_page_in_the_history_and_in_the_turn_mail(app: Flask) -> None:
     with rules.registered(Foresters):
         # A seed that deals the Foresters among the visible combos of a 2-player game.
         seed = next(f"foresters-{k}" for k in range(200) if _foresters_at(f"foresters-{k}") is not None)
@@ -86,6 +90,24 @@ def test_a_power_defined_in_a_test_shows_on_the_turn_page_and_in_the_history(app
         told = next(line for line in history.splitlines() if f"P0 conquered Forest {forest} " in line)
         assert "(a Forest for the Foresters: 1 Forest this turn)" in told
         assert stored(app, game_id).state["turn_state"]["abilities"] == {"Foresters": {"forests": [forest]}}  # type: ignore[index]
+
+        # The turn ends; the next player's "your turn" mail tells it, with the power's own note.
+        step(client, game_id, type="end_conquest")
+        state = rules.GameState.from_json(stored(app, game_id).state or {})
+        [redeploy] = [a for a in rules.legal_actions(state, 0) if a.type == "redeploy"]
+        step(client, game_id, type="redeploy", troop="active", **{f"tokens-{forest}": str(redeploy.count)})
+        step(client, game_id, type="end_turn")
+        assert stored(app, game_id).state["current"] == 1  # type: ignore[index]
+        with Session(get_engine(app)) as session:
+            row = session.exec(
+                select(OutboxMail)
+                .where(OutboxMail.game_id == game_id, OutboxMail.template == "your_turn")
+                .order_by(col(OutboxMail.id).desc())
+            ).first()
+            assert row is not None
+            text = from_json(row.template, row.context).render(now=row.created_at).text
+        told = " ".join(text.split())
+        assert f"conquered Forest {forest}" in told and "a Forest for the Foresters: 1 Forest this turn" in told
 
 
 def _foresters_at(seed: str) -> int | None:
@@ -123,3 +145,27 @@ def test_an_attacked_bivouacking_player_places_the_encampments_on_their_redeploy
     after = rules.GameState.from_json(stored(app, game_id).state or {})
     assert rules.region_markers(after, 10) == {"encampments": 2}
     assert rules.region_markers(after, 4) == {"encampments": 3}
+
+
+def test_the_decline_confirmation_shows_the_score_without_the_power(app: Flask) -> None:
+    # Rulebook, "Entering In Decline": the badge is discarded, so its bonus is not scored that turn
+    # ("Scoring Victory Coins": 1 coin a region). Merchant would add 1 a region while Active.
+    state = (
+        Builder(2, seed=1)
+        .clear_board()
+        .active(0, "Ratmen", "Merchant", hand=0)
+        .region(1, seat=0, tokens=4)
+        .region(2, seat=0, tokens=2)
+        .region(6, seat=0)
+        .at(0, "start")
+        .build()
+    )
+    assert rules.turn_score(state, 0)["total"] == 6
+    game_id, links = start_game(app)
+    data = state.to_json()
+    edit_state(app, game_id, lambda stored_state: (stored_state.clear(), stored_state.update(data)))
+    client = app.test_client()
+    client.get(links[0])
+    page = html.unescape(client.get(f"/games/{game_id}/turn?confirm=decline").text)
+    assert "you score <strong>3 regions = 3 coins</strong>" in page
+    assert "(Merchant)" not in page.split("Put your Ratmen In Decline?")[1].split("</p>")[0]

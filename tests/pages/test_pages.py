@@ -500,3 +500,42 @@ def test_a_paused_game_names_the_player_whose_turn_it_is(app: Flask) -> None:
     page = client.get(f"/games/{game_id}")
     words = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page.text)).split())
     assert "the game is paused while you were picking a combo" in words
+
+
+def test_each_wrong_field_of_the_create_form_is_marked_and_tied_to_its_line(app: Flask) -> None:
+    client = app.test_client()
+    answer = client.post(
+        "/games/new", data=new_game_form(client, **{"email-1": "not an address", "host_zone": "Mars/Base"})
+    )
+    assert answer.status_code == 400
+    for field, words in (("email-1", "Player 2 email"), ("host_zone", "Your time zone")):
+        tag = re.search(rf'<input id="{field}"[^>]*>', answer.text)
+        assert tag is not None and 'aria-invalid="true"' in tag.group(0), field
+        line = re.search(r'aria-describedby="([^"]+)"', tag.group(0))
+        assert line is not None
+        said = re.search(rf'<li id="{line.group(1)}">([^<]*)</li>', answer.text)
+        assert said is not None and words in html.unescape(said.group(1)), (field, said)
+    # The fields that were right are not marked.
+    assert len(re.findall(r'aria-invalid="true"', answer.text)) == 2
+    turn = client.post("/games/new", data=new_game_form(client, turn_hours="soon"))
+    tag = re.search(r'<input id="turn_hours"[^>]*>', turn.text)
+    assert turn.status_code == 400 and tag is not None and 'aria-invalid="true"' in tag.group(0)
+
+
+def test_a_refused_redeployment_marks_the_region_the_rules_name(app: Flask) -> None:
+    game_id, links = start_game(app, seed="a-refused-redeployment")
+    client = app.test_client()
+    client.get(links[0])
+    combos = rules.GameState.from_json(stored(app, game_id).state or {}).combos
+    combo = next(i for i, c in enumerate(combos) if c.power not in ("Berserk", "Dragon Master", "Bivouacking"))
+    step(client, game_id, type="pick", combo=str(combo))
+    state = rules.GameState.from_json(stored(app, game_id).state or {})
+    target = next(a.region for a in rules.legal_actions(state, 0) if a.type == "conquer")
+    step(client, game_id, type="conquer", region=str(target))
+    step(client, game_id, type="end_conquest")
+    # Every token taken off the region: the rules refuse, naming it.
+    answer = step(client, game_id, type="redeploy", **{f"tokens-{target}": "0"})
+    page = client.get(answer.headers["Location"])
+    tag = re.search(rf'<input id="tokens-{target}"[^>]*>', page.text)
+    assert tag is not None and 'aria-invalid="true" aria-describedby="turn-refusal"' in tag.group(0)
+    assert re.search(r'<p class="message message-refusal" role="alert" id="turn-refusal">', page.text)

@@ -228,6 +228,10 @@ def test_a_whole_turn_with_taps_on_a_phone(live: LiveServer, new_context: Any, a
     expect(page.locator("#announcer")).to_contain_text("One token moved")
     assert int(page.locator(f"#{source}").input_value()) == values[source] - 1
     assert int(page.locator(f"#{sink}").input_value()) == values[sink] + 1
+    # The map shows the board as it will be, before it is saved.
+    for field, value in ((source, values[source] - 1), (sink, values[sink] + 1)):
+        chip = page.locator(f"[data-labels='{field.split('-')[1]}'] .chip:not(.declined) .count")
+        expect(chip).to_have_text(str(value))
     shot(page, artifacts, 5, "moved", size)
     settled(page, lambda: page.get_by_role("button", name="Save this redeployment").tap())
     after_step(page, "Redeployment saved", "your turn: redeploying")

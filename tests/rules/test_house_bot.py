@@ -107,12 +107,15 @@ def test_the_house_bot_uses_every_race_and_power_action(kind: str) -> None:
     owner = ACTION_OWNERS[kind]
     race, power = (owner.name, "Hill") if owner.name in RACES else ("Humans", owner.name)
     assert power in POWERS
+    # A kind for a defender (``ActionKind.defends``) needs the ``ask`` mode and an attack on the bot.
+    defends = ACTION_KINDS[kind].defends
     used = False
-    for seed in range(4):
-        state = Builder(3, seed=f"uses-{kind}-{seed}").combos((race, power)).at(0).build()
+    for seed in range(8 if defends else 4):
+        redeploy = "ask" if defends else "auto"
+        state = Builder(3, seed=f"uses-{kind}-{seed}", redeploy=redeploy).combos((race, power)).at(0).build()
         rnds = [random.Random(f"{seed}:{s}") for s in range(3)]
-        for _ in range(400):
-            if state.over or state.turn > 4:
+        for _ in range(600):
+            if state.over or state.turn > (7 if defends else 4):
                 break
             seat = min(awaiting(state))
             action = house(state, seat, rnds[seat]) if seat == 0 else sample_action(state, seat, rnds[seat])

@@ -58,6 +58,9 @@ def signed_in_client(app: Flask, email: str) -> Any:
     assert client.get(path).status_code == 200
     used = client.post(path, data={"csrf_token": csrf_of(client, path)})
     assert used.status_code == 303 and used.headers["Location"].endswith("/me")
+    # The session cookie goes over HTTPS only (the site's address is https), never to scripts nor other sites.
+    cookie = used.headers["Set-Cookie"]
+    assert all(flag in cookie for flag in ("Secure", "HttpOnly", "SameSite=Lax")), cookie
     return client
 
 

@@ -94,6 +94,8 @@ class SeatRow:
     awaited: bool
     auto_passes: int
     vacation_used: str
+    #: Mail to the seat's address bounces: since when and why (``service.domain.inbound``), or None.
+    bouncing: str | None = None
 
 
 def page_context(manager: Manager) -> dict[str, Any]:
@@ -121,6 +123,9 @@ def page_context(manager: Manager) -> dict[str, Any]:
             awaited=s.seat in awaited,
             auto_passes=state.players[s.seat].auto_passes if state and s.seat < len(state.players) else 0,
             vacation_used=times.duration(s.vacation_used_seconds) if s.vacation_used_seconds else "none",
+            bouncing=f"since {times.local_time(p.bouncing_since, zone.key)}: {p.bounce_reason or 'undelivered'}"
+            if p.bouncing_since is not None
+            else None,
         )
         for s, p in held
     ]

@@ -85,7 +85,8 @@ def scene_svg(scene: Scene, options: MapOptions | None = None) -> Markup:
         parts += [_shape(line, p) for line in under]
         parts.append(_shape(top, p, title=link.words))
     parts.append('</g><g class="labels" pointer-events="none" aria-hidden="true">')
-    parts += [_shape(group, p) for group in scene.labels]
+    # Each region's labels by its number, so a page can show a change before it is saved (the redeploy).
+    parts += [f'<g data-labels="{region}">{_shape(group, p)}</g>' for region, group in enumerate(scene.labels)]
     parts.append("</g>")
     if scene.key:
         parts.append('<g class="key">' + "".join(_shape(shape, p) for shape in scene.key) + "</g>")

@@ -16,6 +16,7 @@ from typing import Any
 from zoneinfo import available_timezones
 
 from flask import Blueprint, current_app, redirect, render_template, request, session, url_for
+from pydantic import ValidationError
 from werkzeug.datastructures import MultiDict
 
 from service.domain.errors import DomainError
@@ -46,7 +47,9 @@ def new_game() -> Any:
         body = read_form(form)
         created = CreateGame.model_validate(body)
     except ValueError as error:  # pydantic's ValidationError is a ValueError
-        return render_template("lobby/new.html", form=values, errors=_messages(error), **_choices()), 400
+        errors, invalid = _messages(error), invalid_fields(error, form)
+        page = render_template("lobby/new.html", form=values, errors=errors, invalid=invalid, **_choices())
+        return page, 400
     try:
         game = hosting.new_game(created)
     except DomainError as error:  # an address that asked never to be invited, a limit reached
@@ -120,6 +123,54 @@ def _number(value: str, label: str, kind: type = int) -> Any:
 def _messages(error: ValueError) -> list[str]:
     """Readable lines, naming the form's fields rather than the request's."""
     return messages(error, _field_name)
+
+
+#: The form's field for each field of the request (``CreateGame``), and for the form's own checks (by label).
+FORM_FIELDS = {
+    "name": "name",
+    "host_email": "host_email",
+    "host_time_zone": "host_zone",
+    "turn_length_seconds": "turn_hours",
+    "defender_turn_length_seconds": "defender_hours",
+    "auto_pass_alert_after": "auto_pass_alert_after",
+    "chat_url": "chat_url",
+    "bot_after_missed_turns": "bot_after_missed_turns",
+}
+LABELLED_FIELDS = {
+    "Missed turns before the bot": "bot_after_missed_turns",
+    "Turn length": "turn_hours",
+    "Time to redeploy after an attack": "defender_hours",
+    "Auto-passes before you hear": "auto_pass_alert_after",
+}
+
+
+def invalid_fields(error: ValueError, form: MultiDict[str, str]) -> dict[str, str]:
+    """The ids of the form's fields that are wrong, each with the id of the line saying why (the page marks
+    them ``aria-invalid`` and ties each to its line with ``aria-describedby``); in the order of the lines."""
+    found: dict[str, str] = {}
+    if not isinstance(error, ValidationError):
+        label = str(error).split(":")[0]
+        if label in LABELLED_FIELDS:
+            found[LABELLED_FIELDS[label]] = "form-error-0"
+        return found
+    # The rows a player was typed in: the request's players are those rows, in order.
+    rows = [
+        i
+        for i in range(MAX_PLAYERS)
+        if form.get(f"bot-{i}") or form.get(f"name-{i}", "").strip() or form.get(f"email-{i}", "").strip()
+    ]
+    for line, item in enumerate(error.errors()):
+        where = [str(x) for x in item.get("loc", ())]
+        field = None
+        if where[:1] == ["players"] and len(where) >= 3 and where[1].isdigit() and int(where[1]) < len(rows):
+            field = f"{'email' if where[2] == 'email' else 'name'}-{rows[int(where[1])]}"
+        elif where[:1] == ["players"]:
+            field = "name-0"
+        else:
+            field = next((FORM_FIELDS[w] for w in reversed(where) if w in FORM_FIELDS), None)
+        if field and field not in found:
+            found[field] = f"form-error-{line}"
+    return found
 
 
 def _field_name(where: list[str]) -> str:

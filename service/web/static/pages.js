@@ -115,7 +115,20 @@ document.addEventListener("click", (event) => {
 document.addEventListener("input", (event) => {
   const form = event.target.closest && event.target.closest("form.redeploy");
   if (form) updatePlaced(form);
+  if (form) showOnMap(event.target);
 });
+
+// The redeploy as it will be, on the map before it is saved: the count on the region's token chip follows
+// its number box (the Active race's chip; the box of an In Decline race's form names its own troop).
+function showOnMap(input) {
+  const match = /^tokens-(\d+)$/.exec(input.id || "");
+  if (!match || input.closest("form").querySelector("input[name=troop]")) return;
+  const count = document.querySelector(`[data-labels="${match[1]}"] .chip:not(.declined) .count`);
+  if (!count) return;
+  if (!count.dataset.saved) count.dataset.saved = count.textContent;
+  count.textContent = input.value;
+  count.classList.toggle("changed", count.textContent !== count.dataset.saved);
+}
 
 function updatePlaced(form) {
   const out = form.querySelector("[data-placed]");
