@@ -94,6 +94,9 @@ def submit_action(
     state = load_state(game)
     if seat not in rules.awaiting(state):
         raise Conflict("It is not your turn", version=game.version)
+    if not by_bot and _bot_plays(session, game_id, seat, seats):
+        # One player per seat at a time (DESIGN §10): the page, the API and replies by mail alike.
+        raise Conflict("The house bot plays this seat: take it back from your link first", version=game.version)
     if not isinstance(payload, dict):
         raise BadRequest("The action must be a JSON object")
     payload = dict(payload)
@@ -432,6 +435,13 @@ def _check_running(game: Game) -> None:
         raise Conflict(f"The game is paused{reason}", version=game.version)
     if game.status != GameStatus.ACTIVE:
         raise Conflict(f"The game is not running (it is {game.status})", version=game.version)
+
+
+def _bot_plays(session: Session, game_id: int, seat: int, seats: dict[int, tuple[Seat, Player]] | None) -> bool:
+    if seats is not None and seat in seats:
+        return seats[seat][0].controller == SeatController.BOT
+    query = select(Seat.controller).where(Seat.game_id == game_id, Seat.seat == seat)
+    return session.exec(query).first() == SeatController.BOT
 
 
 def _by_idempotency_key(session: Session, game_id: int, key: str) -> GameAction | None:
