@@ -181,6 +181,9 @@ class Invitation(GameMessage):
     seat_secret: str | None = None
     #: The reader's "never invite me again" link (DESIGN §9).
     block_url: str | None = None
+    #: Each player's record beside their name, in seat order ("Bob: 12 games, missed 2 % of deadlines,
+    #: rating 21"; ``service.domain.records``): finished games only, nothing of a game under way.
+    records: list[str] = []
 
     @property
     def dedupe_key(self) -> str:
@@ -315,6 +318,9 @@ class _StepMessage(GameMessage):
     #: attack too), a sentence of public facts each (``service.domain.story``), in order; mails written
     #: before it have none.
     since: list[str] = []
+    #: The "how a turn goes" page (``/how-to-play``): the steps of a turn and every race and power in its own
+    #: words; mails written before it have none.
+    guide_url: str = ""
 
     @property
     def dedupe_key(self) -> str:

@@ -208,6 +208,7 @@ SAMPLES: dict[str, Sample] = {
             turn=4,
             turns=10,
             turn_url=TURN_URL,
+            guide_url=f"{BASE}/how-to-play",
             deadline_at=DEADLINE,
             version=30,
             step_key="4:1:-",

@@ -19,18 +19,23 @@ from service.domain.models import (
     AuditEntry,
     BlockedAddress,
     ChatNotice,
+    DigestSent,
     Game,
     GameAction,
+    GameNotification,
     GameResult,
     InboundKind,
     InboundMail,
+    NotifyMode,
     OutboxMail,
     Player,
     PlayerRecord,
     ReminderSent,
     Seat,
     ServiceStatus,
+    SignIn,
     SiteAdmin,
+    TableMessage,
     utcnow,
 )
 from service.domain.schemas import CreateGame, GameSettings
@@ -247,3 +252,48 @@ class InboundMailFactory(Base):
     game_id = factory.LazyAttribute(lambda o: GameFactory().id)
     seat = 0
     outcome = "orders; 1 step(s) done"
+
+
+class TableMessageFactory(Base):
+    """A message at a game's table, written on the page by seat 0."""
+
+    class Meta:
+        model = TableMessage
+
+    game_id = factory.LazyAttribute(lambda o: GameFactory().id)
+    seat = 0
+    author_name = "Ann"
+    text = factory.Sequence(lambda n: f"Good luck, everyone ({n}).")
+
+
+class GameNotificationFactory(Base):
+    """A player's choice of mail for one game."""
+
+    class Meta:
+        model = GameNotification
+
+    player_id = factory.LazyAttribute(lambda o: PlayerFactory().id)
+    game_id = factory.LazyAttribute(lambda o: GameFactory().id)
+    mode = NotifyMode.TURNS
+
+
+class DigestSentFactory(Base):
+    """The record of a daily digest sent to a player on one of their local days."""
+
+    class Meta:
+        model = DigestSent
+
+    player_id = factory.LazyAttribute(lambda o: PlayerFactory().id)
+    local_date = factory.Sequence(lambda n: f"2026-{1 + n // 28 % 12:02d}-{1 + n % 28:02d}")
+    games = 2
+    messages = 1
+
+
+class SignInFactory(Base):
+    """A sign-in link mailed to an address, not used yet."""
+
+    class Meta:
+        model = SignIn
+
+    email = factory.Sequence(lambda n: f"signin{n}@example.org")
+    link_secret = factory.Sequence(lambda n: f"{n:032x}")

@@ -294,7 +294,7 @@ class Table:
             self.get(seat, f"/api/games/{self.game_id}/legal-actions")
             if pages:
                 self.get(seat, f"/api/games/{self.game_id}/history")
-                for path in ("", "/history", f"/history?player={(seat + 1) % 3}"):
+                for path in ("", "/history", f"/history?player={(seat + 1) % 3}", "/resign"):
                     self.page(seat, f"/games/{self.game_id}{path}")
             if pages or seat in awaited:
                 self.page(seat, f"/games/{self.game_id}/turn")

@@ -22,7 +22,7 @@ from sqlmodel import Session, col, select
 
 import rules
 from emails.messages import AdminLink, GameToConfirm, Invitation
-from service.domain import block_list
+from service.domain import block_list, records
 from service.domain.errors import Conflict, Forbidden, TooMany
 from service.domain.games import get_game, seats_of, settings_of
 from service.domain.links import LinkMaker
@@ -182,6 +182,12 @@ def confirm_game(
     game.confirmed_at = now
     settings = settings_of(game)
     names = [s.display_name for s, _ in seats]
+    # Each player's record beside their name (DESIGN §9): finished games only.
+    held = records.records_of(session, [p.id or 0 for _, p in seats])
+    beside_names = [
+        f"{s.display_name}: " + ("the house bot" if p.email == HOUSE_BOT_EMAIL else held[p.id or 0].words)
+        for s, p in seats
+    ]
     for seat, player in seats:
         if player.email == HOUSE_BOT_EMAIL:
             continue  # the house bot's seat: accepted from the start, nobody to invite
@@ -196,6 +202,7 @@ def confirm_game(
             starts_at_once=not settings.start_when_all_accepted,
             seat=seat.seat,
             block_url=links.block_url(player.email),
+            records=beside_names,
         )
         queue_mail(session, player, invitation, now=now)
     queue_mail(session, host, AdminLink(game_id=game_id, game_name=game.name, admin_url=admin_url), now=now)

@@ -158,6 +158,11 @@ def choices_of(session: Session, player_id: int) -> Choices:
     )
 
 
+def player_id_of(session: Session, email: str) -> int | None:
+    """The player row of an address (whose choices the page of choices shows), if it has one."""
+    return session.exec(select(Player.id).where(Player.email == email.strip().lower())).first()
+
+
 def parse_mode(value: object, field_name: str, *, blank: bool = False) -> NotifyMode | None:
     """A choice from a form or the API, or :class:`BadRequest` naming ``field_name``."""
     if blank and value in (None, "", "default"):

@@ -94,6 +94,9 @@ def submit_action(
     state = load_state(game)
     if seat not in rules.awaiting(state):
         raise Conflict("It is not your turn", version=game.version)
+    if not by_bot and _bot_plays(session, game_id, seat, seats):
+        # One player per seat at a time (DESIGN §10): the page, the API and replies by mail alike.
+        raise Conflict("The house bot plays this seat: take it back from your link first", version=game.version)
     if not isinstance(payload, dict):
         raise BadRequest("The action must be a JSON object")
     payload = dict(payload)
@@ -355,7 +358,8 @@ def after_change(
     clock = Clock.of(game, settings).start_step(now, length, paused=game.status != GameStatus.ACTIVE)
     set_clock(game, clock)
     names = {number: s.display_name for number, (s, _) in seats.items()}
-    turns = told_turns(session, game)
+    turns: list[story.Turn] | None = None
+    told = False  # the log is replayed for the first mail that tells it, and only then
     for awaited in awaited_seats:
         seat, player = seats[awaited]
         if passed_without_player(seat):
@@ -366,6 +370,8 @@ def after_change(
             wake_bot_after_commit(session, game.id or 0)
             continue
         extra: dict[str, Any] = {}
+        if not told:
+            turns, told = told_turns(session, game), True
         if turns is not None:
             # "Since your last turn" (issue 18): the other players' turns in words, public facts only.
             seat_names = [names.get(n, f"Player {n + 1}") for n in range(len(state.players))]
@@ -378,6 +384,7 @@ def after_change(
             turn=state.turn,
             turns=state.turns,
             turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret),
+            guide_url=links.url("/how-to-play"),
             deadline_at=clock.deadline_at,
             version=game.version,
             step_key=key,
@@ -428,6 +435,13 @@ def _check_running(game: Game) -> None:
         raise Conflict(f"The game is paused{reason}", version=game.version)
     if game.status != GameStatus.ACTIVE:
         raise Conflict(f"The game is not running (it is {game.status})", version=game.version)
+
+
+def _bot_plays(session: Session, game_id: int, seat: int, seats: dict[int, tuple[Seat, Player]] | None) -> bool:
+    if seats is not None and seat in seats:
+        return seats[seat][0].controller == SeatController.BOT
+    query = select(Seat.controller).where(Seat.game_id == game_id, Seat.seat == seat)
+    return session.exec(query).first() == SeatController.BOT
 
 
 def _by_idempotency_key(session: Session, game_id: int, key: str) -> GameAction | None:

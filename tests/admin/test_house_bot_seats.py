@@ -180,3 +180,15 @@ def test_a_game_against_bots_is_created_from_the_lobby_form(api_app: Flask) -> N
         seats = session.exec(select(Seat).order_by(Seat.seat)).all()  # type: ignore[arg-type]
         assert [s.controller for s in seats] == [SeatController.PERSON, SeatController.BOT]
         assert seats[1].accepted_at is not None
+
+
+def test_while_the_bot_holds_the_seat_the_api_refuses_the_player_s_steps(api: Any, api_app: Flask, game: dict) -> None:
+    api_app.test_cli_runner().invoke(args=["admin", "bot", str(game["id"]), "0"])
+    token = game["seats"][0].removeprefix("/play/")
+    legal = api.get(f"/api/games/{game['id']}/legal-actions", headers=bearer(token)).get_json()
+    sent = api.post(
+        f"/api/games/{game['id']}/actions",
+        headers=bearer(token),
+        json={"version": legal["version"], "action": {"type": "pick", "combo": 0}},
+    )
+    assert sent.status_code == 409 and "take it back" in sent.get_data(as_text=True)

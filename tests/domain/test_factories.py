@@ -22,6 +22,10 @@ FACTORIES = [
     factories.GameResultFactory,
     factories.PlayerRecordFactory,
     factories.InboundMailFactory,
+    factories.TableMessageFactory,
+    factories.GameNotificationFactory,
+    factories.DigestSentFactory,
+    factories.SignInFactory,
 ]
 
 

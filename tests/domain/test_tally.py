@@ -216,3 +216,16 @@ def test_an_address_record_reads_what_the_tally_wrote(db_session: Session, links
     assert theirs.words.startswith("1 game, missed 100 % of deadlines, rating ")
     by_id = records_module.records_of(db_session, [p.id or 0 for p in db_session.exec(select(Player)).all()])
     assert sorted(r.games for r in by_id.values()) == [1, 1]
+
+
+def test_invitations_show_each_player_s_record_beside_their_name(db_session: Session, links: LinkMaker) -> None:
+    first = new_game(db_session, links, players=2, tag="v")
+    invited = mails(db_session, first.id or 0, "invitation")
+    assert sorted(m.context["records"][0] for m in invited) == ["Player 0: no finished game yet"] * 2
+    play_until_ending(db_session, first, links, miss=1, seed=6)
+    tally.tally_game(db_session, first.id or 0)
+    second = new_game(db_session, links, players=2, tag="v")
+    [mail, _] = mails(db_session, second.id or 0, "invitation")
+    mine, theirs = mail.context["records"]
+    assert mine.startswith("Player 0: 1 game, missed no deadline, rating ")
+    assert theirs.startswith("Player 1: 1 game, missed 100 % of deadlines, rating ")

@@ -206,3 +206,11 @@ def test_every_text_of_the_html_has_a_contrast_of_at_least_4_5(name: str) -> Non
     assert parser.found
     for text, colour, background in parser.found:
         assert contrast(colour, background) >= 4.5, (text, colour, background)
+
+
+def test_an_invitation_lists_each_player_s_record_beside_their_name() -> None:
+    lines = ["Ann: 12 games, missed 2 % of deadlines, rating 21", "Bob: no finished game yet"]
+    mail = rendered(SAMPLES["invitation"], records=lines)
+    assert "Players:\n- Ann: 12 games, missed 2 % of deadlines, rating 21\n- Bob: no finished game yet\n" in mail.text
+    assert "<li>Ann: 12 games, missed 2 % of deadlines, rating 21</li>" in mail.html
+    assert "Players: Ann, Bob, Chloé" in rendered(SAMPLES["invitation"]).text, "rows written before: names only"
