@@ -216,3 +216,26 @@ def test_the_host_s_rematch_invites_the_same_players_once_and_others_cannot(app:
     invitations = [m for m in read_outbox(app, "invitation") if m.game_id == new.id]
     assert len(read_outbox(app, "invitation")) == invitations_before + 3
     assert sorted(m.to_email for m in invitations) == [f"p{i}@example.org" for i in range(3)]
+
+
+def test_the_host_chooses_what_becomes_of_a_resigned_seat_on_the_create_form(app: Flask) -> None:
+    client = app.test_client()
+    form = client.get("/games/new").get_data(as_text=True)
+    assert "A player who resigns" in form and 'value="auto_pass" checked' in form
+    data = {
+        "csrf_token": csrf(form),
+        "name": "Formed to resign",
+        "name-0": "Ann",
+        "email-0": "ann.form@example.org",
+        "name-1": "Bob",
+        "email-1": "bob.form@example.org",
+        "turn_hours": "48",
+        "defender_hours": "12",
+        "resigned_seats": "elsewhere",
+    }
+    refused = client.post("/games/new", data=data)
+    assert refused.status_code == 400 and "A player who resigns" in refused.get_data(as_text=True)
+    assert client.post("/games/new", data=data | {"resigned_seats": "bot"}).status_code == 303
+    with Session(get_engine(app)) as session:
+        game = session.exec(select(Game).where(Game.name == "Formed to resign")).one()
+        assert game.settings["resigned_seats"] == "bot"

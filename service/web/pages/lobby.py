@@ -90,6 +90,7 @@ def read_form(form: MultiDict[str, str]) -> dict[str, Any]:
             int(h) * HOUR for h in form.getlist("reminders") if h.isascii() and h.isdigit() and len(h) < 6
         ],
         "redeploy": form.get("redeploy", "auto"),
+        "resigned_seats": form.get("resigned_seats", "auto_pass"),
         "start_when_all_accepted": form.get("start", "accepted") == "accepted",
     }
     if form.get("auto_pass_alert_after", "").strip():
@@ -188,6 +189,7 @@ def _field_name(where: list[str]) -> str:
         "auto_pass_alert_after": "Auto-passes before you hear",
         "bot_after_missed_turns": "Missed turns before the house bot",
         "chat_url": "Chat address",
+        "resigned_seats": "A player who resigns",
     }
     return next((names[w] for w in reversed(where) if w in names), where[-1].replace("_", " ").capitalize())
 
@@ -199,6 +201,7 @@ def _defaults() -> dict[str, Any]:
         "defender_hours": settings.defender_turn_length_seconds // HOUR,
         "reminders": [str(s // HOUR) for s in settings.reminders_before_seconds],
         "redeploy": settings.redeploy,
+        "resigned_seats": settings.resigned_seats,
         "start": "accepted" if settings.start_when_all_accepted else "now",
         "auto_pass_alert_after": settings.auto_pass_alert_after,
         "bot_after_missed_turns": settings.bot_after_missed_turns,
