@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 
 from flask import Flask
 from sqlmodel import Session, select
@@ -101,3 +102,13 @@ def test_the_unsubscribe_page_links_the_choices_and_says_the_results_always_come
     page = html.unescape(app.test_client().get("/" + url.split("/", 3)[3]).get_data(as_text=True))
     assert "final\nresults always come" in page or "final results always come" in page.replace("\n", " ")
     assert path in page
+
+
+def test_my_games_links_the_page_of_choices(make_app: Any) -> None:
+    from tests.web.test_sign_in import game_of, signed_in_client
+
+    app = make_app(BASE_URL="https://smallworld.example")
+    game_of(app, ["ann@example.org", "bob@example.org"])
+    page = signed_in_client(app, "ann@example.org").get("/me").get_data(as_text=True)
+    path, _ = token_of(app, "ann@example.org")
+    assert f'href="https://smallworld.example{path}"' in page and "Choose which mails you get" in page

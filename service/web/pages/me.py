@@ -25,7 +25,7 @@ from flask import Blueprint, Flask, current_app, flash, redirect, render_templat
 from werkzeug.wrappers import Response
 
 from emails import times
-from service.domain import my_games, records, sign_in
+from service.domain import my_games, notifications, records, sign_in
 from service.domain.errors import BadRequest, DomainError
 from service.domain.links import SIGN_IN_MAX_AGE, current_links
 from service.domain.models import GameStatus, SignIn
@@ -163,7 +163,11 @@ def my_games_page() -> Any:
         for part, kind, title, empty, games in parts
     ]
     record = records.address_record(get_session(), row.email)
-    return render_template("me/games.html", listing=listing, sections=sections, zone=zone.key, record=record)
+    player_id = notifications.player_id_of(get_session(), row.email)
+    choices_url = current_links().choices_url(player_id) if player_id is not None else None
+    return render_template(
+        "me/games.html", listing=listing, sections=sections, zone=zone.key, record=record, choices_url=choices_url
+    )
 
 
 def _row(game: my_games.MyGame, kind: str, zone: ZoneInfo, url: str) -> dict[str, Any]:
