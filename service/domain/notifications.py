@@ -267,9 +267,24 @@ def send_digests(session: Session, links: LinkMaker, *, now: datetime | None = N
     claimed yet; one transaction per address, so one that fails never stops the others."""
     now = now or utcnow()
     report = DigestReport(now=now)
-    for player in digest_readers(session):
-        player_id = player.id or 0
+    # Plain values, read at once: a commit (one per address below) expires the rows it loaded.
+    readers = [(p.id or 0, p.time_zone, p.digest_hour) for p in digest_readers(session)]
+    # The days already claimed, read at once too: every sweep after a reader's hour would otherwise try
+    # (and fail) to claim their day again, a write per reader every 30 seconds.
+    days = [(now + timedelta(days=shift)).date().isoformat() for shift in (-1, 0, 1)]
+    claimed = set(
+        session.execute(
+            sa.select(col(DigestSent.player_id), col(DigestSent.local_date)).where(col(DigestSent.local_date).in_(days))
+        ).all()
+    )
+    for player_id, time_zone, digest_hour in readers:
+        day, hour = local_day(now, time_zone)
+        if hour < digest_hour or (player_id, day) in claimed:
+            continue
         try:
+            player = session.get(Player, player_id)
+            if player is None:
+                continue
             outcome = send_digest(session, player, links, now=now)
             report.claimed += outcome is not None
             report.mailed += outcome == MAILED

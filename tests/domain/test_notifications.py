@@ -177,3 +177,31 @@ def test_a_day_with_nothing_to_tell_is_claimed_without_a_mail(db_session: Sessio
 
 def test_the_doctests() -> None:
     assert doctest.testmod(notifications).failed == 0
+
+
+def test_one_address_whose_digest_fails_never_stops_the_others(
+    db_session: Session, links: LinkMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    new_game(db_session, links)
+    ann, bob = player(db_session, "p0@example.org"), player(db_session, "p1@example.org")
+    choose(db_session, ann, NotifyMode.DIGEST, 0)
+    choose(db_session, bob, NotifyMode.DIGEST, 0)
+    table_talk.post_message(db_session, table_talk_game(db_session), 0, "For Bob's digest")
+    real = notifications.my_games.my_games
+
+    def failing_for_ann(session: Session, email: str, *args: object, **kwargs: object) -> object:
+        if email == "p0@example.org":
+            raise RuntimeError("a broken row")
+        return real(session, email, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(notifications.my_games, "my_games", failing_for_ann)
+    report = notifications.send_digests(db_session, links, now=utcnow() + timedelta(hours=1))
+    assert report.mailed == 1 and len(report.errors) == 1 and "a broken row" in report.errors[0]
+    assert [m.to_email for m in digests(db_session)] == ["p1@example.org"]
+    # Ann's day was not claimed: the next sweep tries again, and sends it once the row is mended.
+    monkeypatch.setattr(notifications.my_games, "my_games", real)
+    assert notifications.send_digests(db_session, links, now=utcnow() + timedelta(hours=1)).mailed == 1
+
+
+def table_talk_game(session: Session) -> Game:
+    return session.exec(select(Game).order_by(Game.id.desc())).first()  # type: ignore[union-attr, return-value]

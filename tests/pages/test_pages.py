@@ -539,3 +539,20 @@ def test_a_refused_redeployment_marks_the_region_the_rules_name(app: Flask) -> N
     tag = re.search(rf'<input id="tokens-{target}"[^>]*>', page.text)
     assert tag is not None and 'aria-invalid="true" aria-describedby="turn-refusal"' in tag.group(0)
     assert re.search(r'<p class="message message-refusal" role="alert" id="turn-refusal">', page.text)
+
+
+def test_the_legend_names_each_thing_once_and_the_lost_tribes_too(app: Flask) -> None:
+    game_id, links = start_game(app)
+    client = app.test_client()
+    client.get(links[0])
+    page = client.get(f"/games/{game_id}/turn").text
+    legend = re.search(r'<ul class="legend">(.*?)</ul>', page, flags=re.S)
+    assert legend is not None
+    names = [html.unescape(n).strip() for n in re.findall(r"</svg>([^<]+)</li>", legend.group(1))]
+    assert len(names) == len(set(names)), names
+    assert "Mountain" in names and any("Lost Tribe" in n for n in names), names
+    # The map's name is a sentence, and every region's name reads as the region, its cost and a tap's effect.
+    label = re.search(r'<svg [^>]*class="board-map"[^>]*aria-label="([^"]+)"', page)
+    assert label is not None and label.group(1).startswith("Map of the 2-player board")
+    for name in re.findall(r'<a href="[^"]*" class="region-link"[^>]*aria-label="([^"]+)"', page):
+        assert re.match(r"^[A-Z][a-z]+ \d+, .+, (details|[^,]*: .+)$", html.unescape(name)), name
