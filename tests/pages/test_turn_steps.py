@@ -244,3 +244,35 @@ def test_a_whole_turn_with_taps_on_a_phone(live: LiveServer, new_context: Any, a
     settled(page, lambda: page.get_by_role("button", name="Yes, end my turn").tap())
     expect(page.locator("#announcer")).to_contain_text("Turn ended")
     shot(page, artifacts, 7, "ended", size)
+
+
+def test_two_fingers_zoom_the_map_inside_its_box(live: LiveServer, new_context: Any) -> None:
+    """A pinch inside the map's box zooms the map (not the page); "Whole map" brings it back."""
+    _, turn_url = new_game(live, "Pinch phone")
+    page = new_context(viewport=PHONE, is_mobile=True, has_touch=True).new_page()
+    settled(page, lambda: page.goto(turn_url))
+    box = page.locator("[data-map-scroll]")
+    frame = box.bounding_box()
+    assert frame is not None
+    cx, cy = frame["x"] + frame["width"] / 2, frame["y"] + frame["height"] / 2
+
+    def finger(kind: str, pointer: int, x: float, y: float) -> None:
+        box.evaluate(
+            """(b, [kind, id, x, y]) => b.dispatchEvent(new PointerEvent(kind, { pointerType: 'touch',
+                   pointerId: id, clientX: x, clientY: y, bubbles: true, isPrimary: id === 1 }))""",
+            [kind, pointer, x, y],
+        )
+
+    finger("pointerdown", 1, cx - 20, cy)
+    finger("pointerdown", 2, cx + 20, cy)
+    for step in range(1, 4):
+        finger("pointermove", 1, cx - 20 - 12 * step, cy)
+        finger("pointermove", 2, cx + 20 + 12 * step, cy)
+    finger("pointerup", 1, cx - 56, cy)
+    finger("pointerup", 2, cx + 56, cy)
+    zoom = float(box.evaluate("b => b.style.getPropertyValue('--zoom')") or 1)
+    assert abs(zoom - 2.8) < 0.05, zoom  # the fingers went from 40 px apart to 112 px
+    assert box.evaluate("b => b.scrollWidth > b.clientWidth")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
+    page.get_by_role("button", name="Whole map").tap()
+    assert float(box.evaluate("b => b.style.getPropertyValue('--zoom')")) == 1
