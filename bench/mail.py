@@ -14,12 +14,25 @@ claim per 100 mails; ``batch 1`` opens a connection (and claims) per mail. ``you
 board picture (a PNG, drawn once per game state); their boards differ a little from one mail to the next
 and come back every nine mails, as for the readers of one state; with ``--distinct-boards`` every mail has
 a board of its own, as when each turn mail follows a new step. ``auto_passed`` mails are text and HTML only.
+
+``CPU ms/mail`` counts the whole process (the SMTP server too); ``worker CPU ms/mail`` only the thread that
+drains the outbox, which is what one worker core spends on a mail. To compare two versions of the code on
+the same machine in one run (the machine is shared, so absolute figures move from run to run)::
+
+    git archive <commit> | tar -x -C /tmp/mail-reference     # the reference tree, e.g. an older commit
+    .venv/bin/python bench/mail.py --reference /tmp/mail-reference --runs 3
+
+runs this bench on the reference tree's code and on this tree's, in turn (three each), on "your turn" mails
+in batches of 100, and prints each run's worker CPU per mail and the ratio of the medians.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -32,7 +45,10 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from sqlalchemy import create_engine, make_url, text
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+HERE = Path(__file__).resolve().parent.parent
+# ``--code DIR``: import the project from DIR instead of this tree (see ``--reference``).
+CODE = Path(sys.argv[sys.argv.index("--code") + 1]).resolve() if "--code" in sys.argv[:-1] else HERE
+sys.path.insert(0, str(CODE))
 
 from emails.delivery import SMTPBackend, backend_from_config  # noqa: E402
 from emails.messages import AutoPassed, Message, YourTurn  # noqa: E402
@@ -126,14 +142,15 @@ def run(
     backend = backend_from_config(app.config)
     assert isinstance(backend, SMTPBackend)
     with app.app_context():
-        started, cpu = time.perf_counter(), time.process_time()
+        started, cpu, worker = time.perf_counter(), time.process_time(), time.thread_time()
         report = delivery.deliver_due_mail(
             get_session(), backend, app.extensions["smallworld.links"], settings, now=utcnow()
         )
         elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+        worker = time.thread_time() - worker
     assert report.sent == count and counter.mails == count, (report, counter.mails)
     # Counted by the backend: the server's session objects are freed and their ids reused.
-    return elapsed, cpu, counter.mails, backend.connections_opened
+    return elapsed, cpu, worker, counter.mails, backend.connections_opened
 
 
 def postgres_schema(url: str) -> tuple[str, Any]:
@@ -162,7 +179,19 @@ def main() -> None:
         action="store_true",
         help="give every turn mail a board of its own (no picture drawn twice), as when each is a new game state",
     )
+    parser.add_argument(
+        "--reference",
+        metavar="DIR",
+        help="compare with the code in DIR (a tree of this project, e.g. from git archive): runs in turn",
+    )
+    parser.add_argument("--runs", type=int, default=3, help="with --reference: runs of each (default 3)")
+    parser.add_argument("--code", metavar="DIR", help="import the project from DIR (used by --reference)")
+    parser.add_argument("--only", choices=("auto_passed", "your_turn"), help="one kind of mail, batches of 100")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON lines (used by --reference)")
     args = parser.parse_args()
+    if args.reference:
+        compare(args)
+        return
 
     counter = Counter()
     port = free_port()
@@ -172,11 +201,13 @@ def main() -> None:
     if args.postgres:
         url, drop = postgres_schema(args.postgres)
         databases.append(("PostgreSQL", url, drop))
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
-    print(
-        f"{'database':<11} {'mail':<11} {'batch':>5} {'mails':>6} {'seconds':>8} {'mails/s':>8} "
-        f"{'CPU ms/mail':>12} {'SMTP connections':>17}"
-    )
+    if not args.json:
+        print(f"code from {CODE}")
+        print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+        print(
+            f"{'database':<11} {'mail':<11} {'batch':>5} {'mails':>6} {'seconds':>8} {'mails/s':>8} "
+            f"{'CPU ms/mail':>12} {'worker CPU ms/mail':>19} {'SMTP connections':>17}"
+        )
     first = 0  # the next mail's number: with --distinct-boards, no board comes back in a later row
     try:
         for label, url, _ in databases:
@@ -193,16 +224,22 @@ def main() -> None:
                 settings["DATABASE_URL"] = url
             app = create_app(settings)
             upgrade_database(get_engine(app))
-            for template in ("auto_passed", "your_turn"):
-                for batch in (100, 1):
+            for template in [args.only] if args.only else ["auto_passed", "your_turn"]:
+                for batch in (100,) if args.only else (100, 1):
                     count = args.mails if batch > 1 else max(1, args.mails // 4)
-                    elapsed, cpu, sent, connections = run(
+                    elapsed, cpu, worker, sent, connections = run(
                         app, counter, template, count, batch, args.distinct_boards, first
                     )
                     first += count
+                    if args.json:
+                        row = {"database": label, "mail": template, "batch": batch, "mails": sent}
+                        row.update(seconds=elapsed, cpu=cpu, worker=worker, connections=connections)
+                        print(json.dumps(row), flush=True)
+                        continue
                     print(
                         f"{label:<11} {template:<11} {batch:>5} {sent:>6} {elapsed:>8.2f} "
-                        f"{sent / elapsed:>8.0f} {cpu / sent * 1000:>12.1f} {connections:>17}"
+                        f"{sent / elapsed:>8.0f} {cpu / sent * 1000:>12.1f} {worker / sent * 1000:>19.2f} "
+                        f"{connections:>17}"
                     )
             get_engine(app).dispose()
     finally:
@@ -210,6 +247,40 @@ def main() -> None:
         for _, _, drop in databases:
             if drop:
                 drop()
+
+
+def compare(args: argparse.Namespace) -> None:
+    """This bench on the reference tree's code and on this tree's, in turn, ``--runs`` times each: worker CPU
+    per "your turn" mail (batches of 100) and mails per second of one worker core, and the ratio."""
+    trees = {"reference": str(Path(args.reference).resolve()), "this tree": str(HERE)}
+    common = ["--only", args.only or "your_turn", "--mails", str(args.mails), "--json"]
+    if args.distinct_boards:
+        common.append("--distinct-boards")
+    if args.postgres:
+        common += ["--postgres", args.postgres]
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    print(f"reference: {trees['reference']}\nthis tree: {trees['this tree']}")
+    print(f"{'run':>3} {'code':<10} {'database':<11} {'mails':>6} {'wall mails/s':>13} {'worker CPU ms/mail':>19}")
+    results: dict[tuple[str, str], list[float]] = {}
+    for number in range(1, args.runs + 1):
+        for name, tree in trees.items():
+            command = [sys.executable, __file__, "--code", tree, *common]
+            out = subprocess.run(command, check=True, capture_output=True, text=True, cwd=tree).stdout
+            for line in out.splitlines():
+                row = json.loads(line)
+                per_mail = row["worker"] / row["mails"] * 1000
+                results.setdefault((row["database"], name), []).append(per_mail)
+                print(
+                    f"{number:>3} {name:<10} {row['database']:<11} {row['mails']:>6} "
+                    f"{row['mails'] / row['seconds']:>13.0f} {per_mail:>19.2f}"
+                )
+    for database in dict.fromkeys(d for d, _ in results):
+        old = statistics.median(results[(database, "reference")])
+        new = statistics.median(results[(database, "this tree")])
+        print(
+            f"{database}: median worker CPU per mail {old:.2f} ms (reference) and {new:.2f} ms (this tree): "
+            f"{1000 / old:.0f} and {1000 / new:.0f} mails/s per worker core, {old / new:.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -191,20 +191,44 @@ class _WireGenerator(BytesGenerator):
         if lines:
             self.write(NLCRE.sub(self._NL, lines))
 
+    def _handle_text(self, msg: Message) -> None:
+        # A board picture's body, written once per picture (as _write_lines would write it).
+        if isinstance(msg, _Picture) and msg._payload is msg.encoded.text and self._NL == "\r\n":
+            self._fp.write(msg.encoded.wire)
+        else:
+            super()._handle_text(msg)
+
+    _writeBody = _handle_text
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    #: The picture in base64 lines of 76 characters, as ``email.encoders.encode_base64`` writes it.
+    text: str
+    #: The same with CRLF line ends, as bytes: the body as :func:`to_bytes` writes it.
+    wire: bytes
+
+
+class _Picture(MIMENonMultipart):
+    """An inline picture whose encoded body is shared by every mail that carries it."""
+
+    encoded: _Encoded
+
 
 def _picture_part(data: bytes) -> MIMENonMultipart:
     """What ``MIMEImage(data, "png")`` builds, with the base64 of the picture shared by every mail that
     carries it (one picture per game state, sent to each of its readers)."""
-    part = MIMENonMultipart("image", "png")
-    part.set_payload(_base64(data))
+    part = _Picture("image", "png")
+    part.encoded = _encoded(data)
+    part.set_payload(part.encoded.text)
     part["Content-Transfer-Encoding"] = "base64"
     return part
 
 
 @functools.lru_cache(maxsize=64)
-def _base64(data: bytes) -> str:
-    """``data`` in base64 lines of 76 characters, as ``email.encoders.encode_base64`` writes it."""
-    return base64.encodebytes(data).decode("ascii")
+def _encoded(data: bytes) -> _Encoded:
+    text = base64.encodebytes(data).decode("ascii")
+    return _Encoded(text, text.replace("\n", "\r\n").encode("ascii"))
 
 
 def _header(text: str) -> str | Header:

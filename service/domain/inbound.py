@@ -147,7 +147,13 @@ def receive(
         session.rollback()
         log(logger, logging.ERROR, "inbound.failed", via=via, error=repr(error)[:300])
         logger.exception("inbound mail failed")
-        return [Outcome(InboundKind.MALFORMED, f"could not be read: {type(error).__name__}")]
+        why = f"could not be read: {type(error).__name__}"
+        try:  # recorded for the admins, under the mail's own bytes (a retry of it is read again)
+            identity = "failed:" + hashlib.sha256(raw).hexdigest() + ":" + now.isoformat()
+            return [_note(session, identity, "", via, InboundKind.MALFORMED, "", why, now)]
+        except Exception:
+            session.rollback()
+            return [Outcome(InboundKind.MALFORMED, why)]
 
 
 def _receive(

@@ -201,20 +201,23 @@ def seat_tallies(session: Session, game: Game) -> dict[int, SeatTally]:
     tallies: dict[int, SeatTally] = {}
     seen: set[str] = set()
     began_at = game.started_at
-    for index, state in enumerate(replay_steps(game, live)):
-        if index:
-            began_at = live[index - 1].created_at
-        if state.over or not rules.awaiting(state):
-            continue
-        key = step_key(state)
-        if key in seen:
-            continue
-        seen.add(key)
-        seat = awaited_seat(key)
-        quit_at = resigned_at.get(seat)
-        if quit_at is not None and began_at is not None and began_at >= quit_at:
-            continue
-        tallies.setdefault(seat, SeatTally()).deadlines += 1
+    try:
+        for index, state in enumerate(replay_steps(game, live)):
+            if index:
+                began_at = live[index - 1].created_at
+            if state.over or not rules.awaiting(state):
+                continue
+            key = step_key(state)
+            if key in seen:
+                continue
+            seen.add(key)
+            seat = awaited_seat(key)
+            quit_at = resigned_at.get(seat)
+            if quit_at is not None and began_at is not None and began_at >= quit_at:
+                continue
+            tallies.setdefault(seat, SeatTally()).deadlines += 1
+    except Exception as error:  # a log that no longer replays (a hand-repaired row): count what replayed
+        log(logger, logging.ERROR, "game.tally_replay_failed", game=game.id, error=repr(error))
     for entry in live:
         missed = entry.kind == ActionKind.AUTO_PASS and (entry.action or {}).get("reason") == DEADLINE
         quit_at = resigned_at.get(entry.seat) if entry.seat is not None else None
@@ -222,6 +225,8 @@ def seat_tallies(session: Session, game: Game) -> dict[int, SeatTally]:
             missed = False  # the seat was no longer its player's
         if missed and entry.seat is not None:
             tallies.setdefault(entry.seat, SeatTally()).missed += 1
+    for counted in tallies.values():  # never more missed than given, whatever the log
+        counted.deadlines = max(counted.deadlines, counted.missed)
     return tallies
 
 

@@ -179,3 +179,23 @@ def test_a_reply_for_a_seat_the_house_bot_plays_changes_nothing_and_says_how_to_
     assert table.game().version == version
     [answer] = [m for m in table.deliver() if "house bot plays your seat" in (m.header("Subject") or "")]
     assert "take your seat back" in words(answer) and "/play/" in answer.text
+
+
+def test_a_mail_that_breaks_the_reading_is_recorded_and_answered_202_never_500(
+    table: MailTable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rules import orders
+
+    turn = turn_mail(table)
+
+    def broken(text: str) -> None:
+        raise RuntimeError("a fault while reading")
+
+    monkeypatch.setattr(orders, "parse", broken)
+    answer = post_mail(table.app, reply_to(turn, "pick 1"))
+    assert answer.status_code == 202
+    assert answer.get_json()["outcomes"][0]["kind"] == "malformed"
+    assert [row.kind for row in table.inbound()][-1] == "malformed"
+    monkeypatch.undo()
+    # The next mail is read as ever.
+    assert post_mail(table.app, reply_to(turn, "pick 1")).get_json()["outcomes"][0]["kind"] == "orders"

@@ -17,6 +17,7 @@ from service.domain import records as records_module
 from service.domain.links import LinkMaker
 from service.domain.models import (
     Game,
+    GameAction,
     GameResult,
     GameStatus,
     OutboxMail,
@@ -229,3 +230,21 @@ def test_invitations_show_each_player_s_record_beside_their_name(db_session: Ses
     mine, theirs = mail.context["records"]
     assert mine.startswith("Player 0: 1 game, missed no deadline, rating ")
     assert theirs.startswith("Player 1: 1 game, missed 100 % of deadlines, rating ")
+
+
+def test_a_game_whose_log_no_longer_replays_is_tallied_all_the_same(db_session: Session, links: LinkMaker) -> None:
+    """A hand-repaired row (its log no longer replays from the seed) must not stay ending for ever."""
+    game = new_game(db_session, links, players=2, tag="h")
+    play_until_ending(db_session, game, links, miss=0, seed=8)
+    first = db_session.exec(
+        select(GameAction).where(GameAction.game_id == game.id).order_by(col(GameAction.version))
+    ).first()
+    assert first is not None
+    first.action = {"type": "pick", "combo": 99, "player": first.seat}
+    db_session.add(first)
+    db_session.commit()
+    assert tally.tally_game(db_session, game.id or 0) is True
+    db_session.refresh(game)
+    assert game.status == GameStatus.FINISHED
+    record = records_module.address_record(db_session, "h0@example.org")
+    assert record.games == 1 and 0 < record.missed <= record.deadlines
