@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import base64
+import copy
 import functools
 import hashlib
 import io
@@ -25,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from email import charset as charsets
-from email.generator import NLCRE, BytesGenerator
+from email.generator import BytesGenerator
 from email.header import Header
 from email.message import Message
 from email.mime.multipart import MIMEMultipart
@@ -100,10 +101,8 @@ def compose(rendered: Rendered, envelope: Envelope) -> Message:
         message["List-Unsubscribe"] = f"<{envelope.unsubscribe_url}>"
         message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
 
-    # typeshed says str, but MIMEText takes a Charset (it calls set_payload with it), which is how the
-    # quoted-printable encoding is chosen.
-    message.attach(MIMEText(rendered.text, "plain", _UTF8_QP))  # type: ignore[arg-type]
-    html = MIMEText(rendered.html, "html", _UTF8_QP)  # type: ignore[arg-type]
+    message.attach(_text_part(rendered.text, "plain"))
+    html = _text_part(rendered.html, "html")
     if rendered.images:
         related = MIMEMultipart("related", boundary=next(boundaries))
         related.attach(html)
@@ -181,6 +180,10 @@ def to_bytes(message: Message) -> bytes:
     return out.getvalue()
 
 
+#: Any line end, as ``email.generator`` splits lines.
+_NLCRE = re.compile(r"\r\n|\r|\n")
+
+
 class _WireGenerator(BytesGenerator):
     """The standard ``BytesGenerator``, writing a body's lines with their line ends changed in one piece
     instead of two writes a line (the board picture's base64 is about a thousand lines, and writing them one
@@ -189,14 +192,14 @@ class _WireGenerator(BytesGenerator):
 
     def _write_lines(self, lines: str) -> None:
         if lines:
-            self.write(NLCRE.sub(self._NL, lines))
+            self.write(_NLCRE.sub(self._NL, lines))  # type: ignore[attr-defined]
 
     def _handle_text(self, msg: Message) -> None:
         # A board picture's body, written once per picture (as _write_lines would write it).
-        if isinstance(msg, _Picture) and msg._payload is msg.encoded.text and self._NL == "\r\n":
-            self._fp.write(msg.encoded.wire)
+        if isinstance(msg, _Picture) and msg.wire_ready(self._NL):  # type: ignore[attr-defined]
+            self._fp.write(msg.encoded.wire)  # type: ignore[attr-defined]
         else:
-            super()._handle_text(msg)
+            super()._handle_text(msg)  # type: ignore[misc]
 
     _writeBody = _handle_text
 
@@ -213,6 +216,29 @@ class _Picture(MIMENonMultipart):
     """An inline picture whose encoded body is shared by every mail that carries it."""
 
     encoded: _Encoded
+
+    def wire_ready(self, linesep: str) -> bool:
+        """Whether the shared CRLF body is this part's body as a generator with ``linesep`` writes it."""
+        return self._payload is self.encoded.text and linesep == "\r\n"  # type: ignore[attr-defined]
+
+
+def _text_part(text: str, subtype: str) -> Message:
+    """What ``MIMEText(text, subtype, _UTF8_QP)`` builds, its headers copied from one built once (working
+    out the ``Content-Type`` parameters took more time than encoding the text)."""
+    if not text:
+        return MIMEText(text, subtype, _UTF8_QP)  # type: ignore[arg-type]
+    part = copy.copy(_empty_text(subtype))
+    part._headers = list(part._headers)  # type: ignore[attr-defined]
+    part.defects = []
+    part._payload = _UTF8_QP.body_encode(text.encode("utf-8"))  # type: ignore[attr-defined]
+    return part
+
+
+@functools.cache
+def _empty_text(subtype: str) -> MIMEText:
+    # typeshed says str, but MIMEText takes a Charset (it calls set_payload with it), which is how the
+    # quoted-printable encoding is chosen.
+    return MIMEText("", subtype, _UTF8_QP)  # type: ignore[arg-type]
 
 
 def _picture_part(data: bytes) -> MIMENonMultipart:

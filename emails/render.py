@@ -10,6 +10,7 @@ lets a retried delivery send exactly the mail it may already have sent (``emails
 
 from __future__ import annotations
 
+import functools
 import re
 import textwrap
 from collections.abc import Mapping
@@ -475,21 +476,28 @@ def _tidy_text(text: str) -> str:
         if line != "-- ":
             line = line.rstrip()
         if len(line) > TEXT_WIDTH and not _URL.match(line):
-            indent = line[: len(line) - len(line.lstrip())]
-            lines.extend(
-                textwrap.wrap(
-                    line,
-                    TEXT_WIDTH,
-                    subsequent_indent=indent + ("  " if indent else ""),
-                    break_long_words=False,
-                    break_on_hyphens=False,
-                )
-            )
+            lines.extend(_wrapped(line))
         elif line or (lines and lines[-1]):
             lines.append(line)
     while lines and not lines[-1]:
         lines.pop()
     return "\n".join(lines) + "\n"
+
+
+@functools.lru_cache(maxsize=4096)
+def _wrapped(line: str) -> tuple[str, ...]:
+    """``line`` wrapped to :data:`TEXT_WIDTH`, a continuation indented two more spaces than an indented line;
+    kept, since most long lines (the board, the rules' reminders) read the same in every reader's mail."""
+    indent = line[: len(line) - len(line.lstrip())]
+    return tuple(
+        textwrap.wrap(
+            line,
+            TEXT_WIDTH,
+            subsequent_indent=indent + ("  " if indent else ""),
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+    )
 
 
 _env = Environment(
