@@ -14,8 +14,11 @@ INSTALL := $(BIN)/python -m pip install --quiet --constraint constraints.txt
 run: $(VENV)/.installed
 	$(BIN)/smallworld serve $(SERVE_ARGS)
 
+# The tests run in parallel, one process per core (pytest-xdist); TEST_WORKERS=0 runs them in one process.
+TEST_WORKERS ?= auto
+
 test: $(VENV)/.installed-dev
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

@@ -21,8 +21,10 @@ from service.infra.db import get_engine
 from ..api.conftest import create_game, new_game_body, token_of
 
 #: POST endpoints outside /api that take no CSRF token, and why (see service/web/pages/__init__.py): the
-#: one-click unsubscribe and "never invite me again", whose signed token is the credential.
-EXEMPT = {"unsubscribe.unsubscribe", "unsubscribe.never"}
+#: one-click unsubscribe and "never invite me again", whose signed token is the credential; and the mail
+#: hook for MTAs (``POST /inbound/mail``), whose credential is the inbound secret in its Authorization
+#: header, never a browser's cookie (``test_the_mail_hook_takes_its_secret_not_a_browser_s_session``).
+EXEMPT = {"unsubscribe.unsubscribe", "unsubscribe.never", "inbound_mail.receive_mail"}
 
 #: Plausible fields for each form, so that only the missing token can be what is wrong.
 FIELDS = {
@@ -105,8 +107,18 @@ def test_every_form_refuses_a_post_without_its_token_or_with_another_browsers(ma
     assert snapshot(app) != before
 
 
-def test_only_the_one_click_unsubscribe_takes_no_token() -> None:
+def test_only_the_one_click_unsubscribe_and_the_mail_hook_take_no_token() -> None:
     from service.web.pages import CSRF_EXEMPT_BLUEPRINTS, CSRF_EXEMPT_PREFIXES
 
     assert CSRF_EXEMPT_PREFIXES == ("/api/",)
-    assert frozenset(CSRF_EXEMPT_BLUEPRINTS) == frozenset({"unsubscribe"})
+    assert frozenset(CSRF_EXEMPT_BLUEPRINTS) == frozenset({"unsubscribe", "inbound_mail"})
+
+
+def test_the_mail_hook_takes_its_secret_not_a_browser_s_session(make_app: Any) -> None:
+    app = make_app(INBOUND_SECRET="hook-secret-of-the-mail-server")
+    browser = app.test_client()
+    browser.get("/games/new")  # a browser with a session cookie and nothing else
+    mail = b"From: a@example.org\r\nTo: play@example.org\r\nSubject: x\r\n\r\nend\r\n"
+    assert browser.post("/inbound/mail", data=mail, content_type="message/rfc822").status_code == 401
+    wrong = {"Authorization": "Bearer not-the-secret"}
+    assert browser.post("/inbound/mail", data=mail, content_type="message/rfc822", headers=wrong).status_code == 403
