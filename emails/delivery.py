@@ -84,16 +84,56 @@ class SMTPBackend:
     def _connect(self) -> smtplib.SMTP:
         self.connections_opened += 1
         if self.security == "ssl":
-            smtp: smtplib.SMTP = smtplib.SMTP_SSL(
+            smtp: smtplib.SMTP = _SMTP_SSL(
                 self.host, self.port, timeout=self.timeout, context=ssl.create_default_context()
             )
         else:
-            smtp = smtplib.SMTP(self.host, self.port, timeout=self.timeout)
+            smtp = _SMTP(self.host, self.port, timeout=self.timeout)
             if self.security == "starttls":
                 smtp.starttls(context=ssl.create_default_context())
         if self.username:
             smtp.login(self.username, self.password or "")
         return smtp
+
+
+def quote_periods(data: bytes) -> bytes:
+    r"""``data`` with a dot doubled at the start of every line (RFC 5321 4.5.2), the bytes smtplib's
+    ``_quote_periods`` gives (``re.sub(rb"(?m)^\.", b"..", data)``), several times quicker on a mail
+    that carries a picture.
+
+    >>> quote_periods(b".a\r\nb.\r\n.\r\n..c")
+    b'..a\r\nb.\r\n..\r\n...c'
+    """
+    quoted = data.replace(b"\n.", b"\n..")
+    return b"." + quoted if quoted.startswith(b".") else quoted
+
+
+class _QuickData:
+    """smtplib's ``DATA`` for the bytes :func:`emails.compose.to_bytes` writes (CRLF line ends): the same
+    bytes on the wire, with the dots doubled by :func:`quote_periods`."""
+
+    def data(self, msg: Any) -> tuple[int, bytes]:
+        smtp: Any = self
+        if not isinstance(msg, bytes):
+            return smtplib.SMTP.data(smtp, msg)
+        smtp.putcmd("data")
+        code, reply = smtp.getreply()
+        if code != 354:
+            raise smtplib.SMTPDataError(code, reply)
+        quoted = quote_periods(msg)
+        if quoted[-2:] != b"\r\n":
+            quoted += b"\r\n"
+        smtp.send(quoted + b".\r\n")
+        code, reply = smtp.getreply()
+        return code, reply
+
+
+class _SMTP(_QuickData, smtplib.SMTP):
+    pass
+
+
+class _SMTP_SSL(_QuickData, smtplib.SMTP_SSL):  # noqa: N801
+    pass
 
 
 class SMTPConnection:

@@ -175,10 +175,11 @@ def render(
     if board and board.get("regions"):
         values["board_lines"] = board_lines(board)
         if pictures and message in ("your_turn", "orders_answer"):
-            public = PublicBoard.from_mail(board)
-            images[BOARD_CID] = png.picture(public)
+            # One look-up of the picture (drawn once per game state): the board is hashed once.
+            picture = png.drawn(PublicBoard.from_mail(board))
+            images[BOARD_CID] = picture.data
             values["board_cid"] = BOARD_CID
-            values["board_size"] = png.size_of(public)
+            values["board_size"] = (picture.width, picture.height)
     _PREPARE.get(message, lambda v: None)(values)
 
     subject = " ".join(_env.get_template(f"{message}/subject.txt").render(values).split())

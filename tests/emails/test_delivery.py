@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from emails.compose import Envelope, compose
+from emails.compose import Envelope, compose, to_bytes
 from emails.delivery import DeliveryError, FileBackend, SMTPBackend, backend_from_config
 from emails.render import render
 from emails.samples import SAMPLES
@@ -106,3 +107,22 @@ def test_the_file_backend_leaves_no_file_behind_for_a_mail_it_cannot_write(tmp_p
         files.send(mail(2))
     assert error.value.permanent
     assert [p.suffix for p in (tmp_path / "mail").iterdir()] == [".eml"]
+
+
+def test_lines_that_start_with_a_dot_and_the_board_picture_arrive_byte_for_byte(smtp_server: SMTPServer) -> None:
+    # RFC 5321 4.5.2: the client doubles a dot that starts a line and the server removes it again.
+    sample = SAMPLES["your_turn"]
+    rendered = render(sample.message, sample.context, now=sample.now)
+    assert rendered.images  # the board picture, in base64 lines
+    dotted = replace(rendered, text=".\n.. two dots\n.one\nmiddle . dot\n" + rendered.text + "\n.")
+    message = compose(
+        dotted,
+        Envelope(
+            message_id="<dots@smallworld.invalid>", to="bob@example.org", sender="sw@example.org", date=sample.now
+        ),
+    )
+    with SMTPBackend("127.0.0.1", smtp_server.port).open() as connection:
+        connection.send(message)
+    (received,) = smtp_server.mailbox.all()
+    assert received.content == to_bytes(message)
+    assert received.text.replace("\r\n", "\n").startswith(".\n.. two dots\n.one\nmiddle . dot\n")
