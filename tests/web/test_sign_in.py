@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
+from icalendar import Calendar
 from sqlmodel import Session, select
 
 from service.domain import block_list, sign_in
@@ -195,6 +196,22 @@ def test_my_games_lists_every_game_of_the_address_waiting_for_it_first(app: Flas
     assert client.get("/me/games/9999/0").status_code == 404
     assert app.test_client().get(rows[0]).status_code == 302
     assert "/sign-in" in app.test_client().get(rows[0]).headers["Location"]
+
+
+def test_my_games_links_the_address_s_calendar_feed(app: Flask) -> None:
+    game = game_of(app, [ANN, BOB], name="Ann starts")
+    for mail in invitations(app, game["id"]).values():
+        accept = app.test_client().post(
+            "/api/invitations/accept", headers={"Authorization": f"Bearer {token_of(mail.context['invite_url'])}"}
+        )
+        assert accept.status_code == 200
+    page = signed_in_client(app, ANN).get("/me").get_data(as_text=True)
+    (feed,) = set(re.findall(r"https://smallworld\.example(/calendar/[A-Za-z0-9_\-.]+\.ics)", page))
+    assert f'href="webcal://smallworld.example{feed}"' in page
+    answer = app.test_client().get(feed)
+    assert answer.status_code == 200 and answer.mimetype == "text/calendar"
+    (event,) = Calendar.from_ical(answer.data).walk("VEVENT")
+    assert str(event["summary"]) == "Your turn: Ann starts"
 
 
 def test_my_games_shows_a_finished_game_s_result(app: Flask) -> None:

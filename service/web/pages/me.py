@@ -25,6 +25,7 @@ from flask import Blueprint, Flask, current_app, flash, redirect, render_templat
 from werkzeug.wrappers import Response
 
 from emails import times
+from emails.render import webcal
 from service.domain import my_games, notifications, records, sign_in
 from service.domain.errors import BadRequest, DomainError
 from service.domain.links import SIGN_IN_MAX_AGE, current_links
@@ -165,8 +166,17 @@ def my_games_page() -> Any:
     record = records.address_record(get_session(), row.email)
     player_id = notifications.player_id_of(get_session(), row.email)
     choices_url = current_links().choices_url(player_id) if player_id is not None else None
+    # Every deadline of every game of the address, in the player's calendar app (the same feed as the mails').
+    feed = current_links().address_calendar_url(player_id) if player_id is not None else None
+    calendar = {"https": feed, "webcal": webcal(feed)} if feed else None
     return render_template(
-        "me/games.html", listing=listing, sections=sections, zone=zone.key, record=record, choices_url=choices_url
+        "me/games.html",
+        listing=listing,
+        sections=sections,
+        zone=zone.key,
+        record=record,
+        choices_url=choices_url,
+        calendar=calendar,
     )
 
 
