@@ -85,6 +85,12 @@ def extend_deadline(
         raise BadRequest("An extension must be longer than zero")
     clock = Clock.of(game)
     current = clock.deadline_at or now
+    # A moment far from now is refused before any time is computed from it (year 1 less a reminder's
+    # offset is no date at all).
+    if to is not None and to <= now:
+        raise BadRequest("The new deadline is in the past")
+    if to is not None and to - current > MAX_EXTENSION:
+        raise BadRequest("A deadline can be extended by at most 60 days at a time")
     extended = clock.extend(now, by=by, to=to)
     new = extended.deadline_at
     assert new is not None
