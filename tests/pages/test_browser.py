@@ -137,14 +137,16 @@ def test_a_game_created_in_the_browser_and_each_player_s_first_turn_played_from_
 
     # Redeploy with the steppers: one token moved from one region to the other.
     settled(page, lambda: page.get_by_role("button", name="End conquests and redeploy").click())
-    inputs = page.locator("form.redeploy input[type=number]")
+    # The Active race's own form (a power with pieces to place, Bivouacking say, has a form of its own).
+    troop = page.locator("form.redeploy", has=page.locator('input[id^="tokens-"]')).first
+    inputs = troop.locator('input[type=number][id^="tokens-"]')
     assert inputs.count() == 2
-    count = int(page.locator("form.redeploy").get_attribute("data-count") or 0)
+    count = int(troop.get_attribute("data-count") or 0)
     before = [int(inputs.nth(i).input_value()) for i in range(2)]
     assert sum(before) == count, "the tokens in hand start spread over the regions"
     page.get_by_role("button", name=re.compile(f"One token more on Region {first}")).click()
     page.get_by_role("button", name=re.compile(f"One token fewer on Region {second}")).click()
-    expect(page.locator("[data-placed]")).to_have_text(str(count))
+    expect(troop.locator("[data-placed]")).to_have_text(str(count))
     assert unlabelled(page) == []
     settled(page, lambda: page.get_by_role("button", name="Save this redeployment").click())
     expect(page.locator("#announcer")).to_contain_text("Redeployment saved")
