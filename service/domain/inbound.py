@@ -320,24 +320,10 @@ def _reply(
     assert game is not None and player is not None
     if token.step_key is None:
         return _talk(session, message, identity, address, game, seat_row, player, via, sender, now)
-    try:
-        row = _record(
-            session,
-            identity,
-            address,
-            via,
-            InboundKind.ORDERS,
-            sender,
-            game_id=game.id,
-            seat=seat_row.seat,
-            player_id=player.id,
-            now=now,
-        )
-        session.commit()
-    except IntegrityError:
-        session.rollback()
+    claimed = _claim(session, identity, address, via, InboundKind.ORDERS, sender, game, seat_row.seat, player, now)
+    if claimed is None:
         return Outcome(InboundKind.ORDERS, "this mail was read before: nothing done again", duplicate=True)
-    row_id = row.id or 0
+    row, row_id = claimed, claimed.id or 0
 
     text = reply_text(message)
     read = grammar.parse(text)
@@ -548,24 +534,10 @@ def _talk(
 ) -> Outcome:
     """A reply to a table-talk mail: its own text (quote and signature cut off) is posted at the game's
     table from the seat the reply address names (``table_talk.post_message``, which mails it on)."""
-    try:
-        row = _record(
-            session,
-            identity,
-            address,
-            via,
-            InboundKind.TALK,
-            sender,
-            game_id=game.id,
-            seat=seat.seat,
-            player_id=player.id,
-            now=now,
-        )
-        session.commit()
-    except IntegrityError:
-        session.rollback()
+    claimed = _claim(session, identity, address, via, InboundKind.TALK, sender, game, seat.seat, player, now)
+    if claimed is None:
         return Outcome(InboundKind.TALK, "this mail was read before: nothing done again", duplicate=True)
-    row_id = row.id or 0
+    row, row_id = claimed, claimed.id or 0
     text = reply_text(message).strip()
     try:
         posted = table_talk.post_message(
@@ -665,6 +637,31 @@ def _record(
     )
     session.add(row)
     session.flush()
+    return row
+
+
+def _claim(
+    session: Session,
+    identity: str,
+    address: str,
+    via: str,
+    kind: InboundKind,
+    sender: str,
+    game: Game,
+    seat: int,
+    player: Player,
+    now: datetime,
+) -> InboundMail | None:
+    """Record a mail for a seat and commit it, so that it is read once: its row, or ``None`` when the same mail
+    (identity and address) was recorded before."""
+    try:
+        row = _record(
+            session, identity, address, via, kind, sender, game_id=game.id, seat=seat, player_id=player.id, now=now
+        )
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        return None
     return row
 
 
