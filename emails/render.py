@@ -11,6 +11,7 @@ lets a retried delivery send exactly the mail it may already have sent (``emails
 from __future__ import annotations
 
 import functools
+import json
 import re
 import textwrap
 from collections.abc import Mapping
@@ -173,10 +174,15 @@ def render(
     images: dict[str, bytes] = {}
     board = context.get("board")
     if board and board.get("regions"):
-        values["board_lines"] = board_lines(board)
+        # What every reader of the game state sees alike, as text: the key of what is worded and drawn once.
+        public = public_key(board)
+        you = board.get("you")
+        if public is not None and (you is None or isinstance(you, int)):
+            values["board_lines"] = list(_board_lines(public, you))
+        else:
+            values["board_lines"] = board_lines(board)
         if pictures and message in ("your_turn", "orders_answer"):
-            # One look-up of the picture (drawn once per game state): the board is hashed once.
-            picture = png.drawn(PublicBoard.from_mail(board))
+            picture = _picture(public) if public is not None else png.drawn(PublicBoard.from_mail(board))
             images[BOARD_CID] = picture.data
             values["board_cid"] = BOARD_CID
             values["board_size"] = (picture.width, picture.height)
@@ -187,6 +193,38 @@ def render(
     text = _tidy_text(_env.get_template(f"{message}/body.txt").render(values))
     html = _inliner.inline(_env.get_template(f"{message}/body.html").render(values))
     return Rendered(message=message, subject=subject, text=text, html=html, images=images)
+
+
+def public_key(board: Mapping[str, Any]) -> str | None:
+    """The public part of a mail's board (which board, its players, its regions; not whose mail it is) as
+    compact JSON: the same for every reader of a game state, and only for boards that read and draw alike.
+    ``None`` for a board that is not JSON (a context built by hand): it is then worded and drawn directly.
+
+    Building the :class:`PublicBoard` and hashing it to find its picture cost more than the rest of a
+    mail's rendering; this string is made in a fraction of that, and :func:`_picture` and
+    :func:`_board_lines` are computed from it alone (so no cached value can be another board's).
+
+    >>> public_key({"board": "2-players", "players": [], "regions": [{"terrain": "sea"}], "you": 1})
+    '["2-players",[],[{"terrain":"sea"}]]'
+    """
+    try:
+        return json.dumps([board.get("board"), board["players"], board["regions"]], separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+
+
+@functools.lru_cache(maxsize=64)
+def _picture(public: str) -> png.Picture:
+    """The picture of the board ``public`` names (:func:`public_key`), drawn once per game state."""
+    name, players, regions = json.loads(public)
+    return png.drawn(PublicBoard.from_mail({"board": name, "players": players, "regions": regions}))
+
+
+@functools.lru_cache(maxsize=256)
+def _board_lines(public: str, you: int | None) -> tuple[str, ...]:
+    """:func:`board_lines` of the board ``public`` names (:func:`public_key`), as reader ``you`` reads it."""
+    name, players, regions = json.loads(public)
+    return tuple(board_lines({"board": name, "players": players, "regions": regions, "you": you}))
 
 
 def webcal(url: str) -> str:
@@ -510,6 +548,9 @@ _env = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
     keep_trailing_newline=True,
+    # The templates do not change while a process runs: Jinja would otherwise look at the files of a
+    # template and of each one it extends or includes, at every mail.
+    auto_reload=False,
 )
 _env.filters["duration"] = times.duration
 _env.filters["ordinal"] = _ordinal

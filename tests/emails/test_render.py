@@ -18,7 +18,9 @@ import pytest
 
 from emails import render as render_module
 from emails import times
+from emails.board import png
 from emails.board.palette import contrast
+from emails.board.public import PublicBoard
 from emails.render import MESSAGES, NOTICE, REMINDER, TALK, RenderError, render
 from emails.samples import ALL, SAMPLES, Sample
 
@@ -128,6 +130,33 @@ def test_the_turn_mail_has_the_board_picture_and_the_board_in_words() -> None:
     assert mail.images[render_module.BOARD_CID].startswith(b"\x89PNG")
     assert f'src="cid:{render_module.BOARD_CID}"' in mail.html
     assert "Bob (you): Giants (Wealthy) in 14\u00a0(2)" in mail.text
+
+
+def test_the_board_is_worded_and_drawn_once_per_game_state_as_it_is_directly() -> None:
+    board = SAMPLES["your_turn"].context["board"]
+    # Every reader of a game state shares one key: what is public; whose mail it is is not in it.
+    assert render_module.public_key(dict(board, you=0)) == render_module.public_key(dict(board, you=None))
+    moved = dict(board, regions=[dict(board["regions"][0], tokens=9), *board["regions"][1:]])
+    assert render_module.public_key(moved) != render_module.public_key(board)
+    for you in (None, 0, 1):
+        for shown in (board, moved):
+            mail = rendered(SAMPLES["your_turn"], board=dict(shown, you=you))
+            lines = render_module.board_lines(dict(shown, you=you))
+            assert "\n".join(f"  {line}" for line in lines) in mail.text.replace("\n    ", " ")
+            picture = png.draw(PublicBoard.from_mail(shown))
+            assert mail.images[render_module.BOARD_CID] == picture.data
+            assert f'width="{picture.width}"' in mail.html
+
+
+def test_a_board_that_is_not_json_is_worded_and_drawn_directly() -> None:
+    board = SAMPLES["your_turn"].context["board"]
+    marked = next(n for n, region in enumerate(board["regions"]) if region.get("marks"))
+    odd = dict(board, regions=[*board["regions"]])
+    odd["regions"][marked] = dict(odd["regions"][marked], marks=set(odd["regions"][marked]["marks"]))
+    assert render_module.public_key(odd) is None
+    mail = rendered(SAMPLES["your_turn"], board=odd)
+    assert mail.images[render_module.BOARD_CID] == png.draw(PublicBoard.from_mail(board)).data
+    assert mail.text == rendered(SAMPLES["your_turn"]).text
 
 
 def test_the_final_table_names_the_winner_and_the_tie_break() -> None:
