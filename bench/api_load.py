@@ -289,7 +289,7 @@ def main() -> None:
                 floor_rows.append(run_floor(port, schema, run, args, access_log, workers))
     finally:
         os.killpg(server.pid, signal.SIGTERM)
-        server.wait(10)
+        server.wait(120 if args.profile else 10)  # profiled workers write their profiles as they exit
         with admin.connect() as connection:
             connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
             connection.commit()
