@@ -133,7 +133,7 @@ def _previews_wanted(*, default: bool) -> bool:
     return wanted.lower() in ("true", "1")
 
 
-def _next_actions(view: GameView, game: Any, seat: int, *, with_previews: bool) -> LegalActions | None:
+def _next_actions(view: GameView, result: play.StepResult, seat: int, *, with_previews: bool) -> LegalActions | None:
     """What ``seat`` may do after its step (a step's answer, ``view`` being the game after it): the answer
     of ``GET .../legal-actions``, so that a client needs no second request; None when the game awaits
     another seat or is over. Previews only with ``?previews=true``: they cost many times the step itself
@@ -141,7 +141,7 @@ def _next_actions(view: GameView, game: Any, seat: int, *, with_previews: bool) 
     them asks for them."""
     if seat not in view.awaiting:
         return None
-    return previews.legal_actions(game, seat, with_previews=with_previews)
+    return previews.legal_actions(result.game, seat, with_previews=with_previews, state=result.state)
 
 
 @bp.post("/games/<int:game_id>/explain")
@@ -185,13 +185,13 @@ def submit_action(game_id: int, json: SubmitAction) -> Any:
         idempotency_key=key,
         seats=inputs.seats_by_number(),
     )
-    view = views.game_view(session, result.game, seat, inputs)
+    view = views.game_view(session, result.game, seat, inputs, state=result.state)
     return StepOut(
         version=result.version,
         replayed=result.replayed,
         last=_public_last(result.last, seat),
         game=view,
-        legal_actions=_next_actions(view, result.game, seat, with_previews=with_previews),
+        legal_actions=_next_actions(view, result, seat, with_previews=with_previews),
     )
 
 
@@ -205,8 +205,8 @@ def undo(game_id: int, json: UndoRequest) -> Any:
     game, seat = _seat_for(game_id)
     session = get_session()
     result = play.undo(session, game_id, seat, json.version, current_links(), steps=json.steps)
-    view = views.game_view(session, result.game, seat)
-    legal = _next_actions(view, result.game, seat, with_previews=with_previews)
+    view = views.game_view(session, result.game, seat, state=result.state)
+    legal = _next_actions(view, result, seat, with_previews=with_previews)
     return StepOut(version=result.version, last=result.last, game=view, legal_actions=legal)
 
 
