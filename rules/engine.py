@@ -51,7 +51,7 @@ def apply(state: GameState, action: Action | dict[str, Any]) -> GameState:
             if refusal:
                 raise IllegalAction(refusal)
     handler = _HANDLERS.get(action.type, _ability_action)
-    new = state.fork()
+    new = state.fork(indexed=True)
     info = handler(new, seat, action) or {}
     new.last = {"kind": action.type, "player": seat, "undo_point": False} | info
     if not new.last["undo_point"] and (new.rng != state.rng or _revealed_combo(state, new)):
@@ -88,7 +88,7 @@ def auto_pass(state: GameState, player: int) -> GameState:
     """
     if player not in awaiting(state):
         raise IllegalAction(f"Player {player} has nothing to do now")
-    new = state.fork()
+    new = state.fork(indexed=True)
     info: dict[str, Any] = {"kind": "auto_pass", "player": player, "undo_point": True}
     if new.phase == DEFEND:
         redeploy.auto_redeploy(new, player, own_turn=False)
