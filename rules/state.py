@@ -72,9 +72,11 @@ class Troop:
     declined: bool = False
     hand: int = 0  # tokens off the board, to be placed this turn (or after an attack)
     picked_turn: int = 0  # the game turn the combo was picked (no decline on the pick turn)
+    # The Hooks of the race and power (``abilities.hooks_of``), once asked: the same for every copy.
+    hooks: Any = field(default=None, repr=False, compare=False)
 
     def copy(self) -> Troop:
-        return Troop(self.race, self.power, self.declined, self.hand, self.picked_turn)
+        return Troop(self.race, self.power, self.declined, self.hand, self.picked_turn, self.hooks)
 
 
 @dataclass(slots=True)
