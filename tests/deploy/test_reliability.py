@@ -31,7 +31,6 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -51,7 +50,7 @@ from tests.processes import OwnRedis
 from tests.smtp import Received, SMTPServer
 from worker.tasks.mail import DELIVER_OUTBOX
 
-from .stack import Client, Stack, confirm_by_mail, postgres_schema, terminate_connections, wait_until
+from .stack import Client, Stack, confirm_by_mail, running_stack, terminate_connections, wait_until
 
 # About a minute each: run by hand (make test PYTEST_ARGS="-m slow tests/deploy"); deploy/README.md has the results.
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes, pytest.mark.slow]
@@ -311,21 +310,6 @@ def restart_dead_workers(stack: Stack) -> int:
             stack.start_worker(name)
             restarted += 1
     return restarted
-
-
-@contextlib.contextmanager
-def running_stack(broker_url: str, smtp: SMTPServer, folder: Path, **settings: str) -> Iterator[Stack]:
-    name = f"smallworld-faults-{uuid.uuid4().hex[:8]}"
-    with postgres_schema(name) as database_url:
-        stack = Stack(database_url, broker_url, name, smtp, folder, extra=settings)
-        try:
-            stack.start_all(workers=2)
-            yield stack
-        except BaseException:
-            print(stack.logs())
-            raise
-        finally:
-            stack.close()
 
 
 # -- the tests -----------------------------------------------------------------------------------------------------
