@@ -98,6 +98,14 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(RateLimitExceeded, too_many_requests)
     app.register_error_handler(LimitReached, limit_reached)
     if limiter.enabled:
+        for limit in REQUEST_LIMITS:  # a limit that does not parse would refuse every request it concerns
+            try:
+                _parsed(config[limit.setting])
+            except ValueError:
+                raise ValueError(
+                    f"SMALLWORLD_{limit.setting} is not a rate limit: {config[limit.setting]!r} "
+                    "(write it as '120 per minute' or '10 per minute; 100 per day')"
+                ) from None
         limits = RequestLimits(limiter)
         app.before_request(limits.check)
         app.after_request(limits.count_after)
