@@ -34,26 +34,45 @@ def update_if_unmoved(session: Session, game: Game, version: int) -> bool:
     The changes are then the ORM's committed state, so the commit's flush writes nothing more for the game.
     Callers change the game under ``session.no_autoflush`` until this runs, or a flush would write it first
     without the guard.
+
+    The UPDATE is a Core statement on the table, built once: its SET clause is the changed columns named in
+    the parameters, so a step builds no statement and the ORM neither plans nor synchronises a bulk update.
     """
     state = sa.inspect(game)
     changes = {
-        attr.key: history.added[0]
+        attr.columns[0].key: history.added[0]
         for attr in state.mapper.column_attrs
         if (history := state.attrs[attr.key].history).added
     }
-    moved = session.exec(sa.update(Game).where(col(Game.id) == game.id, col(Game.version) == version).values(**changes))
+    moved = session.connection().execute(_UNMOVED, {**changes, "unmoved_id": game.id, "unmoved_version": version})
     if moved.rowcount != 1:
         return False
     for key, value in changes.items():
-        set_committed_value(game, key, value)
+        set_committed_value(game, _ATTRIBUTE_OF[key], value)
     return True
 
 
+_GAMES: sa.Table = Game.__table__  # type: ignore[attr-defined]
+#: The guarded UPDATE of :func:`update_if_unmoved`; the columns it sets come with each execution's parameters.
+_UNMOVED = _GAMES.update().where(
+    _GAMES.c.id == sa.bindparam("unmoved_id"), _GAMES.c.version == sa.bindparam("unmoved_version")
+)
+#: The game's attribute of each column (they share their names today; the guard must not depend on it).
+_ATTRIBUTE_OF = {attr.columns[0].key: attr.key for attr in sa.inspect(Game).column_attrs}
+
+
 def seats_of(session: Session, game_id: int) -> list[tuple[Seat, Player]]:
-    rows = session.exec(
-        select(Seat, Player).where(Seat.game_id == game_id, Seat.player_id == Player.id).order_by(col(Seat.seat))
-    ).all()
-    return [(seat, player) for seat, player in rows]
+    """The game's seats with their players, by seat number: the ORM's objects, which callers change (the
+    lobby, the host's acts) and which a step's mails and answer read in the step's transaction."""
+    return [(seat, player) for seat, player in session.exec(_SEATS, params={"seats_game": game_id}).all()]
+
+
+#: :func:`seats_of`'s statement, built once (it runs on every step).
+_SEATS = (
+    select(Seat, Player)
+    .where(Seat.game_id == sa.bindparam("seats_game"), Seat.player_id == Player.id)
+    .order_by(col(Seat.seat))
+)
 
 
 def settings_of(game: Game) -> GameSettings:
