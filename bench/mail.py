@@ -234,21 +234,25 @@ def stage_timer() -> dict[str, float]:
     return totals
 
 
-def stages(mails: int) -> None:
-    """One row of "your turn" mails in batches of 100 on SQLite (after a first small one that draws the
-    pictures), and the worker's CPU time per mail in each stage."""
+def stages(mails: int, postgres: str | None = None) -> None:
+    """One row of "your turn" mails in batches of 100 on SQLite, or on PostgreSQL with ``postgres`` (after a
+    first small one that draws the pictures), and the worker's CPU time per mail in each stage."""
     counter = Counter()
     port = free_port()
     controller = Controller(counter, hostname="127.0.0.1", port=port)
     controller.start()
+    url, drop = postgres_schema(postgres) if postgres else (None, None)
     try:
-        app = bench_app(port)
+        app = bench_app(port, url)
         run(app, counter, "your_turn", 18, 100)
         totals = stage_timer()
         _, _, worker, sent, _ = run(app, counter, "your_turn", mails, 100, first=18)
+        get_engine(app).dispose()
     finally:
         controller.stop()
-    print(f"code from {CODE}, {sent} mails")
+        if drop:
+            drop()
+    print(f"code from {CODE}, {sent} mails, {'PostgreSQL' if postgres else 'SQLite'}")
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for stage, seconds in sorted(totals.items(), key=lambda item: -item[1]):
         print(f"{stage:<40} {seconds / sent * 1000:6.3f} ms")
@@ -295,7 +299,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.stages:
-        stages(args.mails)
+        stages(args.mails, args.postgres)
         return
     if args.reference:
         compare(args)

@@ -249,7 +249,11 @@ def _deadline(value: Any, now: datetime, time_zone: str | None) -> Deadline | No
     at = times.parse(value)
     if at is None:
         return None
-    return Deadline(at=at, local=times.local_time(at, time_zone), left=times.time_left(at - now))
+    return Deadline(at=at, local=_local_time(at, time_zone), left=times.time_left(at - now))
+
+
+#: A deadline in a reader's zone, written once for all the readers in that zone (a mail per reader of a step).
+_local_time = functools.lru_cache(maxsize=1024)(times.local_time)
 
 
 def board_lines(board: Mapping[str, Any]) -> list[str]:
