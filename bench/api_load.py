@@ -1,7 +1,7 @@
 """Action round trip under load: gunicorn + PostgreSQL + Redis on this machine.
 
     python bench/api_load.py [--players 50] [--seconds 60] [--workers 4] [--think 1.0] [--runs 1] [--limits]
-                             [--legal-get] [--games-per-player N]
+                             [--legal-get] [--games-per-player N] [--profile DIR]
 
 Starts gunicorn (``--workers`` sync workers; the machine's two cores are the budget for everything,
 this client included), on a fresh PostgreSQL schema with Redis as the broker. Creates 2-player games and
@@ -24,7 +24,9 @@ their medians.
 Each run is followed, on the same server and with the same players and think time, by a run against the
 floor (``bench/floor.py``, mounted at ``/floor`` in the same gunicorn): a step that only locks the game's
 row, inserts the event, updates the game and commits. The ratios of our figures to the floor's, run by run,
-are the targets of DESIGN §8 (``--no-floor`` runs our side only).
+are the targets of DESIGN §8 (``--no-floor`` runs our side only). ``--profile DIR`` profiles the gunicorn
+workers under the load (pyinstrument, every request they serve; the figures of such a run are not
+comparable to others).
 """
 
 from __future__ import annotations
@@ -211,6 +213,11 @@ def main() -> None:
         default=None,
         help="games created per player and run, played one after the other (default: 4 at think 0, else 1)",
     )
+    parser.add_argument(
+        "--profile",
+        metavar="DIR",
+        help="profile the gunicorn workers (pyinstrument, every request): a profile per worker in DIR at the end",
+    )
     args = parser.parse_args()
     if args.games_per_player is None:
         args.games_per_player = 1 if args.think >= 0.5 else 4
@@ -239,6 +246,9 @@ def main() -> None:
         )
         if not args.think:
             env.update(SMALLWORLD_RATELIMIT_ACTIONS="1000000 per minute")
+    if args.profile:
+        Path(args.profile).mkdir(parents=True, exist_ok=True)
+        env.update(BENCH_PROFILE_DIR=str(Path(args.profile).resolve()))
     subprocess.run([sys.executable, "-m", "service", "db", "upgrade"], env=env, check=True, cwd=ROOT)
     access_log = Path(f"/tmp/{schema}/access.log")
     access_log.parent.mkdir(parents=True, exist_ok=True)
@@ -279,7 +289,7 @@ def main() -> None:
                 floor_rows.append(run_floor(port, schema, run, args, access_log, workers))
     finally:
         os.killpg(server.pid, signal.SIGTERM)
-        server.wait(10)
+        server.wait(120 if args.profile else 10)  # profiled workers write their profiles as they exit
         with admin.connect() as connection:
             connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
             connection.commit()
@@ -288,6 +298,7 @@ def main() -> None:
         f"# python bench/api_load.py --players {args.players} --seconds {args.seconds:g} "
         f"--workers {args.workers} --think {args.think:g} --runs {args.runs}{' --limits' * args.limits}"
         f"{' --no-floor' * args.no_floor}{' --legal-get' * args.legal_get} --games-per-player {args.games_per_player}"
+        f"{f' --profile {args.profile}' if args.profile else ''}"
     )
     limiter = "rate limits counted in Redis" if args.limits else "rate limits off"
     print(f"# {os.cpu_count()} cores; gunicorn {args.workers} sync workers; PostgreSQL + Redis on 127.0.0.1; {limiter}")

@@ -98,6 +98,14 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(RateLimitExceeded, too_many_requests)
     app.register_error_handler(LimitReached, limit_reached)
     if limiter.enabled:
+        for limit in REQUEST_LIMITS:  # a limit that does not parse would refuse every request it concerns
+            try:
+                _parsed(config[limit.setting])
+            except ValueError:
+                raise ValueError(
+                    f"SMALLWORLD_{limit.setting} is not a rate limit: {config[limit.setting]!r} "
+                    "(write it as '120 per minute' or '10 per minute; 100 per day')"
+                ) from None
         limits = RequestLimits(limiter)
         app.before_request(limits.check)
         app.after_request(limits.count_after)
@@ -231,7 +239,8 @@ class Count:
 
     limit: RequestLimit
     item: RateLimitItem
-    key: str
+    #: What the counter is for, as the ``limits`` library takes it: the prefix, the key and the scope.
+    identifiers: tuple[str, ...]
     hit: bool
 
 
@@ -269,8 +278,7 @@ class RequestLimits:
             if limit.applies():
                 key = limit.key()
                 for item in _parsed(current_app.config[limit.setting]):
-                    counter = item.key_for(KEY_PREFIX, key, limit.scope)
-                    counts.append(Count(limit, item, counter, hit=limit.counted_when is None))
+                    counts.append(Count(limit, item, (KEY_PREFIX, key, limit.scope), hit=limit.counted_when is None))
         if not counts:
             return
         counts.sort(key=lambda count: count.item)  # the shortest windows first, as Flask-Limiter orders them
@@ -284,7 +292,7 @@ class RequestLimits:
     def count_after(self, response: Response) -> Response:
         """After a request: count it against the limits that count only answers like this one."""
         due = [
-            Count(c.limit, c.item, c.key, hit=True)
+            Count(c.limit, c.item, c.identifiers, hit=True)
             for c in g.pop("limits_after", ())
             if c.limit.counted_when is not None and c.limit.counted_when(response)
         ]
@@ -318,7 +326,9 @@ class RequestLimits:
         arguments: list[Any] = [int(stop)]
         for count in counts:
             arguments += [int(count.hit), 1, count.item.amount, count.item.get_expiry()]
-        index, seconds = self._script(keys=[storage.prefixed_key(count.key) for count in counts], args=arguments)
+        index, seconds = self._script(
+            keys=[storage.prefixed_key(count.item.key_for(*count.identifiers)) for count in counts], args=arguments
+        )
         if not index:
             return None
         return counts[int(index) - 1], max(1, int(seconds))
@@ -327,9 +337,12 @@ class RequestLimits:
 def _count_one_by_one(strategy: RateLimiter, counts: list[Count], stop: bool) -> tuple[Count, int] | None:
     """:func:`RequestLimits._count` through a ``limits`` strategy, one counter at a time."""
     for count in counts:
-        passed = strategy.hit(count.item, count.key) if count.hit else strategy.test(count.item, count.key)
+        if count.hit:
+            passed = strategy.hit(count.item, *count.identifiers)
+        else:
+            passed = strategy.test(count.item, *count.identifiers)
         if not passed and stop:
-            reset_at = strategy.get_window_stats(count.item, count.key).reset_time
+            reset_at = strategy.get_window_stats(count.item, *count.identifiers).reset_time
             return count, max(1, math.ceil(reset_at - time.time()))
     return None
 

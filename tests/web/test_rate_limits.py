@@ -189,3 +189,11 @@ def test_on_redis_a_request_is_counted_in_one_round_trip_and_every_limit_holds(
     assert answers == [200] * 6 + [429]
     assert client.get("/health", **other).status_code == 200  # no link: not concerned
     assert sent.count("EVALSHA") == len(sent)
+    # The counters are Flask-Limiter's own (its key prefix, the limits library's keys): web processes of the
+    # version before, during an upgrade, count in the same ones.
+    assert redis.get("LIMITS:LIMITER/smallworld/192.0.2.20/links/6/1/minute") == b"7"
+
+
+def test_a_limit_that_does_not_parse_is_refused_at_start(make_app: Callable[..., Flask]) -> None:
+    with pytest.raises(ValueError, match="SMALLWORLD_RATELIMIT_ACTIONS is not a rate limit"):
+        limited_app(make_app, RATELIMIT_ACTIONS="sixty a minute")
