@@ -423,18 +423,23 @@ def _moved(
             continue
         if out is None:
             out = dict(index)
-        left = [j for j in out[before] if j != i]
+        found = out.get(before, _NONE)
+        left = [j for j in found if j != i]
+        if len(left) == len(found):
+            # Not where the index had it: the state forked from was changed by hand after it was indexed
+            # (not through fork/edit/done). Scan this one rather than carry a wrong answer on.
+            return _index(regions)
         if left:
             out[before] = left
         else:
             del out[before]
-        found = out.get(after)
-        if found is None:
+        there = out.get(after)
+        if there is None:
             out[after] = [i]
         else:
-            found = found + [i]
-            found.sort()
-            out[after] = found
+            there = there + [i]
+            there.sort()
+            out[after] = there
     return index if out is None else out
 
 

@@ -8,7 +8,7 @@ import random
 
 from rules import GameState, apply, new_game
 from rules.bots import random_player
-from rules.state import LOST_TRIBE
+from rules.state import LOST_TRIBE, RegionState
 
 
 def scan(state: GameState, seat: int, race: str | None) -> list[int]:
@@ -104,3 +104,17 @@ def test_a_state_changed_by_hand_is_scanned_and_apply_indexes_what_it_holds() ->
     after = apply(by_hand, random_player(by_hand, rnd))
     assert after._held == holdings(after)
     assert 7 in after.regions_of(0, race) or after.regions[7].owner != 0
+
+
+def test_an_index_a_change_by_hand_made_wrong_is_worked_out_again_when_the_edit_ends() -> None:
+    rnd = random.Random(5)
+    state = new_game(3, seed=5)
+    state = apply(state, random_player(state, rnd))  # indexed
+    empty = next(i for i, r in enumerate(state.regions) if r.owner < 0 and r.race is None)
+    # Against the contract (a state apply made changes only through fork, edit_* and done): the index
+    # still has the region empty.
+    state.regions[empty] = RegionState(owner=0, race="Ratmen", tokens=1)
+    new = state.fork()
+    new.edit_region(empty).clear_occupant()
+    new.done()
+    assert new._held == holdings(new)
