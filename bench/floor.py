@@ -81,8 +81,37 @@ def floor_app() -> Flask:
     return app
 
 
-def combined() -> DispatcherMiddleware:
-    """The service with the floor mounted at ``/floor``: one gunicorn serves both (``bench/api_load.py``)."""
+def combined() -> Any:
+    """The service with the floor mounted at ``/floor``: one gunicorn serves both (``bench/api_load.py``).
+
+    With ``BENCH_PROFILE_DIR`` set, each worker process profiles every request it serves (pyinstrument,
+    wall clock) and writes the profile there when it exits (``api_load.py --profile DIR``).
+    """
     from service import create_app
 
-    return DispatcherMiddleware(create_app(), {"/floor": floor_app()})
+    app = DispatcherMiddleware(create_app(), {"/floor": floor_app()})
+    folder = os.environ.get("BENCH_PROFILE_DIR")
+    return profiled(app, folder) if folder else app
+
+
+def profiled(app: Any, folder: str) -> Any:
+    """``app``, profiled in each process from its first request until the process exits."""
+    import atexit
+
+    from pyinstrument import Profiler
+
+    profilers: list[Profiler] = []
+
+    def write(profiler: Profiler) -> None:
+        profiler.stop()
+        with open(os.path.join(folder, f"worker-{os.getpid()}.txt"), "w") as out:
+            out.write(profiler.output_text(unicode=False, color=False))
+
+    def wrapped(environ: dict[str, Any], start_response: Any) -> Any:
+        if not profilers:  # the first request of this worker process (gunicorn forks after loading the app)
+            profilers.append(Profiler(interval=0.0005))
+            profilers[0].start()
+            atexit.register(write, profilers[0])
+        return app(environ, start_response)
+
+    return wrapped

@@ -133,6 +133,25 @@ def fill(app: Any, template: str, count: int, distinct: bool = False, first: int
         session.commit()
 
 
+def bench_app(port: int, database_url: str | None = None) -> Any:
+    """The service, sending to the SMTP server on ``port``, on a database of its own (SQLite in a new folder,
+    or ``database_url``), upgraded."""
+    settings: dict[str, Any] = {
+        "TESTING": True,
+        "INSTANCE_PATH": tempfile.mkdtemp(prefix="bench-mail-"),
+        "MAIL_BACKEND": "smtp",
+        "SMTP_HOST": "127.0.0.1",
+        "SMTP_PORT": port,
+        # No broker round trip per commit: the drain is the only delivery.
+        "BROKER_URL": "memory://",
+    }
+    if database_url:
+        settings["DATABASE_URL"] = database_url
+    app = create_app(settings)
+    upgrade_database(get_engine(app))
+    return app
+
+
 def run(
     app: Any, counter: Counter, template: str, count: int, batch: int, distinct: bool = False, first: int = 0
 ) -> tuple[float, float, int, int]:
@@ -151,6 +170,93 @@ def run(
     assert report.sent == count and counter.mails == count, (report, counter.mails)
     # Counted by the backend: the server's session objects are freed and their ids reused.
     return elapsed, cpu, worker, counter.mails, backend.connections_opened
+
+
+#: ``--stages``: where the drain's thread spends its CPU time, by the function it is in (the innermost of
+#: these): (module, attribute, stage). Names missing from a tree (an older one) are left out.
+STAGES = [
+    ("service.domain.delivery", "deliver_due_mail", "the rest (outcomes, envelope, checks)"),
+    ("service.domain.delivery", "_claim", "claim"),
+    ("service.domain.delivery._Outcomes", "store", "record outcomes"),
+    ("service.domain.delivery", "_rendered_and_envelope", "signed links, envelope"),
+    ("emails.messages", "from_json", "validate the row (pydantic)"),
+    ("emails.messages", "render", "render (values, board, templates)"),
+    ("emails.render._inliner", "inline", "CSS inlining"),
+    ("jinja2.Template", "render", "templates"),
+    ("service.domain.delivery", "compose", "compose (email.mime parts)"),
+    ("service.domain.delivery", "write", "write the mail"),
+    ("emails.delivery", "to_bytes", "write the mail"),
+    ("smtplib.SMTP", "sendmail", "SMTP client (sendmail)"),
+]
+
+
+def stage_timer() -> dict[str, float]:
+    """Wrap the :data:`STAGES` so that each adds the thread CPU time spent in it (and not in an inner stage)
+    to the dictionary returned."""
+    import importlib
+
+    totals: dict[str, float] = {}
+    stack: list[list[Any]] = []
+
+    def timed(function: Any, stage: str) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            now = time.thread_time()
+            if stack:
+                totals[stack[-1][0]] = totals.get(stack[-1][0], 0.0) + now - stack[-1][1]
+            stack.append([stage, now])
+            try:
+                return function(*args, **kwargs)
+            finally:
+                end = time.thread_time()
+                totals[stage] = totals.get(stage, 0.0) + end - stack.pop()[1]
+                if stack:
+                    stack[-1][1] = end
+
+        return run
+
+    for path, name, stage in STAGES:
+        owner: Any
+        try:
+            owner = importlib.import_module(path)
+        except ImportError:
+            module_path, _, attribute = path.rpartition(".")
+            owner = getattr(importlib.import_module(module_path), attribute, None)
+        if owner is None or not hasattr(owner, name):
+            continue
+        if path == "emails.render._inliner":  # a compiled object: its method is wrapped on a stand-in
+
+            class Inliner:
+                inline = staticmethod(timed(owner.inline, stage))
+
+            importlib.import_module("emails.render")._inliner = Inliner()
+            continue
+        setattr(owner, name, timed(getattr(owner, name), stage))
+    return totals
+
+
+def stages(mails: int, postgres: str | None = None) -> None:
+    """One row of "your turn" mails in batches of 100 on SQLite, or on PostgreSQL with ``postgres`` (after a
+    first small one that draws the pictures), and the worker's CPU time per mail in each stage."""
+    counter = Counter()
+    port = free_port()
+    controller = Controller(counter, hostname="127.0.0.1", port=port)
+    controller.start()
+    url, drop = postgres_schema(postgres) if postgres else (None, None)
+    try:
+        app = bench_app(port, url)
+        run(app, counter, "your_turn", 18, 100)
+        totals = stage_timer()
+        _, _, worker, sent, _ = run(app, counter, "your_turn", mails, 100, first=18)
+        get_engine(app).dispose()
+    finally:
+        controller.stop()
+        if drop:
+            drop()
+    print(f"code from {CODE}, {sent} mails, {'PostgreSQL' if postgres else 'SQLite'}")
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    for stage, seconds in sorted(totals.items(), key=lambda item: -item[1]):
+        print(f"{stage:<40} {seconds / sent * 1000:6.3f} ms")
+    print(f"{'total (worker CPU)':<40} {worker / sent * 1000:6.3f} ms")
 
 
 def postgres_schema(url: str) -> tuple[str, Any]:
@@ -188,7 +294,13 @@ def main() -> None:
     parser.add_argument("--code", metavar="DIR", help="import the project from DIR (used by --reference)")
     parser.add_argument("--only", choices=("auto_passed", "your_turn"), help="one kind of mail, batches of 100")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON lines (used by --reference)")
+    parser.add_argument(
+        "--stages", action="store_true", help="the worker's CPU time per mail in each stage (with --code: that tree's)"
+    )
     args = parser.parse_args()
+    if args.stages:
+        stages(args.mails, args.postgres)
+        return
     if args.reference:
         compare(args)
         return
@@ -211,19 +323,7 @@ def main() -> None:
     first = 0  # the next mail's number: with --distinct-boards, no board comes back in a later row
     try:
         for label, url, _ in databases:
-            settings: dict[str, Any] = {
-                "TESTING": True,
-                "INSTANCE_PATH": tempfile.mkdtemp(prefix="bench-mail-"),
-                "MAIL_BACKEND": "smtp",
-                "SMTP_HOST": "127.0.0.1",
-                "SMTP_PORT": port,
-                # No broker round trip per commit: the drain below is the only delivery.
-                "BROKER_URL": "memory://",
-            }
-            if url:
-                settings["DATABASE_URL"] = url
-            app = create_app(settings)
-            upgrade_database(get_engine(app))
+            app = bench_app(port, url)
             for template in [args.only] if args.only else ["auto_passed", "your_turn"]:
                 for batch in (100,) if args.only else (100, 1):
                     count = args.mails if batch > 1 else max(1, args.mails // 4)

@@ -58,15 +58,20 @@ def bench(players: int, games: int, repeats: int) -> dict[str, float]:
     }
 
 
+def preamble(command: str) -> None:
+    """The first lines of a benchmark's output: the interpreter, the command and the load average."""
+    print(f"# {platform.python_implementation()} {platform.python_version()} on {platform.machine()}")
+    print(f"# {command}")
+    load = os.getloadavg()
+    print(f"# load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=200, help="games per run and board")
     parser.add_argument("--repeats", type=int, default=3, help="runs per board (the median is shown)")
     args = parser.parse_args()
-    print(f"# {platform.python_implementation()} {platform.python_version()} on {platform.machine()}")
-    print(f"# python bench/rules_playout.py --games {args.games} --repeats {args.repeats}")
-    load = os.getloadavg()
-    print(f"# load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    preamble(f"python bench/rules_playout.py --games {args.games} --repeats {args.repeats}")
     print(f"{'board':<10} {'games/s':>9} {'games/CPU-s':>12} {'steps/game':>11} {'µs/step':>8} {'max JSON bytes':>15}")
     for players in (2, 3, 4, 5):
         row = bench(players, args.games, args.repeats)

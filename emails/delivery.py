@@ -23,7 +23,7 @@ from email.utils import parseaddr, parsedate_to_datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from .compose import to_bytes
+from .compose import ComposeError, Mail, check_address, to_bytes
 
 SECURITY = ("none", "starttls", "ssl")
 
@@ -38,7 +38,7 @@ class DeliveryError(Exception):
 
 
 class Connection(Protocol):
-    def send(self, message: Message) -> None: ...
+    def send(self, message: Message | Mail) -> None: ...
 
 
 class Backend(Protocol):
@@ -47,7 +47,9 @@ class Backend(Protocol):
         ...
 
 
-def envelope_addresses(message: Message) -> tuple[str, list[str]]:
+def envelope_addresses(message: Message | Mail) -> tuple[str, list[str]]:
+    if isinstance(message, Mail):
+        return message.sender, [message.recipient]
     return parseaddr(str(message["From"]))[1], [parseaddr(str(message["To"]))[1]]
 
 
@@ -110,7 +112,25 @@ def quote_periods(data: bytes) -> bytes:
 
 class _QuickData:
     """smtplib's ``DATA`` for the bytes :func:`emails.compose.to_bytes` writes (CRLF line ends): the same
-    bytes on the wire, with the dots doubled by :func:`quote_periods`."""
+    bytes on the wire, with the dots doubled by :func:`quote_periods`. And its ``MAIL`` and ``RCPT`` for a
+    plain address (:func:`emails.compose.check_address`), which smtplib's ``quoteaddr`` would parse only to
+    write it back in angle brackets: the same commands, without parsing the address twice a mail."""
+
+    def mail(self, sender: str, options: Any = ()) -> tuple[int, bytes]:
+        smtp: Any = self
+        if not _plain(sender) or any(option.lower() == "smtputf8" for option in options):
+            return smtplib.SMTP.mail(smtp, sender, options)
+        optionlist = " " + " ".join(options) if options and smtp.does_esmtp else ""
+        smtp.putcmd("mail", f"FROM:<{sender}>{optionlist}")
+        return smtp.getreply()
+
+    def rcpt(self, recip: str, options: Any = ()) -> tuple[int, bytes]:
+        smtp: Any = self
+        if not _plain(recip):
+            return smtplib.SMTP.rcpt(smtp, recip, options)
+        optionlist = " " + " ".join(options) if options and smtp.does_esmtp else ""
+        smtp.putcmd("rcpt", f"TO:<{recip}>{optionlist}")
+        return smtp.getreply()
 
     def data(self, msg: Any) -> tuple[int, bytes]:
         smtp: Any = self
@@ -126,6 +146,14 @@ class _QuickData:
         smtp.send(quoted + b".\r\n")
         code, reply = smtp.getreply()
         return code, reply
+
+
+def _plain(address: str) -> bool:
+    """Whether ``address`` is one plain address, which ``smtplib.quoteaddr`` writes as ``<address>``."""
+    try:
+        return check_address(address) == address
+    except ComposeError:
+        return False
 
 
 class _SMTP(_QuickData, smtplib.SMTP):
@@ -144,7 +172,7 @@ class SMTPConnection:
         self.smtp: smtplib.SMTP | None = None
         self.broken: str | None = None
 
-    def send(self, message: Message) -> None:
+    def send(self, message: Message | Mail) -> None:
         if self.broken:
             raise DeliveryError(f"not tried: {self.broken}", connection_lost=True)
         sender, recipients, raw = _wire(message)
@@ -197,7 +225,7 @@ class SMTPConnection:
                 self._drop()
 
 
-def _wire(message: Message) -> tuple[str, list[str], bytes]:
+def _wire(message: Message | Mail) -> tuple[str, list[str], bytes]:
     """The envelope and the bytes of ``message``; a mail that cannot be written is a permanent failure."""
     try:
         sender, recipients = envelope_addresses(message)
@@ -230,12 +258,17 @@ class FileBackend:
         self.directory.mkdir(parents=True, exist_ok=True)
         yield self
 
-    def path_for(self, message: Message) -> Path:
-        date = parsedate_to_datetime(str(message["Date"]))
-        digest = hashlib.sha256(str(message["Message-ID"]).encode()).hexdigest()[:16]
+    def path_for(self, message: Message | Mail) -> Path:
+        headers = (
+            (message.date, message.message_id)
+            if isinstance(message, Mail)
+            else (message["Date"], message["Message-ID"])
+        )
+        date = parsedate_to_datetime(str(headers[0]))
+        digest = hashlib.sha256(str(headers[1]).encode()).hexdigest()[:16]
         return self.directory / f"{date:%Y%m%d-%H%M%S}-{digest}.eml"
 
-    def send(self, message: Message) -> None:
+    def send(self, message: Message | Mail) -> None:
         # The bytes and the name first: a mail that cannot be written leaves no file behind.
         try:
             target = self.path_for(message)

@@ -11,6 +11,7 @@ lets a retried delivery send exactly the mail it may already have sent (``emails
 from __future__ import annotations
 
 import functools
+import json
 import re
 import textwrap
 from collections.abc import Mapping
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import css_inline
-from jinja2 import Environment, FileSystemLoader, Undefined, select_autoescape
+from jinja2 import Environment, FileSystemLoader, Template, Undefined, select_autoescape
 from markupsafe import Markup
 
 from . import times
@@ -173,10 +174,15 @@ def render(
     images: dict[str, bytes] = {}
     board = context.get("board")
     if board and board.get("regions"):
-        values["board_lines"] = board_lines(board)
+        # What every reader of the game state sees alike, as text: the key of what is worded and drawn once.
+        public = public_key(board)
+        you = board.get("you")
+        if public is not None and (you is None or isinstance(you, int)):
+            values["board_lines"] = list(_board_lines(public, you))
+        else:
+            values["board_lines"] = board_lines(board)
         if pictures and message in ("your_turn", "orders_answer"):
-            # One look-up of the picture (drawn once per game state): the board is hashed once.
-            picture = png.drawn(PublicBoard.from_mail(board))
+            picture = _picture(public) if public is not None else png.drawn(PublicBoard.from_mail(board))
             images[BOARD_CID] = picture.data
             values["board_cid"] = BOARD_CID
             values["board_size"] = (picture.width, picture.height)
@@ -185,8 +191,40 @@ def render(
     subject = " ".join(_env.get_template(f"{message}/subject.txt").render(values).split())
     values["subject"] = subject
     text = _tidy_text(_env.get_template(f"{message}/body.txt").render(values))
-    html = _inliner.inline(_env.get_template(f"{message}/body.html").render(values))
+    html = _html(_env.get_template(f"{message}/body.html"), values)
     return Rendered(message=message, subject=subject, text=text, html=html, images=images)
+
+
+def public_key(board: Mapping[str, Any]) -> str | None:
+    """The public part of a mail's board (which board, its players, its regions; not whose mail it is) as
+    compact JSON: the same for every reader of a game state, and only for boards that read and draw alike.
+    ``None`` for a board that is not JSON (a context built by hand): it is then worded and drawn directly.
+
+    Building the :class:`PublicBoard` and hashing it to find its picture cost more than the rest of a
+    mail's rendering; this string is made in a fraction of that, and :func:`_picture` and
+    :func:`_board_lines` are computed from it alone (so no cached value can be another board's).
+
+    >>> public_key({"board": "2-players", "players": [], "regions": [{"terrain": "sea"}], "you": 1})
+    '["2-players",[],[{"terrain":"sea"}]]'
+    """
+    try:
+        return json.dumps([board.get("board"), board["players"], board["regions"]], separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+
+
+@functools.lru_cache(maxsize=64)
+def _picture(public: str) -> png.Picture:
+    """The picture of the board ``public`` names (:func:`public_key`), drawn once per game state."""
+    name, players, regions = json.loads(public)
+    return png.drawn(PublicBoard.from_mail({"board": name, "players": players, "regions": regions}))
+
+
+@functools.lru_cache(maxsize=256)
+def _board_lines(public: str, you: int | None) -> tuple[str, ...]:
+    """:func:`board_lines` of the board ``public`` names (:func:`public_key`), as reader ``you`` reads it."""
+    name, players, regions = json.loads(public)
+    return tuple(board_lines({"board": name, "players": players, "regions": regions, "you": you}))
 
 
 def webcal(url: str) -> str:
@@ -211,7 +249,11 @@ def _deadline(value: Any, now: datetime, time_zone: str | None) -> Deadline | No
     at = times.parse(value)
     if at is None:
         return None
-    return Deadline(at=at, local=times.local_time(at, time_zone), left=times.time_left(at - now))
+    return Deadline(at=at, local=_local_time(at, time_zone), left=times.time_left(at - now))
+
+
+#: A deadline in a reader's zone, written once for all the readers in that zone (a mail per reader of a step).
+_local_time = functools.lru_cache(maxsize=1024)(times.local_time)
 
 
 def board_lines(board: Mapping[str, Any]) -> list[str]:
@@ -465,6 +507,83 @@ _PREPARE = {
 }
 
 
+# -- the HTML, its style inlined once per shape ------------------------------------------------------------
+#: Values that go into the HTML only as text (never tested but for being there, never filtered): the reader's
+#: own, and the game's. Each is rendered as a marker, so that the mails that differ only in them share one
+#: shape, whose style is inlined once (:func:`_html`).
+_AS_TEXT = (
+    "player_name",
+    "game_name",
+    "turn_url",
+    "game_url",
+    "guide_url",
+    "choices_url",
+    "calendar_url",
+    "calendar_webcal",
+    "unsubscribe_url",
+    "reply_address",
+    "subject",
+)
+#: Lists of such values.
+_LISTS_AS_TEXT = ("board_lines", "since")
+_MARKER = re.compile("\ue000([0-9]+)\ue001")
+#: What a value standing for a marker may hold: characters that the HTML parser of the inliner reads back as
+#: they are and its writer writes alike in text and in an attribute (it writes ``<``, ``>`` and ``"`` as
+#: they are in one and escaped in the other), and not the markers' own.
+_AS_IS = re.compile('[^\x00-\x08\x0b-\x1f\x7f-\x9f<>"\ue000\ue001]*')
+
+
+def _html(template: Template, values: dict[str, Any]) -> str:
+    """The template's HTML with its style inlined (css-inline), as ``_inliner.inline(template.render(values))``
+    gives it, byte for byte.
+
+    Inlining parses and writes the whole page, and was a tenth of the time of a turn mail. The page is
+    rendered with a marker in place of each of the :data:`_AS_TEXT` values, inlined once for that shape and
+    kept (:func:`_inlined_shape`), and the values are written into it as the inliner writes text: mails to
+    other readers, in other games, share the shape. A value the inliner would not write back as it is
+    (a control character, a quote or an angle bracket) makes the page inlined whole, as before.
+    """
+    marked = dict(values)
+    texts: list[str] = []
+
+    def marker(value: Any) -> Any:
+        if not isinstance(value, str) or not value:
+            return value
+        if _AS_IS.fullmatch(value) is None:
+            raise _NotAsText
+        texts.append(value.replace("&", "&amp;").replace("\u00a0", "&nbsp;"))
+        return f"\ue000{len(texts) - 1}\ue001"
+
+    try:
+        for key in _AS_TEXT:
+            if key in marked:
+                marked[key] = marker(marked[key])
+        for key in _LISTS_AS_TEXT:
+            if isinstance(marked.get(key), list):
+                marked[key] = [marker(item) for item in marked[key]]
+        deadline = marked.get("deadline")
+        if isinstance(deadline, Deadline):
+            # Not its time left: a template writes it with its first letter capitalised.
+            marked["deadline"] = Deadline(at=deadline.at, local=marker(deadline.local), left=deadline.left)
+    except _NotAsText:
+        return _inliner.inline(template.render(values))
+    parts = _inlined_shape(template.render(marked))
+    return "".join(texts[part] if isinstance(part, int) else part for part in parts)
+
+
+class _NotAsText(Exception):
+    """A value the shape of a page cannot stand for (see :data:`_AS_IS`)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _inlined_shape(shape: str) -> tuple[str | int, ...]:
+    """The page ``shape`` with its style inlined: its text, and for each marker the number of the value that
+    goes there."""
+    inlined = _inliner.inline(shape)
+    pieces = _MARKER.split(inlined)
+    return tuple(int(piece) if odd else piece for odd, piece in ((n % 2 == 1, p) for n, p in enumerate(pieces)))
+
+
 # -- text tidying -----------------------------------------------------------------------------------------
 _URL = re.compile(r"^\s*https?://\S+$")
 
@@ -510,6 +629,9 @@ _env = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
     keep_trailing_newline=True,
+    # The templates do not change while a process runs: Jinja would otherwise look at the files of a
+    # template and of each one it extends or includes, at every mail.
+    auto_reload=False,
 )
 _env.filters["duration"] = times.duration
 _env.filters["ordinal"] = _ordinal

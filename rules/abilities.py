@@ -539,12 +539,20 @@ def hooks_of(troop: Troop) -> Hooks:
     """The :class:`Hooks` of the troop's race and power (none In Decline)."""
     if troop.declined:
         return NO_HOOKS
-    by_power = _COMBOS.get(troop.race)
+    found: Hooks | None = troop.hooks
+    if found is not None:
+        return found
+    troop.hooks = found = _hooks_of(troop.race, troop.power)
+    return found
+
+
+def _hooks_of(race: str, power: str) -> Hooks:
+    by_power = _COMBOS.get(race)
     if by_power is None:
-        by_power = _COMBOS[troop.race] = {}
-    found = by_power.get(troop.power)
+        by_power = _COMBOS[race] = {}
+    found = by_power.get(power)
     if found is None:
-        found = by_power[troop.power] = Hooks((RACES[troop.race], POWERS[troop.power]))
+        found = by_power[power] = Hooks((RACES[race], POWERS[power]))
     return found
 
 

@@ -163,9 +163,15 @@ class Action:
                 raise IllegalAction(f"'{name}' must be a whole number")
         if self.troop not in (ACTIVE, DECLINED):
             raise IllegalAction("'troop' must be 'active' or 'declined'")
-        if not all(_is_int(r) and _is_int(n) and n >= 0 for r, n in self.tokens):
+        tokens = self.tokens
+        # Plain ints pass at once (the usual case); anything else is asked as from_json asks it.
+        if (
+            tokens
+            and not all(type(r) is int and type(n) is int and n >= 0 for r, n in tokens)
+            and not all(_is_int(r) and _is_int(n) and n >= 0 for r, n in tokens)
+        ):
             raise IllegalAction("'tokens' must map region numbers to token counts ≥ 0")
-        if not all(_is_int(r) for r in self.regions):
+        if self.regions and not all(_is_int(r) for r in self.regions):
             raise IllegalAction("'regions' must be a list of region numbers")
 
     @classmethod

@@ -49,6 +49,8 @@ class Board:
     #: :attr:`entry` in ascending order, and its land regions alone.
     entry_order: tuple[int, ...]
     land_entry_order: tuple[int, ...]
+    #: Whether each region is a Sea or the Lake (``Region.is_water``, asked region after region).
+    water: tuple[bool, ...]
 
     def __len__(self) -> int:
         return len(self.regions)
@@ -89,6 +91,7 @@ def _build(data: dict) -> Board:
         land=frozenset(r.id for r in regions if not r.is_water),
         entry_order=tuple(sorted(entry)),
         land_entry_order=tuple(sorted(i for i in entry if not regions[i].is_water)),
+        water=tuple(r.is_water for r in regions),
     )
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .actions import ACTION_KINDS, BASE_KINDS, CONQUERING, DECLINED, ROLLING, Action, IllegalAction
 from .cost import ConquestCheck
-from .engine import ConquestOffers, apply, awaiting, legal_actions, legal_choices
+from .engine import ConquestOffers, apply, awaited, awaiting, legal_actions, legal_choices
 from .scoring import turn_score
 from .state import CONQUER, DEFEND, OVER, PICK, REDEPLOY, START, GameState
 from .troops import total_tokens
@@ -150,7 +150,10 @@ def _first_legal(known: list[Action], offers: list[ConquestOffers], rnd: random.
 
 def random_player(state: GameState, rnd: random.Random) -> Action:
     """An action for whoever the game awaits (:func:`sample_action`)."""
-    return sample_action(state, min(awaiting(state)), rnd)
+    seat = awaited(state)
+    if seat is None:
+        raise ValueError("The game is over: nobody is awaited")
+    return sample_action(state, seat, rnd)
 
 
 def play_random_game(state: GameState, rnd: random.Random, max_steps: int = 20000) -> GameState:

@@ -120,6 +120,7 @@ class ConquestCheck:
         "immune",
         "shields",
         "roll",
+        "near",
     )
 
     def __init__(self, state: GameState, seat: int, troop: Troop, held: list[int] | None = None) -> None:
@@ -141,6 +142,9 @@ class ConquestCheck:
             if marks is None:
                 marks = cache[_MARKS] = board_marks(state)
             self.defences, self.immune = marks
+        #: The regions next to those held, once :meth:`candidates` worked them out (then asked instead of the
+        #: neighbours of each region in turn).
+        self.near: set[int] | None = None
         self.roll: tuple[Ability, int] | None = None
         for ability in hooks.pending_roll:
             die = ability.pending_roll(state, seat, troop)
@@ -206,11 +210,12 @@ class ConquestCheck:
         immune = self.immune.get(region) if self.immune else None
         if immune:
             return f"Region {region} is immune: {immune} protects it"
-        land = board.regions[region]
-        water = land.is_water
-        if water and not self.sails:
+        if board.water[region] and not self.sails:
             sailors = names_with("sails")
-            return f"Region {region} is a {land.terrain}: only a {sailors} race may conquer Seas and the Lake"
+            return (
+                f"Region {region} is a {board.regions[region].terrain}: only a {sailors} race may conquer Seas "
+                "and the Lake"
+            )
         if r.owner >= 0 and r.owner != seat:
             for ability in self.shields:
                 shielded = ability.shield(state, seat, troop, region)
@@ -225,7 +230,7 @@ class ConquestCheck:
             if self.hooks.enters_anywhere:
                 return None
             return f"A race's first conquest must be on a border region or the shore of a border Sea; {region} is not"
-        if not board.neighbours[region].isdisjoint(held) or self.in_reach(region):
+        if self.in_reach(region):
             return None
         return f"Region {region} is not adjacent to any region your {troop.race} hold"
 
@@ -235,10 +240,11 @@ class ConquestCheck:
         held = self.held
         if not held:
             return False
-        if not self.board.neighbours[region].isdisjoint(held):
+        near = self.near
+        if region in near if near is not None else not self.board.neighbours[region].isdisjoint(held):
             return True
         troop = self.troop
-        if self.hooks.flies and not self.board.regions[region].is_water:
+        if self.hooks.flies and not self.board.water[region]:
             return True
         return any(a.reaches(self.state, self.seat, troop, region, held) for a in self.hooks.reaches)
 
@@ -262,6 +268,7 @@ class ConquestCheck:
         near: set[int] = set()
         for i in held:
             near |= neighbours[i]
+        self.near = set(near)
         for ability in self.hooks.reaches:
             extra = ability.reachable(state, self.seat, troop, held)
             if extra is None:

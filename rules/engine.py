@@ -19,11 +19,18 @@ from .troops import acting_troop, conquering_declined, hand_for_conquest, total_
 
 def awaiting(state: GameState) -> set[int]:
     """The seats whose input the game waits for: the player on turn, or the next defender to redeploy."""
-    if state.phase == OVER:
-        return set()
-    if state.phase == DEFEND:
-        return {state.defenders[0]}
-    return {state.current}
+    seat = awaited(state)
+    return set() if seat is None else {seat}
+
+
+def awaited(state: GameState) -> int | None:
+    """The one seat :func:`awaiting` holds, or None once the game is over (no set made: asked every step)."""
+    phase = state.phase
+    if phase == OVER:
+        return None
+    if phase == DEFEND:
+        return state.defenders[0]
+    return state.current
 
 
 def apply(state: GameState, action: Action | dict[str, Any]) -> GameState:
@@ -41,9 +48,9 @@ def apply(state: GameState, action: Action | dict[str, Any]) -> GameState:
         raise IllegalAction("The game is over")
     if not 0 <= seat < len(state.players):
         raise IllegalAction(f"There is no player {seat} in this game")
-    waiting = awaiting(state)
-    if seat not in waiting:
-        raise IllegalAction(f"It is not your turn: the game is waiting for player {min(waiting)}")
+    waiting = awaited(state)
+    if seat != waiting:
+        raise IllegalAction(f"It is not your turn: the game is waiting for player {waiting}")
     troop = state.players[seat].active
     if state.t.abilities or (troop is not None and hooks_of(troop).refuse):
         for ability in vetoes(state, seat):
@@ -51,7 +58,7 @@ def apply(state: GameState, action: Action | dict[str, Any]) -> GameState:
             if refusal:
                 raise IllegalAction(refusal)
     handler = _HANDLERS.get(action.type, _ability_action)
-    new = state.fork()
+    new = state.fork(indexed=True)
     info = handler(new, seat, action) or {}
     new.last = {"kind": action.type, "player": seat, "undo_point": False} | info
     if not new.last["undo_point"] and (new.rng != state.rng or _revealed_combo(state, new)):
@@ -86,9 +93,9 @@ def auto_pass(state: GameState, player: int) -> GameState:
     Whatever the player did stands; conquest stops; tokens in hand are placed by the ``auto`` rule; the
     player scores what they hold; the turn ends. A player with no Active race does not pick.
     """
-    if player not in awaiting(state):
+    if player != awaited(state):
         raise IllegalAction(f"Player {player} has nothing to do now")
-    new = state.fork()
+    new = state.fork(indexed=True)
     info: dict[str, Any] = {"kind": "auto_pass", "player": player, "undo_point": True}
     if new.phase == DEFEND:
         redeploy.auto_redeploy(new, player, own_turn=False)
@@ -210,7 +217,7 @@ def legal_actions(state: GameState, player: int) -> list[Action]:
     fill, ``count`` tokens to place; for a defender, ``tokens`` holds what each region keeps at least) and
     the abilities' kinds whose ``choice`` is ``"spread"`` or ``"choose"``.
     """
-    if player not in awaiting(state):
+    if player != awaited(state):
         return []
     with state.reading():
         return _legal_actions(state, player, None)
@@ -223,7 +230,7 @@ def legal_choices(state: GameState, player: int) -> tuple[list[Action], list[Con
     regions at random and checks only those drawn (``rules.bots.sample_action``). Call it inside
     ``with state.reading():`` to share the regions_of answers with the offers' checks."""
     offers: list[ConquestOffers] = []
-    if player not in awaiting(state):
+    if player != awaited(state):
         return [], offers
     with state.reading():
         return _legal_actions(state, player, offers), offers

@@ -94,10 +94,13 @@ def auto_redeploy(state: GameState, seat: int, own_turn: bool) -> None:
 def needs_redeploy(state: GameState, seat: int) -> bool:
     """Whether an attacked player has tokens in hand, or pieces of an ability waiting to be placed again
     (``waiting_pieces``), and a region to put them in."""
-    return any(
-        (troop.hand or waiting_pieces(state, seat, troop)) and state.regions_of(seat, troop.race)
-        for troop in state.players[seat].troops()
-    )
+    player = state.players[seat]
+    for troop in (player.active, *player.declined) if player.active is not None else player.declined:
+        if not troop.hand and not waiting_pieces(state, seat, troop):
+            continue  # asked first: nothing to place, no scan of the regions (most seats, most turns)
+        if state.regions_of(seat, troop.race):
+            return True
+    return False
 
 
 def waiting_pieces(state: GameState, seat: int, troop: Troop) -> int:

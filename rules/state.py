@@ -72,9 +72,11 @@ class Troop:
     declined: bool = False
     hand: int = 0  # tokens off the board, to be placed this turn (or after an attack)
     picked_turn: int = 0  # the game turn the combo was picked (no decline on the pick turn)
+    # The Hooks of the race and power (``abilities.hooks_of``), once asked: the same for every copy.
+    hooks: Any = field(default=None, repr=False, compare=False)
 
     def copy(self) -> Troop:
-        return Troop(self.race, self.power, self.declined, self.hand, self.picked_turn)
+        return Troop(self.race, self.power, self.declined, self.hand, self.picked_turn, self.hooks)
 
 
 @dataclass(slots=True)
@@ -182,10 +184,17 @@ class GameState:
     abilities: dict[str, Any] = field(default_factory=dict)
     # Copy-on-write bookkeeping for apply(); never serialised.
     _owned: set = field(default_factory=set, repr=False, compare=False)
-    # regions_of answers remembered, (seat, race) -> regions, while the state is read (``reading``) or
-    # edited (from ``fork`` to ``done``; then the regions edited since, ``_edited``, are asked again).
+    # regions_of answers remembered, (seat, race) -> regions, while a state without an index (below) is
+    # read (``reading``).
     _holdings: dict[tuple[int, str | None], list[int]] | None = field(default=None, repr=False, compare=False)
-    _edited: set[int] = field(default_factory=set, repr=False, compare=False)
+    # The holdings index: (owner, race) -> its regions, ascending, for every region. A state ``apply`` made
+    # carries one (worked out at ``fork`` from the state before it unless that one has it, and brought up
+    # to date at ``done`` from the regions edited in between; a state forked from it keeps it); a state
+    # made otherwise (``new_game``, ``from_json``, a builder) has none and is scanned. Shared between
+    # states: never changed in place.
+    _held: dict[tuple[int, str | None], list[int]] | None = field(default=None, repr=False, compare=False)
+    # During an edit (``fork`` to ``done``): the regions edited, each with its (owner, race) before.
+    _edited: dict[int, tuple[int, str | None]] = field(default_factory=dict, repr=False, compare=False)
     # What the abilities with state do, worked out from ``abilities`` once per hook (``abilities.with_state``,
     # ``cost.board_marks``); the slots change only through set_slot, which forgets it.
     _by_hook: dict[str, Any] | None = field(default=None, repr=False, compare=False)
@@ -204,19 +213,23 @@ class GameState:
 
     def regions_of(self, seat: int, race: str) -> list[int]:
         """The regions ``seat``'s ``race`` holds, in ascending order (a new list)."""
-        holdings = self._holdings
-        if holdings is None:
-            return [i for i, r in enumerate(self.regions) if r.owner == seat and r.race == race]
-        held = holdings.get((seat, race))
-        if held is None:
-            held = [i for i, r in enumerate(self.regions) if r.owner == seat and r.race == race]
-            holdings[(seat, race)] = held
+        index = self._held
+        if index is None:
+            holdings = self._holdings
+            if holdings is None:
+                return [i for i, r in enumerate(self.regions) if r.owner == seat and r.race == race]
+            held = holdings.get((seat, race))
+            if held is None:
+                held = [i for i, r in enumerate(self.regions) if r.owner == seat and r.race == race]
+                holdings[(seat, race)] = held
+            return list(held)
+        held = index.get((seat, race), _NONE)
         edited = self._edited
         if not edited:
             return list(held)
-        # A region not edited since fork() is the very object it was when the answer was remembered
-        # (copy on write: regions change only through edit_region); an edited one may have changed
-        # hands, even after the answer, through the RegionState edit_region returned.
+        # During an edit the index is that of the state forked from: a region not edited since is the very
+        # object it was then (copy on write: regions change only through edit_region); an edited one may
+        # have changed hands, even after the question, through the RegionState edit_region returned.
         out = [i for i in held if i not in edited]
         regions = self.regions
         out += [i for i in edited if regions[i].owner == seat and regions[i].race == race]
@@ -235,8 +248,17 @@ class GameState:
         return box_left(self, race)
 
     # -- copy on write ------------------------------------------------------------------------------------
-    def fork(self) -> GameState:
-        """A shallow copy whose containers may be replaced but whose items must be edited via ``edit_*``."""
+    def fork(self, indexed: bool = False) -> GameState:
+        """A shallow copy whose containers may be replaced but whose items must be edited via ``edit_*``.
+
+        The copy carries the holdings index (``regions_of``) of a state that has one, or, ``indexed``, of
+        any state (``apply`` asks for it: a state changed by hand is scanned once here).
+        """
+        index = self._held
+        if self._edited:
+            index = None  # an edit under way: the index is that of the state before it
+        if index is None and indexed:
+            index = _index(self.regions)
         return GameState(
             self.board_name,
             self.turns,
@@ -256,17 +278,20 @@ class GameState:
             self.last,
             self.abilities,  # copied by set_slot before a change
             set(),
+            None,
+            index,
             {},
-            set(),
             self._by_hook,
         )
 
     def edit_region(self, i: int) -> RegionState:
         key = ("r", i)
         if key not in self._owned:
-            self.regions[i] = self.regions[i].copy()
+            r = self.regions[i]
+            self._edited[i] = (r.owner, r.race)
+            self.regions[i] = r = r.copy()
             self._owned.add(key)
-            self._edited.add(i)
+            return r
         return self.regions[i]
 
     def edit_player(self, seat: int) -> PlayerState:
@@ -310,7 +335,11 @@ class GameState:
         """End an edit: the result may now be shared."""
         self._owned = set()
         self._holdings = None
-        self._edited = set()
+        edited = self._edited
+        if edited:
+            if self._held is not None:
+                self._held = _moved(self._held, edited, self.regions)
+            self._edited = {}
         return self
 
     # -- JSON ---------------------------------------------------------------------------------------------
@@ -361,6 +390,57 @@ class _Reading:
     def __exit__(self, *exc: object) -> None:
         if not self.outer:
             self.state._holdings = None
+
+
+_NONE: list[int] = []
+
+
+def _index(regions: list[RegionState]) -> dict[tuple[int, str | None], list[int]]:
+    """The holdings index of these regions (``GameState._held``)."""
+    index: dict[tuple[int, str | None], list[int]] = {}
+    for i, r in enumerate(regions):
+        key = (r.owner, r.race)
+        found = index.get(key)
+        if found is None:
+            index[key] = [i]
+        else:
+            found.append(i)
+    return index
+
+
+def _moved(
+    index: dict[tuple[int, str | None], list[int]],
+    edited: dict[int, tuple[int, str | None]],
+    regions: list[RegionState],
+) -> dict[tuple[int, str | None], list[int]]:
+    """``index`` (left unchanged) brought up to date with the regions ``edited``: each was under its
+    (owner, race) before the edit and is now under that of ``regions[i]``."""
+    out = None
+    for i, before in edited.items():
+        r = regions[i]
+        after = (r.owner, r.race)
+        if after == before:
+            continue
+        if out is None:
+            out = dict(index)
+        found = out.get(before, _NONE)
+        left = [j for j in found if j != i]
+        if len(left) == len(found):
+            # Not where the index had it: the state forked from was changed by hand after it was indexed
+            # (not through fork/edit/done). Scan this one rather than carry a wrong answer on.
+            return _index(regions)
+        if left:
+            out[before] = left
+        else:
+            del out[before]
+        there = out.get(after)
+        if there is None:
+            out[after] = [i]
+        else:
+            there = there + [i]
+            there.sort()
+            out[after] = there
+    return index if out is None else out
 
 
 def _region_json(r: RegionState) -> dict[str, Any]:

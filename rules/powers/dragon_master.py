@@ -16,7 +16,8 @@ from typing import Any
 from ..abilities import Marker, Power, Slot, register
 from ..actions import ACTIVE, Action, ActionKind, IllegalAction, Verb, offer
 from ..components import POWER_TOKENS
-from ..conquest import conquest_candidates, conquest_refusal, occupy, prepare
+from ..conquest import conquest_refusal, occupy, prepare
+from ..cost import ConquestCheck
 from ..schema import schema_1_markers, schema_1_turn_field
 from ..state import CONQUER, START, GameState, Troop
 from ..telling import Phrase, Step, Told, taken_from
@@ -69,11 +70,13 @@ class DragonMaster(Power):
             return []
         if hand_for_conquest(state, seat, troop) < 1:
             return []
-        held = state.regions_of(seat, troop.race)
+        # refusal's checks, the first two made above, the conquest rules worked out once for every region.
+        check = ConquestCheck(state, seat, troop)
+        refusal = check.refusal
         return [
             offer("dragon", seat, i)
-            for i in conquest_candidates(state, seat, troop, held)
-            if self.refusal(state, seat, troop, i) is None  # an empty region too: 1 token whatever it costs
+            for i in check.candidates()
+            if refusal(i) is None  # an empty region too: 1 token whatever it costs
         ]
 
     def apply(self, state: GameState, seat: int, troop: Troop, action: Action) -> None:

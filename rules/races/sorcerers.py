@@ -63,6 +63,14 @@ class Sorcerers(Race):
             return "Sorcerers convert during your conquests"
         if not 0 <= region < len(state.regions):
             return f"There is no region {region}"
+        return self._refusal(state, seat, troop, region, ConquestCheck(state, seat, troop), None)
+
+    def _refusal(
+        self, state: GameState, seat: int, troop: Troop, region: int, check: ConquestCheck, box: int | None
+    ) -> str | None:
+        """:meth:`refusal` of a region on the board during the conquests, with the troop's conquest rules
+        (``check``) and the Sorcerer tokens left in the box (``box``, None: count them) worked out once for
+        every region :meth:`legal` asks about."""
         r = state.regions[region]
         if r.owner < 0 or r.owner == seat:
             return f"Region {region} holds no opponent's token to convert"
@@ -77,10 +85,9 @@ class Sorcerers(Race):
                 return f"{article} {marker.label} protects the token in region {region} from Sorcerers"
         if r.owner in self.read_turn(state, Conversions).converted:
             return f"Sorcerers convert once per turn per opponent; you already converted player {r.owner}"
-        check = ConquestCheck(state, seat, troop)
         if not check.in_reach(region):
             return f"Region {region} is not adjacent to one of your Sorcerer regions"
-        if box_left(state, troop.race) < 1:
+        if (box_left(state, troop.race) if box is None else box) < 1:
             return "No Sorcerer token is left in the box"
         return check.refusal(region)
 
@@ -91,11 +98,12 @@ class Sorcerers(Race):
         check = ConquestCheck(state, seat, troop)
         if not check.held:
             return []
-        return [
-            offer("convert", seat, i)
-            for i in check.candidates()
-            if state.regions[i].owner not in (-1, seat) and self.refusal(state, seat, troop, i) is None
-        ]
+        regions = state.regions
+        targets = [i for i in check.candidates() if regions[i].owner not in (-1, seat) and regions[i].tokens == 1]
+        if not targets:
+            return []
+        box = box_left(state, troop.race)
+        return [offer("convert", seat, i) for i in targets if self._refusal(state, seat, troop, i, check, box) is None]
 
     def apply(self, state: GameState, seat: int, troop: Troop, action: Action) -> dict[str, Any] | None:
         assert action.region is not None

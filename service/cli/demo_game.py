@@ -244,18 +244,25 @@ class Bot:
 
 
 def play_while_awaited(http: Http, game_id: int, bot: Bot, rnd: random.Random) -> None:
+    """The bot plays random legal steps while the game awaits it. It reads the game and its legal actions
+    once; after that each step's answer says what it may do next (``legal_actions``, null once the game
+    awaits another seat), as a client of the API should."""
     assert bot.token is not None
+    view: Any = None
+    legal: Any = None
     for _ in range(500):
-        status, view = http.call("GET", f"/api/games/{game_id}", bot.token)
-        if status != 200:
-            raise DemoFailed(f"{bot.name} could not read the game: {view}")
+        if legal is None:
+            status, view = http.call("GET", f"/api/games/{game_id}", bot.token)
+            if status != 200:
+                raise DemoFailed(f"{bot.name} could not read the game: {view}")
         if view["status"] != GameStatus.ACTIVE or bot.seat not in view["awaiting"]:
             return
         if view["state"]["phase"] != "defend" and bot.wants_to_skip(view["state"]["turn"]):
             return
-        status, legal = http.call("GET", f"/api/games/{game_id}/legal-actions", bot.token)
-        if status != 200:
-            raise DemoFailed(f"{bot.name} could not read its legal actions: {legal}")
+        if legal is None:
+            status, legal = http.call("GET", f"/api/games/{game_id}/legal-actions", bot.token)
+            if status != 200:
+                raise DemoFailed(f"{bot.name} could not read its legal actions: {legal}")
         if not legal["actions"]:
             return
         action = concrete(rules.Action.from_json(rnd.choice(legal["actions"])), rnd).to_json()
@@ -263,10 +270,14 @@ def play_while_awaited(http: Http, game_id: int, bot: Bot, rnd: random.Random) -
         step = {"version": legal["version"], "action": action, "idempotency_key": secrets.token_hex(16)}
         status, answer = http.call("POST", f"/api/games/{game_id}/actions", bot.token, step)
         if status == 409:  # the deadline passed meanwhile, or another step came first: look again
+            legal = None
             continue
         if status != 200:
             raise DemoFailed(f"{bot.name}'s legal action {action} was refused: {answer}")
         bot.actions += 1
+        view, legal = answer["game"], answer.get("legal_actions")
+        if legal is None:  # the game awaits another seat now, or it is over
+            return
 
 
 # -- the embedded stack -----------------------------------------------------------------------------------

@@ -69,7 +69,9 @@ def address_feed(session: Session, player_id: int, links: LinkMaker) -> bytes:
         seat, secret = mine[deadline.game_id]
         yours = deadline.seat == seat
         what = ("your redeployment" if deadline.defending else "your turn") if yours else _whose(deadline)
-        url = links.turn_url(deadline.game_id, seat, secret)
+        # Signed with the time the step began, not now: an unchanged feed reads the same at every fetch, so
+        # calendar apps polling it get 304 to its ETag (a link signed now would change every second).
+        url = links.turn_url(deadline.game_id, seat, secret, at=deadline.changed_at)
         event = _event(deadline, links, summary=f"{what[0].upper()}{what[1:]}: {deadline.game_name}")
         event.add(
             "description",

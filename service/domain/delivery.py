@@ -29,6 +29,7 @@ Never lose a mail, never send one twice:
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import secrets
@@ -44,11 +45,11 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from emails import messages
-from emails.compose import ComposeError, Envelope, compose, thread_id
+from emails.compose import ComposeError, Envelope, thread_id, write
 from emails.delivery import Backend, Connection, DeliveryError
 from emails.render import CALENDAR_MESSAGES, ESSENTIAL, MESSAGES, NOTICE, REMINDER, REPLY_MESSAGES, TALK, RenderError
 from service.domain import notifications
-from service.domain.links import LinkMaker, ReplyAddresses
+from service.domain.links import CALENDAR, CHOICES, LinkMaker, ReplyAddresses, Signer
 from service.domain.models import (
     Game,
     GameNotification,
@@ -344,7 +345,7 @@ def _send_one(
         log(logger, logging.INFO, "mail.skipped", outbox=job.id, game=job.game_id, template=job.template, reason=skip)
         return
     try:
-        message = compose(*_rendered_and_envelope(job, links, settings))
+        message = write(*_rendered_and_envelope(job, links, settings))
     except Exception as error:  # whatever this row holds, it stops this mail only
         what = "cannot compose the mail" if isinstance(error, ComposeError) else "cannot render the mail"
         _failed(outcomes, job, f"{what}: {error!r}", clock(), report, event="mail.render_failed")
@@ -434,11 +435,11 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
     if job.game_id is not None and job.seat is not None and job.seat_secret:
         game_url = links.turn_url(job.game_id, job.seat, job.seat_secret)
     # Every mail to a player links their page of mail choices (emails.render.CHOICES_MESSAGES says which).
-    choices_url = links.choices_url(job.player_id) if job.player_id is not None else None
+    choices_url = _untimed_url(links, CHOICES, job.player_id) if job.player_id is not None else None
     # The mails about a deadline offer the reader's calendar feed (every deadline of their games).
     calendar_url = None
     if job.player_id is not None and job.template in CALENDAR_MESSAGES:
-        calendar_url = links.address_calendar_url(job.player_id)
+        calendar_url = _untimed_url(links, CALENDAR, job.player_id)
     reply_to = _reply_address(job, links, settings)
     # The mail is written as of its row's creation: its Date, and the time left it states. A retry thus
     # sends the very same mail (see the module's docstring). A row that is not a valid message raises
@@ -458,13 +459,30 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
         to_name=job.player_name,
         sender=settings.sender,
         date=job.created_at,
-        thread_id=thread_id(job.game_id, job.game_created_at, mail_domain(settings.sender))
+        thread_id=thread_id(job.game_id, job.game_created_at, _domain_of(settings.sender))
         if job.game_id is not None and job.game_created_at is not None
         else None,
         unsubscribe_url=unsubscribe,
         reply_to=reply_to,
     )
     return rendered, envelope
+
+
+def _untimed_url(links: LinkMaker, purpose: str, player_id: int) -> str:
+    """A player's link that carries no time (``links.UNTIMED``): their page of mail choices (``CHOICES``) or
+    calendar feed (``CALENDAR``). Each is the same in every mail to the player, so it is signed once and kept
+    (signing was a tenth of the time of a mail); kept by the keys it is signed with."""
+    return _signed_once(tuple(links.signer.keys), links.base_url, purpose, player_id)
+
+
+@functools.lru_cache(maxsize=4096)
+def _signed_once(keys: tuple[str | bytes, ...], base_url: str, purpose: str, player_id: int) -> str:
+    links = LinkMaker(Signer(keys), base_url)
+    return links.choices_url(player_id) if purpose == CHOICES else links.address_calendar_url(player_id)
+
+
+#: The domain of the Message-IDs and threads, from the sender (the same for every mail of a drain).
+_domain_of = functools.lru_cache(maxsize=16)(mail_domain)
 
 
 def _reply_address(job: _Job, links: LinkMaker, settings: MailSettings) -> str | None:

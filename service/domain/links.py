@@ -12,10 +12,11 @@ import hmac
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from flask import Flask, current_app
-from itsdangerous import BadSignature, SignatureExpired, URLSafeSerializer, URLSafeTimedSerializer
+from itsdangerous import BadSignature, SignatureExpired, TimestampSigner, URLSafeSerializer, URLSafeTimedSerializer
 
 TURN = "turn"
 INVITE = "invite"
@@ -47,7 +48,7 @@ class LinkError(Exception):
 class Signer:
     keys: Sequence[str | bytes]
 
-    def _serializer(self, purpose: str) -> URLSafeTimedSerializer | URLSafeSerializer:
+    def _serializer(self, purpose: str, at: datetime | None = None) -> URLSafeTimedSerializer | URLSafeSerializer:
         if purpose not in PURPOSES:
             raise ValueError(f"unknown link purpose {purpose!r}")
         # itsdangerous signs with the last key and verifies with any of them (key rotation). It takes a list of
@@ -55,10 +56,16 @@ class Signer:
         keys = [key.encode() if isinstance(key, str) else key for key in self.keys]
         if purpose in UNTIMED:
             return URLSafeSerializer(keys, salt=f"smallworld.{purpose}")
+        if at is not None:
+            return URLSafeTimedSerializer(
+                keys, salt=f"smallworld.{purpose}", signer=_SignedAt, signer_kwargs={"at": int(at.timestamp())}
+            )
         return URLSafeTimedSerializer(keys, salt=f"smallworld.{purpose}")
 
-    def sign(self, purpose: str, payload: dict[str, Any]) -> str:
-        return str(self._serializer(purpose).dumps(payload))
+    def sign(self, purpose: str, payload: dict[str, Any], at: datetime | None = None) -> str:
+        """The token of ``payload``; ``at``: the time to sign it with instead of now (a link given again in a
+        document that must read the same each time, such as a calendar feed; never a time to come)."""
+        return str(self._serializer(purpose, at).dumps(payload))
 
     def verify(self, purpose: str, token: str, max_age: int | None = None) -> dict[str, Any]:
         """The payload, or :class:`LinkError` saying plainly what is wrong with the link."""
@@ -79,6 +86,17 @@ class Signer:
         return payload
 
 
+class _SignedAt(TimestampSigner):
+    """itsdangerous's timed signer, signing with a given time (seconds since the epoch) instead of now."""
+
+    def __init__(self, *args: Any, at: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.at = at
+
+    def get_timestamp(self) -> int:
+        return self.at
+
+
 def signer_for(secret_key: str | bytes, old_keys: Sequence[str | bytes] = ()) -> Signer:
     return Signer(keys=[*old_keys, secret_key])
 
@@ -97,8 +115,8 @@ class LinkMaker:
     def url(self, path: str) -> str:
         return self.base_url.rstrip("/") + path
 
-    def turn_token(self, game_id: int, seat: int, secret: str) -> str:
-        return self.signer.sign(TURN, {"g": game_id, "s": seat, "k": secret})
+    def turn_token(self, game_id: int, seat: int, secret: str, at: datetime | None = None) -> str:
+        return self.signer.sign(TURN, {"g": game_id, "s": seat, "k": secret}, at)
 
     def invite_token(self, game_id: int, seat: int, secret: str) -> str:
         return self.signer.sign(INVITE, {"g": game_id, "s": seat, "k": secret})
@@ -113,8 +131,9 @@ class LinkMaker:
             payload["w"] = kind
         return self.signer.sign(UNSUBSCRIBE, payload)
 
-    def turn_url(self, game_id: int, seat: int, secret: str) -> str:
-        return self.url(f"/play/{self.turn_token(game_id, seat, secret)}")
+    def turn_url(self, game_id: int, seat: int, secret: str, at: datetime | None = None) -> str:
+        """The seat's turn link; ``at``: the time to sign it with (see :meth:`Signer.sign`)."""
+        return self.url(f"/play/{self.turn_token(game_id, seat, secret, at)}")
 
     def invite_url(self, game_id: int, seat: int, secret: str) -> str:
         return self.url(f"/invite/{self.invite_token(game_id, seat, secret)}")

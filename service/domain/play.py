@@ -39,6 +39,8 @@ class StepResult:
     version: int
     last: dict[str, Any]
     replayed: bool = False
+    #: The state the step made (the game's snapshot, not read back from it); None for a replayed step.
+    state: rules.GameState | None = None
 
 
 def step_key(state: rules.GameState) -> str:
@@ -479,9 +481,10 @@ def commit_step(
     = <the version the step was made against>``, so anything else that moved the game first wins.
     """
     expected = game.version
-    session.add(entry)
     try:
-        session.flush()
+        session.flush()  # what the caller changed before (an undo's steps marked undone)
+        # One INSERT: the event is not read back, so it needs none of the ORM's unit of work.
+        session.exec(sa.insert(_ACTIONS).values(**{c.name: getattr(entry, c.name) for c in _EVENT_COLUMNS}))
         game.version = expected + 1
         with session.no_autoflush:  # the game's changes go out in the guarded UPDATE, not on their own
             after_change(session, game, new_state, links, now, seats=seats)
@@ -496,7 +499,12 @@ def commit_step(
                 return _replayed(session, earlier, seat)
         fresh = get_game(session, game.id or 0)
         raise Conflict("Another step was applied first: reload and retry", version=fresh.version) from None
-    return StepResult(game=game, version=game.version, last=dict(new_state.last))
+    return StepResult(game=game, version=game.version, last=dict(new_state.last), state=new_state)
+
+
+_ACTIONS: sa.Table = GameAction.__table__  # type: ignore[attr-defined]
+#: The event's columns an INSERT writes (the id is the database's).
+_EVENT_COLUMNS = [column for column in _ACTIONS.columns if column.name != "id"]
 
 
 class _Lost(Exception):

@@ -22,11 +22,14 @@ def _state(game: Game) -> rules.GameState:
     return rules.GameState.from_json(game.state)
 
 
-def legal_actions(game: Game, seat: int, *, with_previews: bool = True) -> LegalActions:
-    """What ``seat`` may do now and, in the same order, what each action will do (``rules.previews``)."""
+def legal_actions(
+    game: Game, seat: int, *, with_previews: bool = True, state: rules.GameState | None = None
+) -> LegalActions:
+    """What ``seat`` may do now and, in the same order, what each action will do (``rules.previews``).
+    ``state``: the game's state when the caller holds it (not parsed again from the snapshot)."""
     if game.state is None or game.status != GameStatus.ACTIVE:
         return LegalActions(version=game.version, actions=[], previews=[])
-    state = rules.GameState.from_json(game.state)
+    state = state or rules.GameState.from_json(game.state)
     if not with_previews:
         return LegalActions(version=game.version, actions=[a.to_json() for a in rules.legal_actions(state, seat)])
     listed = rules.previews(state, seat)

@@ -254,13 +254,6 @@ class GameView(BaseModel):
     audit: list[AuditOut] = Field(default_factory=list, description="Admin acts and vacations, oldest first")
 
 
-class StepOut(BaseModel):
-    version: int
-    replayed: bool = Field(False, description="True when this idempotency key was already applied")
-    last: dict[str, Any] = Field(default_factory=dict, description="What the step did (die roll, score…)")
-    game: GameView
-
-
 class LegalActions(BaseModel):
     version: int
     actions: list[dict[str, Any]]
@@ -268,6 +261,19 @@ class LegalActions(BaseModel):
         default_factory=list,
         description="What each action of `actions` will do, in the same order, computed by the rules engine: "
         "one outcome, or one per value of the die; null for a choice still to make (a redeployment)",
+    )
+
+
+class StepOut(BaseModel):
+    version: int
+    replayed: bool = Field(False, description="True when this idempotency key was already applied")
+    last: dict[str, Any] = Field(default_factory=dict, description="What the step did (die roll, score…)")
+    game: GameView
+    legal_actions: LegalActions | None = Field(
+        None,
+        description="What you may do next when the game awaits you again after this step, as "
+        "`GET .../legal-actions` answers it (previews only with `?previews=true`); null when it awaits "
+        "another seat, or is over",
     )
 
 

@@ -20,21 +20,35 @@ class ViewInputs:
 
     def __init__(self, session: Session, game_id: int) -> None:
         self.seats: list[tuple[Seat, Player]] = seats_of(session, game_id)
-        self.audit: list[AuditEntry] = list(
-            session.exec(select(AuditEntry).where(AuditEntry.game_id == game_id).order_by(sa.asc(col(AuditEntry.id))))
+        # The audit trail is only shown: its columns, no ORM objects (read for every step's answer).
+        rows = session.exec(
+            select(AuditEntry.created_at, AuditEntry.actor, AuditEntry.act, AuditEntry.details)
+            .where(AuditEntry.game_id == game_id)
+            .order_by(sa.asc(col(AuditEntry.id)))
         )
+        self.audit: list[AuditOut] = [
+            AuditOut(at=at, actor=actor, act=act, details=details) for at, actor, act, details in rows
+        ]
 
     def seats_by_number(self) -> dict[int, tuple[Seat, Player]]:
         return {seat.seat: (seat, player) for seat, player in self.seats}
 
 
-def game_view(session: Session, game: Game, viewer: int | None, inputs: ViewInputs | None = None) -> GameView:
+def game_view(
+    session: Session,
+    game: Game,
+    viewer: int | None,
+    inputs: ViewInputs | None = None,
+    state: rules.GameState | None = None,
+) -> GameView:
     """What ``viewer`` (a seat, or None for a spectator) may see: never another seat's coins before the end.
 
-    ``inputs``, when the caller read them already, are not read again.
+    ``inputs``, when the caller read them already, are not read again; nor is ``state``, the game's state
+    when the caller holds it (a step's answer: the state the step made), parsed again from the snapshot.
     """
     inputs = inputs or ViewInputs(session, game.id or 0)
-    state = rules.GameState.from_json(game.state) if game.state else None
+    if state is None and game.state:
+        state = rules.GameState.from_json(game.state)
     seats = [
         SeatOut(
             seat=s.seat,
@@ -61,7 +75,7 @@ def game_view(session: Session, game: Game, viewer: int | None, inputs: ViewInpu
         state=rules.player_view(state, viewer, revealed=over) if state else None,
         seed=game.seed if over else None,
         result=game.result if over else None,
-        audit=[AuditOut(at=a.created_at, actor=a.actor, act=a.act, details=a.details) for a in inputs.audit],
+        audit=inputs.audit,
     )
 
 

@@ -120,10 +120,28 @@ def legal_actions(game_id: int) -> Any:
     """What the caller may do now (empty when it is not their turn), each with its preview (what it will
     do, computed by the rules engine) in ``previews``; ``?previews=false`` leaves them out."""
     game, seat = _seat_for(game_id)
-    wanted = request.args.get("previews", "true").lower()
-    if wanted not in ("true", "false", "1", "0"):
+    return previews.legal_actions(game, seat, with_previews=_previews_wanted(default=True))
+
+
+def _previews_wanted(*, default: bool) -> bool:
+    """The request's ``?previews=`` (true or false, 1 or 0), else ``default``; a BadRequest naming it."""
+    wanted = request.args.get("previews")
+    if wanted is None:
+        return default
+    if wanted.lower() not in ("true", "false", "1", "0"):
         raise BadRequest("'previews' must be true or false")
-    return previews.legal_actions(game, seat, with_previews=wanted in ("true", "1"))
+    return wanted.lower() in ("true", "1")
+
+
+def _next_actions(view: GameView, result: play.StepResult, seat: int, *, with_previews: bool) -> LegalActions | None:
+    """What ``seat`` may do after its step (a step's answer, ``view`` being the game after it): the answer
+    of ``GET .../legal-actions``, so that a client needs no second request; None when the game awaits
+    another seat or is over. Previews only with ``?previews=true``: they cost many times the step itself
+    (each legal action is played out by the rules engine, ``bench/previews.py``), and a client that shows
+    them asks for them."""
+    if seat not in view.awaiting:
+        return None
+    return previews.legal_actions(result.game, seat, with_previews=with_previews, state=result.state)
 
 
 @bp.post("/games/<int:game_id>/explain")
@@ -147,7 +165,10 @@ def region(game_id: int, region: int) -> Any:
 @bp.post("/games/<int:game_id>/actions")
 @spec.validate(json=SubmitAction, resp=Responses(HTTP_200=StepOut, **ERRORS), tags=["play"], security=[{"seat": []}])
 def submit_action(game_id: int, json: SubmitAction) -> Any:
-    """Apply one step of the caller's turn, made against ``version``."""
+    """Apply one step of the caller's turn, made against ``version``. When the game then awaits you again,
+    ``legal_actions`` holds what you may do next (as ``GET .../legal-actions`` would answer), without
+    previews unless asked (``?previews=true``)."""
+    with_previews = _previews_wanted(default=False)  # refused before the step, not after it
     game, seat = _seat_for(game_id)
     session = get_session()
     key = json.idempotency_key or request.headers.get("Idempotency-Key")
@@ -164,11 +185,13 @@ def submit_action(game_id: int, json: SubmitAction) -> Any:
         idempotency_key=key,
         seats=inputs.seats_by_number(),
     )
+    view = views.game_view(session, result.game, seat, inputs, state=result.state)
     return StepOut(
         version=result.version,
         replayed=result.replayed,
         last=_public_last(result.last, seat),
-        game=views.game_view(session, result.game, seat, inputs),
+        game=view,
+        legal_actions=_next_actions(view, result, seat, with_previews=with_previews),
     )
 
 
@@ -176,11 +199,15 @@ def submit_action(game_id: int, json: SubmitAction) -> Any:
 @spec.validate(json=UndoRequest, resp=Responses(HTTP_200=StepOut, **ERRORS), tags=["play"], security=[{"seat": []}])
 def undo(game_id: int, json: UndoRequest) -> Any:
     """Take back your steps since the last undo point (a pick, a die roll): all of them, or your latest
-    ``steps`` (``GET .../undo`` lists them)."""
+    ``steps`` (``GET .../undo`` lists them). ``legal_actions`` holds what you may do then, as after a step
+    (previews with ``?previews=true``)."""
+    with_previews = _previews_wanted(default=False)
     game, seat = _seat_for(game_id)
     session = get_session()
     result = play.undo(session, game_id, seat, json.version, current_links(), steps=json.steps)
-    return StepOut(version=result.version, last=result.last, game=views.game_view(session, result.game, seat))
+    view = views.game_view(session, result.game, seat, state=result.state)
+    legal = _next_actions(view, result, seat, with_previews=with_previews)
+    return StepOut(version=result.version, last=result.last, game=view, legal_actions=legal)
 
 
 @bp.get("/games/<int:game_id>/undo")

@@ -32,20 +32,32 @@ suits the embedded mode), ``redis://…`` at scale so every web process shares t
 answering, the limits fall back to per-process memory and the site keeps serving. Over a limit, the answer
 is 429 with ``Retry-After``: JSON ``{"error": …}`` under ``/api``, a short page elsewhere. Every other
 ``RATELIMIT_*`` option of Flask-Limiter (``RATELIMIT_STRATEGY``…) can be set the same way.
+
+The first five limits concern every request, so they are checked here (:class:`RequestLimits`) rather
+than as Flask-Limiter's default limits: Flask-Limiter asks its storage once per limit (a request carrying a
+link cost 4–5 Redis round trips, one per counter), while on Redis these are counted in one round trip, one
+small Lua script (:data:`COUNT_SCRIPT`). The counters, their keys and windows are Flask-Limiter's (the
+``limits`` library's fixed windows, which a rolling upgrade keeps sharing), and so is the order they are
+counted in and its stop at the first limit reached. ``limits`` offers no operation on several counters,
+and a pipeline cannot stop at the first limit reached (a step refused by the per-address limit would still
+count against its seat), hence the script. Other storages and strategies are asked one limit at a time,
+through the library.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from flask import Flask, Response, current_app, jsonify, render_template_string, request, session
-from flask_limiter import Limit, Limiter, RateLimitExceeded
+from flask import Flask, Response, current_app, g, jsonify, render_template_string, request, session
+from flask_limiter import Limiter, RateLimitExceeded
 from limits import RateLimitItem, parse_many
-from limits.storage import MemoryStorage
+from limits.storage import MemoryStorage, RedisClusterStorage, RedisStorage
 from limits.strategies import FixedWindowRateLimiter, RateLimiter
 
 from service.domain.errors import TooMany
@@ -74,60 +86,47 @@ def init_app(app: Flask) -> None:
     config = app.config
     limiter = Limiter(
         client_address,
-        default_limits=[
-            Limit(
-                lambda: current_app.config["RATELIMIT_LINKS"],
-                key_function=client_address,
-                scope="links",
-                shared=True,
-                exempt_when=lambda: not carries_link(),
-                error_message="Too many links opened from your address",
-            ),
-            Limit(
-                lambda: current_app.config["RATELIMIT_BAD_LINKS"],
-                key_function=client_address,
-                scope="bad-links",
-                shared=True,
-                exempt_when=lambda: not carries_link(),
-                deduct_when=lambda response: response.status_code == 403,
-                error_message="Too many invalid or expired links tried from your address",
-            ),
-            Limit(
-                lambda: current_app.config["RATELIMIT_ACTIONS"],
-                key_function=acting_seat,
-                scope="actions",
-                shared=True,
-                exempt_when=lambda: request.endpoint not in ACTION_ENDPOINTS,
-                error_message="Too many steps submitted for this seat",
-            ),
-            Limit(
-                lambda: current_app.config["RATELIMIT_NEW_GAMES"],
-                key_function=client_address,
-                scope="new-games",
-                shared=True,
-                exempt_when=lambda: request.method != "POST" or request.endpoint not in NEW_GAME_ENDPOINTS,
-                deduct_when=lambda response: response.status_code in (201, 303),
-                error_message="Too many games created from your address",
-            ),
-            Limit(
-                lambda: current_app.config["RATELIMIT_ADMIN_ACTS"],
-                key_function=managed_game,
-                scope="admin-acts",
-                shared=True,
-                exempt_when=lambda: request.method != "POST" or request.blueprint not in ADMIN_ACT_BLUEPRINTS,
-                error_message="Too many admin acts on this game (each one mails every player)",
-            ),
-        ],
         storage_uri=config["RATELIMIT_STORAGE_URI"],
         # A storage outage (Redis restarting) must not take the site down: count in memory meanwhile.
         in_memory_fallback_enabled=True,
         swallow_errors=True,
-        key_prefix="smallworld",
+        key_prefix=KEY_PREFIX,
     )
     limiter.init_app(app)
     app.extensions["smallworld.limiter"] = limiter
     app.extensions[QUOTAS] = MailQuotas(limiter)
     app.register_error_handler(RateLimitExceeded, too_many_requests)
+    app.register_error_handler(LimitReached, limit_reached)
+    if limiter.enabled:
+        for limit in REQUEST_LIMITS:  # a limit that does not parse would refuse every request it concerns
+            try:
+                _parsed(config[limit.setting])
+            except ValueError:
+                raise ValueError(
+                    f"SMALLWORLD_{limit.setting} is not a rate limit: {config[limit.setting]!r} "
+                    "(write it as '120 per minute' or '10 per minute; 100 per day')"
+                ) from None
+        limits = RequestLimits(limiter)
+        app.before_request(limits.check)
+        app.after_request(limits.count_after)
+
+
+#: What every counter's key starts with (after the ``limits`` library's own prefix).
+KEY_PREFIX = "smallworld"
+
+
+@dataclass(frozen=True)
+class RequestLimit:
+    """One limit every request is checked against: the setting that says how many, what it counts per
+    (``key``), which requests it concerns (``applies``), and what the refusal says. ``counted_when``: only
+    answers it accepts count (then the request is checked before, and counted after it is answered)."""
+
+    setting: str
+    scope: str
+    key: Callable[[], str]
+    applies: Callable[[], bool]
+    message: str
+    counted_when: Callable[[Response], bool] | None = None
 
 
 def managed_game() -> str:
@@ -167,6 +166,196 @@ def acting_seat() -> str:
     return f"address:{client_address()}"
 
 
+#: The limits every request is checked against (see the module's docstring).
+REQUEST_LIMITS = (
+    RequestLimit(
+        "RATELIMIT_LINKS", "links", client_address, lambda: carries_link(), "Too many links opened from your address"
+    ),
+    RequestLimit(
+        "RATELIMIT_BAD_LINKS",
+        "bad-links",
+        client_address,
+        lambda: carries_link(),
+        "Too many invalid or expired links tried from your address",
+        counted_when=lambda response: response.status_code == 403,
+    ),
+    RequestLimit(
+        "RATELIMIT_ACTIONS",
+        "actions",
+        acting_seat,
+        lambda: request.endpoint in ACTION_ENDPOINTS,
+        "Too many steps submitted for this seat",
+    ),
+    RequestLimit(
+        "RATELIMIT_NEW_GAMES",
+        "new-games",
+        client_address,
+        lambda: request.method == "POST" and request.endpoint in NEW_GAME_ENDPOINTS,
+        "Too many games created from your address",
+        counted_when=lambda response: response.status_code in (201, 303),
+    ),
+    RequestLimit(
+        "RATELIMIT_ADMIN_ACTS",
+        "admin-acts",
+        managed_game,
+        lambda: request.method == "POST" and request.blueprint in ADMIN_ACT_BLUEPRINTS,
+        "Too many admin acts on this game (each one mails every player)",
+    ),
+)
+
+#: Counts several fixed-window counters in one call, in order. KEYS: the counters; ARGV: whether to stop at
+#: the first one over its limit, then four values per counter: 1 to count (add ``amount``) or 0 to test only
+#: (would ``amount`` more go over?), ``amount``, the limit, the window in seconds. A counter is created with
+#: its window as expiry, as the ``limits`` library's ``incr`` does. Returns the (1-based) index of the first
+#: counter over its limit and its seconds to go, or ``{0, 0}``.
+COUNT_SCRIPT = """
+local stop = ARGV[1] == "1"
+for i, key in ipairs(KEYS) do
+    local at = 1 + (i - 1) * 4
+    local amount = tonumber(ARGV[at + 2])
+    local limit = tonumber(ARGV[at + 3])
+    local over
+    if ARGV[at + 1] == "1" then
+        local current = redis.call("incrby", key, amount)
+        if current == amount then
+            redis.call("expire", key, ARGV[at + 4])
+        end
+        over = current > limit
+    else
+        over = tonumber(redis.call("get", key) or "0") > limit - amount
+    end
+    if over and stop then
+        return {i, redis.call("ttl", key)}
+    end
+end
+return {0, 0}
+"""
+
+
+@dataclass(frozen=True)
+class Count:
+    """One counter of one request: a window of a :class:`RequestLimit` for one key; ``hit``: add to it, else
+    only test whether one more would go over."""
+
+    limit: RequestLimit
+    item: RateLimitItem
+    #: What the counter is for, as the ``limits`` library takes it: the prefix, the key and the scope.
+    identifiers: tuple[str, ...]
+    hit: bool
+
+
+class LimitReached(Exception):
+    """A request over one of :data:`REQUEST_LIMITS`: answered 429 (:func:`limit_reached`)."""
+
+    def __init__(self, count: Count, retry_after: int) -> None:
+        super().__init__(count.limit.message)
+        self.count = count
+        self.retry_after = retry_after
+
+
+class RequestLimits:
+    """Checks each request against :data:`REQUEST_LIMITS` before it is served, and counts the ones counted
+    only by their answer after it, in one round trip each on Redis (:data:`COUNT_SCRIPT`).
+
+    If the storage stops answering, this process counts in memory and asks the storage again after a
+    while (2, 4, … 32 seconds), as Flask-Limiter does for its own limits.
+    """
+
+    def __init__(self, limiter: Limiter) -> None:
+        self._limiter = limiter
+        self._fallback: RateLimiter = FixedWindowRateLimiter(MemoryStorage())
+        self._script: Any = None
+        self._failures = 0
+        self._retry_at = 0.0
+
+    def check(self) -> None:
+        """Before a request: every limit that concerns it, tested or counted; :class:`LimitReached` if over."""
+        endpoint = request.endpoint
+        if not endpoint or endpoint.rsplit(".", 1)[-1] == "static":
+            return
+        counts = []
+        for limit in REQUEST_LIMITS:
+            if limit.applies():
+                key = limit.key()
+                for item in _parsed(current_app.config[limit.setting]):
+                    counts.append(Count(limit, item, (KEY_PREFIX, key, limit.scope), hit=limit.counted_when is None))
+        if not counts:
+            return
+        counts.sort(key=lambda count: count.item)  # the shortest windows first, as Flask-Limiter orders them
+        over = self._count(counts, stop=True)
+        # Those counted by their answer, up to the one over (if any), are counted after the answer.
+        checked = counts if over is None else counts[: counts.index(over[0]) + 1]
+        g.limits_after = [count for count in checked if not count.hit]
+        if over is not None:
+            raise LimitReached(*over)
+
+    def count_after(self, response: Response) -> Response:
+        """After a request: count it against the limits that count only answers like this one."""
+        due = [
+            Count(c.limit, c.item, c.identifiers, hit=True)
+            for c in g.pop("limits_after", ())
+            if c.limit.counted_when is not None and c.limit.counted_when(response)
+        ]
+        if due:
+            self._count(due, stop=False)
+        return response
+
+    def _count(self, counts: list[Count], *, stop: bool) -> tuple[Count, int] | None:
+        storage = self._limiter.storage
+        strategy = self._limiter.limiter
+        # One script for every counter: on one Redis server (a cluster would spread the keys over nodes).
+        redis = storage if isinstance(storage, RedisStorage) and not isinstance(storage, RedisClusterStorage) else None
+        batched = redis is not None and type(strategy) is FixedWindowRateLimiter
+        if time.time() >= self._retry_at:
+            try:
+                if redis is not None and batched:
+                    over = self._count_in_redis(redis, counts, stop)
+                else:
+                    over = _count_one_by_one(strategy, counts, stop)
+                self._failures = 0
+                return over
+            except Exception as error:  # the storage went away: count here meanwhile
+                logger.warning("rate limit storage unreachable: %r; counting in memory meanwhile", error)
+                self._retry_at = time.time() + 2 ** min(self._failures + 1, 5)
+                self._failures += 1
+        return _count_one_by_one(self._fallback, counts, stop)
+
+    def _count_in_redis(self, storage: RedisStorage, counts: list[Count], stop: bool) -> tuple[Count, int] | None:
+        if self._script is None:
+            self._script = storage.get_connection().register_script(COUNT_SCRIPT.encode())
+        arguments: list[Any] = [int(stop)]
+        for count in counts:
+            arguments += [int(count.hit), 1, count.item.amount, count.item.get_expiry()]
+        index, seconds = self._script(
+            keys=[storage.prefixed_key(count.item.key_for(*count.identifiers)) for count in counts], args=arguments
+        )
+        if not index:
+            return None
+        return counts[int(index) - 1], max(1, int(seconds))
+
+
+def _count_one_by_one(strategy: RateLimiter, counts: list[Count], stop: bool) -> tuple[Count, int] | None:
+    """:func:`RequestLimits._count` through a ``limits`` strategy, one counter at a time."""
+    for count in counts:
+        if count.hit:
+            passed = strategy.hit(count.item, *count.identifiers)
+        else:
+            passed = strategy.test(count.item, *count.identifiers)
+        if not passed and stop:
+            reset_at = strategy.get_window_stats(count.item, *count.identifiers).reset_time
+            return count, max(1, math.ceil(reset_at - time.time()))
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(setting: str) -> tuple[RateLimitItem, ...]:
+    return tuple(parse_many(setting))
+
+
+def limit_reached(error: LimitReached) -> Any:
+    return _limited_answer(error.count.limit.message, error.count.item, error.retry_after)
+
+
 def too_many_requests(error: RateLimitExceeded) -> Any:
     limiter: Limiter = current_app.extensions["smallworld.limiter"]
     current = limiter.current_limit
@@ -176,10 +365,12 @@ def too_many_requests(error: RateLimitExceeded) -> Any:
             retry_after = max(1, math.ceil(current.window[0] - time.time()))
         except Exception:  # the counters' storage went away meanwhile: a minute is a fair guess
             retry_after = 60
-    message = (
-        f"{error.description} (at most {error.limit.limit}). "
-        f"Try again in {retry_after} second{'s' if retry_after != 1 else ''}."
-    )
+    return _limited_answer(str(error.description), error.limit.limit, retry_after)
+
+
+def _limited_answer(description: str, item: RateLimitItem, retry_after: int) -> Response:
+    """The 429 answer: what was reached, the limit, and when to try again (also as ``Retry-After``)."""
+    message = f"{description} (at most {item}). Try again in {retry_after} second{'s' if retry_after != 1 else ''}."
     if request.path.startswith("/api/"):
         response: Response = jsonify({"error": message})
     else:

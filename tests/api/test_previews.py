@@ -3,7 +3,11 @@ what the engine says it will do, and that is what the step then does; an action 
 
 from __future__ import annotations
 
+import random
 from typing import Any
+
+import rules
+from rules.bots import concrete
 
 from .conftest import bearer, create_game, new_game_body, token_of
 
@@ -55,6 +59,52 @@ def test_legal_actions_come_with_previews_that_the_steps_then_do(api: Any, outbo
     assert bare["previews"] == [] and bare["actions"] == full["actions"]
     refused = api.get(f"/api/games/{game_id}/legal-actions?previews=maybe", headers=bearer(token))
     assert refused.status_code == 400 and "previews" in refused.get_json()["error"]
+
+
+def test_a_steps_answer_holds_the_next_legal_actions_with_previews_on_request(api: Any, outbox: Any) -> None:
+    game_id, tokens = started_game(api, outbox)
+    token = tokens[0]
+    legal = api.get(f"/api/games/{game_id}/legal-actions?previews=false", headers=bearer(token)).get_json()
+    pick = next(a for a in legal["actions"] if a["type"] == "pick")
+    # A bad flag is refused before the step is taken.
+    refused = api.post(
+        f"/api/games/{game_id}/actions?previews=maybe", headers=bearer(token), json={"version": 1, "action": pick}
+    )
+    assert refused.status_code == 400 and "previews" in refused.get_json()["error"]
+    assert api.get(f"/api/games/{game_id}", headers=bearer(token)).get_json()["version"] == 1
+    # The pick's answer: the conquests that follow, as the GET answers them, without previews by default.
+    step = api.post(f"/api/games/{game_id}/actions", headers=bearer(token), json={"version": 1, "action": pick})
+    answer = step.get_json()["legal_actions"]
+    read = api.get(f"/api/games/{game_id}/legal-actions", headers=bearer(token)).get_json()
+    assert answer["version"] == read["version"] == 2 and answer["actions"] == read["actions"]
+    assert answer["previews"] == [] and len(read["previews"]) == len(read["actions"])
+    # With ?previews=true, the previews too; the next step is made from the answer alone.
+    conquest = next(a for a in answer["actions"] if a["type"] == "conquer")
+    step = api.post(
+        f"/api/games/{game_id}/actions?previews=true", headers=bearer(token), json={"version": 2, "action": conquest}
+    )
+    answer = step.get_json()["legal_actions"]
+    read = api.get(f"/api/games/{game_id}/legal-actions", headers=bearer(token)).get_json()
+    assert answer == read and answer["version"] == 3 and any(answer["previews"])
+    # An undo's answer too.
+    undone = api.post(f"/api/games/{game_id}/undo", headers=bearer(token), json={"version": 3})
+    assert undone.status_code == 200
+    read = api.get(f"/api/games/{game_id}/legal-actions?previews=false", headers=bearer(token)).get_json()
+    assert undone.get_json()["legal_actions"] == read and read["version"] == 4
+    # Played from the answers alone to the turn's end: then the game awaits the other seat, and the answer
+    # holds nothing for this one.
+    legal = read
+    for _ in range(20):
+        kinds = {a["type"]: a for a in legal["actions"]}
+        offered = kinds.get("end_turn") or kinds.get("end_conquest") or legal["actions"][0]
+        action = concrete(rules.Action.from_json(offered), random.Random(0)).to_json()
+        answer = api.post(
+            f"/api/games/{game_id}/actions", headers=bearer(token), json={"version": legal["version"], "action": action}
+        ).get_json()
+        if answer["legal_actions"] is None:
+            break
+        legal = answer["legal_actions"]
+    assert answer["game"]["awaiting"] == [1] and answer["legal_actions"] is None
 
 
 def test_an_action_not_offered_says_why_and_a_region_says_what_it_costs(api: Any, outbox: Any) -> None:

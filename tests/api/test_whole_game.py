@@ -81,11 +81,22 @@ def play_whole_game(api: Any, outbox: Any, players: int, seed: int) -> dict[str,
             )
             assert step.status_code == 200, (action, step.get_json())
             assert_no_foreign_coins(step.get_json(), seat)
+            assert_next_actions(api, game_id, token, seat, step.get_json())
             responses += 1
             acted = True
             break
         assert acted or not tokens, "nobody could act"
     raise AssertionError("the game did not end")
+
+
+def assert_next_actions(api: Any, game_id: int, token: str, seat: int, answer: Any) -> None:
+    """A step's answer holds what its seat may do next exactly when the game awaits that seat again: what
+    ``GET .../legal-actions?previews=false`` then answers; null otherwise."""
+    if seat in answer["game"]["awaiting"]:
+        read = api.get(f"/api/games/{game_id}/legal-actions?previews=false", headers=bearer(token)).get_json()
+        assert answer["legal_actions"] == read and read["actions"]
+    else:
+        assert answer["legal_actions"] is None
 
 
 _seats: dict[tuple[int, str], int] = {}

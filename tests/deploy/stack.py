@@ -65,6 +65,26 @@ def postgres_schema(application_name: str) -> Iterator[str]:
         engine.dispose()
 
 
+@contextlib.contextmanager
+def running_stack(
+    broker_url: str, smtp: SMTPServer, folder: Path, prefix: str = "smallworld-stack", **settings: str
+) -> Iterator[Stack]:
+    """The whole process set started on a fresh schema (its connections named ``prefix-…``), sending to
+    ``smtp``, with ``settings`` on top of the stack's own; everything stopped at the end, and every
+    process's log printed if the test failed."""
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    with postgres_schema(name) as database_url:
+        stack = Stack(database_url, broker_url, name, smtp, folder, extra=settings)
+        try:
+            stack.start_all(workers=2)
+            yield stack
+        except BaseException:
+            print(stack.logs())
+            raise
+        finally:
+            stack.close()
+
+
 def terminate_connections(application_name: str) -> int:
     """Cut every PostgreSQL connection of the service (as a failover or a restart would); how many."""
     engine = create_engine(POSTGRES_URL, connect_args={"connect_timeout": 3})

@@ -23,27 +23,15 @@ from service.infra.db import get_session
 from tests.hidden_information import CoinWatch, plant_canaries
 from tests.smtp import Received, SMTPServer
 
-from .stack import Client, Stack, confirm_by_mail, postgres_schema, wait_until
+from .stack import Client, Stack, confirm_by_mail, running_stack, wait_until
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes]
 
 
 @pytest.fixture
-def stack(redis_url: str, tmp_path: Path) -> Iterator[Stack]:
-    name = f"smallworld-stack-{tmp_path.name[-24:]}"
-    smtp = SMTPServer()
-    smtp.start()
-    with postgres_schema(name) as database_url:
-        stack = Stack(database_url, redis_url, name, smtp, tmp_path)
-        try:
-            stack.start_all(workers=2)
-            yield stack
-        except BaseException:
-            print(stack.logs())
-            raise
-        finally:
-            stack.close()
-            smtp.stop()
+def stack(redis_url: str, smtp_server: SMTPServer, tmp_path: Path) -> Iterator[Stack]:
+    with running_stack(redis_url, smtp_server, tmp_path, "smallworld-stack") as stack:
+        yield stack
 
 
 def links(mail: Received, base: str, kind: str) -> list[str]:

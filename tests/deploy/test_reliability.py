@@ -31,7 +31,6 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -51,7 +50,7 @@ from tests.processes import OwnRedis
 from tests.smtp import Received, SMTPServer
 from worker.tasks.mail import DELIVER_OUTBOX
 
-from .stack import Client, Stack, confirm_by_mail, postgres_schema, terminate_connections, wait_until
+from .stack import Client, Stack, confirm_by_mail, running_stack, terminate_connections, wait_until
 
 # About a minute each: run by hand (make test PYTEST_ARGS="-m slow tests/deploy"); deploy/README.md has the results.
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes, pytest.mark.slow]
@@ -75,8 +74,17 @@ def create_game(stack: Stack, client: Client, tag: str, **settings: Any) -> tupl
 
 
 def deadline_games(stack: Stack, client: Client, count: int) -> list[int]:
+    """Games nobody plays: every step is auto-passed at its deadline (the house bot is told never to take a
+    seat over, so that the log is auto-passes only and each is checked against its deadline)."""
     return [
-        create_game(stack, client, f"deadline{n}", turn_length_seconds=1, start_when_all_accepted=False)[0]
+        create_game(
+            stack,
+            client,
+            f"deadline{n}",
+            turn_length_seconds=1,
+            start_when_all_accepted=False,
+            bot_after_missed_turns=0,
+        )[0]
         for n in range(count)
     ]
 
@@ -313,21 +321,6 @@ def restart_dead_workers(stack: Stack) -> int:
     return restarted
 
 
-@contextlib.contextmanager
-def running_stack(broker_url: str, smtp: SMTPServer, folder: Path, **settings: str) -> Iterator[Stack]:
-    name = f"smallworld-faults-{uuid.uuid4().hex[:8]}"
-    with postgres_schema(name) as database_url:
-        stack = Stack(database_url, broker_url, name, smtp, folder, extra=settings)
-        try:
-            stack.start_all(workers=2)
-            yield stack
-        except BaseException:
-            print(stack.logs())
-            raise
-        finally:
-            stack.close()
-
-
 # -- the tests -----------------------------------------------------------------------------------------------------
 def test_workers_killed_mid_task_connections_cut_and_a_second_beat(
     redis_url: str, smtp_server: SMTPServer, tmp_path: Path
@@ -464,13 +457,22 @@ def test_a_worker_killed_holding_mail_and_a_turn_played_before_its_mail_left(
         client = stack.http()
         mailbox = stack.smtp.mailbox
 
-        # (1) a worker killed while it holds claimed mail
-        mailbox.stall["held.0@example.org"] = 20.0
-        held_game, _ = create_game(client, "held", start_when_all_accepted=True)
-        wait_until(lambda: mailbox.stalling, 30, "the first mail to reach RCPT TO")
+        # (1) a worker killed while it holds claimed mail. The host's first mail asks them to confirm the game;
+        # only the confirmation sends the game's first batch (the invitations, the host's admin link), and the
+        # first of those, to the host, is held at RCPT TO.
+        host = "held.0@example.org"
+
+        def stall_once_confirmed(mail: Received) -> None:
+            if host in mail.rcpt_tos and "Confirm your new game" in (mail.header("Subject") or ""):
+                mailbox.stall[host] = 20.0
+
+        mailbox.on_accept = stall_once_confirmed
+        held_game, _ = create_game(stack, client, "held", start_when_all_accepted=True)
+        wait_until(lambda: mailbox.stalling, 30, "the first mail of the batch to reach RCPT TO")
+        mailbox.on_accept = None
         holder = worker_talking_to_smtp(stack)
         assert holder is not None
-        claimed = [m for m in outbox(stack) if m.game_id == held_game]
+        claimed = [m for m in outbox(stack) if m.game_id == held_game and m.template != "confirm_game"]
         assert claimed and all(m.status == "pending" and m.claimed_by for m in claimed), claimed
         stack.kill(holder)  # SIGKILL, mid-SMTP-session, holding the whole batch
         killed_at = time.monotonic()
@@ -486,9 +488,17 @@ def test_a_worker_killed_holding_mail_and_a_turn_played_before_its_mail_left(
         stack.start_worker(holder)
 
         # (2) a turn played before its mail left
+        # The host's mail is refused for a while once they have confirmed the game (their confirmation
+        # request must reach them): their invitation, admin link and first "your turn" wait.
         stale = "stale.0@example.org"
-        mailbox.data_refuse[stale] = "451 4.3.0 Try again later"
-        stale_game, _ = create_game(client, "stale", start_when_all_accepted=False)
+
+        def refuse_once_confirmed(mail: Received) -> None:
+            if stale in mail.rcpt_tos and "Confirm your new game" in (mail.header("Subject") or ""):
+                mailbox.data_refuse[stale] = "451 4.3.0 Try again later"
+
+        mailbox.on_accept = refuse_once_confirmed
+        stale_game, _ = create_game(stack, client, "stale", start_when_all_accepted=False)
+        mailbox.on_accept = None
         wait_until(
             lambda: [m for m in outbox(stack) if m.to_email == stale and m.template == "your_turn" and m.last_error],
             30,

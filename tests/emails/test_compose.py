@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import email
 import email.policy
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from emails.compose import WIRE, ComposeError, Envelope, compose, thread_id, to_bytes
-from emails.render import BOARD_CID, render
+from emails.compose import WIRE, ComposeError, Envelope, compose, thread_id, to_bytes, write
+from emails.delivery import envelope_addresses
+from emails.render import BOARD_CID, Rendered, render
 from emails.samples import SAMPLES, Sample
 
 THREAD = thread_id(17, datetime(2026, 2, 20, 18, 0, tzinfo=UTC), "smallworld.invalid")
 
 
-def composed(name: str, message_id: str = "<row-42@smallworld.invalid>") -> email.message.Message:
+def rendered_sample(name: str) -> Rendered:
     sample: Sample = SAMPLES[name]
-    rendered = render(
+    return render(
         sample.message,
         sample.context,
         now=sample.now,
@@ -25,6 +29,11 @@ def composed(name: str, message_id: str = "<row-42@smallworld.invalid>") -> emai
         game_url=sample.game_url,
         unsubscribe_url=sample.unsubscribe_url,
     )
+
+
+def composed(name: str, message_id: str = "<row-42@smallworld.invalid>") -> email.message.Message:
+    sample: Sample = SAMPLES[name]
+    rendered = rendered_sample(name)
     envelope = Envelope(
         message_id=message_id,
         to="bob@example.org",
@@ -141,3 +150,84 @@ def test_names_and_addresses_that_are_fine_pass() -> None:
     for name, address in [('Jörg "the bold" O\'Neil, Esq.', "jorg.o'neil+sw@mail.example.org"), ("Ann", "a@b")]:
         envelope = Envelope(message_id="<r@x.invalid>", to=address, to_name=name, sender="sw@x.org", date=sample.now)
         assert reparsed(compose(rendered, envelope))["To"].addresses[0].addr_spec == address
+
+
+# -- the bytes delivery writes (write) are those of the standard library's build (compose, to_bytes) ---------
+ENVELOPES = [
+    Envelope(
+        message_id="<a@x.invalid>", to="bob@example.org", sender="sw@example.org", date=datetime(2026, 3, 1, tzinfo=UTC)
+    ),
+    Envelope(
+        message_id="<row-42@smallworld.invalid>",
+        to="bob@example.org",
+        to_name="Bob",
+        sender="Small World by Mail <smallworld@smallworld.example>",
+        date=datetime(2026, 3, 1, 11, 30, 5, 120000, tzinfo=UTC),
+        thread_id=THREAD,
+        unsubscribe_url="https://smallworld.example/unsubscribe/" + "x" * 300,
+        reply_to="play+17-1-4-1-x-0123456789abcdef0123@smallworld.example",
+    ),
+    Envelope(
+        message_id="<b@x.invalid>",
+        to="jorg.o'neil+sw@mail.example.org",
+        to_name='Jörg "the bold" O\'Neil, Esq.',
+        sender="Zoë <zoe@example.org>",
+        date=datetime(2026, 1, 1, tzinfo=UTC),
+        thread_id="<b@x.invalid>",
+    ),
+]
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_delivery_writes_the_bytes_the_standard_library_builds(name: str) -> None:
+    rendered = rendered_sample(name)
+    variants = [
+        rendered,
+        # A long subject out of ASCII (an encoded, folded header), and text with every kind of line end, a line
+        # that ends in spaces and one of quoted-printable's long lines.
+        replace(rendered, subject="Zoë's turn " * 12, text=".dot\r\nCR only\rtabs\t \n" + "é" * 80 + "\n\n"),
+        replace(rendered, text=rendered.text.rstrip("\n"), html=rendered.html + "\r\n  ends in spaces  "),
+        replace(rendered, images={**rendered.images, "second@smallworld": b"\x89PNG more"}),
+    ]
+    for variant in variants:
+        for envelope in ENVELOPES:
+            mail = write(variant, envelope)
+            built = compose(variant, envelope)
+            assert mail.data == to_bytes(built), (name, envelope.message_id)
+            assert (mail.sender, [mail.recipient]) == envelope_addresses(built)
+            assert (mail.date, mail.message_id) == (built["Date"], built["Message-ID"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(st.characters(codec="utf-8"), max_size=300),
+    html=st.text(st.sampled_from("<p>&é \t\r\n.=-x\u00a0\u2028\x0b\x85"), max_size=300),
+    name=st.text(st.characters(codec="utf-8", exclude_categories=("Cc", "Cs", "Zl", "Zp")), max_size=30),
+)
+def test_delivery_writes_the_same_bytes_for_any_text_and_name(text: str, html: str, name: str) -> None:
+    sample: Sample = SAMPLES["your_turn"]
+    rendered = render(sample.message, sample.context, now=sample.now)
+    rendered = replace(rendered, text=text or "-", html=html or "-")
+    envelope = Envelope(
+        message_id="<h@x.invalid>", to="ann@example.org", to_name=name or None, sender="sw@x.org", date=sample.now
+    )
+    mail, built = write(rendered, envelope), compose(rendered, envelope)
+    assert mail.data == to_bytes(built)
+    assert (mail.sender, [mail.recipient]) == envelope_addresses(built)
+
+
+def test_a_mail_without_text_is_written_as_the_standard_library_writes_it() -> None:
+    sample: Sample = SAMPLES["auto_passed"]
+    rendered = replace(render(sample.message, sample.context, now=sample.now), text="")
+    envelope = ENVELOPES[0]
+    assert write(rendered, envelope).data == to_bytes(compose(rendered, envelope))
+
+
+def test_delivery_refuses_what_compose_refuses() -> None:
+    sample: Sample = SAMPLES["reminder"]
+    rendered = render(sample.message, sample.context, now=sample.now)
+    envelope = Envelope(
+        message_id="<r@x.invalid>", to="ann@example.org\r\nRCPT TO:<eve@x.org>", sender="s@x.org", date=sample.now
+    )
+    with pytest.raises(ComposeError):
+        write(rendered, envelope)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import smtplib
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from emails.compose import Envelope, compose, to_bytes
-from emails.delivery import DeliveryError, FileBackend, SMTPBackend, backend_from_config
+from emails.compose import _ADDRESS, Envelope, compose, to_bytes, write
+from emails.delivery import DeliveryError, FileBackend, SMTPBackend, _plain, backend_from_config
 from emails.render import render
 from emails.samples import SAMPLES
 from tests.smtp import SMTPServer
@@ -126,3 +129,46 @@ def test_lines_that_start_with_a_dot_and_the_board_picture_arrive_byte_for_byte(
     (received,) = smtp_server.mailbox.all()
     assert received.content == to_bytes(message)
     assert received.text.replace("\r\n", "\n").startswith(".\n.. two dots\n.one\nmiddle . dot\n")
+
+
+def test_a_written_mail_arrives_byte_for_byte_from_its_envelope(smtp_server: SMTPServer) -> None:
+    sample = SAMPLES["your_turn"]
+    rendered = render(sample.message, sample.context, now=sample.now)
+    envelope = Envelope(
+        message_id="<w@smallworld.invalid>",
+        to="jorg.o'neil+sw@example.org",
+        to_name="Jörg",
+        sender="Small World <sw@example.org>",
+        date=sample.now,
+    )
+    with SMTPBackend("127.0.0.1", smtp_server.port).open() as connection:
+        connection.send(write(rendered, envelope))
+    (received,) = smtp_server.mailbox.all()
+    assert received.content == to_bytes(compose(rendered, envelope))
+    assert received.mail_from == "sw@example.org" and received.rcpt_tos == ("jorg.o'neil+sw@example.org",)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.from_regex(_ADDRESS, fullmatch=True))
+def test_a_plain_address_is_quoted_as_smtplib_quotes_it(address: str) -> None:
+    # MAIL and RCPT write a plain address in angle brackets without parsing it: what quoteaddr gives.
+    if len(address) <= 254:
+        assert _plain(address)
+        assert smtplib.quoteaddr(address) == f"<{address}>"
+
+
+def test_an_address_that_is_not_plain_is_left_to_smtplib() -> None:
+    for address in ("Ann <ann@example.org>", "ann@example.org ", "", "a@b, c@d"):
+        assert not _plain(address)
+
+
+def test_the_file_backend_names_a_written_mail_as_the_mail_it_writes(tmp_path: Path) -> None:
+    sample = SAMPLES["reminder"]
+    rendered = render(sample.message, sample.context, now=sample.now)
+    envelope = Envelope(message_id="<f@smallworld.invalid>", to="bob@example.org", sender="sw@x.org", date=sample.now)
+    backend = FileBackend(tmp_path / "mail")
+    written = write(rendered, envelope)
+    assert backend.path_for(written) == backend.path_for(compose(rendered, envelope))
+    with backend.open() as files:
+        files.send(written)
+    assert backend.path_for(written).read_bytes() == written.data

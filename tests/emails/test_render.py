@@ -15,10 +15,14 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from emails import render as render_module
 from emails import times
+from emails.board import png
 from emails.board.palette import contrast
+from emails.board.public import PublicBoard
 from emails.render import MESSAGES, NOTICE, REMINDER, TALK, RenderError, render
 from emails.samples import ALL, SAMPLES, Sample
 
@@ -128,6 +132,79 @@ def test_the_turn_mail_has_the_board_picture_and_the_board_in_words() -> None:
     assert mail.images[render_module.BOARD_CID].startswith(b"\x89PNG")
     assert f'src="cid:{render_module.BOARD_CID}"' in mail.html
     assert "Bob (you): Giants (Wealthy) in 14\u00a0(2)" in mail.text
+
+
+def test_the_board_is_worded_and_drawn_once_per_game_state_as_it_is_directly() -> None:
+    board = SAMPLES["your_turn"].context["board"]
+    # Every reader of a game state shares one key: what is public; whose mail it is is not in it.
+    assert render_module.public_key(dict(board, you=0)) == render_module.public_key(dict(board, you=None))
+    moved = dict(board, regions=[dict(board["regions"][0], tokens=9), *board["regions"][1:]])
+    assert render_module.public_key(moved) != render_module.public_key(board)
+    for you in (None, 0, 1):
+        for shown in (board, moved):
+            mail = rendered(SAMPLES["your_turn"], board=dict(shown, you=you))
+            lines = render_module.board_lines(dict(shown, you=you))
+            assert "\n".join(f"  {line}" for line in lines) in mail.text.replace("\n    ", " ")
+            picture = png.draw(PublicBoard.from_mail(shown))
+            assert mail.images[render_module.BOARD_CID] == picture.data
+            assert f'width="{picture.width}"' in mail.html
+
+
+def test_a_board_that_is_not_json_is_worded_and_drawn_directly() -> None:
+    board = SAMPLES["your_turn"].context["board"]
+    marked = next(n for n, region in enumerate(board["regions"]) if region.get("marks"))
+    odd = dict(board, regions=[*board["regions"]])
+    odd["regions"][marked] = dict(odd["regions"][marked], marks=set(odd["regions"][marked]["marks"]))
+    assert render_module.public_key(odd) is None
+    mail = rendered(SAMPLES["your_turn"], board=odd)
+    assert mail.images[render_module.BOARD_CID] == png.draw(PublicBoard.from_mail(board)).data
+    assert mail.text == rendered(SAMPLES["your_turn"]).text
+
+
+def inlined_whole(monkeypatch: pytest.MonkeyPatch, sample: Sample, **changes: object) -> str:
+    """The sample's HTML with its style inlined as a whole page, not through the shapes."""
+    with monkeypatch.context() as patch:
+        patch.setattr(
+            render_module, "_html", lambda template, values: render_module._inliner.inline(template.render(values))
+        )
+        return rendered(sample, **changes).html
+
+
+ODD_VALUES = [
+    "A & B\u00a0'x' é\n\tz",
+    "&amp;",
+    'Eve "<b>"',
+    "line\r\nbreak",
+    "nul\x00",
+    "\ue0000\ue001",
+    " ",
+    "x" * 300,
+]
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_the_html_inlined_by_shape_is_the_page_inlined_whole(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    sample = ALL[name]
+    assert rendered(sample).html == inlined_whole(monkeypatch, sample)
+    for odd in ODD_VALUES:
+        changes = {"player_name": odd, "game_name": odd + "!", "since": [odd, "and then"]}
+        assert rendered(sample, **changes).html == inlined_whole(monkeypatch, sample, **changes), repr(odd)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(st.characters(codec="utf-8"), min_size=1, max_size=20), min_size=3, max_size=3))
+def test_any_name_reads_the_same_in_the_html_inlined_by_shape(texts: list[str]) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        sample = SAMPLES["your_turn"]
+        changes = {"player_name": texts[0], "game_name": texts[1], "since": texts[2:]}
+        assert rendered(sample, **changes).html == inlined_whole(monkeypatch, sample, **changes)
+
+
+def test_mails_that_differ_only_in_their_readers_share_one_shape() -> None:
+    render_module._inlined_shape.cache_clear()
+    for name in ("Ann", "Bob", "Zoë & co"):
+        rendered(SAMPLES["your_turn"], player_name=name, turn_url=f"https://smallworld.example/play/{name}")
+    assert render_module._inlined_shape.cache_info().misses == 1
 
 
 def test_the_final_table_names_the_winner_and_the_tie_break() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import email
 import email.policy
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -69,14 +70,17 @@ def test_the_turn_mail_offers_the_readers_feed_whose_event_links_to_their_turn(m
     (event,) = Calendar.from_ical(response.data).walk("VEVENT")
     turn_url = re.search(re.escape(BASE) + r"/play/\S+", turn_mail)
     assert turn_url is not None
-    # The same seat's turn link; each link is signed with the time it was made, so a feed read a second
-    # after the mail was written carries a later signature of the same payload.
+    # The same seat's turn link; the feed's is signed with the time the step began (so that the feed reads
+    # the same at every fetch), the mail's with the time it was written: the same payload either way.
     event_link, mail_link = str(event["url"]).rpartition("/")[2], turn_url.group(0).rpartition("/")[2]
     assert str(event["url"]).removesuffix(event_link) == turn_url.group(0).removesuffix(mail_link)
     assert event_link.split(".")[0] == mail_link.split(".")[0]
     assert str(event["summary"]) == "Your turn: Calendar night"
 
-    # Calendar apps poll: an unchanged feed answers 304 to its ETag.
+    # Calendar apps poll: an unchanged feed reads the same later (its links too), and answers 304 to its ETag.
+    time.sleep(1.1)  # a later second: a link signed at the time of each fetch would differ
+    later = client.get(feed_url.removeprefix(BASE))
+    assert later.data == response.data and later.headers["ETag"] == response.headers["ETag"]
     again = client.get(feed_url.removeprefix(BASE), headers={"If-None-Match": response.headers["ETag"]})
     assert again.status_code == 304
     # And the event's link opens the seat's turn.

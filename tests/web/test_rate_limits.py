@@ -138,3 +138,62 @@ def test_an_unreachable_counter_store_does_not_take_the_site_down(make_app: Call
     assert client.get(f"/api/games/{game_id}", headers=bearer(tokens[0])).status_code == 200
     # The limits still hold, counted in this process's memory meanwhile.
     assert [client.get(f"/play/bad{i}").status_code for i in range(3)] == [403, 403, 429]
+
+
+@pytest.mark.redis
+def test_on_redis_a_request_is_counted_in_one_round_trip_and_every_limit_holds(
+    make_app: Callable[..., Flask], redis_url: str
+) -> None:
+    app = limited_app(
+        make_app,
+        RATELIMIT_STORAGE_URI=redis_url,
+        RATELIMIT_LINKS="6 per minute",
+        RATELIMIT_ACTIONS="2 per minute",
+        RATELIMIT_BAD_LINKS="2 per minute; 100 per day",
+    )
+    game_id, tokens = start_game(app)
+    client = app.test_client()
+    # Once, so that Redis knows the script (a server that does not is sent it: one more round trip).
+    assert (
+        client.get(f"/api/games/{game_id}", headers=bearer(tokens[1]), **from_address("192.0.2.30")).status_code == 200
+    )
+    redis = app.extensions["smallworld.limiter"].storage.get_connection()
+    sent: list[str] = []
+    execute = redis.execute_command
+
+    def counted(*args: Any, **options: Any) -> Any:
+        sent.append(str(args[0]))
+        return execute(*args, **options)
+
+    redis.execute_command = counted
+    step = {"version": 1, "action": {"type": "fly"}}
+    # A step carries a link (per address, twice: all and refused ones) and is a step of its seat: three
+    # limits, four counters, one round trip.
+    assert client.post(f"/api/games/{game_id}/actions", headers=bearer(tokens[0]), json=step).status_code == 422
+    assert len(sent) == 1
+    assert client.post(f"/api/games/{game_id}/actions", headers=bearer(tokens[0]), json=step).status_code == 422
+    message = assert_limited(
+        client.post(f"/api/games/{game_id}/actions", headers=bearer(tokens[0]), json=step), json=True
+    )
+    assert "steps submitted for this seat" in message and "2 per 1 minute" in message
+    assert len(sent) == 3
+    # A refused link costs a second round trip, after the answer, to count the refusal.
+    assert client.get("/play/not-a-link").status_code == 403
+    assert len(sent) == 5
+    assert client.get("/play/not-a-link-either").status_code == 403
+    message = assert_limited(client.get(f"/api/games/{game_id}", headers=bearer(tokens[1])), json=True)
+    assert "invalid or expired links" in message
+    # Per address: 6 requests carrying a link in a minute, counted in Redis by every process alike.
+    other = from_address("192.0.2.20")
+    answers = [client.get(f"/api/games/{game_id}", headers=bearer(tokens[1]), **other).status_code for _ in range(7)]
+    assert answers == [200] * 6 + [429]
+    assert client.get("/health", **other).status_code == 200  # no link: not concerned
+    assert sent.count("EVALSHA") == len(sent)
+    # The counters are Flask-Limiter's own (its key prefix, the limits library's keys): web processes of the
+    # version before, during an upgrade, count in the same ones.
+    assert redis.get("LIMITS:LIMITER/smallworld/192.0.2.20/links/6/1/minute") == b"7"
+
+
+def test_a_limit_that_does_not_parse_is_refused_at_start(make_app: Callable[..., Flask]) -> None:
+    with pytest.raises(ValueError, match="SMALLWORLD_RATELIMIT_ACTIONS is not a rate limit"):
+        limited_app(make_app, RATELIMIT_ACTIONS="sixty a minute")
