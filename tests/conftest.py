@@ -7,27 +7,33 @@ PostgreSQL and Redis are real (127.0.0.1, or ``SMALLWORLD_TEST_POSTGRES_URL`` /
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import fcntl
+import functools
 import os
+import random
+import secrets
 import shutil
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, NoReturn
 
 import pytest
 import redis
 from flask import Flask
 from flask.testing import FlaskCliRunner
-from sqlalchemy import create_engine, make_url, text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy import Engine, create_engine, event, inspect, make_url, text
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 from service import create_app
+from service.domain import lobby
 from service.infra.config import DEFAULTS, PREFIX
-from service.infra.db import get_engine, upgrade_database
+from service.infra.db import get_engine, make_engine, upgrade_database
 from tests.processes import OwnRedis
 
 REQUIRE_SERVICES = os.environ.get("SMALLWORLD_REQUIRE_SERVICES") == "1"
@@ -39,6 +45,62 @@ REDIS_DATABASES = int(os.environ.get("SMALLWORLD_TEST_REDIS_DATABASES", "6"))
 
 #: The variables the service reads (see service.infra.config), which tests set for themselves.
 SERVICE_SETTINGS = {f"{PREFIX}_{name}" for name in [*DEFAULTS, "INSTANCE_PATH"]}
+
+
+#: A file system in memory, where the tests' folders go when there is one (see pytest_configure).
+MEMORY_FILES = Path("/dev/shm")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """The tests' temporary folders (``tmp_path``: SQLite databases, instance and mail folders, logs) on the
+    file system in memory when the machine has one: each SQLite commit there skips the wait for the disk
+    (an fsync, a few milliseconds on a shared machine), and the tests commit tens of thousands of times.
+    ``PYTEST_DEBUG_TEMPROOT`` or ``--basetemp``, when given, choose the place instead."""
+    if MEMORY_FILES.is_dir() and os.access(MEMORY_FILES, os.W_OK | os.X_OK):
+        os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", str(MEMORY_FILES))
+
+
+#: The test files that take longest, longest first (measured: ``--durations``, and each test's time summed per
+#: file). ``make test`` hands whole files to its workers (``--dist loadfile`` in pyproject.toml) in collection
+#: order; these are collected first, so that no worker starts one of them while the other has nothing left.
+#: A file not listed keeps its place after them; a name that no longer exists is ignored.
+SLOWEST_FIRST = (
+    "rules/test_properties.py",
+    "api/test_openapi_fuzz.py",
+    "domain/test_tally.py",
+    "rules/test_legal_actions.py",
+    "api/test_whole_game.py",
+    "test_hidden_information.py",
+    "test_demo.py",
+    "domain/test_play_fuzz.py",
+    "rules/test_bots.py",
+    "admin/test_chat_admin.py",
+    "web/test_sign_in.py",
+    "rules/test_coverage.py",
+    "admin/test_house_bot_seats.py",
+    "admin/test_admin_acts.py",
+    "deploy/test_production_stack.py",
+    "worker/test_outbox_faults.py",
+    "worker/test_worker_processes.py",
+    "worker/test_tally_worker_kill.py",
+    "rules/test_cost.py",
+    "api/test_link_refusals.py",
+    "deploy/test_compose.py",
+    "pages/test_home.py",
+    "pages/test_pages.py",
+    "test_lint.py",
+    "test_orders_by_mail.py",
+    "pages/test_accessibility.py",
+    "worker/test_mail_end_to_end.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files of :data:`SLOWEST_FIRST` first, in its order; the others after them, as collected."""
+    tests = Path(__file__).parent
+    rank = {tests / name: place for place, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path, len(rank)))
 
 
 def service_unavailable(message: str) -> NoReturn:
@@ -55,6 +117,22 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+def deal_games_from(monkeypatch: pytest.MonkeyPatch, seed: object) -> None:
+    """New games dealt from ``seed`` rather than a secret random one (``service.domain.lobby`` draws each
+    game's seed with ``secrets.token_hex``), so that every run meets the same games; the service's other
+    secrets stay random."""
+    dealt = random.Random(f"game seed {seed}")
+    monkeypatch.setattr(
+        lobby,
+        "secrets",
+        SimpleNamespace(
+            token_hex=lambda n: f"{dealt.getrandbits(8 * n):0{2 * n}x}",
+            token_urlsafe=secrets.token_urlsafe,
+            compare_digest=secrets.compare_digest,
+        ),
+    )
+
+
 @pytest.fixture
 def make_app(tmp_path: Path) -> Iterator[Callable[..., Flask]]:
     """Build apps with settings on top of a fresh instance folder; upgrade their database."""
@@ -66,7 +144,7 @@ def make_app(tmp_path: Path) -> Iterator[Callable[..., Flask]]:
         settings.setdefault("RATELIMIT_ENABLED", False)
         app = create_app({"TESTING": True, **settings})
         apps.append(app)
-        upgrade_database(get_engine(app))
+        migrate(get_engine(app))
         return app
 
     yield make
@@ -89,26 +167,213 @@ def runner(app: Flask) -> FlaskCliRunner:
     return app.test_cli_runner()
 
 
+def migrate(engine: Engine) -> None:
+    """``upgrade_database(engine)``, for a fraction of its cost when the database is empty.
+
+    What the migrations build from an empty database is made once per test process (per database kind),
+    then handed to each new test's database: on SQLite a copy of the migrated file; on PostgreSQL a
+    migrated schema whose rows a previous test's end deleted (:func:`postgres_schema`), renamed to the
+    test's own, or when none is spare the statements the migrations sent, sent again. Either way the
+    schema is the one the migrations build (they run in full once per process, and the migration tests in
+    ``tests/infra`` run them one by one), without Alembic loading and running every migration script again
+    for each of a thousand tests, nor PostgreSQL creating and dropping twenty tables each time.
+    A database that is not empty is upgraded by Alembic, as the service does.
+    """
+    url = engine.url
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+        target = Path(url.database)
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(_migrated_sqlite(), target)
+            return
+    elif url.get_backend_name() == "postgresql":
+        with engine.begin() as connection:
+            if not inspect(connection).get_table_names():
+                _migrated_postgres().fill(connection)
+                return
+    upgrade_database(engine)
+
+
+@functools.cache
+def _migrated_sqlite() -> Path:
+    """A SQLite file that the migrations brought from nothing to their head, in this process's own folder."""
+    folder = Path(tempfile.mkdtemp(prefix="smallworld-tests-schema-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    template = folder / "migrated.sqlite"
+    engine = make_engine(f"sqlite:///{template}")
+    try:
+        upgrade_database(engine)
+    finally:
+        engine.dispose()  # the last connection closed: the write-ahead log is folded into the file
+    return template
+
+
+@dataclasses.dataclass
+class _MigratedPostgres:
+    """What the migrations build in an empty PostgreSQL schema, and the migrated schemas ready for a test."""
+
+    #: The statements (and their parameters) the migrations sent, in order; none names the schema.
+    statements: list[tuple[str, Any]]
+    #: The schema's shape (:func:`_schema_shape`): a schema a test hands back is used again only if unchanged.
+    shape: str
+    #: The tables in an order in which their rows can be deleted (a table before those it refers to).
+    tables: list[str]
+    #: Migrated schemas with no rows, not in use.
+    spares: list[str] = dataclasses.field(default_factory=list)
+
+    def fill(self, connection: Any) -> None:
+        """Migrate the connection's empty schema: a spare one takes its place, or the statements run in it."""
+        schema = connection.exec_driver_sql("SELECT current_schema()").scalar_one()
+        if self.spares:
+            spare = self.spares.pop()
+            connection.exec_driver_sql(f'DROP SCHEMA "{schema}"')
+            connection.exec_driver_sql(f'ALTER SCHEMA "{spare}" RENAME TO "{schema}"')
+            return
+        for statement, parameters in self.statements:
+            connection.exec_driver_sql(statement, parameters)
+
+    def take_back(self, connection: Any, schema: str) -> bool:
+        """Keep ``schema`` as a spare, its rows deleted and its sequences reset, if the test left its shape as
+        the migrations built it; whether it was kept. A test's connections are gone or idle by now: a lock
+        still held (a transaction left open) makes it give up rather than wait."""
+        if _schema_shape(connection, schema) != self.shape:
+            return False
+        spare = f"test_{uuid.uuid4().hex[:12]}"
+        try:
+            with connection.begin():
+                connection.exec_driver_sql("SET LOCAL lock_timeout = '2s'")
+                for table in self.tables:
+                    connection.exec_driver_sql(f'DELETE FROM "{schema}"."{table}"')
+                connection.execute(
+                    text(
+                        "SELECT setval(format('%I.%I', schemaname, sequencename), start_value, false)"
+                        " FROM pg_sequences WHERE schemaname = :schema"
+                    ),
+                    {"schema": schema},
+                )
+                connection.exec_driver_sql(f'ALTER SCHEMA "{schema}" RENAME TO "{spare}"')
+        except DBAPIError:
+            return False
+        self.spares.append(spare)
+        return True
+
+
+@functools.cache
+def _migrated_postgres() -> _MigratedPostgres:
+    """The migrations run once in a schema of their own, their statements recorded; the schema is the first
+    spare."""
+    statements: list[tuple[str, Any]] = []
+    engine = create_engine(POSTGRES_URL, connect_args={"connect_timeout": 3})
+    with engine.connect() as connection:
+        schema = _create_schema(connection)
+    migrating = make_engine(_schema_url(schema))
+
+    def record(_conn: Any, _cursor: Any, statement: str, parameters: Any, _context: Any, _many: bool) -> None:
+        statements.append((statement, parameters or None))
+
+    event.listen(migrating, "before_cursor_execute", record)
+    try:
+        upgrade_database(migrating)
+        with migrating.connect() as connection:
+            ordered = inspect(connection).get_sorted_table_and_fkc_names()
+    finally:
+        migrating.dispose()
+    assert statements and not any(schema in f"{statement} {parameters}" for statement, parameters in statements)
+    # Referred-to tables first; deleted the other way round. A cycle of references would leave pairs at the
+    # end under ``None``: there is none, and rows could not then be deleted one table at a time.
+    assert ordered[-1][0] is not None or not ordered[-1][1], f"foreign keys in a cycle: {ordered[-1][1]}"
+    tables = [name for name, _ in reversed(ordered) if name is not None and name != "alembic_version"]
+    with engine.connect() as connection:
+        migrated = _MigratedPostgres(statements, _schema_shape(connection, schema), tables, [schema])
+    engine.dispose()
+    atexit.register(_drop_spares, migrated)
+    return migrated
+
+
+def _drop_spares(migrated: _MigratedPostgres) -> None:
+    engine = create_engine(POSTGRES_URL, connect_args={"connect_timeout": 3})
+    with contextlib.suppress(DBAPIError), engine.connect() as connection:
+        for spare in migrated.spares:
+            connection.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{spare}" CASCADE')
+        connection.commit()
+    engine.dispose()
+
+
+def _schema_shape(connection: Any, schema: str) -> str:
+    """Everything a test could change in the schema's definition, as text without the schema's name: its
+    relations (tables, indexes, sequences, views), columns, constraints, indexes, functions and Alembic's
+    revision."""
+    rows = connection.execute(
+        text(
+            """
+            WITH space AS (SELECT oid FROM pg_namespace WHERE nspname = :schema)
+            SELECT 'relation ' || c.relkind::text || ' ' || c.relname FROM pg_class c
+                WHERE c.relnamespace = (SELECT oid FROM space)
+            UNION ALL SELECT 'column ' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+                    || ' ' || a.attnotnull::text || ' ' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+                FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+                LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+                WHERE c.relnamespace = (SELECT oid FROM space) AND a.attnum > 0 AND NOT a.attisdropped
+            UNION ALL SELECT 'constraint ' || c.relname || ' ' || k.conname || ' ' || pg_get_constraintdef(k.oid)
+                FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
+                WHERE k.connamespace = (SELECT oid FROM space)
+            UNION ALL SELECT 'index ' || pg_get_indexdef(i.indexrelid) FROM pg_index i
+                JOIN pg_class c ON c.oid = i.indrelid WHERE c.relnamespace = (SELECT oid FROM space)
+            UNION ALL SELECT 'function ' || p.proname FROM pg_proc p WHERE p.pronamespace = (SELECT oid FROM space)
+            """
+        ),
+        {"schema": schema},
+    ).scalars()
+    shape = "\n".join(sorted(rows)).replace(f'"{schema}".', "").replace(f"{schema}.", "")
+    tables = connection.execute(
+        text("SELECT 1 FROM pg_tables WHERE schemaname = :schema AND tablename = 'alembic_version'"),
+        {"schema": schema},
+    ).all()
+    if tables:
+        revisions = connection.exec_driver_sql(f'SELECT version_num FROM "{schema}".alembic_version').scalars()
+        shape += "\nrevision " + " ".join(sorted(revisions))
+    connection.rollback()
+    return shape
+
+
+def _create_schema(connection: Any) -> str:
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    connection.commit()
+    return schema
+
+
+def _schema_url(schema: str) -> str:
+    """The test database's URL, its search path ``schema``.
+
+    A commit of the tests' own data need not wait for the disk (``synchronous_commit=off``): what is
+    committed is seen by every connection at once all the same, and only a crash of the server itself,
+    which no test causes, could lose it. A commit then takes a fraction of a millisecond instead of an fsync.
+    """
+    url = make_url(POSTGRES_URL).update_query_dict({"options": f"-csearch_path={schema} -csynchronous_commit=off"})
+    return url.render_as_string(hide_password=False)
+
+
 @contextlib.contextmanager
 def postgres_schema() -> Iterator[str]:
-    """A URL of the test PostgreSQL database whose search path is a fresh, empty schema, dropped at the end."""
+    """A URL of the test PostgreSQL database whose search path is a fresh, empty schema, dropped at the end
+    (or, migrated and left as the migrations built it, its rows deleted and kept for another test)."""
     engine = create_engine(POSTGRES_URL, connect_args={"connect_timeout": 3})
     try:
         connection = engine.connect()
     except OperationalError as error:
         engine.dispose()
         service_unavailable(f"PostgreSQL is not reachable at {POSTGRES_URL}: {error.orig}")
-    schema = f"test_{uuid.uuid4().hex[:12]}"
     with connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-        connection.commit()
-    url = make_url(POSTGRES_URL).update_query_dict({"options": f"-csearch_path={schema}"})
+        schema = _create_schema(connection)
     try:
-        yield url.render_as_string(hide_password=False)
+        yield _schema_url(schema)
     finally:
         with engine.connect() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-            connection.commit()
+            migrated = _migrated_postgres.cache_info().currsize and _migrated_postgres()
+            if not (migrated and migrated.take_back(connection, schema)):
+                connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+                connection.commit()
         engine.dispose()
 
 

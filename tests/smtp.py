@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from email.message import EmailMessage
+from functools import cached_property
 from typing import Any
 
 import pytest
@@ -29,18 +30,20 @@ class Received:
     #: Which SMTP session (connection) brought it.
     session: int
 
-    @property
+    # Parsed once, on first use: a test reads a mail's headers and parts many times (a whole game by mail
+    # reads hundreds of mails), and each parse of a mail with its board picture takes milliseconds.
+    @cached_property
     def message(self) -> EmailMessage:
         parsed: EmailMessage = email.message_from_bytes(self.content, policy=email.policy.default)  # type: ignore[assignment]
         return parsed
 
-    @property
+    @cached_property
     def text(self) -> str:
         part = self.message.get_body(preferencelist=("plain",))
         assert part is not None, "a mail without a plain-text part"
         return str(part.get_content())
 
-    @property
+    @cached_property
     def html(self) -> str:
         part = self.message.get_body(preferencelist=("html",))
         assert part is not None

@@ -25,13 +25,11 @@ import email
 import email.policy
 import random
 import re
-import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from email.message import EmailMessage, Message
 from email.utils import make_msgid
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -41,12 +39,13 @@ from sqlmodel import select
 import rules
 from emails.delivery import to_bytes
 from rules.bots import Budget, concrete
-from service.domain import bot_seats, chat_notices, deadlines, delivery, house_bot, lobby, notifications, tally
+from service.domain import bot_seats, chat_notices, deadlines, delivery, house_bot, notifications, tally
 from service.domain.models import Game, utcnow
 from service.infra.chat import ChatPolicy
 from service.infra.db import get_session
 from tests.api.conftest import create_game
 from tests.chat_receiver import ChatReceiver, chat_receiver
+from tests.conftest import deal_games_from
 from tests.hidden_information import CoinWatch, with_canaries
 
 BASE = "https://smallworld.example"
@@ -492,16 +491,7 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
     monkeypatch.setattr(rules, "new_game", with_canaries(rules.new_game))
     # The game's seed drawn from ``seed`` rather than at random, so every run meets the same game and the
     # same mails (each kind listed below is met in this game); the service's other secrets stay random.
-    dealt = random.Random(f"game seed {seed}")
-    monkeypatch.setattr(
-        lobby,
-        "secrets",
-        SimpleNamespace(
-            token_hex=lambda n: f"{dealt.getrandbits(8 * n):0{2 * n}x}",
-            token_urlsafe=secrets.token_urlsafe,
-            compare_digest=secrets.compare_digest,
-        ),
-    )
+    deal_games_from(monkeypatch, seed)
     # The game's chat is a receiver on this machine; the players may also reply to their mails with orders.
     app = make_app(BASE_URL=BASE, CHAT_PRIVATE_HOSTS=True, INBOUND_SECRET=INBOUND_SECRET)
     with chat_receiver() as chat:

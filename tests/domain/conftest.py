@@ -15,15 +15,16 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from service.domain.links import LinkMaker, signer_for
-from service.infra.db import make_engine, upgrade_database
+from service.infra.db import make_engine
 from tests import factories
+from tests.conftest import migrate
 
 
 @pytest.fixture(scope="module")
 def _sqlite_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     path: Path = tmp_path_factory.mktemp("db") / "domain.sqlite"
     engine = make_engine(f"sqlite:///{path}")
-    upgrade_database(engine)
+    migrate(engine)
     yield engine
     engine.dispose()
 
@@ -34,7 +35,7 @@ def engine(request: pytest.FixtureRequest) -> Iterator[Engine]:
         yield request.getfixturevalue("_sqlite_engine")
         return
     engine = make_engine(request.getfixturevalue("postgres_url"))
-    upgrade_database(engine)
+    migrate(engine)
     yield engine
     engine.dispose()
 

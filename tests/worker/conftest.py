@@ -1,12 +1,20 @@
-"""The worker's domain operations in process, on SQLite and PostgreSQL, with a real SMTP server.
+"""The worker's domain operations in process, on SQLite and PostgreSQL, with a real SMTP server; and the
+stack of real parts that the end-to-end tests run a ``smallworld worker`` process on.
 
 Time is moved, never waited for: the sweep and the drain take ``now``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,12 +22,16 @@ from flask import Flask
 from sqlmodel import select
 
 from emails.delivery import backend_from_config
+from service import create_app
 from service.domain import deadlines, delivery
 from service.domain.models import Game, GameAction, OutboxMail
 from service.domain.schemas import CreateGame
-from service.infra.db import get_session
+from service.infra.db import get_engine, get_session
+from tests.conftest import migrate, postgres_schema, redis_database
 from tests.factories import confirmed_game, reseed_new_game
+from tests.processes import service_environment, start, stop
 from tests.smtp import SMTPServer, smtp_server  # noqa: F401  (fixture)
+from worker.tasks.ping import ping
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -91,3 +103,111 @@ def logged(app: Flask, game_id: int, kind: str | None = None) -> list[GameAction
         if kind:
             query = query.where(GameAction.kind == kind)
         return list(get_session().exec(query).all())
+
+
+@dataclass
+class WorkerStack:
+    """The real parts of an end-to-end test: a fresh PostgreSQL schema, a Redis database of its own (broker
+    and results), an SMTP server (aiosmtpd) in the test process, the app on them (for the test's own reads
+    and requests), and ``smallworld worker`` processes started on the same settings, one at a time."""
+
+    app: Flask
+    smtp: SMTPServer
+    env: dict[str, str]
+    logs: Path
+    database_url: str
+    #: The worker's ``--concurrency``: how many pool processes run tasks.
+    concurrency: int = 2
+    worker: subprocess.Popen[bytes] | None = None
+    starts: int = 0
+    client: Any = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.client = self.app.test_client()
+
+    @property
+    def mailbox(self) -> Any:
+        return self.smtp.mailbox
+
+    @property
+    def log(self) -> Path:
+        """The output of the latest worker started."""
+        return self.logs / f"worker-{self.starts}.log"
+
+    def session(self) -> Any:
+        """An app context, for the test's reads through ``get_session()``."""
+        return self.app.app_context()
+
+    def start_worker(self, *, wait: bool = True) -> subprocess.Popen[bytes]:
+        """Start a worker; with ``wait``, return once it answers a ping on the default queue (it is
+        consuming). A worker busy with a task cannot answer: a test that wants it to take a task at once
+        passes ``wait=False``."""
+        self.starts += 1
+        # Alone on its Redis database, the worker has no neighbours to synchronise with at start (mingle waits
+        # a second for their answer) nor to gossip with.
+        args = ["worker", "--concurrency", str(self.concurrency), "--without-mingle", "--without-gossip"]
+        self.worker = start(args, self.env, self.log)
+        try:
+            if wait:
+                assert ping.apply_async(ignore_result=False).get(timeout=60) == "pong"
+        except BaseException:
+            print(self.log.read_text())
+            self.kill_worker()
+            raise
+        return self.worker
+
+    def stop_worker(self) -> None:
+        """SIGTERM the worker (a warm shutdown), then SIGKILL whatever of its process group is left."""
+        if self.worker is not None:
+            process, self.worker = self.worker, None
+            stop(process)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+
+    def kill_worker(self) -> None:
+        """SIGKILL the worker and its pool: no chance to commit or to give a task back."""
+        assert self.worker is not None
+        os.killpg(self.worker.pid, signal.SIGKILL)
+        self.worker.wait()
+        self.worker = None
+
+    def run(self, task: str, *args: Any, **kwargs: Any) -> Any:
+        """Send ``task`` to the worker and wait for its result."""
+        celery = self.app.extensions["celery"]
+        return celery.send_task(task, args=args, kwargs=kwargs, ignore_result=False).get(timeout=60)
+
+
+@contextlib.contextmanager
+def worker_stack(
+    tmp_path_factory: pytest.TempPathFactory, *, start_worker: bool = True, concurrency: int = 2, **settings: Any
+) -> Iterator[WorkerStack]:
+    """A :class:`WorkerStack` with ``settings`` on top of the stack's own (database, broker, SMTP), its
+    worker started unless ``start_worker`` is false; everything stopped and dropped at the end."""
+    with postgres_schema() as database_url, redis_database() as redis_url:
+        smtp = SMTPServer()
+        smtp.start()
+        instance = tmp_path_factory.mktemp("instance")
+        settings = {
+            "DATABASE_URL": database_url,
+            "BROKER_URL": redis_url,
+            "RESULT_BACKEND": redis_url,
+            "MAIL_BACKEND": "smtp",
+            "SMTP_HOST": "127.0.0.1",
+            "SMTP_PORT": smtp.port,
+            **settings,
+        }
+        app = create_app({"TESTING": True, "INSTANCE_PATH": str(instance), "RATELIMIT_ENABLED": False, **settings})
+        # The worker reads them from its environment, as JSON when they parse as JSON (service.infra.config).
+        env = service_environment(
+            instance, **{f"SMALLWORLD_{k}": v if isinstance(v, str) else json.dumps(v) for k, v in settings.items()}
+        )
+        stack = WorkerStack(app, smtp, env, tmp_path_factory.mktemp("logs"), database_url, concurrency)
+        try:
+            migrate(get_engine(app))
+            if start_worker:
+                stack.start_worker()
+            yield stack
+        finally:
+            stack.stop_worker()
+            smtp.stop()
+            get_engine(app).dispose()

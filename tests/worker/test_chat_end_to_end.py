@@ -11,22 +11,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlmodel import select
 
-from service import create_app
 from service.domain.models import ChatNotice, NoticeStatus, utcnow
-from service.infra.db import get_engine, get_session, upgrade_database
+from service.infra.db import get_session
 from tests.api.conftest import create_game
 from tests.chat_receiver import ChatReceiver, chat_receiver
-from tests.conftest import postgres_schema, redis_database
-from tests.processes import service_environment, start, stop
-from tests.smtp import SMTPServer
+from tests.worker.conftest import WorkerStack, worker_stack
 from worker.tasks.chat import DELIVER_CHAT
-from worker.tasks.ping import ping
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes]
 
@@ -40,34 +35,16 @@ def wait_until(condition: Callable[[], Any], timeout: float = 30.0) -> Any:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    with postgres_schema() as database_url, redis_database() as redis_url, chat_receiver() as chat:
-        smtp = SMTPServer()
-        smtp.start()
-        instance = tmp_path_factory.mktemp("instance")
-        settings = {
-            "DATABASE_URL": database_url,
-            "BROKER_URL": redis_url,
-            "RESULT_BACKEND": redis_url,
-            "MAIL_BACKEND": "smtp",
-            "SMTP_HOST": "127.0.0.1",
-            "SMTP_PORT": str(smtp.port),
-            "CHAT_PRIVATE_HOSTS": "true",
-            "CHAT_MAX_ATTEMPTS": "2",
-        }
-        app = create_app({"TESTING": True, "INSTANCE_PATH": str(instance), "RATELIMIT_ENABLED": False, **settings})
-        app.config["CHAT_PRIVATE_HOSTS"] = True
-        upgrade_database(get_engine(app))
-        env = service_environment(instance, **{f"SMALLWORLD_{k}": v for k, v in settings.items()})
-        log: Path = tmp_path_factory.mktemp("logs") / "worker.log"
-        worker = start(["worker", "--concurrency", "2"], env, log)
-        try:
-            assert ping.apply_async(ignore_result=False).get(timeout=60) == "pong"
-            yield {"app": app, "smtp": smtp, "chat": chat, "log": log}
-        finally:
-            stop(worker)
-            smtp.stop()
-            get_engine(app).dispose()
+def chat() -> Iterator[ChatReceiver]:
+    with chat_receiver() as receiver:
+        yield receiver
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory, chat: ChatReceiver) -> Iterator[WorkerStack]:
+    # The chat is a receiver on this machine; a notice is tried twice, then marked failed.
+    with worker_stack(tmp_path_factory, CHAT_PRIVATE_HOSTS=True, CHAT_MAX_ATTEMPTS=2) as stack:
+        yield stack
 
 
 def notices(app: Any) -> list[ChatNotice]:
@@ -75,9 +52,8 @@ def notices(app: Any) -> list[ChatNotice]:
         return list(get_session().exec(select(ChatNotice).order_by(ChatNotice.id)).all())  # type: ignore[arg-type]
 
 
-def test_the_chat_hears_the_turn_and_a_failing_chat_never_holds_up_mail(stack: dict[str, Any]) -> None:
-    app, smtp = stack["app"], stack["smtp"]
-    chat: ChatReceiver = stack["chat"]
+def test_the_chat_hears_the_turn_and_a_failing_chat_never_holds_up_mail(stack: WorkerStack, chat: ChatReceiver) -> None:
+    app, smtp = stack.app, stack.smtp
     client = app.test_client()
     body = {
         "name": "Chat night",

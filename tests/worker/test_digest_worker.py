@@ -9,23 +9,19 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlmodel import select
 
-from service import create_app
 from service.domain import lobby, notifications, table_talk
 from service.domain.models import DigestSent, Game, NotifyMode, Player, Seat, utcnow
 from service.domain.schemas import CreateGame
-from service.infra.db import get_engine, get_session, upgrade_database
-from tests.conftest import postgres_schema, redis_database
+from service.infra.db import get_session
 from tests.factories import confirmed_game
-from tests.processes import service_environment, start, stop
 from tests.smtp import SMTPServer
+from tests.worker.conftest import WorkerStack, worker_stack
 from worker.tasks.digests import SEND_DIGESTS
-from worker.tasks.ping import ping
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes]
 
@@ -33,32 +29,9 @@ ANN, BOB, CY = "ann.digest@example.org", "bob.digest@example.org", "cy.digest@ex
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    with postgres_schema() as database_url, redis_database() as redis_url:
-        smtp = SMTPServer()
-        smtp.start()
-        instance = tmp_path_factory.mktemp("instance")
-        settings = {
-            "DATABASE_URL": database_url,
-            "BROKER_URL": redis_url,
-            "RESULT_BACKEND": redis_url,
-            "MAIL_BACKEND": "smtp",
-            "SMTP_HOST": "127.0.0.1",
-            "SMTP_PORT": str(smtp.port),
-            "BASE_URL": "https://smallworld.example",
-        }
-        app = create_app({"TESTING": True, "INSTANCE_PATH": str(instance), "RATELIMIT_ENABLED": False, **settings})
-        upgrade_database(get_engine(app))
-        env = service_environment(instance, **{f"SMALLWORLD_{k}": v for k, v in settings.items()})
-        log: Path = tmp_path_factory.mktemp("logs") / "worker.log"
-        worker = start(["worker", "--concurrency", "2"], env, log)
-        try:
-            assert ping.apply_async(ignore_result=False).get(timeout=60) == "pong"
-            yield {"app": app, "smtp": smtp, "log": log}
-        finally:
-            stop(worker)
-            smtp.stop()
-            get_engine(app).dispose()
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerStack]:
+    with worker_stack(tmp_path_factory, BASE_URL="https://smallworld.example") as stack:
+        yield stack
 
 
 def a_game_with_digests(app: Any) -> int:
@@ -100,8 +73,8 @@ def digests_to(smtp: SMTPServer, address: str) -> list[Any]:
     return [m for m in smtp.mailbox.to(address) if "your day" in (m.header("Subject") or "")]
 
 
-def test_the_worker_sends_one_digest_per_address_and_local_day_whatever_runs_at_once(stack: dict[str, Any]) -> None:
-    app, smtp = stack["app"], stack["smtp"]
+def test_the_worker_sends_one_digest_per_address_and_local_day_whatever_runs_at_once(stack: WorkerStack) -> None:
+    app, smtp = stack.app, stack.smtp
     a_game_with_digests(app)
     celery = app.extensions["celery"]
 

@@ -10,21 +10,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlmodel import col, select
 
 import rules
-from service import create_app
 from service.domain.models import Game, GameAction
-from service.infra.db import get_engine, get_session, upgrade_database
+from service.infra.db import get_session
 from tests.api.conftest import create_game
-from tests.conftest import postgres_schema, redis_database
-from tests.processes import service_environment, start, stop
-from tests.smtp import SMTPServer
-from worker.tasks.ping import ping
+from tests.worker.conftest import WorkerStack, worker_stack
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes]
 
@@ -38,31 +33,9 @@ def wait_until(condition: Callable[[], Any], timeout: float = 180.0) -> Any:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    with postgres_schema() as database_url, redis_database() as redis_url:
-        smtp = SMTPServer()
-        smtp.start()
-        instance = tmp_path_factory.mktemp("instance")
-        settings = {
-            "DATABASE_URL": database_url,
-            "BROKER_URL": redis_url,
-            "RESULT_BACKEND": redis_url,
-            "MAIL_BACKEND": "smtp",
-            "SMTP_HOST": "127.0.0.1",
-            "SMTP_PORT": str(smtp.port),
-        }
-        app = create_app({"TESTING": True, "INSTANCE_PATH": str(instance), "RATELIMIT_ENABLED": False, **settings})
-        upgrade_database(get_engine(app))
-        env = service_environment(instance, **{f"SMALLWORLD_{k}": v for k, v in settings.items()})
-        log: Path = tmp_path_factory.mktemp("logs") / "worker.log"
-        worker = start(["worker", "--concurrency", "2"], env, log)
-        try:
-            assert ping.apply_async(ignore_result=False).get(timeout=60) == "pong"
-            yield {"app": app, "smtp": smtp, "log": log}
-        finally:
-            stop(worker)
-            smtp.stop()
-            get_engine(app).dispose()
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerStack]:
+    with worker_stack(tmp_path_factory) as stack:
+        yield stack
 
 
 def game_and_log(app: Any, game_id: int) -> tuple[Game, list[GameAction]]:
@@ -81,8 +54,8 @@ def awaited(game: Game) -> int | None:
     return min(waiting) if waiting else None
 
 
-def test_a_real_worker_plays_the_bot_seat_s_turns_once_and_mails_it_none(stack: dict[str, Any]) -> None:
-    app, smtp = stack["app"], stack["smtp"]
+def test_a_real_worker_plays_the_bot_seat_s_turns_once_and_mails_it_none(stack: WorkerStack) -> None:
+    app, smtp = stack.app, stack.smtp
     client = app.test_client()
     body = {
         "name": "Bot night",
@@ -125,4 +98,4 @@ def test_a_real_worker_plays_the_bot_seat_s_turns_once_and_mails_it_none(stack: 
     assert game_and_log(app, game_id)[0].version == game.version
     turn_mails = [m for m in smtp.mailbox.to("ann@example.org") if "your turn" in (m.header("Subject") or "")]
     assert len(turn_mails) == 1, "no turn mail to the bot seat's address after the bot took it"
-    assert "bot.played" in stack["log"].read_text()
+    assert "bot.played" in stack.log.read_text()

@@ -8,39 +8,29 @@ plays in its own games, with its own addresses.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import random
 import re
-import signal
-import subprocess
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
-from flask import Flask
 from sqlmodel import select
 
 import rules
 from emails.messages import YourTurn
 from emails.samples import SAMPLES
 from rules.bots import concrete
-from service import create_app
 from service.domain import status
 from service.domain.models import Game, GameAction, OutboxMail, Player, utcnow
 from service.domain.outbox import insert_mail_row
-from service.infra.db import get_engine, get_session, upgrade_database
-from tests.conftest import postgres_schema, redis_database
-from tests.processes import service_environment, start, stop
+from service.infra.db import get_session
 from tests.rules.builder import Builder
-from tests.smtp import Received, SMTPServer
+from tests.smtp import Received
+from tests.worker.conftest import WorkerStack, worker_stack
 from worker.tasks.deadlines import SWEEP_DEADLINES
 from worker.tasks.mail import DELIVER_OUTBOX
-from worker.tasks.ping import ping
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes]
 
@@ -48,84 +38,10 @@ BASE = "https://smallworld.example"
 LINK = re.compile(re.escape(BASE) + r"/(play|invite|admin|unsubscribe)/(\S+)")
 
 
-@dataclass
-class Stack:
-    app: Flask
-    smtp: SMTPServer
-    env: dict[str, str]
-    logs: Path
-    worker: subprocess.Popen[bytes] | None = None
-    starts: int = 0
-    client: Any = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.client = self.app.test_client()
-
-    @property
-    def mailbox(self) -> Any:
-        return self.smtp.mailbox
-
-    def start_worker(self) -> None:
-        self.starts += 1
-        log = self.logs / f"worker-{self.starts}.log"
-        self.worker = start(["worker", "--concurrency", "2"], self.env, log)
-        try:  # answers on the default queue: it is consuming
-            assert ping.apply_async(ignore_result=False).get(timeout=60) == "pong"
-        except BaseException:
-            print(log.read_text())
-            self.kill_worker()
-            raise
-
-    def stop_worker(self) -> None:
-        if self.worker is not None:
-            process, self.worker = self.worker, None
-            stop(process)
-            with contextlib.suppress(ProcessLookupError):  # whatever of its group is left
-                os.killpg(process.pid, signal.SIGKILL)
-
-    def kill_worker(self) -> None:
-        assert self.worker is not None
-        os.killpg(self.worker.pid, signal.SIGKILL)  # the worker and its pool: no chance to commit
-        self.worker.wait()
-        self.worker = None
-
-    def run(self, task: str, **kwargs: Any) -> dict[str, Any]:
-        """Send ``task`` to the worker and wait for its result."""
-        result: dict[str, Any] = (
-            self.app.extensions["celery"].send_task(task, kwargs=kwargs, ignore_result=False).get(timeout=60)
-        )
-        return result
-
-    def session(self) -> Any:
-        return self.app.app_context()
-
-
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    with postgres_schema() as database_url, redis_database() as redis_url:
-        smtp = SMTPServer()
-        smtp.start()
-        instance = tmp_path_factory.mktemp("instance")
-        settings = {
-            "DATABASE_URL": database_url,
-            "BROKER_URL": redis_url,
-            "RESULT_BACKEND": redis_url,
-            "MAIL_BACKEND": "smtp",
-            "SMTP_HOST": "127.0.0.1",
-            "SMTP_PORT": str(smtp.port),
-            "BASE_URL": BASE,
-        }
-        app = create_app({"TESTING": True, "INSTANCE_PATH": str(instance), "RATELIMIT_ENABLED": False, **settings})
-        upgrade_database(get_engine(app))
-        env = service_environment(instance, **{f"SMALLWORLD_{k}": v for k, v in settings.items()})
-        stack = Stack(app=app, smtp=smtp, env=env, logs=tmp_path_factory.mktemp("logs"))
-        stack.start_worker()
-        try:
-            yield stack
-        finally:
-            stack.stop_worker()
-            smtp.stop()
-            get_engine(app).dispose()
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerStack]:
+    with worker_stack(tmp_path_factory, BASE_URL=BASE) as stack:
+        yield stack
 
 
 # -- reading mails ----------------------------------------------------------------------------------------
@@ -145,7 +61,7 @@ def to(mailbox: Any, address: str, subject_has: str = "") -> list[Received]:
     return [m for m in mailbox.to(address) if subject_has in (m.header("Subject") or "")]
 
 
-def new_game(stack: Stack, names: list[str], tag: str, **settings: Any) -> tuple[int, list[str]]:
+def new_game(stack: WorkerStack, names: list[str], tag: str, **settings: Any) -> tuple[int, list[str]]:
     """A game created through the API and confirmed by its host (the first player) with the link of the
     mail that asks them to (DESIGN §9: only then go the invitations); the host's time zone Europe/Paris."""
     emails = [f"{name.lower()}.{tag}@example.org" for name in names]
@@ -166,12 +82,12 @@ def new_game(stack: Stack, names: list[str], tag: str, **settings: Any) -> tuple
     return game_id, emails
 
 
-def game_row(stack: Stack, game_id: int) -> Game:
+def game_row(stack: WorkerStack, game_id: int) -> Game:
     with stack.session():
         return get_session().get(Game, game_id)  # type: ignore[return-value]
 
 
-def outbox_rows(stack: Stack, **where: Any) -> list[OutboxMail]:
+def outbox_rows(stack: WorkerStack, **where: Any) -> list[OutboxMail]:
     with stack.session():
         query = select(OutboxMail).order_by(OutboxMail.id)  # type: ignore[arg-type]
         for key, value in where.items():
@@ -188,7 +104,7 @@ def wait_until(condition: Callable[[], Any], timeout: float = 20.0) -> Any:
 
 
 # -- the tests --------------------------------------------------------------------------------------------
-def test_players_play_a_whole_game_only_through_the_links_in_their_mails(stack: Stack) -> None:
+def test_players_play_a_whole_game_only_through_the_links_in_their_mails(stack: WorkerStack) -> None:
     game_id, emails = new_game(stack, ["Ann", "Bob"], "whole", redeploy="ask")
     mailbox = stack.mailbox
     host_mail = mailbox.wait_for(lambda _: to(mailbox, emails[0], "host link"))[0]
@@ -238,7 +154,7 @@ def test_players_play_a_whole_game_only_through_the_links_in_their_mails(stack: 
     assert len({m.header("Message-ID") for m in mine}) == len(mine)  # no mail twice
 
 
-def play_while_awaited(stack: Stack, game_id: int, token: str, rnd: random.Random) -> int:
+def play_while_awaited(stack: WorkerStack, game_id: int, token: str, rnd: random.Random) -> int:
     """The seat of ``token`` plays random legal steps while the game waits for it; 1 if it played."""
     played = 0
     for _ in range(200):
@@ -255,7 +171,7 @@ def play_while_awaited(stack: Stack, game_id: int, token: str, rnd: random.Rando
     raise AssertionError("the seat never finished its step")
 
 
-def test_two_concurrent_sweeps_make_one_auto_pass_and_one_mail_per_deadline(stack: Stack) -> None:
+def test_two_concurrent_sweeps_make_one_auto_pass_and_one_mail_per_deadline(stack: WorkerStack) -> None:
     games = [new_game(stack, ["Cat", "Dan"], f"sweep{n}", start_when_all_accepted=False) for n in range(4)]
     for _, emails in games:
         stack.mailbox.wait_for(lambda _, a=emails[0]: to(stack.mailbox, a, "your turn"))
@@ -282,7 +198,7 @@ def test_two_concurrent_sweeps_make_one_auto_pass_and_one_mail_per_deadline(stac
         assert len(to(stack.mailbox, emails[0], "played for you")) == 1
 
 
-def test_a_worker_killed_between_the_smtp_reply_and_the_commit_sends_the_same_mail_again(stack: Stack) -> None:
+def test_a_worker_killed_between_the_smtp_reply_and_the_commit_sends_the_same_mail_again(stack: WorkerStack) -> None:
     address = "eve.killed@example.org"
     killed: list[bool] = []
 
@@ -321,7 +237,7 @@ def test_a_worker_killed_between_the_smtp_reply_and_the_commit_sends_the_same_ma
     assert (row.status, row.attempts) == ("sent", 2)
 
 
-def test_mail_written_while_the_smtp_server_is_down_goes_out_when_it_is_back(stack: Stack) -> None:
+def test_mail_written_while_the_smtp_server_is_down_goes_out_when_it_is_back(stack: WorkerStack) -> None:
     stack.smtp.stop()
     try:
         game_id, emails = new_game(stack, ["Fay", "Gus"], "smtpdown")
@@ -340,7 +256,9 @@ def test_mail_written_while_the_smtp_server_is_down_goes_out_when_it_is_back(sta
     assert [r.status for r in outbox_rows(stack, game_id=game_id)] == ["sent"] * len(rows)
 
 
-def test_a_sweep_after_an_hour_without_sweeps_pushes_deadlines_back_instead_of_passing_everyone(stack: Stack) -> None:
+def test_a_sweep_after_an_hour_without_sweeps_pushes_deadlines_back_instead_of_passing_everyone(
+    stack: WorkerStack,
+) -> None:
     game_id, emails = new_game(stack, ["Hal", "Ivy"], "outage", start_when_all_accepted=False)
     stack.mailbox.wait_for(lambda _: to(stack.mailbox, emails[0], "your turn"))
     an_hour_ago = utcnow() - timedelta(hours=1)
@@ -368,7 +286,7 @@ def test_a_sweep_after_an_hour_without_sweeps_pushes_deadlines_back_instead_of_p
     assert notice.header("List-Unsubscribe-Post") == "List-Unsubscribe=One-Click"
 
 
-def test_a_reminder_is_sent_once_across_a_skipped_sweep(stack: Stack) -> None:
+def test_a_reminder_is_sent_once_across_a_skipped_sweep(stack: WorkerStack) -> None:
     game_id, emails = new_game(
         stack, ["Jo", "Kim"], "remind", start_when_all_accepted=False, reminders_before_seconds=[7200]
     )
@@ -389,7 +307,7 @@ def test_a_reminder_is_sent_once_across_a_skipped_sweep(stack: Stack) -> None:
     assert link(reminder[0], "unsubscribe")
 
 
-def test_the_end_of_game_mail_names_the_winner_by_the_tie_break(stack: Stack) -> None:
+def test_the_end_of_game_mail_names_the_winner_by_the_tie_break(stack: WorkerStack) -> None:
     game_id, emails = new_game(stack, ["Lea", "Max"], "tally", start_when_all_accepted=False)
     invitations = [stack.mailbox.wait_for(lambda _, a=a: to(stack.mailbox, a, "invited"))[0] for a in emails]
     # The last turn of the game, seat 1 (Max) redeploying: Max will end with as many coins as Lea, and

@@ -9,15 +9,11 @@ records and waits there, which ``pg_locks`` shows. Then the worker is killed wit
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
-import subprocess
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import psutil
@@ -27,83 +23,25 @@ from flask import Flask
 from sqlmodel import Session, col, select
 
 import rules
-from service import create_app
 from service.domain import play, tally
 from service.domain.models import Game, GameResult, GameStatus, Player, PlayerRecord, Seat
 from service.domain.schemas import CreateGame
-from service.infra.db import get_engine, get_session, upgrade_database
-from tests.conftest import postgres_schema, redis_database
+from service.infra.db import get_engine, get_session
 from tests.factories import confirmed_game
-from tests.processes import service_environment, start, stop
-from tests.smtp import SMTPServer
+from tests.worker.conftest import WorkerStack, worker_stack
 from worker.tasks.deadlines import SWEEP_DEADLINES
-from worker.tasks.ping import ping
 from worker.tasks.tally import TALLY_GAME
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes]
 
 
-@dataclass
-class Stack:
-    app: Flask
-    smtp: SMTPServer
-    env: dict[str, str]
-    logs: Path
-    database_url: str
-    worker: subprocess.Popen[bytes] | None = None
-    starts: int = 0
-
-    def start_worker(self, *, wait: bool = True) -> subprocess.Popen[bytes]:
-        """One worker with one pool process; with ``wait``, once it answers a ping (a worker busy with a
-        task cannot answer)."""
-        self.starts += 1
-        log = self.logs / f"worker-{self.starts}.log"
-        self.worker = start(["worker", "--concurrency", "1"], self.env, log)
-        try:
-            if wait:
-                assert ping.apply_async(ignore_result=False).get(timeout=60) == "pong"
-        except BaseException:
-            print(log.read_text())
-            raise
-        return self.worker
-
-    def stop_worker(self) -> None:
-        if self.worker is not None:
-            process, self.worker = self.worker, None
-            stop(process)
-            with contextlib.suppress(ProcessLookupError):  # whatever of its group is left
-                os.killpg(process.pid, signal.SIGKILL)
-
-    def run(self, task: str, *args: Any, **kwargs: Any) -> Any:
-        celery = self.app.extensions["celery"]
-        return celery.send_task(task, args=args, kwargs=kwargs, ignore_result=False).get(timeout=60)
-
-
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    with postgres_schema() as database_url, redis_database() as redis_url:
-        smtp = SMTPServer()
-        smtp.start()
-        instance = tmp_path_factory.mktemp("instance")
-        settings = {
-            "DATABASE_URL": database_url,
-            "BROKER_URL": redis_url,
-            "RESULT_BACKEND": redis_url,
-            "MAIL_BACKEND": "smtp",
-            "SMTP_HOST": "127.0.0.1",
-            "SMTP_PORT": str(smtp.port),
-            "BASE_URL": "https://smallworld.example",
-        }
-        app = create_app({"TESTING": True, "INSTANCE_PATH": str(instance), "RATELIMIT_ENABLED": False, **settings})
-        upgrade_database(get_engine(app))
-        env = service_environment(instance, **{f"SMALLWORLD_{k}": v for k, v in settings.items()})
-        stack = Stack(app, smtp, env, tmp_path_factory.mktemp("logs"), database_url)
-        try:
-            yield stack
-        finally:
-            stack.stop_worker()
-            smtp.stop()
-            get_engine(app).dispose()
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerStack]:
+    """No worker yet: each test starts its own (one pool process) once its game waits for the tally."""
+    with worker_stack(
+        tmp_path_factory, start_worker=False, concurrency=1, BASE_URL="https://smallworld.example"
+    ) as stack:
+        yield stack
 
 
 def wait_until(condition: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
@@ -143,7 +81,7 @@ def last_player_id(app: Flask, game_id: int) -> int:
         return max(ids)
 
 
-def hold_record(stack: Stack, player_id: int) -> tuple[sa.Engine, sa.Connection]:
+def hold_record(stack: WorkerStack, player_id: int) -> tuple[sa.Engine, sa.Connection]:
     """A transaction that inserted ``player_id``'s record and does not commit: the tally's insert waits."""
     engine = sa.create_engine(stack.database_url.replace("postgresql://", "postgresql+psycopg://", 1))
     connection = engine.connect()
@@ -190,7 +128,7 @@ def tallied(app: Flask, game_id: int) -> dict[str, Any]:
         }
 
 
-def over_mails(stack: Stack, tag: str) -> dict[str, int]:
+def over_mails(stack: WorkerStack, tag: str) -> dict[str, int]:
     counts: dict[str, int] = {}
     for mail in stack.smtp.mailbox.all():
         if f"Kill {tag} is over" in (mail.header("Subject") or ""):
@@ -199,7 +137,7 @@ def over_mails(stack: Stack, tag: str) -> dict[str, int]:
     return counts
 
 
-def assert_tallied_once(stack: Stack, game_id: int, tag: str, players: int = 3) -> None:
+def assert_tallied_once(stack: WorkerStack, game_id: int, tag: str, players: int = 3) -> None:
     done = tallied(stack.app, game_id)
     assert done["status"] == GameStatus.FINISHED
     assert sorted(r.seat for r in done["results"]) == list(range(players))
@@ -223,7 +161,7 @@ def assert_tallied_once(stack: Stack, game_id: int, tag: str, players: int = 3) 
 
 
 def test_a_worker_killed_in_the_middle_of_the_tally_leaves_nothing_and_the_sweep_tallies_the_game_once(
-    stack: Stack,
+    stack: WorkerStack,
 ) -> None:
     game_id = ended_game(stack.app, "a")
     engine, held = hold_record(stack, last_player_id(stack.app, game_id))
@@ -257,7 +195,7 @@ def test_a_worker_killed_in_the_middle_of_the_tally_leaves_nothing_and_the_sweep
 
 
 def test_a_pool_process_killed_in_the_middle_of_the_tally_gives_the_task_back_and_it_tallies_once(
-    stack: Stack,
+    stack: WorkerStack,
 ) -> None:
     game_id = ended_game(stack.app, "b")
     engine, held = hold_record(stack, last_player_id(stack.app, game_id))
