@@ -83,7 +83,9 @@ def test_an_address_feed_lists_the_deadline_of_each_of_its_games_with_its_own_tu
         db_session.refresh(game)
         event = by_game[game.name]
         seat = db_session.exec(select(Seat).where(Seat.game_id == game.id, Seat.player_id == bob.id)).one()
-        turn_url = links.turn_url(game.id or 0, seat.seat, seat.secret)
+        # The seat's own turn link, signed with the time its step began (the event's stamp), so that the feed
+        # reads the same at every fetch.
+        turn_url = links.turn_url(game.id or 0, seat.seat, seat.secret, at=event.decoded("dtstamp"))
         assert str(event["url"]) == turn_url
         assert turn_url in str(event["description"])
         assert event.decoded("dtstart") == whole(game.deadline_at)

@@ -144,8 +144,8 @@ def test_a_game_created_in_the_browser_and_each_player_s_first_turn_played_from_
     count = int(troop.get_attribute("data-count") or 0)
     before = [int(inputs.nth(i).input_value()) for i in range(2)]
     assert sum(before) == count, "the tokens in hand start spread over the regions"
-    page.get_by_role("button", name=re.compile(f"One token more on Region {first}")).click()
-    page.get_by_role("button", name=re.compile(f"One token fewer on Region {second}")).click()
+    troop.get_by_role("button", name=re.compile(f"One token more on Region {first}")).click()
+    troop.get_by_role("button", name=re.compile(f"One token fewer on Region {second}")).click()
     expect(troop.locator("[data-placed]")).to_have_text(str(count))
     assert unlabelled(page) == []
     settled(page, lambda: page.get_by_role("button", name="Save this redeployment").click())
