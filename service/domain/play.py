@@ -483,8 +483,8 @@ def commit_step(
     expected = game.version
     try:
         session.flush()  # what the caller changed before (an undo's steps marked undone)
-        # One INSERT: the event is not read back, so it needs none of the ORM's unit of work.
-        session.exec(sa.insert(_ACTIONS).values(**{c.name: getattr(entry, c.name) for c in _EVENT_COLUMNS}))
+        # One INSERT, built once: the event is not read back, so it needs none of the ORM's unit of work.
+        session.connection().execute(_INSERT_EVENT, {name: getattr(entry, name) for name in _EVENT_COLUMNS})
         game.version = expected + 1
         with session.no_autoflush:  # the game's changes go out in the guarded UPDATE, not on their own
             after_change(session, game, new_state, links, now, seats=seats)
@@ -503,8 +503,9 @@ def commit_step(
 
 
 _ACTIONS: sa.Table = GameAction.__table__  # type: ignore[attr-defined]
-#: The event's columns an INSERT writes (the id is the database's).
-_EVENT_COLUMNS = [column for column in _ACTIONS.columns if column.name != "id"]
+#: The event's columns an INSERT writes (the id is the database's), and that INSERT.
+_EVENT_COLUMNS = [column.name for column in _ACTIONS.columns if column.name != "id"]
+_INSERT_EVENT = sa.insert(_ACTIONS)
 
 
 class _Lost(Exception):

@@ -7,18 +7,24 @@ mail's next attempt is a time in its outbox row, picked up by a later drain (DES
 
 ``acks_late``: a drain killed midway is run again, and that is harmless, since rows are claimed in the
 database (``service.domain.delivery``).
+
+A worker draws the boards' ground (``emails.board.png.prepare``) as it starts, before its pool's processes
+are forked from it: they share it, and no drain pays for it on its first "your turn" mail of a board.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
 from celery import shared_task
+from celery.signals import celeryd_after_setup
 from flask import current_app
 
+from emails.board import png
 from emails.delivery import backend_from_config
 from service.domain import delivery
 from service.domain.links import current_links
@@ -27,6 +33,15 @@ from service.infra.logfmt import log
 from service.infra.mail_wakeup import DELIVER_OUTBOX
 
 logger = logging.getLogger(__name__)
+
+
+@celeryd_after_setup.connect(weak=False)
+def draw_the_boards_ground(**_: Any) -> None:
+    """At a worker's start (Celery's ``celeryd_after_setup``: in the main process, its logging set up, before its
+    pool forks)."""
+    cpu = time.process_time()
+    png.prepare()
+    log(logger, logging.INFO, "mail.boards_drawn", cpu_ms=round((time.process_time() - cpu) * 1000))
 
 
 @shared_task(name=DELIVER_OUTBOX, acks_late=True)
