@@ -55,6 +55,7 @@ import psutil  # noqa: E402
 
 import rules  # noqa: E402
 from bench import floor  # noqa: E402
+from bench.access_log import FORMAT, served_ms  # noqa: E402
 from rules.bots import concrete  # noqa: E402
 
 POSTGRES = os.environ.get("SMALLWORLD_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -267,7 +268,7 @@ def main() -> None:
             "--access-logfile",
             str(access_log),
             "--access-logformat",
-            "%(m)s %(U)s %(s)s %(D)s",
+            FORMAT,
             "bench.floor:combined()",
         ],
         env=env,
@@ -451,8 +452,7 @@ def table_row(
     time.sleep(0.5)  # gunicorn writes its access log line after the answer
     with access_log.open() as log:
         log.seek(logged_before)
-        steps = [line.split() for line in log]
-    served = [int(f[3]) / 1000 for f in steps if len(f) == 4 and f[0] == "POST" and f[1].endswith("/actions")]
+        served = served_ms(log, "POST", "/actions")
     server_cuts = statistics.quantiles(served, n=100)
     return (
         run + 1,

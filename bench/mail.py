@@ -24,6 +24,13 @@ the same machine in one run (the machine is shared, so absolute figures move fro
 
 runs this bench on the reference tree's code and on this tree's, in turn (three each), on "your turn" mails
 in batches of 100, and prints each run's worker CPU per mail and the ratio of the medians.
+
+Before its rows, the bench does what the tree's mail worker does as it starts, where that tree's worker
+does anything (``worker/tasks/mail.py``: the boards' ground and palette drawn at ``worker_init``): the CPU
+time it takes is printed apart (``worker start``), not counted in any row, as it is not in any drain of
+that worker. A tree whose worker draws nothing at start (an older one) pays for it in its first row, as its
+worker did on its first mails. ``--cold`` leaves the start out, so that the first row pays for it in every
+tree.
 """
 
 from __future__ import annotations
@@ -150,6 +157,21 @@ def bench_app(port: int, database_url: str | None = None) -> Any:
     app = create_app(settings)
     upgrade_database(get_engine(app))
     return app
+
+
+def worker_start(cold: bool) -> float | None:
+    """What this code's mail worker does as it starts, done now; the CPU seconds it took, or None if it does
+    nothing at start (an older tree) or with ``cold``."""
+    import importlib
+
+    if cold:
+        return None
+    start = getattr(importlib.import_module("worker.tasks.mail"), "draw_the_boards_ground", None)
+    if start is None:
+        return None
+    cpu = time.thread_time()
+    start()
+    return time.thread_time() - cpu
 
 
 def run(
@@ -295,6 +317,11 @@ def main() -> None:
     parser.add_argument("--only", choices=("auto_passed", "your_turn"), help="one kind of mail, batches of 100")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON lines (used by --reference)")
     parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="skip what the mail worker does as it starts (the boards' ground): the first row pays for it",
+    )
+    parser.add_argument(
         "--stages", action="store_true", help="the worker's CPU time per mail in each stage (with --code: that tree's)"
     )
     args = parser.parse_args()
@@ -313,8 +340,11 @@ def main() -> None:
     if args.postgres:
         url, drop = postgres_schema(args.postgres)
         databases.append(("PostgreSQL", url, drop))
+    started = worker_start(args.cold)
     if not args.json:
         print(f"code from {CODE}")
+        if started is not None:
+            print(f"worker start (as the mail worker starts, in no row): {started * 1000:.0f} ms of CPU")
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
         print(
             f"{'database':<11} {'mail':<11} {'batch':>5} {'mails':>6} {'seconds':>8} {'mails/s':>8} "
@@ -333,7 +363,7 @@ def main() -> None:
                     first += count
                     if args.json:
                         row = {"database": label, "mail": template, "batch": batch, "mails": sent}
-                        row.update(seconds=elapsed, cpu=cpu, worker=worker, connections=connections)
+                        row.update(seconds=elapsed, cpu=cpu, worker=worker, connections=connections, start=started)
                         print(json.dumps(row), flush=True)
                         continue
                     print(
@@ -356,11 +386,17 @@ def compare(args: argparse.Namespace) -> None:
     common = ["--only", args.only or "your_turn", "--mails", str(args.mails), "--json"]
     if args.distinct_boards:
         common.append("--distinct-boards")
+    if args.cold:
+        common.append("--cold")
     if args.postgres:
         common += ["--postgres", args.postgres]
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     print(f"reference: {trees['reference']}\nthis tree: {trees['this tree']}")
-    print(f"{'run':>3} {'code':<10} {'database':<11} {'mails':>6} {'wall mails/s':>13} {'worker CPU ms/mail':>19}")
+    print("worker start: the CPU time of what the tree's mail worker does as it starts, before the rows (in none)")
+    print(
+        f"{'run':>3} {'code':<10} {'database':<11} {'mails':>6} {'wall mails/s':>13} {'worker CPU ms/mail':>19} "
+        f"{'worker start ms':>16}"
+    )
     results: dict[tuple[str, str], list[float]] = {}
     for number in range(1, args.runs + 1):
         for name, tree in trees.items():
@@ -370,9 +406,10 @@ def compare(args: argparse.Namespace) -> None:
                 row = json.loads(line)
                 per_mail = row["worker"] / row["mails"] * 1000
                 results.setdefault((row["database"], name), []).append(per_mail)
+                start = "none" if row.get("start") is None else f"{row['start'] * 1000:.0f}"
                 print(
                     f"{number:>3} {name:<10} {row['database']:<11} {row['mails']:>6} "
-                    f"{row['mails'] / row['seconds']:>13.0f} {per_mail:>19.2f}"
+                    f"{row['mails'] / row['seconds']:>13.0f} {per_mail:>19.2f} {start:>16}"
                 )
     for database in dict.fromkeys(d for d, _ in results):
         old = statistics.median(results[(database, "reference")])

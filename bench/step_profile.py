@@ -82,7 +82,7 @@ def run(args: argparse.Namespace, schema: str) -> None:
     for g in range(args.games):
         body = {
             "name": f"profile {g}",
-            "players": [{"name": f"P{i}", "email": f"g{g}p{i}@example.org"} for i in range(2)],
+            "players": [{"name": f"P{i}", "email": f"{schema}g{g}p{i}@example.org"} for i in range(2)],
             "settings": {"start_when_all_accepted": False},
         }
         created = client.post("/api/games", json=body)

@@ -269,13 +269,20 @@ def _labels_sprite(labels: Group, k: float) -> tuple[Image.Image, int, int]:
     return out, left, top
 
 
-@functools.cache
-def _palette(board: str) -> Image.Image:
-    """The one palette of every picture of ``board``: the exact colours of the drawing (a fill comes out as it
-    is), then the colours of a specimen picture (the board and every kind of label on it), for the edges."""
+def prepare(boards: Iterable[str] = rules.BOARD_NAMES) -> None:
+    """Draw now what the pictures of ``boards`` are made from: each board's ground and palette, the picture
+    before its pieces, and the label pieces of a specimen that shows every kind of label. A mail worker does
+    this as it starts (``worker/tasks/mail.py``); otherwise the first picture of each board that a process
+    draws pays for it (about a tenth of a second a board), in the middle of a drain."""
+    for board in boards:
+        draw(_specimen(board))
+
+
+def _specimen(board: str) -> PublicBoard:
+    """A board with every kind of label on it: every seat's chips, Active and In Decline, the Lost Tribe's,
+    every marker and every digit."""
     regions = geometry(board).regions
     players = rules.load_board(board).players
-    # Every seat's chips, Active and In Decline, the Lost Tribe's, every marker and every digit.
     views = []
     for n, _region in enumerate(regions):
         owner = n % (players + 1)
@@ -283,7 +290,14 @@ def _palette(board: str) -> Image.Image:
         markers = (("mountain", "lair", "fortress", "hole", "hero", "dragon")[n % 6],)
         views.append(RegionView(troops, markers, n % 3))
     seats = tuple(SeatView(f"Player {n + 1}", "Elves (Flying)", ("Ratmen",)) for n in range(players))
-    scene = board_scene(PublicBoard(board, tuple(views), seats), style=MAIL)
+    return PublicBoard(board, tuple(views), seats)
+
+
+@functools.cache
+def _palette(board: str) -> Image.Image:
+    """The one palette of every picture of ``board``: the exact colours of the drawing (a fill comes out as it
+    is), then the colours of a specimen picture (the board and every kind of label on it), for the edges."""
+    scene = board_scene(_specimen(board), style=MAIL)
     specimen = Image.new("RGB", _size(scene), palette.rgb(palette.PAPER))
     specimen.paste(_ground(board))
     for piece, (x, y) in _pieces(scene):

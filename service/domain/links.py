@@ -7,6 +7,7 @@ be rotated without killing links already in inboxes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import re
@@ -49,18 +50,30 @@ class Signer:
     keys: Sequence[str | bytes]
 
     def _serializer(self, purpose: str, at: datetime | None = None) -> URLSafeTimedSerializer | URLSafeSerializer:
+        if at is None and purpose in self._serializers:
+            return self._serializers[purpose]
         if purpose not in PURPOSES:
             raise ValueError(f"unknown link purpose {purpose!r}")
         # itsdangerous signs with the last key and verifies with any of them (key rotation). It takes a list of
         # one kind, str or bytes: keys given as text are encoded as itsdangerous would (UTF-8).
         keys = [key.encode() if isinstance(key, str) else key for key in self.keys]
         if purpose in UNTIMED:
-            return URLSafeSerializer(keys, salt=f"smallworld.{purpose}")
+            untimed = URLSafeSerializer(keys, salt=f"smallworld.{purpose}")
+            self._serializers[purpose] = untimed
+            return untimed
         if at is not None:
             return URLSafeTimedSerializer(
                 keys, salt=f"smallworld.{purpose}", signer=_SignedAt, signer_kwargs={"at": int(at.timestamp())}
             )
-        return URLSafeTimedSerializer(keys, salt=f"smallworld.{purpose}")
+        serializer = URLSafeTimedSerializer(keys, salt=f"smallworld.{purpose}")
+        self._serializers[purpose] = serializer
+        return serializer
+
+    @functools.cached_property
+    def _serializers(self) -> dict[str, URLSafeTimedSerializer | URLSafeSerializer]:
+        """The serializer of each purpose, made once (every request with a link verifies one): they hold
+        no state of a link, only the keys and the purpose's salt."""
+        return {}
 
     def sign(self, purpose: str, payload: dict[str, Any], at: datetime | None = None) -> str:
         """The token of ``payload``; ``at``: the time to sign it with instead of now (a link given again in a

@@ -6,15 +6,17 @@ as JSON (the row's ``context``) and its dedupe key, and delivery rebuilds the me
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable
 from datetime import datetime
 from email.utils import parseaddr
 from typing import Any
 
+import sqlalchemy as sa
 from flask import current_app, has_app_context
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlmodel import Session, col
+from sqlmodel import Session
 
 from emails.messages import GameMessage, Message
 from service.domain.models import MailStatus, OutboxMail, Player, utcnow
@@ -25,10 +27,22 @@ MAIL_DOMAIN = "smallworld.invalid"
 
 
 #: The dialects' own INSERT, which has ``ON CONFLICT`` (both spell it the same).
-_INSERT: dict[str, Callable[[type[OutboxMail]], postgresql.Insert | sqlite.Insert]] = {
+_INSERT: dict[str, Callable[[sa.Table], postgresql.Insert | sqlite.Insert]] = {
     "postgresql": postgresql.insert,
     "sqlite": sqlite.insert,
 }
+_OUTBOX: sa.Table = OutboxMail.__table__  # type: ignore[attr-defined]
+
+
+@functools.cache
+def _inserts(dialect: str) -> tuple[sa.Insert, sa.Insert]:
+    """The outbox row's INSERT on ``dialect``, built once (a step's mails run it): without and with ``ON
+    CONFLICT (dedupe_key) DO NOTHING``, each returning the new row's id (none when the key was there)."""
+    insert = _INSERT[dialect](_OUTBOX)
+    return (
+        insert.returning(_OUTBOX.c.id),
+        insert.on_conflict_do_nothing(index_elements=["dedupe_key"]).returning(_OUTBOX.c.id),
+    )
 
 
 def mail_domain(sender: str | None = None) -> str:
@@ -101,10 +115,10 @@ def insert_mail_row(
         "created_at": now or utcnow(),
         "next_attempt_at": utcnow(),  # due at once, whatever clock the event was timed by
     }
-    insert = _INSERT[session.get_bind().dialect.name](OutboxMail).values(**values)
-    if dedupe_key is not None:
-        insert = insert.on_conflict_do_nothing(index_elements=["dedupe_key"])
-    written = session.execute(insert.returning(col(OutboxMail.id))).first() is not None
+    insert = _inserts(session.get_bind().dialect.name)[dedupe_key is not None]
+    if session.autoflush:  # as the ORM's own statements do: rows this one refers to are written first
+        session.flush()
+    written = session.connection().execute(insert, values).first() is not None
     if written:
         session.info[MAIL_WRITTEN] = True
     return written

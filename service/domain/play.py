@@ -523,8 +523,8 @@ def commit_step(
     expected = game.version
     try:
         session.flush()  # what the caller changed before (an undo's steps marked undone)
-        # One INSERT: the event is not read back, so it needs none of the ORM's unit of work.
-        session.exec(sa.insert(_ACTIONS).values(**{c.name: getattr(entry, c.name) for c in _EVENT_COLUMNS}))
+        # One INSERT, built once: the event is not read back, so it needs none of the ORM's unit of work.
+        session.connection().execute(_INSERT_EVENT, {name: getattr(entry, name) for name in _EVENT_COLUMNS})
         if begins_turn(game.step_key, new_state):  # not the common step: that neither reads nor writes them
             _keep_turn_start(session, game.id or 0, expected + 1, new_state)
         game.version = expected + 1
@@ -609,8 +609,9 @@ def _same_seat_steps(first: GameAction, then: GameAction) -> bool:
 
 _ACTIONS: sa.Table = GameAction.__table__  # type: ignore[attr-defined]
 _STARTS: sa.Table = TurnStart.__table__  # type: ignore[attr-defined]
-#: The event's columns an INSERT writes (the id is the database's).
-_EVENT_COLUMNS = [column for column in _ACTIONS.columns if column.name != "id"]
+#: The event's columns an INSERT writes (the id is the database's), and that INSERT.
+_EVENT_COLUMNS = [column.name for column in _ACTIONS.columns if column.name != "id"]
+_INSERT_EVENT = sa.insert(_ACTIONS)
 
 
 class _Lost(Exception):

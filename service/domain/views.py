@@ -10,6 +10,14 @@ from service.domain.games import seats_of
 from service.domain.models import AuditEntry, Game, GameAction, GameStatus, Player, Seat, SeatController
 from service.domain.schemas import AuditOut, GameView, HistoryEntry, LegalActions, SeatOut
 
+_AUDIT_TABLE: sa.Table = AuditEntry.__table__  # type: ignore[attr-defined]
+#: The audit trail's shown columns, oldest first: a Core statement built once (every step's answer reads it).
+_AUDIT = (
+    sa.select(_AUDIT_TABLE.c.created_at, _AUDIT_TABLE.c.actor, _AUDIT_TABLE.c.act, _AUDIT_TABLE.c.details)
+    .where(_AUDIT_TABLE.c.game_id == sa.bindparam("audit_game"))
+    .order_by(_AUDIT_TABLE.c.id)
+)
+
 
 class ViewInputs:
     """What a game's view reads besides the game row: its seats (with their players) and its audit trail.
@@ -18,17 +26,25 @@ class ViewInputs:
     builds the view after the commit without going back to the database.
     """
 
-    def __init__(self, session: Session, game_id: int) -> None:
-        self.seats: list[tuple[Seat, Player]] = seats_of(session, game_id)
+    def __init__(
+        self,
+        session: Session,
+        game_id: int,
+        *,
+        seats: list[tuple[Seat, Player]] | None = None,
+        has_audit: bool = True,
+    ) -> None:
+        """``seats``: the game's seats with their players, by seat number, when the caller read them in this
+        transaction; ``has_audit`` False: the caller knows the game has no audit entry (nothing is read)."""
+        self.seats: list[tuple[Seat, Player]] = seats_of(session, game_id) if seats is None else seats
+        self.audit: list[AuditOut] = []
+        if not has_audit:
+            return
         # The audit trail is only shown: its columns, no ORM objects (read for every step's answer).
-        rows = session.exec(
-            select(AuditEntry.created_at, AuditEntry.actor, AuditEntry.act, AuditEntry.details)
-            .where(AuditEntry.game_id == game_id)
-            .order_by(sa.asc(col(AuditEntry.id)))
-        )
-        self.audit: list[AuditOut] = [
-            AuditOut(at=at, actor=actor, act=act, details=details) for at, actor, act, details in rows
-        ]
+        if session.autoflush:  # as the ORM's own queries do: what this transaction added is seen
+            session.flush()
+        rows = session.connection().execute(_AUDIT, {"audit_game": game_id})
+        self.audit = [AuditOut(at=at, actor=actor, act=act, details=details) for at, actor, act, details in rows]
 
     def seats_by_number(self) -> dict[int, tuple[Seat, Player]]:
         return {seat.seat: (seat, player) for seat, player in self.seats}

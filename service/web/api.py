@@ -39,7 +39,7 @@ from service.domain.schemas import (
 )
 from service.infra.db import get_session
 from service.web import hosting
-from service.web.access import seat_from_token
+from service.web.access import AtTable, at_table_from_token, seat_from_token
 from service.web.api_spec import ERRORS, LIMITED_ERRORS, bearer_token, domain_error, refuse_unreadable_bodies, spec
 from service.web.pages.errors import error_page
 
@@ -52,6 +52,14 @@ def _seat_for(game_id: int) -> tuple[Any, int]:
     if game.id != game_id:
         raise Forbidden("This link belongs to another game.")
     return game, seat.seat
+
+
+def _at_table(game_id: int) -> AtTable:
+    """:func:`_seat_for` with the game's seats and players (and whether it has an audit trail), in one read."""
+    linked = at_table_from_token(get_session(), current_links(), bearer_token())
+    if linked.game.id != game_id:
+        raise Forbidden("This link belongs to another game.")
+    return linked
 
 
 def _created(game_id: int, admin_url: str | None) -> GameCreated:
@@ -110,8 +118,9 @@ def accept_invitation(json: AcceptInvitation) -> Any:
 @spec.validate(resp=Responses(HTTP_200=GameView, **ERRORS), tags=["play"], security=[{"seat": []}])
 def game_state(game_id: int) -> Any:
     """The game as the caller's seat may see it (others' coins hidden until the end)."""
-    game, seat = _seat_for(game_id)
-    return views.game_view(get_session(), game, seat)
+    linked = _at_table(game_id)
+    inputs = views.ViewInputs(get_session(), game_id, seats=linked.seats, has_audit=linked.has_audit)
+    return views.game_view(get_session(), linked.game, linked.seat.seat, inputs)
 
 
 @bp.get("/games/<int:game_id>/legal-actions")
@@ -169,12 +178,13 @@ def submit_action(game_id: int, json: SubmitAction) -> Any:
     ``legal_actions`` holds what you may do next (as ``GET .../legal-actions`` would answer), without
     previews unless asked (``?previews=true``)."""
     with_previews = _previews_wanted(default=False)  # refused before the step, not after it
-    game, seat = _seat_for(game_id)
+    linked = _at_table(game_id)
+    seat = linked.seat.seat
     session = get_session()
     key = json.idempotency_key or request.headers.get("Idempotency-Key")
-    # Read in the step's transaction: the step's mails need the seats, and the answer needs them and the
-    # audit trail after the commit, which would otherwise be another checkout and transaction.
-    inputs = views.ViewInputs(session, game_id)
+    # Read in the step's transaction, with the link: the step's mails need the seats, and the answer needs
+    # them and the audit trail after the commit, which would otherwise be another checkout and transaction.
+    inputs = views.ViewInputs(session, game_id, seats=linked.seats, has_audit=linked.has_audit)
     result = play.submit_action(
         session,
         game_id,
@@ -202,10 +212,12 @@ def undo(game_id: int, json: UndoRequest) -> Any:
     ``steps`` (``GET .../undo`` lists them). ``legal_actions`` holds what you may do then, as after a step
     (previews with ``?previews=true``)."""
     with_previews = _previews_wanted(default=False)
-    game, seat = _seat_for(game_id)
+    linked = _at_table(game_id)
+    seat = linked.seat.seat
     session = get_session()
+    inputs = views.ViewInputs(session, game_id, seats=linked.seats, has_audit=linked.has_audit)
     result = play.undo(session, game_id, seat, json.version, current_links(), steps=json.steps)
-    view = views.game_view(session, result.game, seat, state=result.state)
+    view = views.game_view(session, result.game, seat, inputs, state=result.state)
     legal = _next_actions(view, result, seat, with_previews=with_previews)
     return StepOut(version=result.version, last=result.last, game=view, legal_actions=legal)
 

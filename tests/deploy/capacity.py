@@ -3,93 +3,95 @@
 :func:`run` keeps ``games`` five-player games going on a started :class:`~tests.deploy.stack.Stack` for
 ``seconds``: each is a whole game of ``smallworld demo`` (``service.cli.demo_game``: the bots read their
 mail, confirm, accept, play random legal steps, one of them misses turns 2, 5 and 8 on purpose so that
-reminders and auto-passes happen), and a new game starts in its place as soon as one ends. Every finished
+reminders and auto-passes happen), and a new game starts in its place as soon as one ends. Each game slot's
+bots run in a process of their own (``tests/deploy/capacity_bots.py``); this process runs the SMTP server,
+which files each mail it accepts for the bots of its game to read (:class:`MailFiler`). Every finished
 game is checked by the demo's own checks (each mail once, one final table each, every missed turn
 auto-passed once with one mail saying so, the public history replays to the final state); at the end the
 whole SMTP server's mail is checked for a ``Message-ID`` received twice, and the outbox for a row not sent.
 
-The step round trip (the POST of an action, as the client measures it) is recorded for every step of
-every game, with the steps per second over the run, for ``tests/deploy/test_capacity.py`` (a slow test) to
-print. Times are printed, never asserted: the targets are ratios to the floor, measured by
+Two times are recorded for every accepted step (the POST of an action): its round trip as the bots'
+client measures it, in the bots' process, and the server's own time for it, from gunicorn's access log
+(the stack started with ``bench/access_log.py``'s format: from the request read to the answer written).
+The client's figure holds the server's, the network, and the bots' process's own work and wait for a
+core; the server's holds its wait for PostgreSQL, Redis and a core, not the queue before gunicorn accepts
+the connection. With the steps per second and the load average, ``tests/deploy/test_capacity.py`` (a slow
+test) prints them. Times are printed, never asserted: the targets are ratios to the floor, measured by
 ``bench/api_load.py`` on a quiet machine; bench/README.md's capacity section puts the two together.
 """
 
 from __future__ import annotations
 
 import contextlib
-import random
+import itertools
+import multiprocessing
+import os
+import queue
+import re
 import statistics
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from email import policy
+from email.parser import BytesHeaderParser
+from multiprocessing.process import BaseProcess
+from pathlib import Path
 
 from sqlmodel import func, select
 
+from bench.access_log import FORMAT, served_ms
 from service.cli import demo_game
-from service.cli.demo_game import DemoFailed, Http, Inbox, Mail
 from service.domain.models import MailStatus, OutboxMail
 from service.infra.db import get_session
+from tests.smtp import Mailbox, Received
 
+from . import capacity_bots
+from .capacity_bots import Played
 from .stack import Stack, wait_until
 
-#: Seconds a seat has for a turn: the lazy bot's three missed turns cost a game about 3 × this.
-TURN_SECONDS = 8
+#: gunicorn's options for the run: its access log lines carry the server's time of each request.
+WEB_ARGS = ("--access-logformat", FORMAT)
+
+_END_OF_HEADERS = re.compile(rb"\r?\n\r?\n")
 
 
-class SharedInbox:
-    """Every mail the stack's SMTP server accepts, parsed once (in the server's thread), in order."""
+class MailFiler:
+    """Files each mail the SMTP server's ``mailbox`` accepts as ``root/<game id>/<n>.eml`` (the game of its
+    thread, ``References``; ``root/none/`` for a mail of no game), written whole under a hidden name first,
+    for the bots' processes to read; and keeps them all for the check at the end. Nothing is parsed here
+    but the headers' game id."""
 
-    def __init__(self, stack: Stack) -> None:
-        self.mails: list[Mail] = []
-        self.lock = threading.Lock()
-        stack.smtp.mailbox.on_accept = self._accept
+    def __init__(self, mailbox: Mailbox, root: Path) -> None:
+        self.root = root
+        self.received: list[Received] = []
+        self._numbers = itertools.count()
+        mailbox.on_accept = self._accept
 
-    def _accept(self, received: Any) -> None:
-        mail = Mail.parse(received.content)
-        with self.lock:
-            self.mails.append(mail)
+    def _accept(self, received: Received) -> None:  # in the SMTP server's thread, one mail at a time
+        headers = _END_OF_HEADERS.split(received.content, maxsplit=1)[0].decode("ascii", "replace")
+        thread = demo_game.THREAD.search(headers)
+        folder = self.root / (thread.group(1) if thread else "none")
+        folder.mkdir(parents=True, exist_ok=True)
+        number = next(self._numbers)
+        hidden = folder / f".{number}.eml"
+        hidden.write_bytes(received.content)
+        hidden.rename(folder / f"{number}.eml")
+        self.received.append(received)
 
-    def view(self) -> GameInbox:
-        return GameInbox(self)
-
-
-class GameInbox(Inbox):
-    """One game's reader of the shared server: :meth:`new` gives what arrived since it last asked (the
-    demo's game keeps only its own thread's mail of that)."""
-
-    def __init__(self, shared: SharedInbox) -> None:
-        super().__init__()
-        self.shared = shared
-        self.read = 0
-
-    def new(self) -> list[Mail]:
-        with self.shared.lock:
-            fresh = self.shared.mails[self.read :]
-            self.read = len(self.shared.mails)
-        self.all.extend(fresh)
-        return fresh
+    def doubled(self) -> tuple[int, list[str]]:
+        """How many mails were filed, and the ``Message-ID`` of each received more than once."""
+        parser = BytesHeaderParser(policy=policy.default)
+        ids = Counter(str(parser.parsebytes(mail.content)["Message-ID"]) for mail in self.received)
+        return sum(ids.values()), [message_id for message_id, count in ids.items() if count > 1]
 
 
-class TimedHttp(Http):
-    """The demo's patient client, recording the round trip of each accepted step; ``think`` seconds (on
-    average, exponentially distributed) before each step, as a player reads the board."""
-
-    def __init__(self, base: str, think: float, rnd: random.Random, record: Figures) -> None:
-        super().__init__(base, patience=120.0)
-        self.think, self.rnd, self.record = think, rnd, record
-
-    def call(self, method: str, path: str, token: str | None = None, body: Any = None) -> tuple[int, Any]:
-        if not (method == "POST" and path.endswith("/actions")):
-            return super().call(method, path, token, body)
-        if self.think:
-            time.sleep(self.rnd.expovariate(1 / self.think))
-        started = time.perf_counter()
-        status, answer = super().call(method, path, token, body)
-        if status == 200:
-            self.record.step(time.perf_counter() - started)
-        return status, answer
+def percentiles(times_ms: list[float]) -> str:
+    """``p50 / p95 / p99`` of ``times_ms`` (each the time that so many in a hundred do not exceed)."""
+    if not times_ms:
+        return "none"
+    ordered = sorted(times_ms)
+    cut = [ordered[min(len(ordered) - 1, int(q * len(ordered)))] for q in (0.95, 0.99)]
+    return f"p50 {statistics.median(ordered):.1f} ms, p95 {cut[0]:.1f} ms, p99 {cut[1]:.1f} ms"
 
 
 @dataclass
@@ -97,7 +99,9 @@ class Figures:
     """What a run measured and found."""
 
     seconds: float = 0.0
+    #: The client's round trip (ms) of each accepted step, and the server's time (ms) of each, as logged.
     steps: list[float] = field(default_factory=list)
+    served: list[float] = field(default_factory=list)
     finished: int = 0
     failures: list[str] = field(default_factory=list)
     mails: int = 0
@@ -106,63 +110,66 @@ class Figures:
     unsent: int = 0
     failed_mails: int = 0
     retried: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def step(self, seconds: float) -> None:
-        with self.lock:
-            self.steps.append(seconds)
-
-    def percentile(self, q: float) -> float:
-        ordered = sorted(self.steps)
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000 if ordered else float("nan")
+    #: The 1-minute load average when the games started and when the last one ended.
+    load: tuple[float, float] = (0.0, 0.0)
 
     def summary(self) -> str:
         rate = len(self.steps) / self.seconds if self.seconds else 0.0
-        median = statistics.median(self.steps) * 1000 if self.steps else float("nan")
         return (
             f"{self.finished} games finished in {self.seconds:.0f} s, {len(self.steps)} steps ({rate:.1f}/s), "
-            f"step round trip p50 {median:.1f} ms, p95 {self.percentile(0.95):.1f} ms, "
-            f"p99 {self.percentile(0.99):.1f} ms; {self.mails} mails, {len(self.doubled)} received twice, "
-            f"{self.unsent} still waiting, {self.failed_mails} given up; {self.retried} requests tried again; "
-            f"{len(self.failures)} games failed"
+            f"load average {self.load[0]:.1f} at the start, {self.load[1]:.1f} at the end;\n"
+            f"  step round trip by the bots' client: {percentiles(self.steps)};\n"
+            f"  the server's time for the same steps (gunicorn, {len(self.served)} logged): "
+            f"{percentiles(self.served)};\n"
+            f"  {self.mails} mails, {len(self.doubled)} received twice, {self.unsent} still waiting, "
+            f"{self.failed_mails} given up; {self.retried} requests tried again; {len(self.failures)} games failed"
         )
 
 
 def run(stack: Stack, *, games: int, seconds: float, think: float, seed: int = 0) -> Figures:
-    """Keep ``games`` games going for ``seconds`` (a game under way then finishes); the figures."""
+    """Keep ``games`` games going for ``seconds`` (a game under way then finishes), each slot's bots in a
+    process of their own; the figures. The stack's gunicorn must log with :data:`WEB_ARGS`."""
     figures = Figures()
-    shared = SharedInbox(stack)
-    base = stack.env["SMALLWORLD_BASE_URL"]
-    stop_at = time.monotonic() + seconds
-    started = time.monotonic()
-
-    def keep_playing(slot: int) -> None:
-        number = 0
-        while time.monotonic() < stop_at:
-            game_seed = seed + slot * 1000 + number
-            number += 1
-            http = TimedHttp(base, think, random.Random(game_seed), figures)
-            try:
-                demo_game._play(http, shared.view(), 5, game_seed, TURN_SECONDS, lambda *_: None, 900)
-            except DemoFailed as failure:
-                figures.failures.append(f"game of seed {game_seed}: {failure}")
-            else:
-                with figures.lock:
-                    figures.finished += 1
-            figures.retried += http.retried
-
-    threads = [threading.Thread(target=keep_playing, args=(slot,), daemon=True) for slot in range(games)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    figures.seconds = time.monotonic() - started
+    filer = MailFiler(stack.smtp.mailbox, stack.folder / "mail")
+    web_log = stack.folder / "web.log"
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([capacity_bots.__name__])
+    start = context.Barrier(games + 1)
+    results: multiprocessing.Queue[Played] = context.Queue()
+    arguments = (stack.env["SMALLWORLD_BASE_URL"], filer.root, seed, think, seconds, start, results)
+    processes = [
+        context.Process(target=capacity_bots.keep_playing, args=(slot, *arguments), name=f"capacity-bots-{slot}")
+        for slot in range(games)
+    ]
+    for process in processes:
+        process.start()
+    try:
+        logged_before = web_log.stat().st_size
+        start.wait(timeout=300)  # every process is ready: the clock starts
+        started, load_before = time.monotonic(), os.getloadavg()[0]
+        played = _collect(results, processes, games, timeout=seconds + 900 + 60)
+        figures.seconds = time.monotonic() - started
+        figures.load = (load_before, os.getloadavg()[0])
+    finally:
+        for process in processes:
+            process.join(timeout=10)
+            if process.is_alive():
+                process.kill()
+                process.join()
     stack.smtp.mailbox.on_accept = None
 
-    with shared.lock:
-        ids = Counter(mail.message_id for mail in shared.mails)
-    figures.mails = sum(ids.values())
-    figures.doubled = [message_id for message_id, count in ids.items() if count > 1]
+    for part in sorted(played, key=lambda p: p.slot):
+        figures.steps += [step * 1000 for step in part.steps]
+        figures.finished += part.finished
+        figures.failures += part.failures
+        figures.retried += part.retried
+    if len(played) < games:
+        figures.failures.append(f"{games - len(played)} of the {games} bot processes ended without a report")
+    time.sleep(0.5)  # gunicorn writes a request's access log line after its answer
+    with web_log.open(errors="replace") as log:
+        log.seek(logged_before)
+        figures.served = served_ms(log, "POST", "/actions", status=200)
+    figures.mails, figures.doubled = filer.doubled()
 
     def outbox_count(status: MailStatus) -> int:
         with stack.app.app_context():
@@ -179,3 +186,18 @@ def run(stack: Stack, *, games: int, seconds: float, think: float, seed: int = 0
     figures.unsent = outbox_count(MailStatus.PENDING)
     figures.failed_mails = outbox_count(MailStatus.FAILED)
     return figures
+
+
+def _collect(
+    results: multiprocessing.Queue[Played], processes: list[BaseProcess], count: int, timeout: float
+) -> list[Played]:
+    """The reports of the bot processes, until ``count`` came, every process ended, or ``timeout`` passed."""
+    played: list[Played] = []
+    give_up = time.monotonic() + timeout
+    while len(played) < count:
+        try:
+            played.append(results.get(timeout=5))
+        except queue.Empty:
+            if time.monotonic() > give_up or not any(process.is_alive() for process in processes):
+                break
+    return played

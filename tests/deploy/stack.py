@@ -67,14 +67,20 @@ def postgres_schema(application_name: str) -> Iterator[str]:
 
 @contextlib.contextmanager
 def running_stack(
-    broker_url: str, smtp: SMTPServer, folder: Path, prefix: str = "smallworld-stack", **settings: str
+    broker_url: str,
+    smtp: SMTPServer,
+    folder: Path,
+    prefix: str = "smallworld-stack",
+    web_args: tuple[str, ...] = (),
+    **settings: str,
 ) -> Iterator[Stack]:
     """The whole process set started on a fresh schema (its connections named ``prefix-…``), sending to
-    ``smtp``, with ``settings`` on top of the stack's own; everything stopped at the end, and every
-    process's log printed if the test failed."""
+    ``smtp``, with ``settings`` on top of the stack's own and ``web_args`` after gunicorn's configuration
+    (its command line wins); everything stopped at the end, and every process's log printed if the test
+    failed."""
     name = f"{prefix}-{uuid.uuid4().hex[:8]}"
     with postgres_schema(name) as database_url:
-        stack = Stack(database_url, broker_url, name, smtp, folder, extra=settings)
+        stack = Stack(database_url, broker_url, name, smtp, folder, extra=settings, web_args=web_args)
         try:
             stack.start_all(workers=2)
             yield stack
@@ -118,6 +124,8 @@ class Stack:
     #: Restarts made by :meth:`restart_policy`, per process, with the exit status that caused each.
     restarts: dict[str, list[int]] = field(default_factory=dict)
     extra: dict[str, str] = field(default_factory=dict)
+    #: gunicorn options after ``--config`` (e.g. ``--access-logformat``): they win over the file's.
+    web_args: tuple[str, ...] = ()
     app: Flask = field(init=False)
     env: dict[str, str] = field(init=False)
 
@@ -163,7 +171,8 @@ class Stack:
 
     def start_web(self) -> None:
         config = str(DEPLOY / "gunicorn.conf.py")
-        self._start("web", [sys.executable, "-m", "gunicorn", "--config", config, "service:create_app()"])
+        argv = [sys.executable, "-m", "gunicorn", "--config", config, *self.web_args, "service:create_app()"]
+        self._start("web", argv)
 
     def start_worker(self, name: str, *args: str) -> None:
         self._start(name, [SMALLWORLD, "worker", "-n", f"{name}@%h", "--concurrency", "2", *args])

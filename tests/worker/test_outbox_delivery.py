@@ -1,4 +1,5 @@
-"""service.domain.delivery: draining the outbox into a real SMTP server (aiosmtpd), on SQLite and PostgreSQL."""
+"""service.domain.delivery: draining the outbox into a real SMTP server (aiosmtpd), on SQLite and PostgreSQL; and
+what the mail worker prepares as it starts (worker/tasks/mail.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from celery.signals import worker_init
 from flask import Flask
 from sqlmodel import select
 
+import rules
+import worker.tasks.mail  # noqa: F401  (its receiver of worker_init)
+from emails.board import png
 from emails.messages import AutoPassed, Message, Reminder, YourTurn
 from emails.samples import SAMPLES
 from service.domain.models import Player, utcnow
@@ -397,3 +402,12 @@ def test_a_broker_that_is_down_does_not_fail_the_commit_nor_slow_the_next_ones(m
     queue(app, 1, template="auto_passed")  # the process does not try the broker again at once
     assert time.monotonic() - started < 0.5
     assert [m.status for m in outbox(app)] == ["pending", "pending"]
+
+
+def test_a_worker_draws_every_boards_ground_and_palette_as_it_starts() -> None:
+    # On Celery's worker_init, in the worker's main process before its pool forks: no drain pays for them on
+    # a board's first "your turn" mail.
+    for cached in (png._ground, png._palette):
+        cached.cache_clear()
+    worker_init.send(sender=None)
+    assert png._ground.cache_info().currsize == png._palette.cache_info().currsize == len(rules.BOARD_NAMES)

@@ -7,6 +7,9 @@ mail's next attempt is a time in its outbox row, picked up by a later drain (DES
 
 ``acks_late``: a drain killed midway is run again, and that is harmless, since rows are claimed in the
 database (``service.domain.delivery``).
+
+A worker draws the boards' ground (``emails.board.png.prepare``) as it starts, before its pool's processes
+are forked from it: they share it, and no drain pays for it on its first "your turn" mail of a board.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from datetime import datetime
 from typing import Any
 
 from celery import shared_task
+from celery.signals import worker_init
 from flask import current_app
 
+from emails.board import png
 from emails.delivery import backend_from_config
 from service.domain import delivery
 from service.domain.links import current_links
@@ -27,6 +32,12 @@ from service.infra.logfmt import log
 from service.infra.mail_wakeup import DELIVER_OUTBOX
 
 logger = logging.getLogger(__name__)
+
+
+@worker_init.connect(weak=False)
+def draw_the_boards_ground(**_: Any) -> None:
+    """At a worker's start (Celery's ``worker_init``, in the main process, before the pool forks)."""
+    png.prepare()
 
 
 @shared_task(name=DELIVER_OUTBOX, acks_late=True)

@@ -50,6 +50,31 @@ def test_a_picture_leaves_nothing_behind_for_the_next() -> None:
     assert png.draw(SAMPLE).data == first
 
 
+@pytest.mark.parametrize("board", rules.BOARD_NAMES)
+def test_a_board_prepared_at_start_has_its_ground_and_palette_drawn_for_its_first_picture(board: str) -> None:
+    # What a worker draws as it starts (png.prepare) is the costly part of a board's first picture: its ground
+    # and palette are there (the blank picture's height follows the key's lines: a copy, well under a ms).
+    # The bytes are the same.
+    players = rules.load_board(board).players
+    mail = {
+        "players": [{"name": f"Player {i}", "active": "Ratmen", "declined": []} for i in range(players)],
+        "regions": [{"terrain": r.terrain} for r in rules.load_board(board).regions],
+        "you": 0,
+    }
+    mail["regions"][3] |= {"owner": 1, "race": "Ratmen", "tokens": 4}
+    public = PublicBoard.from_mail(mail)
+    expected = png.draw(public).data
+    drawn_once = (png._ground, png._palette)
+    for cached in drawn_once:
+        cached.cache_clear()
+
+    png.prepare([board])
+    misses = [cached.cache_info().misses for cached in drawn_once]
+    assert misses == [1, 1]
+    assert png.draw(public).data == expected
+    assert [cached.cache_info().misses for cached in drawn_once] == misses
+
+
 def badge_point(board: PublicBoard, region: int) -> tuple[int, int]:
     """A pixel inside the badge of the region's token chip, above its number."""
     scene = board_scene(board, style=MAIL)
