@@ -6,7 +6,8 @@ Creates ``--games`` 2-player games on a fresh PostgreSQL schema (Redis as the br
 rate limits counted in Redis as in production), then plays ``--steps`` steps through Flask's test client,
 one game after the other in turn, each from the previous step's answer (a ``GET .../legal-actions`` when
 the game passes to the other seat, as ``api_load.py``'s bots do). Prints the thread CPU time per POST and
-per GET (median and mean), and with ``--profile`` writes a cProfile of the steps (not of the set-up) and
+per GET (median and mean; with ``--pages``, also the turn page drawn for the awaited seat after each
+step), and with ``--profile`` writes a cProfile of the steps (not of the set-up) and
 prints its top functions by own time and the share of each package. This is what ``api_load.py``'s "CPU
 per step" is made of, measured without the wait for a core that a loaded machine adds: use it to compare
 two versions of the code one after the other (same command, same machine).
@@ -44,6 +45,12 @@ def main() -> None:
     parser.add_argument("--limits", action="store_true", help="rate limits on, counted in Redis")
     parser.add_argument("--profile", metavar="OUT", help="write a cProfile of the steps to OUT and print it")
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument(
+        "--pages",
+        action="store_true",
+        help="also draw the awaited seat's turn page after every step (GET .../turn, in a browser session "
+        "opened from the seat's link), as a player on the page sees it after each click",
+    )
     args = parser.parse_args()
     import sqlalchemy as sa
 
@@ -93,6 +100,14 @@ def run(args: argparse.Namespace, schema: str) -> None:
         assert confirmed.status_code == 200, confirmed.json
     games = seat_tokens(schema)
     state: dict[int, dict] = {}
+    browsers = {}
+    if args.pages:  # a browser per seat: its link opens a session cookie, as a player's click does
+        for game_id, seats in games.items():
+            for number, token in seats.items():
+                browser = app.test_client()
+                opened = browser.get(f"/play/{token}")
+                assert opened.status_code == 302, opened.status_code
+                browsers[game_id, number] = browser
     for game_id, seats in games.items():
         view = client.get(f"/api/games/{game_id}", headers={"Authorization": f"Bearer {seats[0]}"}).json
         state[game_id] = {"view": view, "legal": None, "for": None, "rnd": random.Random(game_id)}
@@ -127,6 +142,10 @@ def run(args: argparse.Namespace, schema: str) -> None:
             assert answer.status_code == 200, answer.json
             steps += 1
             game["view"], game["legal"], game["for"] = answer.json["game"], answer.json["legal_actions"], seat
+            if args.pages and game["view"]["status"] == "active":
+                awaited = game["view"]["awaiting"][0]
+                drawn = timed(cpu["GET turn page"], profiler, browsers[game_id, awaited].get, f"/games/{game_id}/turn")
+                assert drawn.status_code == 200, drawn.status_code
     print(
         f"{steps} steps on {args.games} games, limits {'in Redis' if args.limits else 'off'}; "
         "thread CPU per request, ms:"
@@ -136,8 +155,8 @@ def run(args: argparse.Namespace, schema: str) -> None:
             f"  {name:20} n={len(times):5}  median {statistics.median(times) * 1e3:6.2f}  "
             f"mean {statistics.mean(times) * 1e3:6.2f}"
         )
-    per_step = sum(sum(t) for t in cpu.values()) / max(steps, 1)
-    print(f"  all requests per step: {per_step * 1e3:.2f} ms")
+    per_step = sum(sum(t) for name, t in cpu.items() if name != "GET turn page") / max(steps, 1)
+    print(f"  the API's requests per step: {per_step * 1e3:.2f} ms")
     if profiler is not None:
         profiler.dump_stats(args.profile)
         stats = pstats.Stats(args.profile)

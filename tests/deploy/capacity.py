@@ -102,6 +102,10 @@ class Figures:
     #: The client's round trip (ms) of each accepted step, and the server's time (ms) of each, as logged.
     steps: list[float] = field(default_factory=list)
     served: list[float] = field(default_factory=list)
+    #: The web processes' threads, and how many of them were serving a request on average over the run (every
+    #: request's logged time, summed, over the run's time): near all of them, requests wait for a thread.
+    threads: int = 0
+    busy: float = 0.0
     finished: int = 0
     failures: list[str] = field(default_factory=list)
     mails: int = 0
@@ -120,7 +124,8 @@ class Figures:
             f"load average {self.load[0]:.1f} at the start, {self.load[1]:.1f} at the end;\n"
             f"  step round trip by the bots' client: {percentiles(self.steps)};\n"
             f"  the server's time for the same steps (gunicorn, {len(self.served)} logged): "
-            f"{percentiles(self.served)};\n"
+            f"{percentiles(self.served)}; of the web processes' {self.threads} threads, "
+            f"{self.busy:.1f} were serving a request on average;\n"
             f"  {self.mails} mails, {len(self.doubled)} received twice, {self.unsent} still waiting, "
             f"{self.failed_mails} given up; {self.retried} requests tried again; {len(self.failures)} games failed"
         )
@@ -168,7 +173,10 @@ def run(stack: Stack, *, games: int, seconds: float, think: float, seed: int = 0
     time.sleep(0.5)  # gunicorn writes a request's access log line after its answer
     with web_log.open(errors="replace") as log:
         log.seek(logged_before)
-        figures.served = served_ms(log, "POST", "/actions", status=200)
+        lines = log.readlines()
+    figures.served = served_ms(lines, "POST", "/actions", status=200)
+    figures.threads = int(stack.env["WEB_CONCURRENCY"]) * int(stack.env["GUNICORN_THREADS"])
+    figures.busy = sum(served_ms(lines)) / 1000 / figures.seconds
     figures.mails, figures.doubled = filer.doubled()
 
     def outbox_count(status: MailStatus) -> int:

@@ -99,4 +99,4 @@ def test_each_mail_is_filed_for_the_bots_of_its_game_and_a_mail_received_twice_i
 
 def test_the_server_times_are_read_from_either_access_log_line() -> None:
     result = doctest.testmod(access_log)
-    assert (result.attempted, result.failed) == (3, 0)
+    assert (result.attempted, result.failed) == (4, 0)

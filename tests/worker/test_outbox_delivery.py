@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from celery.signals import worker_init
+from celery.signals import celeryd_after_setup
 from flask import Flask
 from sqlmodel import select
 
 import rules
-import worker.tasks.mail  # noqa: F401  (its receiver of worker_init)
+import worker.tasks.mail  # noqa: F401  (its receiver of celeryd_after_setup)
 from emails.board import png
 from emails.messages import AutoPassed, Message, Reminder, YourTurn
 from emails.samples import SAMPLES
@@ -405,9 +405,9 @@ def test_a_broker_that_is_down_does_not_fail_the_commit_nor_slow_the_next_ones(m
 
 
 def test_a_worker_draws_every_boards_ground_and_palette_as_it_starts() -> None:
-    # On Celery's worker_init, in the worker's main process before its pool forks: no drain pays for them on
+    # On Celery's celeryd_after_setup, in the worker's main process before its pool forks: no drain pays for them on
     # a board's first "your turn" mail.
     for cached in (png._ground, png._palette):
         cached.cache_clear()
-    worker_init.send(sender=None)
+    celeryd_after_setup.send(sender="celery@test", instance=None, conf=None)
     assert png._ground.cache_info().currsize == png._palette.cache_info().currsize == len(rules.BOARD_NAMES)

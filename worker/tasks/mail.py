@@ -15,12 +15,13 @@ are forked from it: they share it, and no drain pays for it on its first "your t
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
 from celery import shared_task
-from celery.signals import worker_init
+from celery.signals import celeryd_after_setup
 from flask import current_app
 
 from emails.board import png
@@ -34,10 +35,13 @@ from service.infra.mail_wakeup import DELIVER_OUTBOX
 logger = logging.getLogger(__name__)
 
 
-@worker_init.connect(weak=False)
+@celeryd_after_setup.connect(weak=False)
 def draw_the_boards_ground(**_: Any) -> None:
-    """At a worker's start (Celery's ``worker_init``, in the main process, before the pool forks)."""
+    """At a worker's start (Celery's ``celeryd_after_setup``: in the main process, its logging set up, before its
+    pool forks)."""
+    cpu = time.process_time()
     png.prepare()
+    log(logger, logging.INFO, "mail.boards_drawn", cpu_ms=round((time.process_time() - cpu) * 1000))
 
 
 @shared_task(name=DELIVER_OUTBOX, acks_late=True)

@@ -10,6 +10,7 @@ page under a strict Content Security Policy or in a file. Pages add focus and ho
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,6 +103,7 @@ def seat_badge_svg(seat: int, size: int = 20) -> Markup:
     )
 
 
+@functools.lru_cache(maxsize=16)
 def legend_svg(p: str = "legend") -> Markup:
     """Small pictures of the terrains, symbols, markers and tokens with their names, as an HTML list."""
     items = [
@@ -114,8 +116,10 @@ def legend_svg(p: str = "legend") -> Markup:
 
 
 # -- shapes -------------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=16)
 def defs(p: str) -> str:
-    """The patterns and symbols the shapes refer to, with ids prefixed by ``p``."""
+    """The patterns and symbols the shapes refer to, with ids prefixed by ``p`` (the same for every map with
+    that prefix: written once)."""
     out = ["<defs>"]
     for name, pattern in PATTERNS.items():
         size = f"{pattern.size:g}"
@@ -153,7 +157,14 @@ def _class(cls: str) -> str:
     return f'class="{cls}" ' if cls else ""
 
 
+@functools.lru_cache(maxsize=4096)
 def _shape(shape: Shape, p: str, title: str | None = None) -> str:
+    """``shape`` as SVG. Shapes are values (``emails.board.shapes``): an equal shape is written the same, so
+    what every map of a board repeats (the regions' outlines, the frame, the symbols) is written once."""
+    return _write(shape, p, title)
+
+
+def _write(shape: Shape, p: str, title: str | None) -> str:
     inner = f"<title>{escape(title)}</title>" if title else ""
     if isinstance(shape, Polygon):
         d = "M" + "L".join(f"{x:g},{y:g}" for x, y in shape.points) + ("Z" if shape.closed else "")

@@ -8,11 +8,13 @@ Pages are Jinja templates (``service/web/templates``) with the board drawn as in
 
 from __future__ import annotations
 
+import functools
 import secrets
 from typing import Any
 
 from flask import Flask, render_template, request
 from flask_wtf.csrf import CSRFError, CSRFProtect
+from markupsafe import Markup, escape
 
 from service.domain.text import zones
 from service.web.maps import legend_svg, seat_badge_svg
@@ -42,10 +44,17 @@ def init_app(app: Flask) -> None:
         legend=legend_svg,
         mailbox_available=mailbox.mailbox_available,
         page_serial=lambda: secrets.token_hex(6),
-        time_zones=lambda: sorted(zones()),
+        time_zone_options=time_zone_options,
     )
     app.register_error_handler(PageRefused, _refused)
     app.register_error_handler(CSRFError, _form_expired)
+
+
+@functools.cache
+def time_zone_options() -> Markup:
+    """The ``<option>`` of every time zone this server knows, for the time-zone form's datalist: about 600,
+    on every game and turn page, written once per process instead of by the template at every page."""
+    return Markup("".join(f'<option value="{escape(zone)}">' for zone in sorted(zones())))
 
 
 def _protect_forms() -> None:

@@ -297,11 +297,13 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
     undoable = len(undo_steps)
     confirm = args.get("confirm") if args.get("confirm") in CONFIRMED else None
 
+    page_url = url_for("turn.page", game_id=game.id)  # each region's link adds ?region=N, as url_for would
+
     def href(region: int) -> str:
         redeploying = state.phase in (rules.Phase.REDEPLOY, rules.Phase.DEFEND)
         if redeploying and any(region in a.regions for a in choices.redeploy):
             return f"#tokens-{region}"
-        return url_for("turn.page", game_id=game.id, region=region) + "#region-panel"
+        return f"{page_url}?region={region}#region-panel"
 
     taps = {r: map_tap(state, choices, marks, r) for r in range(len(state.regions))}
     map_svg = board_svg(
