@@ -8,20 +8,28 @@ Each random game (``rules.bots.random_player``, a few auto-passes) is logged as 
 - the reference: the bare replay of the log from the seed (``service.domain.play.replay_steps``), which the
   game and history pages did already;
 - the story: the same replay grouped into turns (``service.domain.story.turns_of``) and the awaited
-  seat's "Since your last turn" told (``story.since_words``), which every turn mail and turn page now do;
+  seat's "Since your last turn" told (``story.since_words``), as every turn mail and turn page did before the
+  turn starts were stored;
+- the story from the stored turn starts, as the service tells it now (``service.domain.play.told_turns``
+  with ``readers``): the log replayed from the state stored at the start of the awaited seat's previous turn
+  (``TurnStart``: each seat's last two, as the service keeps them; from the seed when none reaches back, in
+  the first round), grouped and told the same; its words are checked to be the story's;
 - the whole history told for one reader (every turn's sentence), as the history page does.
 
-Prints the time per call and the ratio to the reference in the same run (DESIGN §8: ratios, not absolute
-times, on a shared machine).
+Prints the CPU time of this thread per call (the best of three; wall time on a loaded machine mostly
+measures the wait for a core) and the ratio to the reference in the same run (DESIGN §8: ratios, not
+absolute times, on a shared machine).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
 import time
+from typing import Any
 
 import rules
 from rules.bots import random_player
@@ -29,16 +37,24 @@ from service.domain import play, story
 from service.domain.models import ActionKind, Game, GameAction
 from service.domain.schemas import GameSettings
 
+#: A turn start as the service stores it (``TurnStart``): the version, the seat on turn, the state's JSON.
+Start = tuple[int, int, dict[str, Any]]
 
-def logged_game(players: int, seed: int) -> tuple[Game, list[GameAction], list[int]]:
-    """A random game as its log, and the log's length at the start of each turn mail (a new seat on turn)."""
+
+def logged_game(
+    players: int, seed: int, redeploy: str = "auto"
+) -> tuple[Game, list[GameAction], list[tuple[int, int]], list[Start]]:
+    """A random game as its log; the log's length and the awaited seat at each turn mail (a new step
+    awaited: a seat's turn, a defender's redeployment); the turn starts the service stores."""
     rnd = random.Random(seed)
     seed_text = f"bench-story-{seed}"
-    state = rules.new_game(players, seed=seed_text)
-    game = Game(name="bench", seed=seed_text, state=state.to_json(), settings=GameSettings().model_dump())
+    state = rules.new_game(players, seed=seed_text, options={"redeploy": redeploy})
+    settings = GameSettings(redeploy=redeploy).model_dump()  # type: ignore[arg-type]
+    game = Game(name="bench", seed=seed_text, state=state.to_json(), settings=settings)
     log: list[GameAction] = []
-    mails: list[int] = []
-    on_turn = (state.turn, state.current)
+    mails: list[tuple[int, int]] = []
+    starts: list[Start] = []
+    key = play.step_key(state)
     while not state.over:
         seat = min(rules.awaiting(state))
         if rnd.random() < 0.02:
@@ -49,18 +65,32 @@ def logged_game(players: int, seed: int) -> tuple[Game, list[GameAction], list[i
             state = rules.apply(state, action)
             log.append(GameAction(game_id=1, seat=seat, kind=ActionKind.ACTION, action=action.to_json()))
         log[-1].version = len(log) + 1
-        if (state.turn, state.current) != on_turn and not state.over:
-            on_turn = (state.turn, state.current)
-            mails.append(len(log))
-    return game, log, mails
+        if play.begins_turn(key, state):  # as play.commit_step stores it, read back as JSON
+            starts.append((len(log) + 1, state.current, json.loads(json.dumps(state.to_json()))))
+        if not state.over and play.step_key(state) != key:
+            key = play.step_key(state)
+            mails.append((len(log), min(rules.awaiting(state))))
+    return game, log, mails, starts
+
+
+def from_starts(game: Game, entries: list[GameAction], starts: list[Start], seat: int) -> list[story.Turn]:
+    """``play.told_turns(session, game, readers=[seat])`` with the log and the stored starts in memory: the
+    seat's two latest starts before now (the service keeps no more), latest first, then the seed."""
+    now = entries[-1].version
+    mine = [(version, state) for version, on_turn, state in starts if on_turn == seat and version < now][-2:]
+    for version, state in reversed(mine):
+        turns = play.turns_since_start(version, state, entries[version - 2 :], [seat])
+        if turns is not None:
+            return turns
+    return story.turns_of(entries, play.replay_steps(game, entries))
 
 
 def timed(call: object, repeat: int = 3) -> float:
     best = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = time.thread_time()
         call()  # type: ignore[operator]
-        best.append(time.perf_counter() - start)
+        best.append(time.thread_time() - start)
     return min(best)
 
 
@@ -69,31 +99,50 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=5)
     parser.add_argument("--games", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--redeploy", choices=["auto", "ask"], default="auto", help="defenders' redeployment")
     args = parser.parse_args()
     names = [f"Player {n}" for n in range(args.players)]
-    bare, since, history, steps = [], [], [], []
+    bare, since, stored, history, steps = [], [], [], [], []
+    late_since, late_stored = [], []  # the last quarter of each game's mails
     for g in range(args.games):
-        game, log, mails = logged_game(args.players, args.seed + g)
+        game, log, mails, starts = logged_game(args.players, args.seed + g, args.redeploy)
         steps.append(len(log))
-        for upto in mails:
+        for n, (upto, seat) in enumerate(mails):
             entries = log[:upto]
-            seat = ((entries[-1].seat or 0) + 1) % args.players  # the next seat: the cost is the replay's
             bare.append(timed(lambda g=game, e=entries: list(play.replay_steps(g, e))))
 
             def told(g: Game = game, e: list[GameAction] = entries, s: int = seat) -> list[str]:
                 return story.since_words(story.turns_of(e, play.replay_steps(g, e)), names, s)
 
+            def told_now(
+                g: Game = game, e: list[GameAction] = entries, s: int = seat, kept: list[Start] = starts
+            ) -> list[str]:
+                return story.since_words(from_starts(g, e, kept, s), names, s)
+
+            assert told_now() == told(), (g, upto, seat)
             since.append(timed(told))
+            stored.append(timed(told_now))
+            if n >= len(mails) * 3 // 4:
+                late_since.append(since[-1])
+                late_stored.append(stored[-1])
         whole = story.turns_of(log, play.replay_steps(game, log))
         history.append(timed(lambda t=whole: [story.tell(turn, names, 0) for turn in t]))
-    ref, mine = statistics.median(bare), statistics.median(since)
+    ref, mine, now = statistics.median(bare), statistics.median(since), statistics.median(stored)
     print(f"games: {args.games} of {args.players} players, {statistics.median(steps):.0f} steps each (median)")
-    print(f"turn mails told: {len(since)} (load average {os.getloadavg()[0]:.1f})")
+    print(f"turn mails told: {len(since)} (load average {os.getloadavg()[0]:.1f}), the same words both ways")
     print(f"bare replay of the log, median per turn mail:          {ref * 1e3:7.2f} ms")
     print(f"replay + turns + 'Since your last turn', median:       {mine * 1e3:7.2f} ms", end="")
     print(f"  ({mine / ref:.2f}x the replay)")
+    print(f"the same from the stored turn starts, median:          {now * 1e3:7.2f} ms", end="")
+    print(f"  ({now / ref:.2f}x the replay, {mine / now:.2f}x faster than from the seed)")
+    late, late_now = statistics.median(late_since), statistics.median(late_stored)
+    print(f"  the last quarter of each game: from the seed {late * 1e3:.2f} ms, from the stored starts", end="")
+    print(f" {late_now * 1e3:.2f} ms ({late / late_now:.2f}x)")
     print(f"telling a whole game's turns for the history, median: {statistics.median(history) * 1e3:7.2f} ms")
-    print(f"command: .venv/bin/python bench/story.py --players {args.players} --games {args.games} --seed {args.seed}")
+    print(
+        f"command: .venv/bin/python bench/story.py --players {args.players} --games {args.games} --seed {args.seed}"
+        f" --redeploy {args.redeploy}"
+    )
 
 
 if __name__ == "__main__":

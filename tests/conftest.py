@@ -76,6 +76,7 @@ SLOWEST_FIRST = (
     "test_hidden_information.py",
     "test_demo.py",
     "domain/test_play_fuzz.py",
+    "domain/test_story_since.py",
     "rules/test_bots.py",
     "admin/test_chat_admin.py",
     "web/test_sign_in.py",

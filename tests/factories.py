@@ -36,6 +36,7 @@ from service.domain.models import (
     SignIn,
     SiteAdmin,
     TableMessage,
+    TurnStart,
     utcnow,
 )
 from service.domain.schemas import CreateGame, GameSettings
@@ -125,6 +126,16 @@ class GameActionFactory(Base):
     kind = "action"
     action = factory.LazyFunction(lambda: {"type": "pick", "player": 0, "combo": 0})
     version = factory.Sequence(lambda n: n + 2)
+
+
+class TurnStartFactory(Base):
+    class Meta:
+        model = TurnStart
+
+    game_id = factory.LazyAttribute(lambda o: GameFactory(started=True).id)
+    version = factory.Sequence(lambda n: n + 2)
+    seat = 0
+    state = factory.LazyFunction(lambda: rules.new_game(2, seed="turn-start").to_json())
 
 
 class OutboxMailFactory(Base):

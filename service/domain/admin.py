@@ -37,7 +37,7 @@ from service.domain.models import (
     utcnow,
 )
 from service.domain.outbox import queue_mail
-from service.domain.play import auto_pass, commit_step, load_state
+from service.domain.play import auto_pass, commit_step, forget_turn_starts, load_state
 from service.domain.schemas import NAME_LENGTH, GameSettings
 from service.domain.text import checked, mail_address, printable_text
 from service.infra import chat
@@ -269,6 +269,7 @@ def cancel(session: Session, game_id: int, actor: Actor, links: LinkMaker, reaso
     game.status = GameStatus.CANCELLED
     set_clock(game, Clock.of(game).stop())
     game.finished_at = utcnow()
+    forget_turn_starts(session, game_id)  # a cache for the turn mails (play.told_turns): none come now
     return _act(session, game, actor, "cancel", {"reason": reason.strip()[:300]}, links, notice="cancelled")
 
 

@@ -276,6 +276,26 @@ class GameAction(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
 
 
+class TurnStart(SQLModel, table=True):
+    """The game's state at the start of a seat's turn, as the step that ended the turn before made it.
+
+    A cache (DESIGN §2: the log is the truth): "Since your last turn" replays the log from the reader's
+    previous turn's start instead of from the seed (``service.domain.play.told_turns``), so its cost is about
+    one round of turns whatever the game's length; without a row (games started before it existed) the log is
+    replayed from the seed as before. Written only by a step that begins a turn; each seat keeps its latest
+    two (the turn under way and the one before), and the game's rows go when it ends or is cancelled.
+    """
+
+    __tablename__ = "turn_starts"
+
+    game_id: int = Field(foreign_key="games.id", primary_key=True)
+    #: The game's version then: that of the log entry that ended the turn before.
+    version: int = Field(primary_key=True)
+    #: The seat on turn (``rules.GameState.current``).
+    seat: int
+    state: dict[str, Any] = _json()
+
+
 class OutboxMail(SQLModel, table=True):
     """A mail to send, written in the same transaction as the change that causes it (DESIGN §6)."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -25,7 +25,17 @@ from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, IllegalMove
 from service.domain.games import begin_ending, get_game, seats_of, settings_of, update_if_unmoved
 from service.domain.links import LinkMaker
-from service.domain.models import ActionKind, Game, GameAction, GameStatus, Player, Seat, SeatController, utcnow
+from service.domain.models import (
+    ActionKind,
+    Game,
+    GameAction,
+    GameStatus,
+    Player,
+    Seat,
+    SeatController,
+    TurnStart,
+    utcnow,
+)
 from service.domain.outbox import queue_mail
 from service.domain.turn_mail import step_details
 from service.infra.mail_wakeup import wake_bot_after_commit
@@ -300,7 +310,11 @@ def replay(game: Game, entries: list[GameAction]) -> rules.GameState:
 def replay_steps(game: Game, entries: list[GameAction]) -> Iterator[rules.GameState]:
     """The state from the seed, then the state after each entry of ``entries`` that was not undone."""
     players = len(game.state["players"]) if game.state else 0
-    state = rules.new_game(players, seed=game.seed, options=initial_options(game, entries))
+    yield from replay_from(rules.new_game(players, seed=game.seed, options=initial_options(game, entries)), entries)
+
+
+def replay_from(state: rules.GameState, entries: list[GameAction]) -> Iterator[rules.GameState]:
+    """``state``, then the state after each entry of ``entries`` (the log after ``state``) that was not undone."""
     yield state
     for entry in entries:
         if entry.undone:
@@ -373,7 +387,7 @@ def after_change(
             continue
         extra: dict[str, Any] = {}
         if not told:
-            turns, told = told_turns(session, game), True
+            turns, told = told_turns(session, game, readers=awaited_seats), True
         if turns is not None:
             # "Since your last turn" (issue 18): the other players' turns in words, public facts only.
             seat_names = [names.get(n, f"Player {n + 1}") for n in range(len(state.players))]
@@ -417,17 +431,43 @@ def passed_without_player(seat: Seat) -> bool:
     return seat.removed or (seat.resigned_at is not None and seat.controller != SeatController.BOT)
 
 
-def told_turns(session: Session, game: Game) -> list[story.Turn] | None:
-    """The game's log as turns (``service.domain.story``), replayed from the seed; None when the log does not
-    replay (a turn's mail goes without its story rather than not at all; the error is logged)."""
-    log = story.kept(
-        session.exec(select(GameAction).where(GameAction.game_id == game.id).order_by(col(GameAction.version))).all()
-    )
+def told_turns(session: Session, game: Game, readers: Collection[int] = ()) -> list[story.Turn] | None:
+    """The game's log as turns (``service.domain.story``); None when the log does not replay (a turn's mail
+    goes without its story rather than not at all; the error is logged).
+
+    Every turn, replayed from the seed, unless ``readers`` are given: then only as many of the latest turns as
+    "Since your last turn" tells each of them (``story.since_words`` tells the same of them as of all), replayed
+    from the state stored at the start of a reader's turn (:class:`TurnStart`), so that it costs about a round
+    of turns however long the game; from the seed when no stored start reaches back far enough (the first
+    round; games older than the cache).
+    """
     try:
+        if readers:
+            recent = _turns_since_stored_start(session, game, readers)
+            if recent is not None:
+                return recent
+        log = story.kept(
+            session.exec(
+                select(GameAction).where(GameAction.game_id == game.id).order_by(col(GameAction.version))
+            ).all()
+        )
         return story.turns_of(log, replay_steps(game, log))
     except (rules.IllegalAction, ValueError, KeyError, StopIteration) as error:
         logger.warning("the log of game %s does not replay (%s): told without its story", game.id, error)
         return None
+
+
+def begins_turn(key: str | None, state: rules.GameState) -> bool:
+    """Whether ``state``, made by a step while the game awaited the step ``key`` (:func:`step_key`), is the
+    start of a seat's turn: another game turn or seat on turn (not a defender's redeployment, nor the end)."""
+    if state.over or state.phase == rules.Phase.DEFEND:
+        return False
+    return key is None or key.rpartition(":")[0] != f"{state.turn}:{state.current}"
+
+
+def forget_turn_starts(session: Session, game_id: int) -> None:
+    """Drop the game's stored turn starts (:class:`TurnStart`): it has ended, no turn is told since."""
+    session.exec(sa.delete(_STARTS).where(_STARTS.c.game_id == game_id))
 
 
 # -- internals --------------------------------------------------------------------------------------------
@@ -485,6 +525,8 @@ def commit_step(
         session.flush()  # what the caller changed before (an undo's steps marked undone)
         # One INSERT, built once: the event is not read back, so it needs none of the ORM's unit of work.
         session.connection().execute(_INSERT_EVENT, {name: getattr(entry, name) for name in _EVENT_COLUMNS})
+        if begins_turn(game.step_key, new_state):  # not the common step: that neither reads nor writes them
+            _keep_turn_start(session, game.id or 0, expected + 1, new_state)
         game.version = expected + 1
         with session.no_autoflush:  # the game's changes go out in the guarded UPDATE, not on their own
             after_change(session, game, new_state, links, now, seats=seats)
@@ -502,7 +544,71 @@ def commit_step(
     return StepResult(game=game, version=game.version, last=dict(new_state.last), state=new_state)
 
 
+def _keep_turn_start(session: Session, game_id: int, version: int, state: rules.GameState) -> None:
+    """Store ``state`` as the start of the turn of the seat on turn; of its earlier ones keep the latest only
+    (the turn before, which its "Since your last turn" starts from)."""
+    seat = state.current
+    mine = sa.and_(_STARTS.c.game_id == game_id, _STARTS.c.seat == seat)
+    latest = sa.select(sa.func.max(_STARTS.c.version)).where(mine).scalar_subquery()
+    session.exec(sa.delete(_STARTS).where(mine, _STARTS.c.version < latest))
+    session.exec(sa.insert(_STARTS).values(game_id=game_id, version=version, seat=seat, state=state.to_json()))
+
+
+def _turns_since_stored_start(session: Session, game: Game, readers: Collection[int]) -> list[story.Turn] | None:
+    """The game's latest turns, from the latest stored start of a reader's turn (:class:`TurnStart`) that
+    holds every reader's previous turn of its own; None when no stored start does."""
+    starts = session.exec(
+        select(TurnStart.version, TurnStart.state)
+        .where(TurnStart.game_id == game.id, col(TurnStart.seat).in_(readers), TurnStart.version < game.version)
+        .order_by(col(TurnStart.version).desc())
+        .limit(2 * len(readers))
+    ).all()
+    for version, state in starts:
+        log = session.exec(
+            select(GameAction)
+            .where(GameAction.game_id == game.id, GameAction.version >= version)
+            .order_by(col(GameAction.version))
+        ).all()
+        turns = turns_since_start(version, state, log, readers)
+        if turns is not None:
+            return turns
+    return None
+
+
+def turns_since_start(
+    version: int, state: Mapping[str, Any], log: Sequence[GameAction], readers: Collection[int]
+) -> list[story.Turn] | None:
+    """The turns of ``log`` (the game's log from ``version`` on, in order) after the step of ``version``,
+    replayed from ``state``, the state that step made at the start of a turn (:class:`TurnStart`); None
+    unless they hold every reader's previous turn of its own (``story.reaches_last_turn``)."""
+    if not log or log[0].version != version or not story.kept(log[:1]):
+        return None  # the step that began the turn is not in the log as it counts now
+    entries = story.kept(log[1:])
+    if not entries or not all(_may_hold_last_turn(entries, reader) for reader in readers):
+        return None
+    if _same_seat_steps(log[0], entries[0]):
+        return None  # one turn across the stored start, not where a turn of the story begins
+    turns = story.turns_of(entries, replay_from(rules.GameState.from_json(dict(state)), entries))
+    return turns if all(story.reaches_last_turn(turns, reader) for reader in readers) else None
+
+
+def _may_hold_last_turn(entries: list[GameAction], seat: int) -> bool:
+    """Whether ``entries`` (kept, in order) may hold a turn of ``seat``'s before the one it is playing: a step
+    of its own before the steps it ends them with. (Without one, no replay of them can.)"""
+    end = len(entries)
+    while end and entries[end - 1].seat == seat:
+        end -= 1
+    return any(entry.seat == seat for entry in entries[:end])
+
+
+def _same_seat_steps(first: GameAction, then: GameAction) -> bool:
+    """Whether two entries in a row are steps of the same seat (the story might tell them as one turn)."""
+    steps = (ActionKind.ACTION, ActionKind.AUTO_PASS)
+    return first.kind in steps and then.kind in steps and first.seat == then.seat
+
+
 _ACTIONS: sa.Table = GameAction.__table__  # type: ignore[attr-defined]
+_STARTS: sa.Table = TurnStart.__table__  # type: ignore[attr-defined]
 #: The event's columns an INSERT writes (the id is the database's), and that INSERT.
 _EVENT_COLUMNS = [column.name for column in _ACTIONS.columns if column.name != "id"]
 _INSERT_EVENT = sa.insert(_ACTIONS)

@@ -2,9 +2,10 @@
 history (issue 18, "Since your last turn").
 
 The rules tell the steps (``rules.tell_turn``, from the states before and after each step: the base game's
-steps and each race's and power's own telling); this module replays the game's log from its seed
-(``service.domain.play.replay_steps``), groups its steps into turns and tells the service's own events (an
-auto-pass's reason, an admin act). Steps that were undone, and the undo records, never appear.
+steps and each race's and power's own telling); this module groups the game's log, replayed from its seed
+(``service.domain.play.replay_steps``) or from a turn's stored start (``play.told_turns``), into turns and
+tells the service's own events (an auto-pass's reason, an admin act). Steps that were undone, and the undo
+records, never appear.
 
 Only public information (DESIGN §4): a turn's score is told to its own player alone until the game is over
 (``rules.telling``), and nothing here reads a player's coins.
@@ -52,7 +53,8 @@ def turns_of(log: Sequence[GameAction], states: Iterator[rules.GameState]) -> li
     """The game's ``log`` (every entry, in version order) as turns: undone steps and undo records left out.
 
     ``states``: the game replayed from its seed over the kept entries, the start first
-    (``service.domain.play.replay_steps(game, kept(log))``).
+    (``service.domain.play.replay_steps(game, kept(log))``); or the log's end from where a turn of the story
+    begins, replayed from the state there (``service.domain.play.replay_from``): its turns are the game's last.
     """
     before = next(states)
     turns: list[Turn] = []
@@ -111,14 +113,26 @@ def tell(turn: Turn, names: Sequence[str], viewer: int | None, reveal: bool = Fa
 def since_last_turn(turns: Sequence[Turn], seat: int) -> list[Turn]:
     """The turns (and admin acts) since ``seat``'s previous turn of its own, in order: everything after it
     (from the start of the game if it has had none), leaving out its own current turn and its own steps."""
+    start, end = _since_bounds(turns, seat)
+    return [t for t in turns[start:end] if t.seat != seat]
+
+
+def reaches_last_turn(turns: Sequence[Turn], seat: int) -> bool:
+    """Whether ``turns`` (the game's latest turns) hold ``seat``'s previous turn of its own, before the one
+    under way: then :func:`since_last_turn` tells the same of them as of the whole game's turns."""
+    return _since_bounds(turns, seat)[0] > 0
+
+
+def _since_bounds(turns: Sequence[Turn], seat: int) -> tuple[int, int]:
+    """Where "since ``seat``'s last turn" begins and ends in ``turns``: after its previous turn of its own
+    (0 if it has had none), before its own turn under way (the page, mid-turn: not "since" it)."""
     end = len(turns)
-    # The seat's turn under way (the page, mid-turn) is not "since" it.
     while end and turns[end - 1].seat == seat and not turns[end - 1].defending:
         end -= 1
     start = end
     while start and not (turns[start - 1].seat == seat and not turns[start - 1].defending):
         start -= 1
-    return [t for t in turns[start:end] if t.seat != seat]
+    return start, end
 
 
 def since_words(turns: Sequence[Turn], names: Sequence[str], seat: int) -> list[str]:

@@ -50,7 +50,7 @@ from service.domain.models import (
     utcnow,
 )
 from service.domain.outbox import queue_mail
-from service.domain.play import awaited_seat, load_state, replay_steps, step_key
+from service.domain.play import awaited_seat, forget_turn_starts, load_state, replay_steps, step_key
 from service.infra.logfmt import log
 
 logger = logging.getLogger(__name__)
@@ -150,6 +150,7 @@ def tally_game(session: Session, game_id: int, *, now: datetime | None = None, s
     game.status = GameStatus.FINISHED
     game.result = standings
     session.add(game)
+    forget_turn_starts(session, game_id)  # a cache for the turn mails (play.told_turns): none come now
     for seat, player in seats:
         over = GameOver(
             game_id=game_id,

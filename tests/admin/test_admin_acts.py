@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 import rules
 from rules.bots import concrete
@@ -168,7 +168,13 @@ def test_changing_the_redeploy_mode_is_replayed_from_the_log(api: Any, api_app: 
     assert stored.settings["redeploy"] == "ask" and stored.settings["turn_length_seconds"] == 3600
     assert stored.state["options"]["redeploy"] == "ask"
     with Session(get_engine(api_app)) as session:
-        log = list(session.exec(select(GameAction).where(GameAction.game_id == game["id"])).all())
+        # In version order: PostgreSQL returns rows in no set order (a test's schema reuses the space of rows
+        # an earlier test deleted).
+        log = list(
+            session.exec(
+                select(GameAction).where(GameAction.game_id == game["id"]).order_by(col(GameAction.version))
+            ).all()
+        )
     # The seed and the log rebuild the snapshot exactly: the turns before the change in the old mode.
     assert play.replay(stored, log).to_json() == stored.state
 

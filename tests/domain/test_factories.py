@@ -12,6 +12,7 @@ FACTORIES = [
     factories.GameFactory,
     factories.SeatFactory,
     factories.GameActionFactory,
+    factories.TurnStartFactory,
     factories.OutboxMailFactory,
     factories.ServiceStatusFactory,
     factories.AuditEntryFactory,

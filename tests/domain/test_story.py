@@ -209,7 +209,9 @@ def test_undone_steps_never_appear(db_session: Session, links: LinkMaker) -> Non
     (_, to_bob), *_ = [(r, m) for r, m in turn_mails(db_session, game) if m.seat == BOB]
     assert len(to_bob.since) == 1
     assert "Forest 1" in to_bob.since[0] and "12" not in to_bob.since[0]
-    log = db_session.exec(select(GameAction).where(GameAction.game_id == game.id)).all()
+    log = db_session.exec(
+        select(GameAction).where(GameAction.game_id == game.id).order_by(col(GameAction.version))
+    ).all()
     turns = story.turns_of(log, play.replay_steps(game, story.kept(log)))
     assert all(not e.undone and e.kind != "undo" for t in turns for e in t.entries)
 

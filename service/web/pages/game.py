@@ -217,8 +217,10 @@ def render_history(game: Game, seat: int | None, zone: ZoneInfo, history_url: Ca
     shown: Step | None = None
     groups: list[dict[str, Any]] = []
     if game.state is not None:
-        log = story.kept(db.exec(select(GameAction).where(GameAction.game_id == game_id)).all())
-        shown_state = next(play.replay_steps(game, log))  # the start, unless a step is asked for
+        # The start, unless a step is asked for: its options are those the first ``options`` event replaced.
+        options = (GameAction.game_id == game_id, GameAction.kind == ActionKind.OPTIONS)
+        changes = story.kept(db.exec(select(GameAction).where(*options).order_by(col(GameAction.version))).all())
+        shown_state = next(play.replay_steps(game, changes))
     for turn in turns or []:
         told_steps = []
         for entry, before, after in turn.steps:

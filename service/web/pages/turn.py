@@ -343,7 +343,7 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
     invalid = args.get("invalid", "")
     phase = state.phase
     # "Since your last turn" (issue 18): the other players' turns in words, as the turn mail tells them.
-    turns = play.told_turns(db, game)
+    turns = play.told_turns(db, game, readers=[seat])
     since = story.since_words(turns, names, seat) if turns is not None else []
     return page_context(viewer, view, public, names) | {
         "since": since,
