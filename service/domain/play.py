@@ -557,19 +557,14 @@ def _keep_turn_start(session: Session, game_id: int, version: int, state: rules.
 def _turns_since_stored_start(session: Session, game: Game, readers: Collection[int]) -> list[story.Turn] | None:
     """The game's latest turns, from the latest stored start of a reader's turn (:class:`TurnStart`) that
     holds every reader's previous turn of its own; None when no stored start does."""
-    starts = session.exec(
-        select(TurnStart.version, TurnStart.state)
-        .where(TurnStart.game_id == game.id, col(TurnStart.seat).in_(readers), TurnStart.version < game.version)
-        .order_by(col(TurnStart.version).desc())
-        .limit(2 * len(readers))
-    ).all()
+    found = session.exec(_READERS_STARTS, params={"game": game.id, "readers": list(readers), "now": game.version})
+    starts = found.all()[: 2 * len(readers)]
+    if not starts:
+        return None
+    # The log once, from the earliest of them.
+    log = session.exec(_LOG_FROM, params={"game": game.id, "start": starts[-1][0]}).all()
     for version, state in starts:
-        log = session.exec(
-            select(GameAction)
-            .where(GameAction.game_id == game.id, GameAction.version >= version)
-            .order_by(col(GameAction.version))
-        ).all()
-        turns = turns_since_start(version, state, log, readers)
+        turns = turns_since_start(version, state, [e for e in log if e.version >= version], readers)
         if turns is not None:
             return turns
     return None
@@ -609,6 +604,23 @@ def _same_seat_steps(first: GameAction, then: GameAction) -> bool:
 
 _ACTIONS: sa.Table = GameAction.__table__  # type: ignore[attr-defined]
 _STARTS: sa.Table = TurnStart.__table__  # type: ignore[attr-defined]
+#: The stored turn starts of some seats before the game's version, latest first (each seat keeps two), and the
+#: log from a version on: built once, as the step's INSERT is.
+_READERS_STARTS = (
+    select(TurnStart.version, TurnStart.state)
+    .where(
+        TurnStart.game_id == sa.bindparam("game"),
+        col(TurnStart.seat).in_(sa.bindparam("readers", expanding=True)),
+        TurnStart.version < sa.bindparam("now"),
+    )
+    .order_by(col(TurnStart.version).desc())
+    .limit(2 * 5)  # two a seat, five seats at most
+)
+_LOG_FROM = (
+    select(GameAction)
+    .where(GameAction.game_id == sa.bindparam("game"), GameAction.version >= sa.bindparam("start"))
+    .order_by(col(GameAction.version))
+)
 #: The event's columns an INSERT writes (the id is the database's), and that INSERT.
 _EVENT_COLUMNS = [column.name for column in _ACTIONS.columns if column.name != "id"]
 _INSERT_EVENT = sa.insert(_ACTIONS)
