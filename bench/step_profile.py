@@ -1,16 +1,17 @@
 """A step's CPU in process, by function: the service's own cost of ``POST .../actions`` without HTTP or load.
 
-    python bench/step_profile.py [--games 20] [--steps 400] [--players 2] [--limits] [--profile OUT.prof]
+    python bench/step_profile.py [--games 20] [--players 2] [--steps 400] [--limits] [--pages] [--profile OUT.prof]
+                                 [--top 40]
 
-Creates ``--games`` games of ``--players`` (2) on a fresh PostgreSQL schema (Redis as the broker; with
-``--limits`` the rate limits counted in Redis as in production), then plays ``--steps`` steps through Flask's
-test client, one game after the other in turn, each from the previous step's answer (a
-``GET .../legal-actions`` when the game passes to the other seat, as ``api_load.py``'s bots do). Prints the thread
-CPU time per POST and per GET (median and mean; with ``--pages``, also the turn page drawn for the awaited
-seat after each step), and with ``--profile`` writes a cProfile of the steps (not of the set-up) and prints
-its top functions by own time and the share of each package. This is what ``api_load.py``'s "CPU per step" is
-made of, measured without the wait for a core that a loaded machine adds: use it to compare two versions of
-the code one after the other (same command, same machine).
+Creates ``--games`` games of ``--players`` seats on a fresh PostgreSQL schema (Redis as the broker;
+with ``--limits`` the rate limits counted in Redis as in production), then plays ``--steps`` steps through
+Flask's test client, one game after the other in turn, each from the previous step's answer (a ``GET
+.../legal-actions`` when the game passes to another seat, as ``api_load.py``'s bots do). Prints the
+thread CPU time per POST and per GET (median and mean; with ``--pages``, also the turn page drawn for the
+awaited seat after each step), and with ``--profile`` writes a cProfile of the steps (not of the set-up)
+and prints its top functions by own time and the share of each package. This is what ``api_load.py``'s
+"CPU per step" is made of, measured without the wait for a core that a loaded machine adds: use it to
+compare two versions of the code one after the other (same command, same machine).
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ REDIS = os.environ.get("SMALLWORLD_BENCH_REDIS_URL", "redis://127.0.0.1:6379/11"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=20)
+    parser.add_argument("--players", type=int, default=2, help="seats per game (2 to 5)")
     parser.add_argument("--steps", type=int, default=400)
-    parser.add_argument("--players", type=int, default=2, help="players per game (2 to 5)")
     parser.add_argument("--limits", action="store_true", help="rate limits on, counted in Redis")
     parser.add_argument("--profile", metavar="OUT", help="write a cProfile of the steps to OUT and print it")
     parser.add_argument("--top", type=int, default=40)
