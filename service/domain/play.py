@@ -181,9 +181,10 @@ class UndoableStep:
     back: int
 
 
-def undo_steps(session: Session, game: Game, seat: int) -> list[UndoableStep]:
+def undo_steps(session: Session, game: Game, seat: int, names: Sequence[str] | None = None) -> list[UndoableStep]:
     """The seat's steps an undo may take back now, latest first, each told in words (the abilities' own
-    telling, ``rules.tell``). Empty when it is not the seat's turn or nothing can be undone."""
+    telling, ``rules.tell``). Empty when it is not the seat's turn or nothing can be undone. ``names``: the
+    seats' display names by seat number, when the caller has them (else they are read)."""
     if game.state is None or game.status != GameStatus.ACTIVE:
         return []
     if seat not in rules.awaiting(load_state(game)):
@@ -193,7 +194,8 @@ def undo_steps(session: Session, game: Game, seat: int) -> list[UndoableStep]:
     undoable = steps_to_undo(log, seat)
     if not undoable:
         return []
-    names = [s.display_name for s, _ in sorted(seats_of(session, game.id or 0), key=lambda sp: sp[0].seat)]
+    if names is None:
+        names = [s.display_name for s, _ in sorted(seats_of(session, game.id or 0), key=lambda sp: sp[0].seat)]
     chronological = list(reversed(log))
     # The states before and after each undoable step: the last len(undoable) + 1 of the replay.
     replayed = replay_steps(game, chronological) if recent is None else replay_from(recent.state, chronological[1:])
