@@ -127,7 +127,10 @@ class ConquestCheck:
         self.state, self.seat, self.troop = state, seat, troop
         self.held = state.regions_of(seat, troop.race) if held is None else held
         self.board = state.board
-        self.hooks = hooks = hooks_of(troop)
+        hooks = troop.hooks  # hooks_of(troop), read as the troop keeps them once asked
+        if hooks is None or troop.declined:
+            hooks = hooks_of(troop)
+        self.hooks = hooks
         self.sails = hooks.sails
         self.discounts = hooks.conquest_discount
         if not state.abilities:
@@ -230,7 +233,8 @@ class ConquestCheck:
             if self.hooks.enters_anywhere:
                 return None
             return f"A race's first conquest must be on a border region or the shore of a border Sea; {region} is not"
-        if self.in_reach(region):
+        near = self.near
+        if (near is not None and region in near) or self.in_reach(region):
             return None
         return f"Region {region} is not adjacent to any region your {troop.race} hold"
 
@@ -265,16 +269,15 @@ class ConquestCheck:
         if self.hooks.flies:
             return range(len(board.regions))
         neighbours = board.neighbours
-        near: set[int] = set()
-        for i in held:
-            near |= neighbours[i]
-        self.near = set(near)
-        for ability in self.hooks.reaches:
-            extra = ability.reachable(state, self.seat, troop, held)
-            if extra is None:
-                return range(len(board.regions))
-            near.update(extra)
-        near.difference_update(held)
+        self.near = near = set().union(*[neighbours[i] for i in held])
+        if self.hooks.reaches:
+            near = set(near)
+            for ability in self.hooks.reaches:
+                extra = ability.reachable(state, self.seat, troop, held)
+                if extra is None:
+                    return range(len(board.regions))
+                near.update(extra)
+        found = near.difference(held)
         if not self.sails:
-            near &= board.land
-        return sorted(near)
+            found &= board.land
+        return sorted(found)
