@@ -66,7 +66,9 @@ def apply(state: GameState, action: Action | dict[str, Any]) -> GameState:
     else:
         last = {"kind": action.type, "player": seat, "undo_point": False}
     new.last = last
-    if not last["undo_point"] and (new.rng != state.rng or _revealed_combo(state, new)):
+    if not last["undo_point"] and (
+        new.rng != state.rng or (new.combos is not state.combos and _revealed_combo(state, new))
+    ):
         # DESIGN §4: undo stops at a step that used chance or revealed information, whatever the
         # step (e.g. a conquest wiping out an In Decline race whose banner fills a short column).
         last["undo_point"] = True
@@ -335,7 +337,7 @@ class ConquestOffers:
     def at(self, region: int) -> Action | None:
         """The action conquering ``region`` (one of :attr:`regions`) now, or None."""
         check = self.check
-        if check.refusal(region):
+        if check.candidate_refusal(region):
             return None
         cost = check.price(region, None)
         if self.rolled or self.hand >= cost:
