@@ -14,7 +14,6 @@ import sys
 from collections.abc import Sequence
 
 import click
-from alembic import command as alembic_command
 from flask import Flask, current_app
 from flask.cli import FlaskGroup, with_appcontext
 
@@ -167,6 +166,8 @@ def upgrade(revision: str) -> None:
 @with_appcontext
 def downgrade(revision: str) -> None:
     """Downgrade the database schema to REVISION ("base" removes every table)."""
+    from alembic import command as alembic_command
+
     alembic_command.downgrade(alembic_config(get_engine()), revision)
     click.echo(f"Database downgraded to {revision}.")
 
@@ -176,6 +177,8 @@ def downgrade(revision: str) -> None:
 @with_appcontext
 def revision(message: str) -> None:
     """Write a new migration from the difference between the models and the database."""
+    from alembic import command as alembic_command
+
     alembic_command.revision(alembic_config(get_engine()), message=message, autogenerate=True)
 
 

@@ -21,15 +21,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import sqlalchemy as sa
-from icalendar import Calendar, Event
 from sqlmodel import Session, col, select
 
 from service.domain.links import LinkMaker
 from service.domain.models import Game, GameAction, GameStatus, Player, Seat
 from service.domain.play import awaited_seat
+
+if TYPE_CHECKING:
+    from icalendar import Calendar, Event
 
 #: How often calendar apps are asked to fetch a feed again (most take it as a hint at best); also
 #: ``X-PUBLISHED-TTL`` below.
@@ -168,6 +171,8 @@ def _deadlines(session: Session, game_ids: Iterable[int]) -> list[Deadline]:
 
 
 def _calendar(name: str, links: LinkMaker) -> Calendar:
+    from icalendar import Calendar  # imported by the feeds that use it, not by every process of the service
+
     calendar = Calendar()
     calendar.add("prodid", PRODID)
     calendar.add("version", "2.0")
@@ -180,6 +185,8 @@ def _calendar(name: str, links: LinkMaker) -> Calendar:
 
 
 def _event(deadline: Deadline, links: LinkMaker, *, summary: str) -> Event:
+    from icalendar import Event
+
     event = Event()
     # One event per game, seat and step: a moved deadline updates it, the next step is another event.
     event.add(

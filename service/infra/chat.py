@@ -24,10 +24,12 @@ import ipaddress
 import socket
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import apprise
 from flask import current_app, has_app_context
+
+if TYPE_CHECKING:
+    import apprise
 
 #: The chat services accepted by default (``CHAT_SCHEMES``): apprise's schemes of chat apps and of
 #: plain JSON webhooks.
@@ -103,10 +105,18 @@ class ChatPolicy:
         return cls.from_config(current_app.config) if has_app_context() else cls()
 
 
+def _apprise() -> Any:
+    """apprise, imported when a chat address is first read or sent to: it loads its plugins (a tenth of a
+    second), which the service's processes need only then."""
+    import apprise
+
+    return apprise
+
+
 def _asset() -> apprise.AppriseAsset:
     # Nothing on disk (apprise's persistent store would write under the worker's home), no templating of
     # the text we send (a game's name is the host's text).
-    return apprise.AppriseAsset(
+    return _apprise().AppriseAsset(
         app_id="Small World by Mail",
         app_desc="Small World by Mail",
         storage_mode="memory",
@@ -116,7 +126,7 @@ def _asset() -> apprise.AppriseAsset:
 
 
 def _instantiate(url: str) -> Any:
-    return apprise.Apprise.instantiate(url, asset=_asset())
+    return _apprise().Apprise.instantiate(url, asset=_asset())
 
 
 def _scheme(url: str) -> str:
@@ -219,13 +229,13 @@ def send(url: str, title: str, body: str, notify_type: str = "info", policy: Cha
     host = network_host(plugin)
     if host and not policy.private_hosts:
         _check_resolves_publicly(host)
-    notifier = apprise.Apprise(asset=_asset())
+    notifier = _apprise().Apprise(asset=_asset())
     notifier.add(plugin)
     result = notifier.notify(
         body=body,
         title=title,
         notify_type=notify_type if notify_type in NOTIFY_TYPES else "info",
-        body_format=apprise.NotifyFormat.TEXT,
+        body_format=_apprise().NotifyFormat.TEXT,
         timeout=policy.timeout,
     )
     if not result:

@@ -10,15 +10,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config as AlembicConfig
 from flask import Flask, current_app, g, jsonify, render_template, request
 from sqlalchemy import DateTime, Engine, String, TypeDecorator, event
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlmodel import Session, create_engine
+
+if TYPE_CHECKING:
+    from alembic.config import Config as AlembicConfig
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -150,7 +151,12 @@ class EnumString(TypeDecorator[str]):
 
 
 def alembic_config(engine: Engine) -> AlembicConfig:
-    """An Alembic configuration whose migrations run on ``engine`` (no alembic.ini needed)."""
+    """An Alembic configuration whose migrations run on ``engine`` (no alembic.ini needed).
+
+    Alembic is imported here, not with this module: only migrating needs it, and the service's processes
+    that do not migrate (web workers, Celery worker and beat) then start without loading it."""
+    from alembic.config import Config as AlembicConfig
+
     config = AlembicConfig()
     config.set_main_option("script_location", str(MIGRATIONS))
     # Date first, so the folder lists migrations in the order they were written.
@@ -161,4 +167,6 @@ def alembic_config(engine: Engine) -> AlembicConfig:
 
 def upgrade_database(engine: Engine, revision: str = "head") -> None:
     """Bring the schema of ``engine``'s database up to ``revision``, creating it on first run."""
+    from alembic import command
+
     command.upgrade(alembic_config(engine), revision)

@@ -17,6 +17,7 @@ from rules.components import (
     TROLL_LAIRS,
     VISIBLE_COMBOS,
 )
+from rules.regions import all_markers
 from rules.state import CONQUER, DEFEND, LOST_TRIBE, OVER, PICK, REDEPLOY, START
 from rules.troops import aside
 
@@ -51,10 +52,16 @@ def check_invariants(state: GameState) -> dict:
     heroes: Counter[int] = Counter()
     holes: Counter[int] = Counter()
     camps: Counter[int] = Counter()
-    for i, (land, r) in enumerate(zip(board.regions, state.regions, strict=True)):
+    # The markers of every region, read at once (``region_markers`` of one region reads every ability's state:
+    # for every region it took a sixth of the time of a check); ``region_markers`` agrees where there are any.
+    all_marks = all_markers(state)
+    assert len(all_marks) == len(state.regions)
+    for i, marks in enumerate(all_marks):
+        if marks:
+            assert region_markers(state, i) == marks, (i, marks)
+    for i, (land, r, marks) in enumerate(zip(board.regions, state.regions, all_marks, strict=True)):
         assert r.tokens >= 0, (i, r)
         assert r.mountain == (land.terrain == "mountain"), (i, r)
-        marks = region_markers(state, i)
         assert all(isinstance(n, bool) or n > 0 for n in marks.values()), (i, marks)
         if r.tokens == 0:
             assert r.owner == -1 and r.race is None, (i, r)
@@ -92,7 +99,6 @@ def check_invariants(state: GameState) -> dict:
     for race, (_, box) in RACE_TOKENS.items():
         assert on_board[race] + off_board[race] <= box, (race, on_board[race], off_board[race], box)
     assert on_board[LOST_TRIBE] <= LOST_TRIBE_TOKENS
-    all_marks = [region_markers(state, i) for i in range(len(state.regions))]
     assert sum("fortress" in m for m in all_marks) <= FORTRESSES
     assert sum("lair" in m for m in all_marks) <= TROLL_LAIRS
     assert sum("dragon" in m for m in all_marks) <= 1
