@@ -1,6 +1,6 @@
 """What telling the game in words costs: "Since your last turn" and the history, next to the bare replay.
 
-    .venv/bin/python bench/story.py [--players 5] [--games 5] [--seed 0]
+    .venv/bin/python bench/story.py [--players 5] [--games 5] [--seed 0] [--redeploy auto|ask] [--postgres URL]
 
 Each random game (``rules.bots.random_player``, a few auto-passes) is logged as the service logs it
 (``GameAction`` rows, not stored); then, at every new turn of the game, as when a "your turn" mail is queued:
@@ -15,6 +15,9 @@ Each random game (``rules.bots.random_player``, a few auto-passes) is logged as 
   (``TurnStart``: each seat's last two, as the service keeps them; from the seed when none reaches back, in
   the first round), grouped and told the same; its words are checked to be the story's;
 - the whole history told for one reader (every turn's sentence), as the history page does.
+
+With ``--postgres URL`` it first deals as many games through the domain (``play.submit_action``) on a
+schema of its own there (dropped at the end), and times both ways as the service runs them, queries included.
 
 Prints the CPU time of this thread per call (the best of three; wall time on a loaded machine mostly
 measures the wait for a core) and the ratio to the reference in the same run (DESIGN §8: ratios, not
@@ -94,13 +97,100 @@ def timed(call: object, repeat: int = 3) -> float:
     return min(best)
 
 
+def through_the_database(url: str, players: int, games: int, seed: int, redeploy: str) -> None:
+    """Games dealt through the domain (``play.submit_action``) on a fresh PostgreSQL schema; at each turn mail,
+    "Since your last turn" for the awaited seat as the service tells it (``play.told_turns`` with
+    ``readers``: the stored start, its queries and its JSON read included) next to the replay from the seed
+    (``play.told_turns`` without them), both with their queries, in this thread's CPU time."""
+    import secrets
+    import uuid
+
+    import sqlalchemy as sa
+    from sqlmodel import Session
+
+    from service.domain.links import LinkMaker, signer_for
+    from service.domain.models import GameStatus, Player, Seat
+    from service.infra.db import make_engine, upgrade_database
+
+    schema = f"bench_story_{uuid.uuid4().hex[:8]}"
+    admin = sa.create_engine(url)
+    with admin.connect() as connection:
+        connection.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
+        connection.commit()
+    engine = make_engine(f"{url}?options=-csearch_path%3D{schema}")
+    links = LinkMaker(signer_for("bench-story"), "https://smallworld.example")
+    seed_times: list[float] = []
+    stored_times: list[float] = []
+    try:
+        upgrade_database(engine)
+        for g in range(games):
+            rnd = random.Random(seed + g)
+            with Session(engine) as session:
+                settings = GameSettings(redeploy=redeploy).model_dump()  # type: ignore[arg-type]
+                seed_text = f"bench-story-db-{seed + g}"
+                state = rules.new_game(players, seed=seed_text, options={"redeploy": redeploy})
+                game = Game(name="bench", seed=seed_text, state=state.to_json(), settings=settings, version=1)
+                game.status, game.admin_secret, game.host_email = GameStatus.ACTIVE, "x", "host@example.org"
+                session.add(game)
+                session.flush()
+                for n in range(players):
+                    player = Player(email=f"{schema}-{g}-{n}@example.org", display_name=f"P{n}", time_zone="UTC")
+                    session.add(player)
+                    session.flush()
+                    name = f"Player {n}"
+                    session.add(Seat(game_id=game.id or 0, player_id=player.id or 0, seat=n, display_name=name,
+                                     secret=secrets.token_urlsafe(16)))  # fmt: skip
+                session.commit()
+                names = [f"Player {n}" for n in range(players)]
+                while game.status == GameStatus.ACTIVE:
+                    key, state = game.step_key, rules.GameState.from_json(game.state or {})
+                    seat = min(rules.awaiting(state))
+                    play.submit_action(session, game.id or 0, seat, random_player(state, rnd).to_json(),
+                                       game.version, links)  # fmt: skip
+                    session.refresh(game)
+                    if game.status != GameStatus.ACTIVE or game.step_key == key:
+                        continue
+                    awaited = min(rules.awaiting(rules.GameState.from_json(game.state or {})))
+
+                    def from_seed(
+                        s: Session = session, m: Game = game, a: int = awaited, w: list[str] = names
+                    ) -> list[str]:
+                        return story.since_words(play.told_turns(s, m) or [], w, a)
+
+                    def stored(
+                        s: Session = session, m: Game = game, a: int = awaited, w: list[str] = names
+                    ) -> list[str]:
+                        return story.since_words(play.told_turns(s, m, readers=[a]) or [], w, a)
+
+                    assert stored() == from_seed()
+                    seed_times.append(timed(from_seed))
+                    stored_times.append(timed(stored))
+                    session.rollback()  # the reads' transaction: let the next step start afresh
+    finally:
+        engine.dispose()
+        with admin.connect() as connection:
+            connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+            connection.commit()
+        admin.dispose()
+    ref, now = statistics.median(seed_times), statistics.median(stored_times)
+    print(f"through PostgreSQL (the log's and the stored start's queries included), {len(seed_times)} turn mails:")
+    print(f"  from the seed, median:             {ref * 1e3:7.2f} ms")
+    print(f"  from the stored turn starts, median: {now * 1e3:5.2f} ms  ({ref / now:.2f}x faster)")
+    late = len(seed_times) * 3 // 4
+    late_ref, late_now = statistics.median(seed_times[late:]), statistics.median(stored_times[late:])
+    print(f"  the last quarter: {late_ref * 1e3:.2f} ms against {late_now * 1e3:.2f} ms ({late_ref / late_now:.2f}x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--players", type=int, default=5)
     parser.add_argument("--games", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--redeploy", choices=["auto", "ask"], default="auto", help="defenders' redeployment")
+    parser.add_argument("--postgres", metavar="URL", help="also deal games through the domain on PostgreSQL")
     args = parser.parse_args()
+    if args.postgres:
+        through_the_database(args.postgres, args.players, args.games, args.seed, args.redeploy)
     names = [f"Player {n}" for n in range(args.players)]
     bare, since, stored, history, steps = [], [], [], [], []
     late_since, late_stored = [], []  # the last quarter of each game's mails
@@ -141,7 +231,7 @@ def main() -> None:
     print(f"telling a whole game's turns for the history, median: {statistics.median(history) * 1e3:7.2f} ms")
     print(
         f"command: .venv/bin/python bench/story.py --players {args.players} --games {args.games} --seed {args.seed}"
-        f" --redeploy {args.redeploy}"
+        f" --redeploy {args.redeploy}" + (f" --postgres {args.postgres}" if args.postgres else "")
     )
 
 

@@ -156,21 +156,23 @@ class Action:
     def check(self) -> None:
         """Refuse, as :meth:`from_json` would, an action built in Python with a field its type needs
         left out or of the wrong kind (``Action("conquer", 0)`` has no region)."""
-        if not _is_int(self.player):
+        # ``type(x) is int`` first: plain ints pass at once (the usual case), anything else is asked as
+        # from_json asks it.
+        player = self.player
+        if type(player) is not int and not _is_int(player):
             raise IllegalAction("'player' must be a whole number")
         for name in ACTION_FIELDS.get(self.type, ()):
-            if name in ("region", "combo", "target") and not _is_int(getattr(self, name)):
-                raise IllegalAction(f"'{name}' must be a whole number")
+            if name in _INT_FIELDS:
+                value = getattr(self, name)
+                if type(value) is not int and not _is_int(value):
+                    raise IllegalAction(f"'{name}' must be a whole number")
         if self.troop not in (ACTIVE, DECLINED):
             raise IllegalAction("'troop' must be 'active' or 'declined'")
-        tokens = self.tokens
-        # Plain ints pass at once (the usual case); anything else is asked as from_json asks it.
-        if (
-            tokens
-            and not all(type(r) is int and type(n) is int and n >= 0 for r, n in tokens)
-            and not all(_is_int(r) and _is_int(n) and n >= 0 for r, n in tokens)
-        ):
-            raise IllegalAction("'tokens' must map region numbers to token counts ≥ 0")
+        for r, n in self.tokens:
+            if type(r) is not int or type(n) is not int or n < 0:
+                if not all(_is_int(r) and _is_int(n) and n >= 0 for r, n in self.tokens):
+                    raise IllegalAction("'tokens' must map region numbers to token counts ≥ 0")
+                break
         if self.regions and not all(_is_int(r) for r in self.regions):
             raise IllegalAction("'regions' must be a list of region numbers")
 
@@ -221,6 +223,41 @@ class Action:
         return cls(**kwargs)
 
 
+_SET = {name: Action.__dict__[name].__set__ for name in Action.__slots__}  # the slots' own setters
+_SET_TYPE, _SET_PLAYER, _SET_REGION, _SET_COMBO, _SET_TROOP = (
+    _SET[n] for n in ("type", "player", "region", "combo", "troop")
+)
+_SET_TOKENS, _SET_REGIONS, _SET_TARGET, _SET_DECLINE, _SET_COUNT = (
+    _SET[n] for n in ("tokens", "regions", "target", "decline", "count")
+)
+
+
+def redeploy_action(
+    player: int,
+    troop: str,
+    tokens: tuple[tuple[int, int], ...],
+    regions: tuple[int, ...] = (),
+    count: int | None = None,
+) -> Action:
+    """``Action("redeploy", player, troop=troop, tokens=tokens, regions=regions, count=count)``, built slot by
+    slot (the frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``: twice the
+    cost; made at every redeployment, described and concrete)."""
+    action = _new_action(Action)
+    _SET_TYPE(action, "redeploy")
+    _SET_PLAYER(action, player)
+    _SET_REGION(action, None)
+    _SET_COMBO(action, None)
+    _SET_TROOP(action, troop)
+    _SET_TOKENS(action, tokens)
+    _SET_REGIONS(action, regions)
+    _SET_TARGET(action, None)
+    _SET_DECLINE(action, False)
+    _SET_COUNT(action, count)
+    return action
+
+
+_new_action = object.__new__
+
 _OFFERS: dict[tuple[Any, ...], Action] = {}
 _OFFERED: set[int] = set()  # id() of the actions in _OFFERS, which live as long as the process
 
@@ -248,9 +285,24 @@ def offer(
     return found
 
 
+_SIMPLE: dict[tuple[str, int, int | None, str], Action] = {}
+
+
+def offer_at(type: str, player: int, region: int | None = None, troop: str = ACTIVE) -> Action:
+    """:func:`offer` for an action with at most a region and a troop (the conquests, the abandons, the
+    ends of a stretch): the same shared action, looked up by a shorter key (asked region after region)."""
+    found = _SIMPLE.get((type, player, region, troop))
+    if found is None:
+        found = _SIMPLE.setdefault((type, player, region, troop), offer(type, player, region, troop=troop))
+    return found
+
+
 def is_offered(action: Action) -> bool:
     """Whether ``action`` is one that :func:`offer` made (and checked)."""
     return id(action) in _OFFERED
+
+
+_INT_FIELDS = frozenset(("region", "combo", "target"))
 
 
 def _is_int(value: Any) -> bool:

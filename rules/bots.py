@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .actions import ACTION_KINDS, BASE_KINDS, CONQUERING, DECLINED, ROLLING, Action, IllegalAction
+from .actions import ACTION_KINDS, BASE_KINDS, CONQUERING, DECLINED, ROLLING, Action, IllegalAction, redeploy_action
 from .cost import ConquestCheck
-from .engine import ConquestOffers, apply, awaited, awaiting, legal_actions, legal_choices
+from .engine import ConquestOffers, apply, awaiting, legal_actions, legal_choices
 from .scoring import turn_score
 from .state import CONQUER, DEFEND, OVER, PICK, REDEPLOY, START, GameState
 from .troops import total_tokens
+
+#: ``random.Random``'s draw below n is the one inlined here (``_randbelow_with_getrandbits``: the same
+#: numbers as ``randrange(n)`` and ``choice``), so the inlined draws give the same games.
+_EXACT = getattr(random.Random, "_randbelow", None) is getattr(random.Random, "_randbelow_with_getrandbits", 0)
 
 #: Action types the policy counts as conquests (``ActionKind.conquers``: the base game's and the abilities').
 CONQUESTS = CONQUERING
@@ -35,13 +39,23 @@ def concrete(choice: Action, rnd: random.Random) -> Action:
             for _ in range(count - sum(spread.values())):
                 spread[rnd.choice(regions)] += 1
         elif count >= len(regions):
-            spread = {r: 1 for r in regions}
-            for _ in range(count - len(regions)):
-                spread[rnd.choice(regions)] += 1
+            spread = dict.fromkeys(regions, 1)
+            n = len(regions)
+            if n and type(rnd) is random.Random and _EXACT:
+                # rnd.choice(regions) for each token, its draws inlined (a call less per token)
+                getrandbits, k = rnd.getrandbits, n.bit_length()
+                for _ in range(count - n):
+                    i = getrandbits(k)
+                    while i >= n:
+                        i = getrandbits(k)
+                    spread[regions[i]] += 1
+            else:
+                for _ in range(count - len(regions)):
+                    spread[rnd.choice(regions)] += 1
         else:
             kept = set(rnd.sample(regions, count))
             spread = {r: int(r in kept) for r in regions}
-        return Action("redeploy", choice.player, troop=choice.troop, tokens=tuple(sorted(spread.items())))
+        return redeploy_action(choice.player, choice.troop, tuple(sorted(spread.items())))
     kind = ACTION_KINDS.get(choice.type)
     if kind is not None and kind.choice == "spread":  # up to ``count`` over ``regions``
         placed: dict[int, int] = {}
@@ -104,56 +118,96 @@ def sample_action(state: GameState, player: int, rnd: random.Random) -> Action:
         return _redeploy_or_end(legal_actions(state, player), rnd)
     if state.phase not in (PICK, START, CONQUER):
         return random_action(state, player, rnd)
+    if state._held is not None:  # an indexed state answers regions_of without a scan (legal_choices)
+        return _sample_conquests(state, player, rnd)
     with state.reading():
-        known, offers = legal_choices(state, player)
-        # The branches of random_action, in its order; "if it exists and the die says so" is drawn the
-        # other way round where knowing it exists would need the regions checked (same probabilities).
-        declined = [o for o in offers if o.kind == DECLINED]
-        if declined and rnd.random() < 0.6:
-            action = _first_legal([], declined, rnd)
-            if action is not None:
-                return action
-        declines = [a for a in known if a.type == "decline"]
-        if declines and rnd.random() < 0.12:
-            return declines[0]
-        rolls = [a for a in known if a.type in ROLLING]
-        if rolls and rnd.random() < 0.5:
-            return rolls[0]
-        conquests = [a for a in known if a.type in CONQUESTS]  # the abilities' conquering kinds
-        if (conquests or offers) and rnd.random() < 0.85:
-            action = _first_legal(conquests, offers, rnd)
-            if action is not None:
-                return concrete(action, rnd)
-        action = _first_legal(known, offers, rnd)
-        assert action is not None, "the awaited player always has something to do"
-        return concrete(action, rnd)
+        return _sample_conquests(state, player, rnd)
 
 
-def _first_legal(known: list[Action], offers: list[ConquestOffers], rnd: random.Random) -> Action | None:
-    """A uniform choice among ``known`` and the legal actions of ``offers``, or None if there is none:
-    the first legal one in a random order (drawn one at a time, without replacement)."""
-    items: list[Action | tuple[ConquestOffers, int]] = list(known)
-    for o in offers:
-        items += [(o, region) for region in o.regions]
-    while items:
-        i = rnd.randrange(len(items))
-        item = items[i]
-        items[i] = items[-1]
-        items.pop()
-        if isinstance(item, Action):
-            return item
-        action = item[0].at(item[1])
+#: The base game's conquests: never a described choice (``concrete`` leaves them as they are).
+_PLAIN = frozenset(("conquer", "final_conquest"))
+
+
+def _sample_conquests(state: GameState, player: int, rnd: random.Random) -> Action:
+    """:func:`sample_action` in the ``pick``, ``start`` and ``conquer`` phases."""
+    known, offers = legal_choices(state, player)
+    # The branches of random_action, in its order; "if it exists and the die says so" is drawn the
+    # other way round where knowing it exists would need the regions checked (same probabilities).
+    # An In Decline race's conquests come first among the offers (legal_choices), one troop at most.
+    declined = offers[:1] if offers and offers[0].kind == DECLINED else ()
+    if declined and rnd.random() < 0.6:
+        action = _first_legal([], declined, rnd)
         if action is not None:
             return action
+    decline = roll = None  # the first of each in ``known``, and the abilities' conquering kinds
+    conquests = []
+    for a in known:  # one pass (a few actions; most are of none of these types)
+        kind = a.type
+        if kind == "decline":
+            if decline is None:
+                decline = a
+            continue
+        if kind in ROLLING and roll is None:
+            roll = a
+        if kind in CONQUESTS:
+            conquests.append(a)
+    if decline is not None and rnd.random() < 0.12:
+        return decline
+    if roll is not None and rnd.random() < 0.5:
+        return roll
+    if (conquests or offers) and rnd.random() < 0.85:
+        action = _first_legal(conquests, offers, rnd)
+        if action is not None:
+            return action if action.type in _PLAIN else concrete(action, rnd)
+    action = _first_legal(known, offers, rnd)
+    assert action is not None, "the awaited player always has something to do"
+    return action if action.type in _PLAIN else concrete(action, rnd)
+
+
+def _first_legal(known: list[Action], offers: Sequence[ConquestOffers], rnd: random.Random) -> Action | None:
+    """A uniform choice among ``known`` and the legal actions of ``offers``, or None if there is none:
+    the first legal one in a random order (drawn one at a time, without replacement).
+
+    The items are ``known`` then each offer's regions, numbered in that order; a draw takes position
+    ``i`` among those left and moves the last one left into it (``moved`` records only the positions
+    that changed, so nothing is listed for the regions never drawn)."""
+    first = len(known)
+    left = first
+    for o in offers:
+        left += len(o.regions)
+    moved: dict[int, int] = {}
+    getrandbits = rnd.getrandbits if type(rnd) is random.Random and _EXACT else None
+    while left:
+        if getrandbits is None:
+            i = rnd.randrange(left)
+        else:  # rnd.randrange(left), inlined
+            k = left.bit_length()
+            i = getrandbits(k)
+            while i >= left:
+                i = getrandbits(k)
+        left -= 1
+        item = moved.get(i, i)
+        moved[i] = moved.get(left, left)
+        if item < first:
+            return known[item]
+        item -= first
+        for o in offers:
+            regions = o.regions
+            if item < len(regions):
+                action = o.at(regions[item])
+                if action is not None:
+                    return action
+                break
+            item -= len(regions)
     return None
 
 
 def random_player(state: GameState, rnd: random.Random) -> Action:
     """An action for whoever the game awaits (:func:`sample_action`)."""
-    seat = awaited(state)
-    if seat is None:
+    phase = state.phase  # awaited(state), inlined
+    if phase == OVER:
         raise ValueError("The game is over: nobody is awaited")
-    return sample_action(state, seat, rnd)
+    return sample_action(state, state.defenders[0] if phase == DEFEND else state.current, rnd)
 
 
 def play_random_game(state: GameState, rnd: random.Random, max_steps: int = 20000) -> GameState:

@@ -14,6 +14,8 @@ def replenish(state: GameState) -> None:
 
     Rulebook, "In Decline": when the Special Power stack runs out, the discarded badges are reshuffled.
     """
+    if len(state.combos) < VISIBLE_COMBOS and state.race_stack:
+        state.edit_stacks()
     while len(state.combos) < VISIBLE_COMBOS and state.race_stack:
         if not state.power_stack:
             if not state.power_discard:
@@ -29,6 +31,7 @@ def return_race(state: GameState, race: str) -> None:
     Rulebook, "Entering In Decline": placed at the bottom of the stack "or in the lowest empty slot in the
     banner column, if any".
     """
+    state.edit_stacks()
     state.race_stack.append(race)
     replenish(state)
 
@@ -42,6 +45,7 @@ def pick_combo(state: GameState, seat: int, index: int) -> None:
         raise IllegalAction(f"Combo {index} costs {index} coins (one on each combo above it); you have {player.coins}")
     for above in range(index):
         state.edit_combo(above).coins += 1
+    state.edit_stacks()
     chosen = state.combos.pop(index)
     player.coins += chosen.coins - index
     race, power = RACES[chosen.race], POWERS[chosen.power]

@@ -65,9 +65,9 @@ def ready_troops(state: GameState, seat: int) -> None:
     Done lazily, at the first step of the turn's conquests, so that a player who does nothing (or is
     auto-passed) keeps the board as it stood.
     """
-    t = state.edit_turn()
-    if t.readied:
+    if state.t.readied:
         return
+    t = state.edit_turn()
     t.readied = True
     troop = state.edit_player(seat).active
     assert troop is not None

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from .abilities import ABILITIES, RANK, Ability, hooks_of, names_with, with_state
+from .board import load_board
 from .components import BASE_CONQUEST_COST
 from .state import GameState, Troop
 
@@ -126,8 +127,11 @@ class ConquestCheck:
     def __init__(self, state: GameState, seat: int, troop: Troop, held: list[int] | None = None) -> None:
         self.state, self.seat, self.troop = state, seat, troop
         self.held = state.regions_of(seat, troop.race) if held is None else held
-        self.board = state.board
-        self.hooks = hooks = hooks_of(troop)
+        self.board = load_board(state.board_name)  # state.board, without the property's call
+        hooks = troop.hooks  # hooks_of(troop), read as the troop keeps them once asked
+        if hooks is None or troop.declined:
+            hooks = hooks_of(troop)
+        self.hooks = hooks
         self.sails = hooks.sails
         self.discounts = hooks.conquest_discount
         if not state.abilities:
@@ -201,27 +205,30 @@ class ConquestCheck:
 
     def refusal(self, region: int) -> str | None:
         """:func:`conquest_refusal`."""
-        state, seat, troop, board, held = self.state, self.seat, self.troop, self.board, self.held
+        board = self.board
         if not 0 <= region < len(board.regions):
             return f"There is no region {region} on this board (0 to {len(board.regions) - 1})"
-        r = state.regions[region]
-        if r.owner == seat and r.race == troop.race:
+        r = self.state.regions[region]
+        seat = self.seat
+        owner = r.owner
+        if owner == seat and r.race == self.troop.race:
             return f"Region {region} is already yours"
-        immune = self.immune.get(region) if self.immune else None
-        if immune:
-            return f"Region {region} is immune: {immune} protects it"
+        if self.immune:
+            immune = self.immune.get(region)
+            if immune:
+                return f"Region {region} is immune: {immune} protects it"
         if board.water[region] and not self.sails:
             sailors = names_with("sails")
             return (
                 f"Region {region} is a {board.regions[region].terrain}: only a {sailors} race may conquer Seas "
                 "and the Lake"
             )
-        if r.owner >= 0 and r.owner != seat:
+        if owner >= 0 and owner != seat:
             for ability in self.shields:
-                shielded = ability.shield(state, seat, troop, region)
+                shielded = ability.shield(self.state, seat, self.troop, region)
                 if shielded:
                     return shielded
-        if not held:
+        if not self.held:
             # Rulebook, "First Conquest": a border region, or the shore of a Sea on the edge of the board.
             if region in board.entry:
                 return None
@@ -230,9 +237,31 @@ class ConquestCheck:
             if self.hooks.enters_anywhere:
                 return None
             return f"A race's first conquest must be on a border region or the shore of a border Sea; {region} is not"
-        if self.in_reach(region):
+        near = self.near
+        if (near is not None and region in near) or self.in_reach(region):
             return None
-        return f"Region {region} is not adjacent to any region your {troop.race} hold"
+        return f"Region {region} is not adjacent to any region your {self.troop.race} hold"
+
+    def candidate_refusal(self, region: int) -> str | None:
+        """:meth:`refusal` of a region :meth:`candidates` listed, answered from what listing it showed when
+        the candidates are the regions next to those held (``near``): such a region is on the board, not
+        held, and land unless the troop sails, so only markers, shields and the reach are left to ask (the
+        question ``legal_actions`` asks region after region). Any other region gets the whole check."""
+        near = self.near
+        if near is None or region not in near:
+            return self.refusal(region)
+        immune = self.immune
+        if immune and immune.get(region):
+            return self.refusal(region)  # the message
+        shields = self.shields
+        if shields:
+            owner = self.state.regions[region].owner
+            if owner >= 0 and owner != self.seat:
+                for ability in shields:
+                    shielded = ability.shield(self.state, self.seat, self.troop, region)
+                    if shielded:
+                        return shielded
+        return None
 
     def in_reach(self, region: int) -> bool:
         """Whether ``region`` is next to a region the troop holds, or in the reach a power gives beyond the
@@ -265,16 +294,15 @@ class ConquestCheck:
         if self.hooks.flies:
             return range(len(board.regions))
         neighbours = board.neighbours
-        near: set[int] = set()
-        for i in held:
-            near |= neighbours[i]
-        self.near = set(near)
-        for ability in self.hooks.reaches:
-            extra = ability.reachable(state, self.seat, troop, held)
-            if extra is None:
-                return range(len(board.regions))
-            near.update(extra)
-        near.difference_update(held)
+        self.near = near = set().union(*[neighbours[i] for i in held])
+        if self.hooks.reaches:
+            near = set(near)
+            for ability in self.hooks.reaches:
+                extra = ability.reachable(state, self.seat, troop, held)
+                if extra is None:
+                    return range(len(board.regions))
+                near.update(extra)
+        found = near.difference(held)
         if not self.sails:
-            near &= board.land
-        return sorted(near)
+            found &= board.land
+        return sorted(found)

@@ -18,6 +18,7 @@ def vanish(state: GameState, seat: int, race: str) -> None:
     player.declined = [t for t in player.declined if t.race != race]
     if not POWERS[troop.power].counts_toward_decline_limit:
         # A badge that does not count toward the limit stayed with its race; now it goes to the discards.
+        state.edit_stacks()
         state.power_discard.append(troop.power)
     return_race(state, race)
 
@@ -54,6 +55,7 @@ def go_into_decline(state: GameState, seat: int) -> None:
     troop.hand = 0
     troop.declined = True
     if power.counts_toward_decline_limit:
+        state.edit_stacks()
         state.power_discard.append(troop.power)
     player.active = None
     player.declined.append(troop)

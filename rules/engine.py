@@ -7,14 +7,14 @@ from typing import Any
 
 from . import conquest, redeploy, turns
 from .abilities import ACTION_OWNERS, NO_HOOKS, RACES, Ability, abilities, hooks_of, names_with, with_turn_state
-from .actions import ACTION_KINDS, ACTIVE, DECLINED, Action, IllegalAction, is_offered, offer
+from .actions import ACTION_KINDS, ACTIVE, DECLINED, Action, IllegalAction, is_offered, offer, offer_at, redeploy_action
 from .combos import pick_combo
 from .components import MAX_DIE_SHORTFALL
 from .cost import ConquestCheck
 from .decline import go_into_decline
 from .scoring import score_turn
 from .state import CONQUER, DEFEND, OVER, PICK, REDEPLOY, START, GameState, Troop
-from .troops import acting_troop, conquering_declined, hand_for_conquest, total_tokens
+from .troops import TOKENS, acting_troop, conquering_declined, hand_for_conquest
 
 
 def awaiting(state: GameState) -> set[int]:
@@ -44,27 +44,34 @@ def apply(state: GameState, action: Action | dict[str, Any]) -> GameState:
     elif not is_offered(action):
         action.check()  # an Action built in Python is held to what from_json accepts
     seat = action.player
-    if state.phase == OVER:
+    phase = state.phase
+    if phase == OVER:
         raise IllegalAction("The game is over")
     if not 0 <= seat < len(state.players):
         raise IllegalAction(f"There is no player {seat} in this game")
-    waiting = awaited(state)
+    waiting = state.defenders[0] if phase == DEFEND else state.current  # awaited(state), inlined
     if seat != waiting:
         raise IllegalAction(f"It is not your turn: the game is waiting for player {waiting}")
     troop = state.players[seat].active
-    if state.t.abilities or (troop is not None and hooks_of(troop).refuse):
+    if state.t.abilities or (troop is not None and (troop.hooks or hooks_of(troop)).refuse):
         for ability in vetoes(state, seat):
             refusal = ability.refuse(state, seat, action)
             if refusal:
                 raise IllegalAction(refusal)
     handler = _HANDLERS.get(action.type, _ability_action)
     new = state.fork(indexed=True)
-    info = handler(new, seat, action) or {}
-    new.last = {"kind": action.type, "player": seat, "undo_point": False} | info
-    if not new.last["undo_point"] and (new.rng != state.rng or _revealed_combo(state, new)):
+    info = handler(new, seat, action)
+    if info:
+        last = {"kind": action.type, "player": seat, "undo_point": False} | info
+    else:
+        last = {"kind": action.type, "player": seat, "undo_point": False}
+    new.last = last
+    if not last["undo_point"] and (
+        new.rng != state.rng or (new.combos is not state.combos and _revealed_combo(state, new))
+    ):
         # DESIGN §4: undo stops at a step that used chance or revealed information, whatever the
         # step (e.g. a conquest wiping out an In Decline race whose banner fills a short column).
-        new.last["undo_point"] = True
+        last["undo_point"] = True
     return new.done()
 
 
@@ -81,7 +88,9 @@ def vetoes(state: GameState, seat: int) -> tuple[Ability, ...]:
 
 
 def _revealed_combo(before: GameState, after: GameState) -> bool:
-    if after.combos == before.combos:  # the usual case, at C speed: the very same Combo objects
+    if (
+        after.combos is before.combos or after.combos == before.combos
+    ):  # the usual case, at C speed: the very same Combo objects
         return False
     shown = {(c.race, c.power) for c in before.combos}
     return any((c.race, c.power) not in shown for c in after.combos)
@@ -127,7 +136,8 @@ def _decline(state: GameState, seat: int, action: Action) -> dict[str, Any]:
     go_into_decline(state, seat)
     # Rulebook: "The player can make no conquests during the turn his race goes into decline; his turn ends
     # immediately after scoring!"
-    state.edit_player(seat).auto_passes = 0
+    if state.players[seat].auto_passes:  # copy on write: a player left as it was is shared
+        state.edit_player(seat).auto_passes = 0
     score = score_turn(state, seat)
     turns.pass_turn(state)
     return {"undo_point": True, "score": score}
@@ -219,6 +229,8 @@ def legal_actions(state: GameState, player: int) -> list[Action]:
     """
     if player != awaited(state):
         return []
+    if state._held is not None:  # an indexed state answers regions_of without a scan: nothing to remember
+        return _legal_actions(state, player, None)
     with state.reading():
         return _legal_actions(state, player, None)
 
@@ -232,6 +244,8 @@ def legal_choices(state: GameState, player: int) -> tuple[list[Action], list[Con
     offers: list[ConquestOffers] = []
     if player != awaited(state):
         return [], offers
+    if state._held is not None:  # as in legal_actions
+        return _legal_actions(state, player, offers), offers
     with state.reading():
         return _legal_actions(state, player, offers), offers
 
@@ -251,31 +265,32 @@ def _legal_actions(state: GameState, player: int, offers: list[ConquestOffers] |
                     placing = ability.legal(state, player, p.active)
                     out += [a for a in placing if ACTION_KINDS[a.type].defends]
         if not redeploy.unplaced(state, player, own_turn=False):
-            out.append(offer("end_turn", player))
+            out.append(offer_at("end_turn", player))
         return out
     troop = p.active
-    hooks = hooks_of(troop) if troop is not None else NO_HOOKS
+    hooks = NO_HOOKS if troop is None else troop.hooks or hooks_of(troop)  # an Active troop keeps its hooks
     refusers = vetoes(state, player) if hooks.refuse or state.t.abilities else ()
-    declined = conquest.declined_may_conquer(state, player) if p.declined else None
+    # (never in the redeploy phase: ``declined_may_conquer`` says None there)
+    declined = conquest.declined_may_conquer(state, player) if p.declined and phase != REDEPLOY else None
     if declined is not None:
         _conquests(state, player, declined, DECLINED, out, offers, refusers)
     if phase == PICK:
         out += [offer("pick", player, combo=k) for k in range(min(p.coins + 1, len(state.combos)))]
         if not state.combos:
-            out.append(offer("end_conquest", player))
+            out.append(offer_at("end_conquest", player))
         return out
     assert troop is not None
     if phase == START:
-        out.append(offer("decline", player))
+        out.append(offer_at("decline", player))
     if phase in (START, CONQUER):
         if not state.t.conquests:
-            out += [offer("abandon", player, i) for i in state.regions_of(player, troop.race)]
+            out += [offer_at("abandon", player, i) for i in state.regions_of(player, troop.race)]
         _conquests(state, player, troop, ACTIVE, out, offers, refusers)
-        out.append(offer("end_conquest", player))
+        out.append(offer_at("end_conquest", player))
     if phase == REDEPLOY:
         out += _redeploy_choices(state, player, own_turn=True)
         if not redeploy.unplaced(state, player, own_turn=True):
-            out.append(offer("end_turn", player))
+            out.append(offer_at("end_turn", player))
             if hooks.declines_after_scoring:
                 out.append(offer("end_turn", player, decline=True))
     for ability in hooks.legal:
@@ -322,13 +337,13 @@ class ConquestOffers:
     def at(self, region: int) -> Action | None:
         """The action conquering ``region`` (one of :attr:`regions`) now, or None."""
         check = self.check
-        if check.refusal(region):
+        if check.candidate_refusal(region):
             return None
         cost = check.price(region, None)
         if self.rolled or self.hand >= cost:
-            action = offer("conquer", self.seat, region, troop=self.kind)
+            action = offer_at("conquer", self.seat, region, self.kind)
         elif cost - self.hand <= MAX_DIE_SHORTFALL:
-            action = offer("final_conquest", self.seat, region, troop=self.kind)
+            action = offer_at("final_conquest", self.seat, region, self.kind)
         else:
             return None
         if self.refusers and any(r.refuse(self.check.state, self.seat, action) for r in self.refusers):
@@ -361,8 +376,10 @@ def _redeploy_choices(state: GameState, seat: int, own_turn: bool) -> list[Actio
         if not own_turn and not troop.hand:
             continue  # a defender places only tokens in hand (rules/redeploy.py)
         kind = DECLINED if troop.declined else ACTIVE
-        placed = total_tokens(state, seat, troop) - redeploy.kept_off_board(state, seat, troop, own_turn)
+        # total_tokens(state, seat, troop), from the regions found above
+        placed = troop.hand + sum(map(TOKENS, map(state.regions.__getitem__, held)))
+        placed -= redeploy.kept_off_board(state, seat, troop, own_turn)
         # A defender's choice says what each region keeps at least: only tokens in hand are added.
         least = () if own_turn else tuple((i, state.regions[i].tokens) for i in held)
-        out.append(Action("redeploy", seat, troop=kind, regions=tuple(held), count=placed, tokens=least))
+        out.append(redeploy_action(seat, kind, least, tuple(held), placed))
     return out

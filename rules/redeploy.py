@@ -6,13 +6,18 @@ from .abilities import hooks_of
 from .actions import IllegalAction
 from .regions import vacate
 from .state import REDEPLOY_ASK, REDEPLOY_AUTO, GameState, Troop
-from .troops import total_tokens
+from .troops import TOKENS
 
 
 def kept_off_board(state: GameState, seat: int, troop: Troop, own_turn: bool) -> int:
     """Tokens in hand the troop keeps off the board after its own redeployment (``kept_off_board``), else 0."""
-    keepers = hooks_of(troop).kept_off_board
-    if not own_turn or not keepers:
+    if not own_turn:
+        return 0
+    hooks = troop.hooks  # hooks_of(troop), read as the troop keeps them once asked
+    if hooks is None or troop.declined:
+        hooks = hooks_of(troop)
+    keepers = hooks.kept_off_board
+    if not keepers:
         return 0
     return max(a.kept_off_board(state, seat, troop) for a in keepers)
 
@@ -29,7 +34,7 @@ def redeploy(
     if not held:
         raise IllegalAction(f"Your {troop.race} hold no region: their tokens wait in hand for your next turn")
     given = dict(distribution)
-    if set(given) != set(held):
+    if given.keys() != set(held):
         missing = sorted(set(held) - set(given))
         extra = sorted(set(given) - set(held))
         parts = []
@@ -38,7 +43,8 @@ def redeploy(
         if extra:
             parts.append(f"regions {', '.join(map(str, extra))} are not yours")
         raise IllegalAction("Redeployment: " + "; ".join(parts))
-    total = total_tokens(state, seat, troop)
+    regions = state.regions
+    total = troop.hand + sum(map(TOKENS, map(regions.__getitem__, held)))  # total_tokens, held known
     keep = kept_off_board(state, seat, troop, own_turn)
     placed = total - keep
     if sum(given.values()) != placed:
@@ -54,7 +60,7 @@ def redeploy(
                     f"Only your tokens in hand can be placed now: region {region} has "
                     f"{state.regions[region].tokens}, it cannot go down to {count}"
                 )
-    zeros = [r for r, n in given.items() if n == 0]
+    zeros = [r for r, n in given.items() if n == 0] if 0 in given.values() else None
     if zeros and placed >= len(held):
         raise IllegalAction(f"Leave at least one token in every region you hold (region {zeros[0]} has none)")
     if zeros and any(n > 1 for n in given.values()):
@@ -62,7 +68,7 @@ def redeploy(
     for region, count in given.items():
         if count == 0:
             vacate(state, region)
-        elif state.regions[region].tokens != count:  # copy on write: a region left as it was is shared
+        elif regions[region].tokens != count:  # copy on write: a region left as it was is shared
             state.edit_region(region).tokens = count
     troop.hand = keep
 
@@ -95,10 +101,18 @@ def needs_redeploy(state: GameState, seat: int) -> bool:
     """Whether an attacked player has tokens in hand, or pieces of an ability waiting to be placed again
     (``waiting_pieces``), and a region to put them in."""
     player = state.players[seat]
-    for troop in (player.active, *player.declined) if player.active is not None else player.declined:
-        if not troop.hand and not waiting_pieces(state, seat, troop):
-            continue  # asked first: nothing to place, no scan of the regions (most seats, most turns)
-        if state.regions_of(seat, troop.race):
+    troop = player.active
+    if troop is not None:
+        hooks = troop.hooks  # hooks_of(troop), read as it keeps them (an Active troop)
+        if hooks is None or troop.declined:
+            hooks = hooks_of(troop)
+        # Asked first: nothing to place, no scan of the regions (most seats, most turns).
+        if (troop.hand or (hooks.waiting_pieces and waiting_pieces(state, seat, troop))) and state.regions_of(
+            seat, troop.race
+        ):
+            return True
+    for troop in player.declined:  # noqa: SIM110  (a loop: no generator made, asked for every seat each turn)
+        if troop.hand and state.regions_of(seat, troop.race):  # an In Decline troop: tokens in hand only
             return True
     return False
 

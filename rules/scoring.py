@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from .abilities import POWERS, RACES, Ability
+from .abilities import RACES, Ability, hooks_of
 from .state import GameState
 
 
@@ -19,11 +20,11 @@ def turn_score(state: GameState, seat: int) -> dict[str, Any]:
     for troop in state.players[seat].troops():
         held = state.regions_of(seat, troop.race)
         regions += len(held)
-        sources: list[Ability]
+        sources: Sequence[Ability]
         if troop.declined:
-            sources = [RACES[troop.race]] if RACES[troop.race].scores_in_decline else []
+            sources = [RACES[troop.race]] if RACES[troop.race].scores_in_decline else ()
         else:
-            sources = [RACES[troop.race], POWERS[troop.power]]
+            sources = hooks_of(troop).score  # the race and power that override ``score`` (others give 0)
         for ability in sources:
             coins = ability.score(state, seat, troop, held)
             if coins:

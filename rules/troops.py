@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from .abilities import RACES, hooks_of
 from .actions import ACTIVE, IllegalAction
 from .state import GameState, Troop
+
+#: A region's tokens: ``sum(map(TOKENS, map(state.regions.__getitem__, held)))`` adds up those of ``held``
+#: without a comprehension (a function made and called at each sum).
+TOKENS = attrgetter("tokens")
 
 
 def conquering_declined(state: GameState, seat: int) -> Troop | None:
@@ -31,8 +37,7 @@ def acting_troop(state: GameState, seat: int, kind: str) -> Troop:
 
 def total_tokens(state: GameState, seat: int, troop: Troop) -> int:
     """Tokens of this troop on the board and in hand (not those an ability keeps aside: ``aside``)."""
-    regions = state.regions
-    return troop.hand + sum([regions[i].tokens for i in state.regions_of(seat, troop.race)])
+    return troop.hand + sum(map(TOKENS, map(state.regions.__getitem__, state.regions_of(seat, troop.race))))
 
 
 def aside(state: GameState, troop: Troop) -> int:
@@ -49,8 +54,7 @@ def hand_for_conquest(state: GameState, seat: int, troop: Troop, held: list[int]
         return troop.hand
     if held is None:
         held = state.regions_of(seat, troop.race)
-    regions = state.regions
-    return troop.hand + sum([regions[i].tokens for i in held]) + aside(state, troop) - len(held)
+    return troop.hand + sum(map(TOKENS, map(state.regions.__getitem__, held))) + aside(state, troop) - len(held)
 
 
 def box_left(state: GameState, race: str) -> int:

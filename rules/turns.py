@@ -15,7 +15,8 @@ from .state import DEFEND, OVER, PICK, REDEPLOY, REDEPLOY_AUTO, START, GameState
 def finish_own_turn(state: GameState, seat: int, *, decline_after: bool = False) -> dict[str, Any]:
     """The abilities finish the turn (``on_end_turn``), the turn is scored, the race declines if asked
     (``declines_after_scoring``), and the turn passes."""
-    for troop in list(state.players[seat].troops()):
+    troop = state.players[seat].active  # an In Decline troop has no hooks
+    if troop is not None:
         for ability in hooks_of(troop).on_end_turn:
             ability.on_end_turn(state, seat, state.edit_troop(seat, troop.race))
     score = score_turn(state, seat)
@@ -36,7 +37,8 @@ def end_turn(state: GameState, seat: int, decline: bool) -> dict[str, Any]:
         if troop is None or not any(a.declines_after_scoring for a in abilities(troop)):
             who = names_with("declines_after_scoring")
             raise IllegalAction(f"Only a {who} race may go In Decline at the end of a turn of conquests")
-    state.edit_player(seat).auto_passes = 0
+    if state.players[seat].auto_passes:  # copy on write: a player left as it was is shared
+        state.edit_player(seat).auto_passes = 0
     return finish_own_turn(state, seat, decline_after=decline)
 
 
@@ -45,10 +47,12 @@ def pass_turn(state: GameState) -> None:
     now, or ``ask``: each gets a step), then the next turn."""
     seat = state.current
     n = len(state.players)
-    order = [(seat + k) % n for k in range(1, n)]
     for ability in with_state(state, "on_turn_end"):
         ability.on_turn_end(state)
-    defenders = [s for s in order if needs_redeploy(state, s)]
+    defenders = []  # in seat order after the active player
+    for k in range(1, n):
+        if needs_redeploy(state, (seat + k) % n):
+            defenders.append((seat + k) % n)
     if state.options.get("redeploy", REDEPLOY_AUTO) == REDEPLOY_AUTO:
         for s in defenders:
             auto_redeploy(state, s, own_turn=False)
@@ -75,7 +79,7 @@ def start_next_turn(state: GameState) -> None:
     n = len(state.players)
     nxt = (state.current + 1) % n
     turn = state.turn + (1 if nxt == 0 else 0)
-    state.t = TurnState()
+    state.t = TurnState.fresh()
     state._owned.add("t")
     state.defenders = []
     if turn > state.turns:

@@ -140,8 +140,16 @@ class Player(SQLModel, table=True):
     bounce_reason: str | None = Field(default=None, max_length=300)
 
 
+#: Only the games still inviting, by id: the deadline sweep's check for a game whose every seat accepted but
+#: which did not start (``lobby.stuck_inviting``) reads these and the seats not yet accepted, not every game.
+_INVITING = sa.text("status = 'inviting'")
+#: Only the seats not yet accepted, by game (the same check).
+_UNACCEPTED = sa.text("accepted_at IS NULL")
+
+
 class Game(SQLModel, table=True):
     __tablename__ = "games"
+    __table_args__ = (sa.Index("ix_games_inviting", "id", postgresql_where=_INVITING, sqlite_where=_INVITING),)
 
     id: int | None = Field(default=None, primary_key=True)
     name: str = Field(max_length=120)
@@ -182,7 +190,10 @@ class Game(SQLModel, table=True):
 
 class Seat(SQLModel, table=True):
     __tablename__ = "seats"
-    __table_args__ = (sa.UniqueConstraint("game_id", "seat", name="uq_seats_game_seat"),)
+    __table_args__ = (
+        sa.UniqueConstraint("game_id", "seat", name="uq_seats_game_seat"),
+        sa.Index("ix_seats_unaccepted", "game_id", postgresql_where=_UNACCEPTED, sqlite_where=_UNACCEPTED),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     game_id: int = Field(foreign_key="games.id", index=True)

@@ -150,7 +150,8 @@ def undo(
     state = load_state(game)
     if seat not in rules.awaiting(state):
         raise Conflict("It is not your turn", version=game.version)
-    log = live_log(session, game_id)
+    recent = _recent_log(session, game, seat)
+    log = recent.log if recent is not None else live_log(session, game_id)
     undoable = steps_to_undo(log, seat)
     if not undoable:
         raise IllegalMove("Nothing to undo: your last step revealed information or used the die")
@@ -162,7 +163,7 @@ def undo(
         entry.undone = True
         session.add(entry)
     kept = [e for e in reversed(log) if e not in taken_back]
-    new_state = replay(game, kept)
+    new_state = replay(game, kept) if recent is None else deque(replay_from(recent.state, kept[1:]), maxlen=1)[0]
     new_state.last = {"kind": "undo", "player": seat, "undo_point": False, "undone": len(taken_back)}
     record = GameAction(game_id=game_id, seat=seat, kind=ActionKind.UNDO, action=None, version=game.version + 1)
     return commit_step(session, game, record, new_state, links, utcnow(), None, seat)
@@ -180,21 +181,25 @@ class UndoableStep:
     back: int
 
 
-def undo_steps(session: Session, game: Game, seat: int) -> list[UndoableStep]:
+def undo_steps(session: Session, game: Game, seat: int, names: Sequence[str] | None = None) -> list[UndoableStep]:
     """The seat's steps an undo may take back now, latest first, each told in words (the abilities' own
-    telling, ``rules.tell``). Empty when it is not the seat's turn or nothing can be undone."""
+    telling, ``rules.tell``). Empty when it is not the seat's turn or nothing can be undone. ``names``: the
+    seats' display names by seat number, when the caller has them (else they are read)."""
     if game.state is None or game.status != GameStatus.ACTIVE:
         return []
     if seat not in rules.awaiting(load_state(game)):
         return []
-    log = live_log(session, game.id or 0)
+    recent = _recent_log(session, game, seat)
+    log = recent.log if recent is not None else live_log(session, game.id or 0)
     undoable = steps_to_undo(log, seat)
     if not undoable:
         return []
-    names = [s.display_name for s, _ in sorted(seats_of(session, game.id or 0), key=lambda sp: sp[0].seat)]
+    if names is None:
+        names = [s.display_name for s, _ in sorted(seats_of(session, game.id or 0), key=lambda sp: sp[0].seat)]
     chronological = list(reversed(log))
     # The states before and after each undoable step: the last len(undoable) + 1 of the replay.
-    states = deque(replay_steps(game, chronological), maxlen=len(undoable) + 1)
+    replayed = replay_steps(game, chronological) if recent is None else replay_from(recent.state, chronological[1:])
+    states = deque(replayed, maxlen=len(undoable) + 1)
     out = []
     for back, entry in enumerate(undoable, start=1):
         before, after = states[-back - 1], states[-back]
@@ -212,6 +217,29 @@ def live_log(session: Session, game_id: int) -> list[GameAction]:
             .order_by(GameAction.version.desc())  # type: ignore[attr-defined]
         ).all()
     )
+
+
+@dataclass(frozen=True)
+class _RecentLog:
+    """The live log (as :func:`live_log` gives it, latest first) back to the step that began the turn under
+    way, that step last, and the state it made, stored then (:class:`TurnStart`)."""
+
+    log: list[GameAction]
+    state: rules.GameState
+
+
+def _recent_log(session: Session, game: Game, seat: int) -> _RecentLog | None:
+    """What an undo by ``seat`` needs, from the stored start of the turn under way rather than the seed (an
+    undo never goes past the turn's start: DESIGN §4); None when no start is stored (the first turn, games
+    older than the store) or when that start's own step is one the seat could undo (then the whole log)."""
+    start = session.exec(_LATEST_START, params={"start_game": game.id, "start_version": game.version}).first()
+    if start is None:
+        return None
+    version, state = start
+    log = list(session.exec(_LIVE_SINCE, params={"live_game": game.id, "live_from": version}).all())
+    if not log or log[-1].version != version or len(steps_to_undo(log, seat)) == len(log):
+        return None  # the start's step is not live, or the seat could undo it too: its undo reaches further
+    return _RecentLog(log, rules.GameState.from_json(dict(state)))
 
 
 def steps_to_undo(log: list[GameAction], seat: int) -> list[GameAction]:
@@ -557,19 +585,14 @@ def _keep_turn_start(session: Session, game_id: int, version: int, state: rules.
 def _turns_since_stored_start(session: Session, game: Game, readers: Collection[int]) -> list[story.Turn] | None:
     """The game's latest turns, from the latest stored start of a reader's turn (:class:`TurnStart`) that
     holds every reader's previous turn of its own; None when no stored start does."""
-    starts = session.exec(
-        select(TurnStart.version, TurnStart.state)
-        .where(TurnStart.game_id == game.id, col(TurnStart.seat).in_(readers), TurnStart.version < game.version)
-        .order_by(col(TurnStart.version).desc())
-        .limit(2 * len(readers))
-    ).all()
+    found = session.exec(_READERS_STARTS, params={"game": game.id, "readers": list(readers), "now": game.version})
+    starts = found.all()[: 2 * len(readers)]
+    if not starts:
+        return None
+    # The log once, from the earliest of them.
+    log = session.exec(_LOG_FROM, params={"game": game.id, "start": starts[-1][0]}).all()
     for version, state in starts:
-        log = session.exec(
-            select(GameAction)
-            .where(GameAction.game_id == game.id, GameAction.version >= version)
-            .order_by(col(GameAction.version))
-        ).all()
-        turns = turns_since_start(version, state, log, readers)
+        turns = turns_since_start(version, state, [e for e in log if e.version >= version], readers)
         if turns is not None:
             return turns
     return None
@@ -609,6 +632,40 @@ def _same_seat_steps(first: GameAction, then: GameAction) -> bool:
 
 _ACTIONS: sa.Table = GameAction.__table__  # type: ignore[attr-defined]
 _STARTS: sa.Table = TurnStart.__table__  # type: ignore[attr-defined]
+#: The stored turn starts of some seats before the game's version, latest first (each seat keeps two), and the
+#: log from a version on: built once, as the step's INSERT is.
+_READERS_STARTS = (
+    select(TurnStart.version, TurnStart.state)
+    .where(
+        TurnStart.game_id == sa.bindparam("game"),
+        col(TurnStart.seat).in_(sa.bindparam("readers", expanding=True)),
+        TurnStart.version < sa.bindparam("now"),
+    )
+    .order_by(col(TurnStart.version).desc())
+    .limit(2 * 5)  # two a seat, five seats at most
+)
+_LOG_FROM = (
+    select(GameAction)
+    .where(GameAction.game_id == sa.bindparam("game"), GameAction.version >= sa.bindparam("start"))
+    .order_by(col(GameAction.version))
+)
+#: The game's latest stored turn start (:func:`_recent_log`), and its live log from that start's step on.
+_LATEST_START = (
+    select(TurnStart.version, TurnStart.state)
+    .where(TurnStart.game_id == sa.bindparam("start_game"), TurnStart.version <= sa.bindparam("start_version"))
+    .order_by(col(TurnStart.version).desc())
+    .limit(1)
+)
+_LIVE_SINCE = (
+    select(GameAction)
+    .where(
+        GameAction.game_id == sa.bindparam("live_game"),
+        GameAction.undone == sa.false(),
+        GameAction.kind != ActionKind.UNDO,
+        GameAction.version >= sa.bindparam("live_from"),
+    )
+    .order_by(col(GameAction.version).desc())
+)
 #: The event's columns an INSERT writes (the id is the database's), and that INSERT.
 _EVENT_COLUMNS = [column.name for column in _ACTIONS.columns if column.name != "id"]
 _INSERT_EVENT = sa.insert(_ACTIONS)

@@ -293,7 +293,7 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
         selected = None
     marks = conquest_marks(state, seat, choices)
     # The steps an undo may take back, earliest first, each named (rules.tell) with its own "undo to here".
-    undo_steps = list(reversed(play.undo_steps(db, game, seat)))
+    undo_steps = list(reversed(play.undo_steps(db, game, seat, names=names)))
     undoable = len(undo_steps)
     confirm = args.get("confirm") if args.get("confirm") in CONFIRMED else None
 
