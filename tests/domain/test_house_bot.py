@@ -14,7 +14,7 @@ import rules
 from rules.bots import Budget
 from service.domain import bot_seats, house_bot, lobby, play
 from service.domain.errors import Conflict
-from service.domain.links import LinkMaker
+from service.domain.links import TURN, LinkMaker
 from service.domain.models import AuditEntry, Game, GameAction, OutboxMail, Seat, SeatController
 from service.domain.schemas import HOUSE_BOT_EMAIL, CreateGame
 from tests.factories import confirmed_game
@@ -63,7 +63,15 @@ def test_the_host_gives_a_seat_to_the_bot_which_plays_its_turns_without_mailing_
     assert seat(db_session, game, 0).controller == SeatController.BOT
     [told] = mails(db_session, game, "seat_to_bot", ANN)
     assert told.context["reason"] == "the host gave it your seat"
-    assert told.context["take_back_url"] == links.turn_url(game.id or 0, 0, seat(db_session, game, 0).secret)
+    # The seat's own turn link (signed with the time it was made: compared by what it opens, not by its text).
+    take_back, expected = (
+        told.context["take_back_url"],
+        links.turn_url(game.id or 0, 0, seat(db_session, game, 0).secret),
+    )
+    assert take_back.rsplit("/", 1)[0] == expected.rsplit("/", 1)[0]
+    assert links.signer.verify(TURN, take_back.rsplit("/", 1)[1]) == links.signer.verify(
+        TURN, expected.rsplit("/", 1)[1]
+    )
 
     report = house_bot.play_bot_turns(db_session, game.id or 0, links, budget=SMALL)
     assert report.steps >= 2 and not report.passed  # at least a pick and the end of the turn
