@@ -150,9 +150,8 @@ def undo(
     state = load_state(game)
     if seat not in rules.awaiting(state):
         raise Conflict("It is not your turn", version=game.version)
-    recent = _recent_log(session, game, seat)
-    log = recent.log if recent is not None else live_log(session, game_id)
-    undoable = steps_to_undo(log, seat)
+    undo_log = _undo_log(session, game, seat)
+    undoable = undo_log.undoable
     if not undoable:
         raise IllegalMove("Nothing to undo: your last step revealed information or used the die")
     if steps is not None and not 1 <= steps <= len(undoable):
@@ -162,8 +161,8 @@ def undo(
     for entry in taken_back:
         entry.undone = True
         session.add(entry)
-    kept = [e for e in reversed(log) if e not in taken_back]
-    new_state = replay(game, kept) if recent is None else deque(replay_from(recent.state, kept[1:]), maxlen=1)[0]
+    kept = [e for e in reversed(undo_log.log) if e not in taken_back]
+    new_state = deque(undo_log.replayed(game, kept), maxlen=1)[0]
     new_state.last = {"kind": "undo", "player": seat, "undo_point": False, "undone": len(taken_back)}
     record = GameAction(game_id=game_id, seat=seat, kind=ActionKind.UNDO, action=None, version=game.version + 1)
     return commit_step(session, game, record, new_state, links, utcnow(), None, seat)
@@ -189,17 +188,14 @@ def undo_steps(session: Session, game: Game, seat: int, names: Sequence[str] | N
         return []
     if seat not in rules.awaiting(load_state(game)):
         return []
-    recent = _recent_log(session, game, seat)
-    log = recent.log if recent is not None else live_log(session, game.id or 0)
-    undoable = steps_to_undo(log, seat)
+    undo_log = _undo_log(session, game, seat)
+    undoable = undo_log.undoable
     if not undoable:
         return []
     if names is None:
         names = [s.display_name for s, _ in sorted(seats_of(session, game.id or 0), key=lambda sp: sp[0].seat)]
-    chronological = list(reversed(log))
     # The states before and after each undoable step: the last len(undoable) + 1 of the replay.
-    replayed = replay_steps(game, chronological) if recent is None else replay_from(recent.state, chronological[1:])
-    states = deque(replayed, maxlen=len(undoable) + 1)
+    states = deque(undo_log.replayed(game, list(reversed(undo_log.log))), maxlen=len(undoable) + 1)
     out = []
     for back, entry in enumerate(undoable, start=1):
         before, after = states[-back - 1], states[-back]
@@ -208,38 +204,42 @@ def undo_steps(session: Session, game: Game, seat: int, names: Sequence[str] | N
     return out
 
 
-def live_log(session: Session, game_id: int) -> list[GameAction]:
-    """The log's steps that count (neither undone nor undo records), latest first."""
-    return list(
-        session.exec(
-            select(GameAction)
-            .where(GameAction.game_id == game_id, GameAction.undone == sa.false(), GameAction.kind != ActionKind.UNDO)
-            .order_by(GameAction.version.desc())  # type: ignore[attr-defined]
-        ).all()
-    )
+def live_log(session: Session, game_id: int, since: int = 0) -> list[GameAction]:
+    """The log's steps that count (neither undone nor undo records), latest first; ``since``: from that
+    version on only."""
+    return list(session.exec(_LIVE_SINCE, params={"live_game": game_id, "live_from": since}).all())
 
 
 @dataclass(frozen=True)
-class _RecentLog:
-    """The live log (as :func:`live_log` gives it, latest first) back to the step that began the turn under
-    way, that step last, and the state it made, stored then (:class:`TurnStart`)."""
+class _UndoLog:
+    """What an undo by a seat reads: the live log (as :func:`live_log` gives it, latest first), the seat's
+    steps an undo may take back (:func:`steps_to_undo`), and ``start``: when the log begins at the step
+    that began the turn under way (its last entry), the state that step made, stored then (:class:`TurnStart`);
+    None when it is the whole log."""
 
     log: list[GameAction]
-    state: rules.GameState
+    undoable: list[GameAction]
+    start: rules.GameState | None
+
+    def replayed(self, game: Game, entries: list[GameAction]) -> Iterator[rules.GameState]:
+        """:func:`replay_steps` of ``entries`` (the log's, oldest first), from the stored start when there is one."""
+        return replay_steps(game, entries) if self.start is None else replay_from(self.start, entries[1:])
 
 
-def _recent_log(session: Session, game: Game, seat: int) -> _RecentLog | None:
+def _undo_log(session: Session, game: Game, seat: int) -> _UndoLog:
     """What an undo by ``seat`` needs, from the stored start of the turn under way rather than the seed (an
-    undo never goes past the turn's start: DESIGN §4); None when no start is stored (the first turn, games
-    older than the store) or when that start's own step is one the seat could undo (then the whole log)."""
+    undo never goes past the turn's start: DESIGN §4); the whole log when no start is stored (the first turn,
+    games older than the store) or when that start's own step is one the seat could undo."""
     start = session.exec(_LATEST_START, params={"start_game": game.id, "start_version": game.version}).first()
-    if start is None:
-        return None
-    version, state = start
-    log = list(session.exec(_LIVE_SINCE, params={"live_game": game.id, "live_from": version}).all())
-    if not log or log[-1].version != version or len(steps_to_undo(log, seat)) == len(log):
-        return None  # the start's step is not live, or the seat could undo it too: its undo reaches further
-    return _RecentLog(log, rules.GameState.from_json(dict(state)))
+    if start is not None:
+        version, state = start
+        log = live_log(session, game.id or 0, since=version)
+        undoable = steps_to_undo(log, seat)
+        # Usable when the start's step is live and the seat's undo stops before it (else it reaches further).
+        if log and log[-1].version == version and len(undoable) < len(log):
+            return _UndoLog(log, undoable, rules.GameState.from_json(dict(state)))
+    log = live_log(session, game.id or 0)
+    return _UndoLog(log, steps_to_undo(log, seat), None)
 
 
 def steps_to_undo(log: list[GameAction], seat: int) -> list[GameAction]:
@@ -649,7 +649,7 @@ _LOG_FROM = (
     .where(GameAction.game_id == sa.bindparam("game"), GameAction.version >= sa.bindparam("start"))
     .order_by(col(GameAction.version))
 )
-#: The game's latest stored turn start (:func:`_recent_log`), and its live log from that start's step on.
+#: The game's latest stored turn start (:func:`_undo_log`), and the live log from a version on (:func:`live_log`).
 _LATEST_START = (
     select(TurnStart.version, TurnStart.state)
     .where(TurnStart.game_id == sa.bindparam("start_game"), TurnStart.version <= sa.bindparam("start_version"))

@@ -22,10 +22,16 @@ from service.domain.models import Game, GameStatus, TurnStart
 from tests.domain.test_story_since import ACTS, new_game, one_step
 
 
+def whole_log(session: Session, game: Game, seat: int) -> play._UndoLog:
+    """What an undo reads without a stored start: the whole live log, replayed from the seed."""
+    log = play.live_log(session, game.id or 0)
+    return play._UndoLog(log, play.steps_to_undo(log, seat), None)
+
+
 def from_the_seed(session: Session, monkeypatch: pytest.MonkeyPatch, game_id: int, seat: int) -> list[tuple]:
     """The seat's undoable steps as the replay from the seed lists them (no stored start looked at)."""
     with monkeypatch.context() as patched:
-        patched.setattr(play, "_recent_log", lambda *_: None)
+        patched.setattr(play, "_undo_log", whole_log)
         game = play.get_game(session, game_id)
         return [astuple(step) for step in play.undo_steps(session, game, seat)]
 
@@ -46,14 +52,14 @@ def test_undo_from_the_stored_start_is_the_replay_from_the_seed(
     rnd = random.Random(seed)
     game = new_game(db_session, players, f"undo-{seed}", redeploy)
     recent = {"stored": 0, "seed": 0}
-    real = play._recent_log
+    real = play._undo_log
 
-    def counted(*args: object) -> object:
-        found = real(*args)  # type: ignore[arg-type]
-        recent["seed" if found is None else "stored"] += 1
+    def counted(session: Session, game: Game, seat: int) -> play._UndoLog:
+        found = real(session, game, seat)
+        recent["seed" if found.start is None else "stored"] += 1
         return found
 
-    monkeypatch.setattr(play, "_recent_log", counted)
+    monkeypatch.setattr(play, "_undo_log", counted)
     listed = undone = steps = 0
     while game.status == GameStatus.ACTIVE:
         what = one_step(db_session, game, links, rnd, ACTS.get(steps, ""))
@@ -88,7 +94,7 @@ def test_an_undo_without_stored_starts_replays_from_the_seed(
             break
     listed = [astuple(step) for step in play.undo_steps(db_session, game, seat)]
     db_session.exec(delete(TurnStart))  # type: ignore[call-overload]
-    assert play._recent_log(db_session, game, seat) is None
+    assert play._undo_log(db_session, game, seat).start is None
     assert [astuple(step) for step in play.undo_steps(db_session, game, seat)] == listed
     play.undo(db_session, game.id or 0, seat, game.version, links)
     db_session.refresh(game)
