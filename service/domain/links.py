@@ -50,30 +50,32 @@ class Signer:
     keys: Sequence[str | bytes]
 
     def _serializer(self, purpose: str, at: datetime | None = None) -> URLSafeTimedSerializer | URLSafeSerializer:
-        if at is None and purpose in self._serializers:
-            return self._serializers[purpose]
+        """The serializer of ``purpose``; one signing with the time ``at`` is made for the call, the others
+        once per purpose (every request with a link verifies one; they hold only the keys and the salt)."""
+        if at is not None and purpose not in UNTIMED:
+            return self._new_serializer(purpose, at)
+        serializer = self._serializers.get(purpose)
+        if serializer is None:
+            serializer = self._serializers[purpose] = self._new_serializer(purpose)
+        return serializer
+
+    @functools.cached_property
+    def _serializers(self) -> dict[str, URLSafeTimedSerializer | URLSafeSerializer]:
+        return {}
+
+    def _new_serializer(self, purpose: str, at: datetime | None = None) -> URLSafeTimedSerializer | URLSafeSerializer:
         if purpose not in PURPOSES:
             raise ValueError(f"unknown link purpose {purpose!r}")
         # itsdangerous signs with the last key and verifies with any of them (key rotation). It takes a list of
         # one kind, str or bytes: keys given as text are encoded as itsdangerous would (UTF-8).
         keys = [key.encode() if isinstance(key, str) else key for key in self.keys]
         if purpose in UNTIMED:
-            untimed = URLSafeSerializer(keys, salt=f"smallworld.{purpose}")
-            self._serializers[purpose] = untimed
-            return untimed
+            return URLSafeSerializer(keys, salt=f"smallworld.{purpose}")
         if at is not None:
             return URLSafeTimedSerializer(
                 keys, salt=f"smallworld.{purpose}", signer=_SignedAt, signer_kwargs={"at": int(at.timestamp())}
             )
-        serializer = URLSafeTimedSerializer(keys, salt=f"smallworld.{purpose}")
-        self._serializers[purpose] = serializer
-        return serializer
-
-    @functools.cached_property
-    def _serializers(self) -> dict[str, URLSafeTimedSerializer | URLSafeSerializer]:
-        """The serializer of each purpose, made once (every request with a link verifies one): they hold
-        no state of a link, only the keys and the purpose's salt."""
-        return {}
+        return URLSafeTimedSerializer(keys, salt=f"smallworld.{purpose}")
 
     def sign(self, purpose: str, payload: dict[str, Any], at: datetime | None = None) -> str:
         """The token of ``payload``; ``at``: the time to sign it with instead of now (a link given again in a
