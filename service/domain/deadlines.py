@@ -20,6 +20,17 @@ One sweep, in order:
    started, under its row lock, through the same operation as the last accept
    (:func:`service.domain.lobby.start_if_all_accepted`), so it starts once; and a game its host never
    confirmed lapses after ``unconfirmed_max_age`` (:func:`service.domain.lobby.expire_unconfirmed`).
+   Only an accept makes a game fully accepted (:func:`service.domain.lobby.left_inviting` lists the ways a
+   seat changes before the start), so a sweep looks only among the seats accepted since the previous sweep,
+   less ``INVITING_MARGIN`` (an accept slower to commit than that, or a clock further behind, waits for
+   the full look). Once every ``FULL_INVITING_LOOK_EVERY`` one sweep (the one that moves the time kept in
+   ``service_status`` as ``last_full_inviting_look``) looks at every inviting game instead, as does the
+   first sweep ever: games repaired by hand, and older ones, are still found.
+
+A sweep runs on one connection (taken from the pool once, not per transaction). The outage guard's
+transaction also asks, in one statement, which of the parts 2–5 have anything to do, and only those run:
+a sweep with nothing due is six round trips (the pool's ping, BEGIN, the recorded times, the guard's
+update, that statement, COMMIT).
 
 Nothing here is a Celery ETA or countdown: a task delayed past the broker's visibility timeout would run
 twice (Celery docs, "ETA and Countdown"; kombu #337). Every time comes from the database and ``now``.
@@ -36,6 +47,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -62,6 +75,13 @@ RESIGNED = "resigned"
 
 #: Games with reminders due read per query; the sweep loops until none is left or its time budget is spent.
 BATCH = 200
+
+#: A sweep looks for games left inviting among the seats accepted since the previous sweep less this: an
+#: accept's time is taken when its request starts, and its transaction may commit after the previous
+#: sweep looked (a slow request, a clock a little behind on another machine, a sweep that stopped early).
+INVITING_MARGIN = timedelta(minutes=10)
+#: How often a sweep looks at every game still inviting (claimed in ``service_status``, so one sweep does).
+FULL_INVITING_LOOK_EVERY = timedelta(hours=1)
 
 
 @dataclass
@@ -97,44 +117,64 @@ def sweep(
     now = now or utcnow()
     report = SweepReport(now=now)
     stop_at = time.monotonic() + budget_seconds
-    _guard_outage(session, links, now, outage_after, report)
-    _auto_pass_due(session, links, now, stop_at, report)
-    _send_due_reminders(session, links, now, stop_at, report)
-    _start_stuck_games(session, links, now, stop_at, report)
-    report.lapsed = lobby.expire_unconfirmed(session, now, unconfirmed_max_age)
-    healed = tally.tally_left_ending(session, now, stop_at=stop_at)
-    report.tallied, report.errors = healed.tallied, report.errors + healed.errors
+    with _one_connection(session):
+        inviting_since = _guard_outage(session, links, now, outage_after, report)
+        due = _what_is_due(session, now, inviting_since, unconfirmed_max_age)
+        session.commit()  # the guard's record, with what it pushed back
+        if due.auto_passes:
+            _auto_pass_due(session, links, now, stop_at, report)
+        if due.reminders:
+            _send_due_reminders(session, links, now, stop_at, report)
+        if due.left_inviting:
+            _start_stuck_games(session, links, now, inviting_since, stop_at, report)
+        if due.unconfirmed:
+            report.lapsed = lobby.expire_unconfirmed(session, now, unconfirmed_max_age)
+        if due.left_ending:
+            healed = tally.tally_left_ending(session, now, stop_at=stop_at)
+            report.tallied, report.errors = healed.tallied, report.errors + healed.errors
     return report
+
+
+@contextmanager
+def _one_connection(session: Session) -> Iterator[None]:
+    """Within: every transaction of ``session`` on one connection, taken from the pool (and pinged) once
+    instead of once per transaction. Left as it is when the session is in a transaction already or is bound
+    to a connection."""
+    engine = session.bind
+    if not isinstance(engine, sa.Engine) or session.in_transaction():
+        yield
+        return
+    with engine.connect() as connection:
+        session.bind = connection
+        try:
+            yield
+        finally:
+            if session.in_transaction():
+                session.rollback()
+            session.bind = engine
 
 
 # -- 1. the outage guard ----------------------------------------------------------------------------------
 def _guard_outage(
     session: Session, links: LinkMaker, now: datetime, outage_after: timedelta, report: SweepReport
-) -> None:
-    previous = session.execute(
-        select(ServiceStatus.at).where(ServiceStatus.name == status.LAST_DEADLINE_SWEEP)
-    ).scalar_one_or_none()
-    if previous is None:  # the first sweep ever: nothing was missed
-        session.add(ServiceStatus(name=status.LAST_DEADLINE_SWEEP, at=now))
-        try:
-            session.commit()
-        except IntegrityError:  # another first sweep recorded itself at the same moment
-            session.rollback()
-        return
-    if now <= previous:  # a later sweep already recorded itself
-        session.rollback()
-        return
-    claimed = session.exec(
-        sa.update(ServiceStatus)
-        .where(col(ServiceStatus.name) == status.LAST_DEADLINE_SWEEP, col(ServiceStatus.at) == previous)
-        .values(at=now)
-        .execution_options(synchronize_session=False)
-    )
-    if claimed.rowcount != 1:
-        # Another sweep recorded itself since we read the time; it owns any outage push, committed with
-        # its record (on PostgreSQL our update waited for that commit).
-        session.rollback()
-        return
+) -> datetime | None:
+    """Record this sweep's time and push back the deadlines of an outage, in a transaction the caller
+    commits; claim the hourly full look for games left inviting when it is due. Returns the time since which
+    to look for games left inviting: ``None`` for a full look."""
+    names = (status.LAST_DEADLINE_SWEEP, status.LAST_FULL_INVITING_LOOK)
+    rows = session.execute(select(ServiceStatus.name, ServiceStatus.at).where(col(ServiceStatus.name).in_(names)))
+    recorded: dict[str, datetime] = {name: at for name, at in rows}
+    previous, full_look = recorded.get(status.LAST_DEADLINE_SWEEP), recorded.get(status.LAST_FULL_INVITING_LOOK)
+    inviting_since = None if previous is None else previous - INVITING_MARGIN
+    full_look_due = full_look is None or full_look <= now - FULL_INVITING_LOOK_EVERY
+    if full_look_due and status.claim(session, status.LAST_FULL_INVITING_LOOK, full_look, now):
+        inviting_since = None
+    if previous is not None and now <= previous:  # a later sweep already recorded itself
+        return inviting_since
+    if not status.claim(session, status.LAST_DEADLINE_SWEEP, previous, now) or previous is None:
+        # The first sweep ever (nothing was missed), or another sweep recorded itself since we read the time:
+        # it owns any outage push, committed with its record (on PostgreSQL our update waited for that commit).
+        return inviting_since
     gap = now - previous
     if gap > outage_after:
         report.outage = gap
@@ -147,7 +187,36 @@ def _guard_outage(
             seconds=int(gap.total_seconds()),
             pushed_back=report.pushed_back,
         )
-    session.commit()
+    return inviting_since
+
+
+@dataclass(frozen=True)
+class _Due:
+    """Which of the sweep's parts have anything to do, read in one statement."""
+
+    auto_passes: bool
+    reminders: bool
+    left_inviting: bool
+    unconfirmed: bool
+    left_ending: bool
+
+
+def _what_is_due(
+    session: Session, now: datetime, inviting_since: datetime | None, unconfirmed_max_age: timedelta
+) -> _Due:
+    """One statement instead of a transaction per part that finds nothing (most sweeps): each part runs
+    only if this found something for it. A full look for games left inviting always runs (hourly)."""
+    left_inviting = sa.true() if inviting_since is None else lobby.left_inviting(inviting_since).exists()
+    row = session.execute(
+        sa.select(
+            sa.exists().where(_due(now)),
+            sa.exists().where(_reminders_due(now)),
+            left_inviting,
+            sa.exists().where(lobby.unconfirmed_too_long(now, unconfirmed_max_age)),
+            sa.exists().where(tally.left_ending(now)),
+        )
+    ).one()
+    return _Due(*(bool(flag) for flag in row))
 
 
 def _push_back(session: Session, links: LinkMaker, since: datetime, now: datetime, gap: timedelta) -> int:
@@ -202,7 +271,7 @@ def _lock_next_due(session: Session, now: datetime, given_up: set[int]) -> Game 
     are skipped (``SKIP LOCKED``), so concurrent sweeps take different games instead of each trying the
     same ones in turn. Ordered by the deadline alone, which its index gives without sorting every due row.
     """
-    query = select(Game).where(col(Game.status) == GameStatus.ACTIVE, col(Game.deadline_at) <= now)
+    query = select(Game).where(_due(now))
     if given_up:
         query = query.where(col(Game.id).not_in(given_up))
     query = query.order_by(col(Game.deadline_at)).limit(1).execution_options(populate_existing=True)
@@ -269,7 +338,7 @@ def _finish_left_over(session: Session, game: Game, state: rules.GameState, now:
 def _send_due_reminders(session: Session, links: LinkMaker, now: datetime, stop_at: float, report: SweepReport) -> None:
     given_up: set[int] = set()
     while time.monotonic() < stop_at:
-        query = select(Game.id).where(Game.status == GameStatus.ACTIVE, col(Game.reminders_due_at) <= now)
+        query = select(Game.id).where(_reminders_due(now))
         if given_up:
             query = query.where(col(Game.id).not_in(given_up))
         due = list(session.execute(query.order_by(col(Game.reminders_due_at), col(Game.id)).limit(BATCH)).scalars())
@@ -359,8 +428,10 @@ def _queue_reminders(session: Session, links: LinkMaker, game: Game, clock: Cloc
 
 # -- internals --------------------------------------------------------------------------------------------
 # -- 4. games left waiting --------------------------------------------------------------------------------
-def _start_stuck_games(session: Session, links: LinkMaker, now: datetime, stop_at: float, report: SweepReport) -> None:
-    stuck = lobby.stuck_inviting(session)
+def _start_stuck_games(
+    session: Session, links: LinkMaker, now: datetime, since: datetime | None, stop_at: float, report: SweepReport
+) -> None:
+    stuck = lobby.stuck_inviting(session, since)
     session.rollback()
     for game_id in stuck:
         if time.monotonic() > stop_at:
@@ -377,6 +448,16 @@ def _start_stuck_games(session: Session, links: LinkMaker, now: datetime, stop_a
         if started:
             report.started += 1
             log(logger, logging.WARNING, "deadline.started_stuck_game", game=game_id)
+
+
+def _due(now: datetime) -> sa.ColumnElement[bool]:
+    """The games whose deadline has passed."""
+    return sa.and_(col(Game.status) == GameStatus.ACTIVE, col(Game.deadline_at) <= now)
+
+
+def _reminders_due(now: datetime) -> sa.ColumnElement[bool]:
+    """The games with reminders due."""
+    return sa.and_(col(Game.status) == GameStatus.ACTIVE, col(Game.reminders_due_at) <= now)
 
 
 def _is_postgres(session: Session) -> bool:

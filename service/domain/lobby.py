@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
+from sqlmodel.sql.expression import SelectOfScalar
 
 import rules
 from emails.messages import AdminLink, GameToConfirm, Invitation
@@ -209,6 +210,8 @@ def confirm_game(
     session.flush()
     if not settings.start_when_all_accepted:
         start_game(session, game, links, now=now)
+    else:  # every seat the house bot's: accepted at creation, so nobody is left to accept
+        start_if_all_accepted(session, game, links, now=now)
     session.add(game)
     session.commit()
     return Confirmed(game, admin_url, now=True)
@@ -232,11 +235,16 @@ def discard_game(session: Session, game_id: int, admin_secret: str, now: datetim
     return game
 
 
+def unconfirmed_too_long(now: datetime, max_age: timedelta = UNCONFIRMED_MAX_AGE) -> sa.ColumnElement[bool]:
+    """The games :func:`expire_unconfirmed` cancels (the sweep asks first whether there are any)."""
+    return sa.and_(col(Game.status) == UNCONFIRMED, col(Game.created_at) <= now - max_age)
+
+
 def expire_unconfirmed(session: Session, now: datetime, max_age: timedelta = UNCONFIRMED_MAX_AGE) -> int:
     """Cancel every game still unconfirmed ``max_age`` after its creation (in one statement); how many."""
     lapsed = session.exec(
         sa.update(Game)
-        .where(col(Game.status) == UNCONFIRMED, col(Game.created_at) <= now - max_age)
+        .where(unconfirmed_too_long(now, max_age))
         .values(status=GameStatus.CANCELLED, finished_at=now)
         .execution_options(synchronize_session=False)
     )
@@ -302,10 +310,28 @@ def start_if_all_accepted(session: Session, game: Game, links: LinkMaker, now: d
     return True
 
 
-def stuck_inviting(session: Session, limit: int = 100) -> list[int]:
-    """Games still inviting though every seat has accepted (a start that was lost), for the sweep."""
+def left_inviting(since: datetime | None = None) -> SelectOfScalar[int | None]:
+    """The ids of the games still inviting though every seat has accepted (a start that was lost); with
+    ``since``, only among the games a seat of which accepted after ``since``.
+
+    Without ``since`` it reads every inviting game and every seat not yet accepted (two partial indexes; 21 ms
+    on a million games); with it, only the seats accepted since (``ix_seats_accepted_at``), next to nothing.
+    A game becomes fully accepted only by an accept (:func:`accept_invitation`, which starts it in the same
+    transaction): at creation the house bot's seats are accepted, and a game whose every seat is the bot's
+    starts when its host confirms it; replacing a player before the start unaccepts the seat; no seat is
+    removed before the start. So a look since the previous one finds every start lost by an accept, and a
+    full look now and then (the sweep's, hourly) finds the rest: hand-repaired rows, older games.
+    """
     unanswered = select(Seat.id).where(col(Seat.game_id) == col(Game.id), col(Seat.accepted_at).is_(None)).exists()
-    query = select(Game.id).where(col(Game.status) == INVITING, ~unanswered).order_by(col(Game.id)).limit(limit)
+    query = select(col(Game.id)).where(col(Game.status) == INVITING, ~unanswered)
+    if since is not None:
+        query = query.where(col(Game.id).in_(select(Seat.game_id).where(col(Seat.accepted_at) > since)))
+    return query
+
+
+def stuck_inviting(session: Session, since: datetime | None = None, limit: int = 100) -> list[int]:
+    """The first ``limit`` games of :func:`left_inviting`, for the sweep."""
+    query = left_inviting(since).order_by(col(Game.id)).limit(limit)
     return [game_id for game_id in session.exec(query).all() if game_id is not None]
 
 

@@ -203,7 +203,9 @@ class Seat(SQLModel, table=True):
     display_name: str = Field(max_length=80)
     #: Part of every link of this seat; replacing the player rotates it, so old links die.
     secret: str = Field(max_length=64)
-    accepted_at: datetime | None = _time()
+    #: When the seat's player accepted (at creation for the house bot's seats). Indexed: the deadline sweep
+    #: looks for games left inviting among the seats accepted since its previous sweep (``lobby.left_inviting``).
+    accepted_at: datetime | None = _time(index=True)
     removed: bool = False
     #: Vacation taken in this game so far (seconds), against the game's ``vacation_days``.
     vacation_used_seconds: int = 0

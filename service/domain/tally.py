@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+import sqlalchemy as sa
 from openskill.models import PlackettLuce
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
@@ -231,6 +232,11 @@ def seat_tallies(session: Session, game: Game) -> dict[int, SeatTally]:
     return tallies
 
 
+def left_ending(now: datetime, older_than: timedelta = LEFT_ENDING_AFTER) -> sa.ColumnElement[bool]:
+    """The games :func:`tally_left_ending` tallies (the sweep asks first whether there are any)."""
+    return sa.and_(col(Game.status) == GameStatus.ENDING, col(Game.finished_at) <= now - older_than)
+
+
 def tally_left_ending(
     session: Session,
     now: datetime,
@@ -245,10 +251,7 @@ def tally_left_ending(
     report = HealReport()
     left = list(
         session.exec(
-            select(Game.id)
-            .where(col(Game.status) == GameStatus.ENDING, col(Game.finished_at) <= now - older_than)
-            .order_by(col(Game.finished_at))
-            .limit(limit)
+            select(Game.id).where(left_ending(now, older_than)).order_by(col(Game.finished_at)).limit(limit)
         ).all()
     )
     session.rollback()
