@@ -197,6 +197,20 @@ def test_a_host_plays_against_bots_marked_at_creation(db_session: Session, links
         bot_seats.take_seat_back(db_session, game.id or 0, 1)
 
 
+def test_a_game_of_the_house_bot_alone_starts_when_its_host_confirms_it(db_session: Session, links: LinkMaker) -> None:
+    """Every seat the bot's, accepted at creation: nobody is left to accept, so confirming starts it (the sweep
+    no longer looks at every inviting game each time, only at those a seat of which accepted since its last)."""
+    request = CreateGame(
+        name="Bots only",
+        host_email=ANN,
+        players=[{"name": "Robot", "bot": True}, {"name": "Robot 2", "bot": True}],
+    )
+    game, _ = confirmed_game(db_session, request, links)
+    db_session.refresh(game)
+    assert (game.status, game.version) == ("active", 1)
+    assert [seat(db_session, game, n).controller for n in (0, 1)] == ["bot", "bot"]
+
+
 @pytest.mark.parametrize(
     ("players", "problem"),
     [
