@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -71,6 +72,24 @@ def game_row(app: Flask, game_id: int) -> Game:
 def sweep(app: Flask, at: datetime, **options: Any) -> deadlines.SweepReport:
     with app.app_context():
         return deadlines.sweep(get_session(), app.extensions["smallworld.links"], now=at, **options)
+
+
+def sweeps_at_once(app: Flask, at: datetime, count: int) -> list[deadlines.SweepReport]:
+    """``count`` sweeps as of ``at``, each in its own thread (its own app context and connection), started
+    together; their reports."""
+    reports: list[deadlines.SweepReport] = []
+    start = threading.Barrier(count)
+
+    def run() -> None:
+        start.wait()
+        reports.append(sweep(app, at))
+
+    threads = [threading.Thread(target=run) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return reports
 
 
 def drain(app: Flask, at: datetime | None = None, **settings: Any) -> delivery.DeliveryReport:

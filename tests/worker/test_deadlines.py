@@ -6,7 +6,6 @@ Every sweep is given its ``now``; nothing sleeps.
 from __future__ import annotations
 
 import random
-import threading
 from datetime import UTC, datetime, timedelta
 
 from flask import Flask
@@ -18,7 +17,7 @@ from service.domain import play, status
 from service.domain.models import Game, ReminderSent
 from service.infra.db import get_session
 
-from .conftest import game_row, logged, new_game, outbox, sweep
+from .conftest import game_row, logged, new_game, outbox, sweep, sweeps_at_once
 
 HOUR = 3600
 
@@ -48,19 +47,7 @@ def test_a_passed_deadline_auto_passes_once_and_starts_the_next_turn(mail_app: F
 def test_concurrent_sweeps_pass_each_due_game_exactly_once(mail_app: Flask) -> None:
     ids = [new_game(mail_app) for _ in range(6)]
     at = max(game_row(mail_app, g).deadline_at for g in ids) + timedelta(seconds=1)  # type: ignore[type-var]
-    reports = []
-    start = threading.Barrier(4)
-
-    def run() -> None:
-        start.wait()
-        reports.append(sweep(mail_app, at))
-
-    threads = [threading.Thread(target=run) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
+    reports = sweeps_at_once(mail_app, at, 4)
     assert sum(r.auto_passed for r in reports) == len(ids)
     assert sum(r.errors for r in reports) == 0
     for game_id in ids:
@@ -104,19 +91,7 @@ def test_two_sweeps_after_an_outage_push_back_only_once(mail_app: Flask) -> None
     before = game_row(mail_app, game_id).deadline_at
     sweep(mail_app, started)
     back = started + timedelta(hours=2)
-    start = threading.Barrier(3)
-    reports = []
-
-    def run() -> None:
-        start.wait()
-        reports.append(sweep(mail_app, back))
-
-    threads = [threading.Thread(target=run) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
+    reports = sweeps_at_once(mail_app, back, 3)
     assert sum(r.pushed_back for r in reports) == 1
     assert sum(r.auto_passed for r in reports) == 0
     assert game_row(mail_app, game_id).deadline_at == before + timedelta(hours=2)

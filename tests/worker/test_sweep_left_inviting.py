@@ -8,7 +8,6 @@ Every sweep is given its ``now``; nothing sleeps.
 
 from __future__ import annotations
 
-import threading
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -22,7 +21,7 @@ from service.domain.schemas import CreateGame
 from service.infra.db import get_engine, get_session
 from tests.factories import confirmed_game
 
-from .conftest import game_row, logged, outbox, sweep
+from .conftest import game_row, logged, outbox, sweep, sweeps_at_once
 
 MINUTE = timedelta(minutes=1)
 
@@ -101,18 +100,7 @@ def test_concurrent_sweeps_start_a_game_left_inviting_once(mail_app: Flask) -> N
     now = utcnow()
     for game_id in ids:
         accepted_without_start(mail_app, game_id, now - timedelta(days=1))
-    reports: list[deadlines.SweepReport] = []
-    start = threading.Barrier(4)
-
-    def run() -> None:
-        start.wait()
-        reports.append(sweep(mail_app, now))
-
-    threads = [threading.Thread(target=run) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    reports = sweeps_at_once(mail_app, now, 4)
     assert sum(r.started for r in reports) == len(ids)
     assert sum(r.errors for r in reports) == 0
     assert all(started_once(mail_app, game_id) for game_id in ids)
