@@ -30,7 +30,9 @@ One sweep, in order:
 A sweep runs on one connection (taken from the pool once, not per transaction). The outage guard's
 transaction also asks, in one statement, which of the parts 2–5 have anything to do, and only those run:
 a sweep with nothing due is six round trips (the pool's ping, BEGIN, the recorded times, the guard's
-update, that statement, COMMIT).
+update, that statement, COMMIT). On PostgreSQL that commit does not wait for the disk when it holds only
+recorded times (``synchronous_commit`` off for that transaction; a crash of the server may lose it, as if
+the sweep had not run); an outage's push back waits as every other write does.
 
 Nothing here is a Celery ETA or countdown: a task delayed past the broker's visibility timeout would run
 twice (Celery docs, "ETA and Countdown"; kombu #337). Every time comes from the database and ``now``.
@@ -51,6 +53,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
@@ -162,8 +165,14 @@ def _guard_outage(
     commits; claim the hourly full look for games left inviting when it is due. Returns the time since which
     to look for games left inviting: ``None`` for a full look."""
     names = (status.LAST_DEADLINE_SWEEP, status.LAST_FULL_INVITING_LOOK)
-    rows = session.execute(select(ServiceStatus.name, ServiceStatus.at).where(col(ServiceStatus.name).in_(names)))
-    recorded: dict[str, datetime] = {name: at for name, at in rows}
+    columns: list[Any] = [col(ServiceStatus.name), col(ServiceStatus.at)]
+    if _is_postgres(session):
+        # Recorded times alone need no flush to disk before the commit returns (most of a sweep's wait on a
+        # busy server): lost in a crash of the server, they are as if that sweep had not run. Set in this
+        # statement, not one of its own; an outage's push back sets it back (below).
+        columns.append(sa.func.set_config("synchronous_commit", "off", True))
+    rows = session.execute(sa.select(*columns).where(col(ServiceStatus.name).in_(names)))
+    recorded: dict[str, datetime] = {row[0]: row[1] for row in rows}
     previous, full_look = recorded.get(status.LAST_DEADLINE_SWEEP), recorded.get(status.LAST_FULL_INVITING_LOOK)
     inviting_since = None if previous is None else previous - INVITING_MARGIN
     full_look_due = full_look is None or full_look <= now - FULL_INVITING_LOOK_EVERY
@@ -177,6 +186,8 @@ def _guard_outage(
         return inviting_since
     gap = now - previous
     if gap > outage_after:
+        if _is_postgres(session):
+            session.execute(sa.text("SET LOCAL synchronous_commit TO on"))  # the deadlines moved: durable
         report.outage = gap
         report.pushed_back = _push_back(session, links, previous, now, gap)
         log(

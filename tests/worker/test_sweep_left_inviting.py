@@ -8,14 +8,16 @@ Every sweep is given its ``now``; nothing sleeps.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
 from flask import Flask
-from sqlalchemy import event
+from sqlalchemy import event, make_url
+from sqlalchemy.orm import Session as SqlSession
 
-from service.domain import deadlines
+from service.domain import deadlines, lobby
 from service.domain.models import Game, Seat, utcnow
 from service.domain.schemas import CreateGame
 from service.infra.db import get_engine, get_session
@@ -157,3 +159,38 @@ def test_a_sweep_that_finds_work_runs_it_on_its_one_connection(mail_app: Flask) 
     assert (report.started, report.errors, len(checkouts)) == (1, 0, 1)
     with mail_app.app_context():
         assert get_session().get(Game, game_id).status == "active"  # type: ignore[union-attr]
+
+
+def test_a_sweep_s_record_alone_is_not_flushed_to_disk_before_its_commit_returns(
+    make_app: Callable[..., Flask], postgres_url: str
+) -> None:
+    """PostgreSQL: a sweep's transaction that only records times commits without waiting for the disk (lost
+    in a crash of the server, it is as if that sweep had not run); one that pushes deadlines back after an
+    outage waits, as every other write does (the tests' own connections do not wait: not these)."""
+    url = make_url(postgres_url)
+    options = str(url.query["options"]).replace("synchronous_commit=off", "synchronous_commit=on")
+    app = make_app(DATABASE_URL=url.update_query_dict({"options": options}).render_as_string(hide_password=False))
+    game_id = inviting_game(app)
+    accepted_without_start(app, game_id, utcnow())
+    with app.app_context():
+        session = get_session()
+        lobby.start_if_all_accepted(session, session.get_one(Game, game_id), app.extensions["smallworld.links"])
+        session.commit()
+    deadline = game_row(app, game_id).deadline_at
+    assert deadline is not None
+    settings: list[str] = []
+
+    def setting(session: Any) -> None:
+        if session.get_bind().dialect.name == "postgresql":  # not the embedded broker's SQLite
+            settings.append(session.execute(sa.text("SELECT current_setting('synchronous_commit')")).scalar_one())
+
+    event.listen(SqlSession, "before_commit", setting)
+    try:
+        sweep(app, deadline - 3 * MINUTE)  # the first sweep (its record is new) and a reminder
+        sweep(app, deadline - 2 * MINUTE)  # nothing due
+        outage = sweep(app, deadline + timedelta(hours=1))  # an outage: the deadline is pushed back
+    finally:
+        event.remove(SqlSession, "before_commit", setting)
+    assert outage.pushed_back == 1
+    # The first sweep's record and its reminder; the next sweep's record; the outage's push back.
+    assert settings == ["on", "on", "off", "on"]
