@@ -396,7 +396,7 @@ def measure_nothing_due(app: Any, runs: int, calls: int) -> dict[str, Any]:
     with app.app_context():
         session = get_session()
         deadlines.sweep(session, links, outage_after=outage_after)  # records the sweep time: no outage next
-        # One round trip to the server (SELECT 1 outside any transaction), for scale: the sweep makes 13.
+        # One round trip to the server (SELECT 1 outside any transaction), for scale: the sweep makes 6.
         raw = get_engine(app).raw_connection()
         raw.driver_connection.autocommit = True  # type: ignore[union-attr]
         for _ in range(runs):
