@@ -108,6 +108,8 @@ class Figures:
     #: request's logged time, summed, over the run's time): near all of them, requests wait for a thread.
     threads: int = 0
     busy: float = 0.0
+    #: Every request the web server logged over the run (the bots' reads and mail links too).
+    requests: int = 0
     finished: int = 0
     failures: list[str] = field(default_factory=list)
     mails: int = 0
@@ -131,7 +133,8 @@ class Figures:
             f"  step round trip by the bots' client: {percentiles(self.steps)};\n"
             f"  the server's time for the same steps (gunicorn, {len(self.served)} logged): "
             f"{percentiles(self.served)}; of the web processes' {self.threads} threads, "
-            f"{self.busy:.1f} were serving a request on average;\n"
+            f"{self.busy:.1f} were serving a request on average; {self.requests} requests in all "
+            f"({self.requests / max(1, len(self.steps)):.1f} a step);\n"
             f"  {self.mails} mails, {len(self.doubled)} received twice, {self.unsent} still waiting, "
             f"{self.failed_mails} given up; {self.retried} requests tried again; {len(self.failures)} games failed"
             + (f";\n  {self.cpu_words()}" if self.cpu else "")
@@ -197,7 +200,9 @@ def run(stack: Stack, *, games: int, seconds: float, think: float, seed: int = 0
         lines = log.readlines()
     figures.served = served_ms(lines, "POST", "/actions", status=200)
     figures.threads = int(stack.env["WEB_CONCURRENCY"]) * int(stack.env["GUNICORN_THREADS"])
-    figures.busy = sum(served_ms(lines)) / 1000 / figures.seconds
+    every_request = served_ms(lines)
+    figures.busy = sum(every_request) / 1000 / figures.seconds
+    figures.requests = len(every_request)
     figures.mails, figures.doubled = filer.doubled()
 
     def outbox_count(status: MailStatus) -> int:
