@@ -182,13 +182,20 @@ class UndoableStep:
     back: int
 
 
-def undo_steps(session: Session, game: Game, seat: int, names: Sequence[str] | None = None) -> list[UndoableStep]:
+def undo_steps(
+    session: Session,
+    game: Game,
+    seat: int,
+    names: Sequence[str] | None = None,
+    state: rules.GameState | None = None,
+) -> list[UndoableStep]:
     """The seat's steps an undo may take back now, latest first, each told in words (the abilities' own
     telling, ``rules.tell``). Empty when it is not the seat's turn or nothing can be undone. ``names``: the
-    seats' display names by seat number, when the caller has them (else they are read)."""
+    seats' display names by seat number, when the caller has them (else they are read); ``state``: the game's
+    state, when the caller has parsed it (else it is)."""
     if game.state is None or game.status != GameStatus.ACTIVE:
         return []
-    if seat not in rules.awaiting(load_state(game)):
+    if seat not in rules.awaiting(state or load_state(game)):
         return []
     undo_log = _undo_log(session, game, seat)
     undoable = undo_log.undoable
