@@ -202,34 +202,65 @@ def _regions(data: Any, board: Board, n: int) -> list[RegionState]:
     if len(regions) != len(board):
         raise ValueError(f"regions: {len(regions)} regions; the {board.name} board has {len(board)}")
     out = []
+    mountains = board.mountains
     for i, d in enumerate(regions):
-        where = f"regions[{i}]"
-        _object(d, where, REGION_FIELDS)
-        race = d.get("race")
-        if race is not None and race != LOST_TRIBE:
-            _name(race, f"{where}.race", RACES, "race")
-        r = RegionState(
-            owner=_int(d.get("owner", -1), f"{where}.owner", -1, n - 1),
-            race=race,
-            tokens=_int(d.get("tokens", 0), f"{where}.tokens", 0),
-            mountain=_bool(d.get("mountain", False), f"{where}.mountain"),
-        )
-        if r.mountain != (board.regions[i].terrain == "mountain"):
-            raise ValueError(f"{where}.mountain: region {i} is a {board.regions[i].terrain} on this board")
-        if (r.tokens == 0) != (race is None):
-            raise ValueError(f"{where}: a race needs tokens there, and tokens a race")
-        if race == LOST_TRIBE and r.tokens > LOST_TRIBE_TOKENS:
-            raise ValueError(
-                f"{where}.tokens: {r.tokens} is more than the {LOST_TRIBE_TOKENS} Lost Tribe tokens in the box"
+        # Every stored state is read at every request: a region that passes every check below at a glance is
+        # taken as it is; any other goes through _region, which checks each field and names the one at fault.
+        if type(d) is dict and d.keys() <= _REGION_KEYS:
+            owner, race, tokens, mountain = (
+                d.get("owner", -1),
+                d.get("race"),
+                d.get("tokens", 0),
+                d.get("mountain", False),
             )
-        if race == LOST_TRIBE and r.owner != -1:
-            raise ValueError(f"{where}.owner: the Lost Tribes belong to no player")
-        if race not in (None, LOST_TRIBE) and r.owner < 0:
-            raise ValueError(f"{where}.owner: the {race} there belong to a player")
-        if race is None and r.owner != -1:
-            raise ValueError(f"{where}.owner: an empty region belongs to no player")
-        out.append(r)
+            if (
+                type(owner) is int
+                and type(tokens) is int
+                and (mountain is True) == (i in mountains)
+                and (mountain is True or mountain is False)
+                and (
+                    (race is None and tokens == 0 and owner == -1)
+                    or (race == LOST_TRIBE and 0 < tokens <= LOST_TRIBE_TOKENS and owner == -1)
+                    or (type(race) is str and race != LOST_TRIBE and race in RACES and tokens > 0 and 0 <= owner < n)
+                )
+            ):
+                out.append(RegionState(owner=owner, race=race, tokens=tokens, mountain=mountain is True))
+                continue
+        out.append(_region(d, i, board, n))
     return out
+
+
+_REGION_KEYS = frozenset(REGION_FIELDS)
+
+
+def _region(d: Any, i: int, board: Board, n: int) -> RegionState:
+    """One region of ``_regions``, every field checked; a ValueError names the first one at fault."""
+    where = f"regions[{i}]"
+    _object(d, where, REGION_FIELDS)
+    race = d.get("race")
+    if race is not None and race != LOST_TRIBE:
+        _name(race, f"{where}.race", RACES, "race")
+    r = RegionState(
+        owner=_int(d.get("owner", -1), f"{where}.owner", -1, n - 1),
+        race=race,
+        tokens=_int(d.get("tokens", 0), f"{where}.tokens", 0),
+        mountain=_bool(d.get("mountain", False), f"{where}.mountain"),
+    )
+    if r.mountain != (board.regions[i].terrain == "mountain"):
+        raise ValueError(f"{where}.mountain: region {i} is a {board.regions[i].terrain} on this board")
+    if (r.tokens == 0) != (race is None):
+        raise ValueError(f"{where}: a race needs tokens there, and tokens a race")
+    if race == LOST_TRIBE and r.tokens > LOST_TRIBE_TOKENS:
+        raise ValueError(
+            f"{where}.tokens: {r.tokens} is more than the {LOST_TRIBE_TOKENS} Lost Tribe tokens in the box"
+        )
+    if race == LOST_TRIBE and r.owner != -1:
+        raise ValueError(f"{where}.owner: the Lost Tribes belong to no player")
+    if race not in (None, LOST_TRIBE) and r.owner < 0:
+        raise ValueError(f"{where}.owner: the {race} there belong to a player")
+    if race is None and r.owner != -1:
+        raise ValueError(f"{where}.owner: an empty region belongs to no player")
+    return r
 
 
 def _combos(data: Any) -> list[Combo]:
@@ -290,7 +321,10 @@ def _check(state: GameState) -> None:
     for i, r in enumerate(state.regions):
         if r.race not in (None, LOST_TRIBE) and state.players[r.owner].troop_of(r.race) is None:
             raise ValueError(f"regions[{i}].race: player {r.owner} holds no {r.race}")
-    lost_tribes = sum(r.tokens for r in state.regions if r.race == LOST_TRIBE)
+    on_board: dict[str | None, int] = {}  # tokens on the board by race (the Lost Tribes too)
+    for r in state.regions:
+        on_board[r.race] = on_board.get(r.race, 0) + r.tokens
+    lost_tribes = on_board.get(LOST_TRIBE, 0)
     if lost_tribes > LOST_TRIBE_TOKENS:
         raise ValueError(f"regions: {lost_tribes} Lost Tribe tokens; the box has {LOST_TRIBE_TOKENS}")
     # Components, "Race banners": never more tokens of a race than the box holds.
@@ -301,7 +335,7 @@ def _check(state: GameState) -> None:
             )
     for seat, p in enumerate(state.players):
         for where, troop in _troops(p, f"players[{seat}]"):
-            used = sum(r.tokens for r in state.regions if r.race == troop.race) + troop.hand + aside(state, troop)
+            used = on_board.get(troop.race, 0) + troop.hand + aside(state, troop)
             box = RACES[troop.race].box
             if used > box:
                 raise ValueError(

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import psutil
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 #: The console script installed beside the Python running the tests.
 SMALLWORLD = str(Path(sys.executable).parent / "smallworld")
@@ -101,8 +103,9 @@ class OwnRedis:
         _wait(lambda: _answers(self.port), f"Redis on port {self.port}")
 
     def stop(self) -> None:
+        # No retries: the server closing the connection is the answer (redis-py would try again for seconds).
         with contextlib.suppress(redis.RedisError):
-            redis.Redis(port=self.port).shutdown(nosave=True)
+            redis.Redis(port=self.port, retry=Retry(NoBackoff(), 0)).shutdown(nosave=True)
         _wait(lambda: not _answers(self.port), "Redis to stop")
 
 

@@ -12,11 +12,12 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from email.message import EmailMessage
 from typing import Any
 
 import pytest
 
-from service.cli.demo_game import DemoFailed, EmbeddedStack, Http, free_port
+from service.cli.demo_game import DemoFailed, EmbeddedStack, Http, Mailbox, await_mail, free_port
 
 
 @pytest.mark.processes
@@ -177,3 +178,43 @@ def test_two_demos_sharing_one_mail_folder_each_count_only_their_own_games_mail(
     for demo, output in zip(demos, outputs, strict=True):
         assert demo.returncode == 0, output[-3000:]
         assert "Bot 1 ignored its turns 2, 5, 8" in output and "3 auto-passes followed" in output
+
+
+def _mail_file(folder, name: str, subject: str, game: int) -> None:
+    message = EmailMessage()
+    message["To"], message["Subject"], message["Message-ID"] = "bot1@demo.example.org", subject, f"<{name}@x>"
+    message["References"] = f"<game-{game}.20261128021913000000@localhost>"
+    message.set_content("Your turn was played for you.")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.eml").write_bytes(message.as_bytes())
+
+
+def test_the_final_check_waits_for_the_mail_of_the_last_auto_pass_that_arrives_after_the_final_tables(
+    tmp_path,
+) -> None:
+    # Seen in ten minutes of many games: a game's last step was an auto-pass, the tally's "is over" mails went
+    # out by one delivery while another was still sending the auto-pass's mail; the check counted too early.
+    mailbox = Mailbox(tmp_path / "mail")
+    _mail_file(mailbox.folder, "over", "Demo game 7 is over: Bot 0 wins", game=7)
+    mailbox.new()
+    late = threading.Timer(0.5, _mail_file, (mailbox.folder, "passed", "Demo game 7: your turn was played for you", 7))
+    late.start()
+    try:
+        mails = await_mail(mailbox, 7, lambda mails: any("played for you" in m.subject for m in mails), seconds=20)
+    finally:
+        late.cancel()
+    assert sorted(m.subject for m in mails) == [
+        "Demo game 7 is over: Bot 0 wins",
+        "Demo game 7: your turn was played for you",
+    ]
+
+
+def test_the_final_check_gives_up_waiting_for_a_mail_that_never_comes_and_another_games_mail_does_not_count(
+    tmp_path,
+) -> None:
+    mailbox = Mailbox(tmp_path / "mail")
+    _mail_file(mailbox.folder, "other", "Demo game 8: your turn was played for you", game=8)
+    started = time.monotonic()
+    mails = await_mail(mailbox, 7, lambda mails: any("played for you" in m.subject for m in mails), seconds=0.5)
+    assert mails == []  # the check that follows fails, naming the missing mail
+    assert 0.5 <= time.monotonic() - started < 10

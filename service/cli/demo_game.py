@@ -34,6 +34,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email import policy
 from email.parser import BytesParser
@@ -477,6 +478,28 @@ def _mails_of(mailbox: Inbox, game_id: int) -> list[Mail]:
     return [m for m in mailbox.all if m.game == game_id]
 
 
+#: How long the final check waits for the game's mail still on its way (see :func:`await_mail`).
+MAIL_SETTLE_SECONDS = 30.0
+
+
+def await_mail(
+    mailbox: Inbox, game_id: int, arrived: Callable[[list[Mail]], bool], seconds: float = MAIL_SETTLE_SECONDS
+) -> list[Mail]:
+    """The game's mail once ``arrived`` holds for it, or when ``seconds`` have passed (the caller's check then
+    finds what is missing); what arrives meanwhile is read from the inbox."""
+    give_up = time.monotonic() + seconds
+    while True:
+        mails = _mails_of(mailbox, game_id)
+        if arrived(mails) or time.monotonic() >= give_up:
+            return mails
+        time.sleep(0.1)
+        mailbox.new()
+
+
+def _passed_mails(mails: list[Mail]) -> list[Mail]:
+    return [m for m in mails if "played for you" in m.subject]
+
+
 _last_line = [""]
 
 
@@ -500,26 +523,28 @@ def _check(
     game_id: int,
     redeploy: str,
 ) -> None:
-    mails = _mails_of(mailbox, game_id)
-    ids = Counter(m.message_id for m in mails)
-    doubled = [mid for mid, n in ids.items() if n > 1]
-    if doubled:
-        raise DemoFailed(f"mails sent twice: {doubled[:3]}")
-    if any(over_mails[b.email] != 1 for b in bots):
-        raise DemoFailed(f"final tables received: {dict(over_mails)} (one each expected)")
     token = bots[0].token
     status, history = http.call("GET", f"/api/games/{game_id}/history", token)
     if status != 200:
         raise DemoFailed(f"could not read the game's history: {history}")
     entries = history["entries"]
     passes = [e for e in entries if e["kind"] == ActionKind.AUTO_PASS and not e["undone"]]
+    # Mail goes out asynchronously, several deliveries at once: the mail of the game's last auto-pass can
+    # arrive just after the final tables. Wait for it (within MAIL_SETTLE_SECONDS), then count.
+    mails = await_mail(mailbox, game_id, lambda mails: len(_passed_mails(mails)) >= len(passes))
+    ids = Counter(m.message_id for m in mails)
+    doubled = [mid for mid, n in ids.items() if n > 1]
+    if doubled:
+        raise DemoFailed(f"mails sent twice: {doubled[:3]}")
+    if any(over_mails[b.email] != 1 for b in bots):
+        raise DemoFailed(f"final tables received: {dict(over_mails)} (one each expected)")
     lazy = bots[-1]
     lazy_passes = [e for e in passes if e["seat"] == lazy.seat]
     if len(lazy_passes) < len(lazy.skipped_turns):
         raise DemoFailed(
             f"{lazy.name} missed {len(lazy.skipped_turns)} turns but was auto-passed {len(lazy_passes)} times"
         )
-    passed_mails = [m for m in mails if "played for you" in m.subject]
+    passed_mails = _passed_mails(mails)
     if len(passed_mails) != len(passes):
         raise DemoFailed(f"{len(passes)} auto-passes but {len(passed_mails)} mails saying so")
     # The seed is public now: the public history must replay to exactly the final state.

@@ -575,11 +575,9 @@ def commit_step(
 def _keep_turn_start(session: Session, game_id: int, version: int, state: rules.GameState) -> None:
     """Store ``state`` as the start of the turn of the seat on turn; of its earlier ones keep the latest only
     (the turn before, which its "Since your last turn" starts from)."""
-    seat = state.current
-    mine = sa.and_(_STARTS.c.game_id == game_id, _STARTS.c.seat == seat)
-    latest = sa.select(sa.func.max(_STARTS.c.version)).where(mine).scalar_subquery()
-    session.exec(sa.delete(_STARTS).where(mine, _STARTS.c.version < latest))
-    session.exec(sa.insert(_STARTS).values(game_id=game_id, version=version, seat=seat, state=state.to_json()))
+    mine = {"game_id": game_id, "seat": state.current}
+    session.execute(_PRUNE_STARTS, mine)
+    session.execute(_INSERT_START, mine | {"version": version, "state": state.to_json()})
 
 
 def _turns_since_stored_start(session: Session, game: Game, readers: Collection[int]) -> list[story.Turn] | None:
@@ -666,6 +664,14 @@ _LIVE_SINCE = (
     )
     .order_by(col(GameAction.version).desc())
 )
+#: :func:`_keep_turn_start`'s two statements, built once: drop a seat's stored starts but its latest, then
+#: store the new one.
+_A_SEATS_STARTS = sa.and_(_STARTS.c.game_id == sa.bindparam("game_id"), _STARTS.c.seat == sa.bindparam("seat"))
+_PRUNE_STARTS = sa.delete(_STARTS).where(
+    _A_SEATS_STARTS,
+    _STARTS.c.version < sa.select(sa.func.max(_STARTS.c.version)).where(_A_SEATS_STARTS).scalar_subquery(),
+)
+_INSERT_START = sa.insert(_STARTS)
 #: The event's columns an INSERT writes (the id is the database's), and that INSERT.
 _EVENT_COLUMNS = [column.name for column in _ACTIONS.columns if column.name != "id"]
 _INSERT_EVENT = sa.insert(_ACTIONS)

@@ -125,10 +125,17 @@ def reaches_last_turn(turns: Sequence[Turn], seat: int) -> bool:
 
 def _since_bounds(turns: Sequence[Turn], seat: int) -> tuple[int, int]:
     """Where "since ``seat``'s last turn" begins and ends in ``turns``: after its previous turn of its own
-    (0 if it has had none), before its own turn under way (the page, mid-turn: not "since" it)."""
+    (0 if it has had none), before its own turn under way (the page, mid-turn: not "since" it).
+
+    Its turn under way is everything told since its first step of the game turn it is on: its steps, and
+    what came between them (a defender's redeployment after its attack, an admin act); what came before
+    its first step (the host paused the game as its turn began) is still "since". So the page tells, all
+    through the turn, what the turn's mail told as it began."""
     end = len(turns)
-    while end and turns[end - 1].seat == seat and not turns[end - 1].defending:
-        end -= 1
+    under_way = end
+    while under_way and turns[under_way - 1].on_turn == seat and turns[under_way - 1].turn == turns[-1].turn:
+        under_way -= 1
+    end = next((i for i in range(under_way, end) if turns[i].seat == seat and not turns[i].defending), end)
     start = end
     while start and not (turns[start - 1].seat == seat and not turns[start - 1].defending):
         start -= 1

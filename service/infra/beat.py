@@ -6,7 +6,8 @@ someone starts it again; when Redis comes back empty (it keeps nothing here: dep
 lock and the schedule are gone too (sibson/redbeat#285). :class:`SteadyRedBeatScheduler` instead:
 
 - logs once that Redis is out of reach (``beat.broker_lost``), and tries again after 1, 2, 4… seconds,
-  at most ``max_interval`` (5 s as deployed), sending nothing meanwhile;
+  at most ``max_interval`` (5 s as deployed), sending nothing meanwhile (a due task it was sending as
+  Redis went: one line, ``beat.not_sent``, instead of Celery's two tracebacks);
 - once Redis answers, takes the lock again as a starting beat does, without waiting for it: if another
   beat took it meanwhile, this one waits as a second beat does (trying every ``max_interval``);
 - with the lock, installs the schedule again (a restarted Redis lost it) and logs ``beat.broker_back``.
@@ -21,7 +22,9 @@ import logging
 import time
 from typing import Any
 
+import kombu.exceptions
 import redis
+from celery.beat import SchedulingError
 from redbeat import RedBeatScheduler
 from redbeat.schedulers import LUA_EXTEND_TO_SCRIPT, get_redis
 
@@ -54,6 +57,19 @@ class SteadyRedBeatScheduler(RedBeatScheduler):
             self._lost(error)
             return self._wait()
         return interval
+
+    def apply_async(self, entry: Any, *args: Any, **kwargs: Any) -> Any:
+        # Redis may go away between the tick's lock extension and the sending of a due task: Celery's
+        # apply_entry would log that as a "Message Error" with two tracebacks. One line says it instead; the
+        # next tick finds the outage (or Redis back) as usual, and the next sweep does what this one would.
+        try:
+            return super().apply_async(entry, *args, **kwargs)
+        except SchedulingError as error:
+            cause = _outage(error)
+            if cause is None:
+                raise
+            log(logger, logging.WARNING, "beat.not_sent", task=entry.name, error=repr(cause))
+            return None
 
     def close(self) -> None:
         try:
@@ -93,3 +109,14 @@ class SteadyRedBeatScheduler(RedBeatScheduler):
         self.lost_at = None
         self.retry_in = 1.0
         return True
+
+
+def _outage(error: BaseException) -> BaseException | None:
+    """The Redis outage behind ``error``, if one is: the broker's publish, or the result store's reconnection
+    (Celery raises a RuntimeError from it), each wrapped by beat in a SchedulingError."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, (*REDIS_DOWN, kombu.exceptions.OperationalError)):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None

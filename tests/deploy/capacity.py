@@ -37,6 +37,8 @@ from email.parser import BytesHeaderParser
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
+import psutil
+import sqlalchemy as sa
 from sqlmodel import func, select
 
 from bench.access_log import FORMAT, served_ms
@@ -106,6 +108,8 @@ class Figures:
     #: request's logged time, summed, over the run's time): near all of them, requests wait for a thread.
     threads: int = 0
     busy: float = 0.0
+    #: Every request the web server logged over the run (the bots' reads and mail links too).
+    requests: int = 0
     finished: int = 0
     failures: list[str] = field(default_factory=list)
     mails: int = 0
@@ -116,6 +120,10 @@ class Figures:
     retried: int = 0
     #: The 1-minute load average when the games started and when the last one ended.
     load: tuple[float, float] = (0.0, 0.0)
+    #: CPU seconds used over the run, by part of the box (:func:`cpu_by_part`; "the rest": the bots, the SMTP
+    #: server, this process and whatever else ran), and the machine's CPUs.
+    cpu: dict[str, float] = field(default_factory=dict)
+    cpus: int = 0
 
     def summary(self) -> str:
         rate = len(self.steps) / self.seconds if self.seconds else 0.0
@@ -125,10 +133,22 @@ class Figures:
             f"  step round trip by the bots' client: {percentiles(self.steps)};\n"
             f"  the server's time for the same steps (gunicorn, {len(self.served)} logged): "
             f"{percentiles(self.served)}; of the web processes' {self.threads} threads, "
-            f"{self.busy:.1f} were serving a request on average;\n"
+            f"{self.busy:.1f} were serving a request on average; {self.requests} requests in all "
+            f"({self.requests / max(1, len(self.steps)):.1f} a step);\n"
             f"  {self.mails} mails, {len(self.doubled)} received twice, {self.unsent} still waiting, "
             f"{self.failed_mails} given up; {self.retried} requests tried again; {len(self.failures)} games failed"
+            + (f";\n  {self.cpu_words()}" if self.cpu else "")
         )
+
+    def cpu_words(self) -> str:
+        """Where the box's CPU went: seconds per part, the share of the CPU time the run had, and per step."""
+        steps = max(1, len(self.steps))
+        had = self.cpus * self.seconds
+        parts = ", ".join(
+            f"{part} {used:.0f} s ({used / had:.0%}, {used * 1000 / steps:.1f} ms a step)"
+            for part, used in self.cpu.items()
+        )
+        return f"CPU over the run ({self.cpus} CPUs × {self.seconds:.0f} s): {parts}"
 
 
 def run(stack: Stack, *, games: int, seconds: float, think: float, seed: int = 0) -> Figures:
@@ -152,9 +172,13 @@ def run(stack: Stack, *, games: int, seconds: float, think: float, seed: int = 0
         logged_before = web_log.stat().st_size
         start.wait(timeout=300)  # every process is ready: the clock starts
         started, load_before = time.monotonic(), os.getloadavg()[0]
+        cpu_before = cpu_by_part(stack)
         played = _collect(results, processes, games, timeout=seconds + 900 + 60)
         figures.seconds = time.monotonic() - started
         figures.load = (load_before, os.getloadavg()[0])
+        cpu_after = cpu_by_part(stack)
+        figures.cpu = {part: cpu_after[part] - cpu_before.get(part, 0.0) for part in cpu_after}
+        figures.cpus = psutil.cpu_count() or 1
     finally:
         for process in processes:
             process.join(timeout=10)
@@ -176,7 +200,9 @@ def run(stack: Stack, *, games: int, seconds: float, think: float, seed: int = 0
         lines = log.readlines()
     figures.served = served_ms(lines, "POST", "/actions", status=200)
     figures.threads = int(stack.env["WEB_CONCURRENCY"]) * int(stack.env["GUNICORN_THREADS"])
-    figures.busy = sum(served_ms(lines)) / 1000 / figures.seconds
+    every_request = served_ms(lines)
+    figures.busy = sum(every_request) / 1000 / figures.seconds
+    figures.requests = len(every_request)
     figures.mails, figures.doubled = filer.doubled()
 
     def outbox_count(status: MailStatus) -> int:
@@ -194,6 +220,58 @@ def run(stack: Stack, *, games: int, seconds: float, think: float, seed: int = 0
     figures.unsent = outbox_count(MailStatus.PENDING)
     figures.failed_mails = outbox_count(MailStatus.FAILED)
     return figures
+
+
+def cpu_by_part(stack: Stack) -> dict[str, float]:
+    """CPU seconds used so far by each part of the box: the web server, the two workers, beat (each process
+    with every process under it, those ended and waited for included: gunicorn replaces its workers after
+    ``max_requests``), the stack's PostgreSQL backends (those alive now: a connection closed during the run
+    takes its backend's share with it), and the rest of the machine (all CPUs' busy time less those)."""
+    parts = {
+        "web": _tree_cpu(stack.processes["web"].pid),
+        "workers": _tree_cpu(stack.processes["w1"].pid) + _tree_cpu(stack.processes["w2"].pid),
+        "beat": _tree_cpu(stack.processes["beat"].pid),
+        "PostgreSQL": sum(_own_cpu(pid) for pid in _backends(stack)),
+    }
+    machine = psutil.cpu_times()
+    busy = sum(machine) - machine.idle - getattr(machine, "iowait", 0.0)
+    parts["the rest"] = busy - sum(parts.values())
+    return parts
+
+
+def _tree_cpu(pid: int) -> float:
+    try:
+        root = psutil.Process(pid)
+        tree = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return 0.0
+    total = 0.0
+    for process in tree:
+        with contextlib.suppress(psutil.Error):
+            times = process.cpu_times()
+            total += times.user + times.system + times.children_user + times.children_system
+    return total
+
+
+def _own_cpu(pid: int) -> float:
+    try:
+        times = psutil.Process(pid).cpu_times()
+    except psutil.Error:
+        return 0.0
+    return times.user + times.system
+
+
+def _backends(stack: Stack) -> list[int]:
+    with stack.app.app_context():
+        session = get_session()
+        try:
+            found = session.execute(_BACKENDS, {"name": stack.application_name})
+            return [int(pid) for pid in found.scalars()]
+        finally:
+            session.close()
+
+
+_BACKENDS = sa.text("SELECT pid FROM pg_stat_activity WHERE application_name = :name AND pid <> pg_backend_pid()")
 
 
 def _collect(

@@ -266,3 +266,40 @@ def test_a_resignation_is_told_with_what_becomes_of_the_seat() -> None:
     state = rules.new_game(2, seed="s")
     assert story.admin_words(resigned, state, NAMES, 0) == "Bob resigned from the game: the house bot plays their seat."
     assert story.admin_words(resigned, state, NAMES, 1) == "You resigned from the game: the house bot plays your seat."
+
+
+def _turns(*told: tuple[int, int, int | None]) -> list[story.Turn]:
+    """Turns as (game turn, seat on turn, who acted: None for an admin act)."""
+    return [story.Turn(turn=turn, on_turn=on_turn, seat=seat) for turn, on_turn, seat in told]
+
+
+ROUND_1 = [(1, ANN, ANN), (1, BOB, BOB), (1, CY, CY)]
+
+
+@pytest.mark.parametrize(
+    ("then", "what"),
+    [
+        ([], "as the turn begins (its mail)"),
+        ([(2, ANN, ANN)], "after a step of its own"),
+        ([(2, ANN, ANN), (2, ANN, BOB), (2, ANN, ANN)], "after an attack that Bob redeployed after"),
+        ([(2, ANN, ANN), (2, ANN, BOB)], "while Bob redeploys after its attack"),
+        ([(2, ANN, ANN), (2, ANN, None), (2, ANN, ANN)], "after the host moved the deadline mid-turn"),
+    ],
+)
+def test_the_page_tells_all_through_a_turn_what_its_mail_told_as_it_began(
+    then: list[tuple[int, int, int | None]], what: str
+) -> None:
+    # Mid-turn, a defender's redeployment or an admin act between the seat's own steps used to end "since"
+    # there: the page told only that, and no longer the other players' turns since the seat's last.
+    turns = _turns(*ROUND_1, *then)
+    told = [(t.turn, t.on_turn, t.seat) for t in story.since_last_turn(turns, ANN)]
+    assert told == [(1, BOB, BOB), (1, CY, CY)], what
+
+
+def test_what_came_before_the_seats_first_step_of_its_turn_is_still_since_its_last() -> None:
+    turns = _turns(*ROUND_1, (2, ANN, None), (2, ANN, None), (2, ANN, ANN), (2, ANN, BOB))
+    told = [(t.turn, t.on_turn, t.seat) for t in story.since_last_turn(turns, ANN)]
+    assert told == [(1, BOB, BOB), (1, CY, CY), (2, ANN, None), (2, ANN, None)]
+    # A defender reads everything since its own last turn, the attack under way included.
+    told = [(t.turn, t.on_turn, t.seat) for t in story.since_last_turn(turns, BOB)]
+    assert told == [(1, CY, CY), (2, ANN, None), (2, ANN, None), (2, ANN, ANN)]

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from rules import GameState, apply, auto_pass, new_game
+from rules import GameState, apply, auto_pass, new_game, schema
 from rules.schema import read_state
 
 from .builder import Builder
@@ -101,6 +103,21 @@ FAULTS = [
     (changed("regions[5].owner", 2), "regions[5].race: player 2 holds no Trolls"),
     (changed("regions[5].color", "red"), "regions[5].color: unknown field"),
     (changed("regions[7].mountain", True), "regions[7].mountain: region 7 is a"),
+    # Each region is first looked at in one glance (service reads every stored state at every request):
+    # nothing the full check refuses may pass that way, whatever the type.
+    (changed("regions[5].owner", True), "regions[5].owner: expected an integer, not True"),
+    (changed("regions[5].owner", 0.0), "regions[5].owner: expected an integer, not 0.0"),
+    (changed("regions[5].owner", -1), "regions[5].owner: the Trolls there belong to a player"),
+    (changed("regions[5].tokens", False), "regions[5].tokens: expected an integer, not False"),
+    (changed("regions[5].tokens", 0), "regions[5]: a race needs tokens there, and tokens a race"),
+    (changed("regions[5].race", ["Trolls"]), "regions[5].race: ['Trolls'] is not a race of this game"),
+    (changed("regions[5].race", "Lost Tribe"), "regions[5].owner: the Lost Tribes belong to no player"),
+    (changed("regions[13].tokens", 19), "regions[13].tokens: 19 is more than the 18 Lost Tribe tokens in the box"),
+    (changed("regions[13].owner", 1), "regions[13].owner: the Lost Tribes belong to no player"),
+    (changed("regions[13].tokens", 0), "regions[13]: a race needs tokens there, and tokens a race"),
+    (changed("regions[7].mountain", 0), "regions[7].mountain: expected true or false, not 0"),
+    (changed("regions[7].mountain", None), "regions[7].mountain: expected true or false, not None"),
+    (changed("regions[7]", ["owner", 0]), "regions[7]: expected an object, not list"),
     (changed("players[1].coins", -2), "players[1].coins: -2 is less than 0"),
     (changed("players[0].active.power", "Laser"), "players[0].active.power: 'Laser' is not a special power"),
     (changed("players[0].ally", 0), "players[0].ally: unknown field"),
@@ -138,3 +155,52 @@ def test_the_sample_reads_back_as_it_was_written() -> None:
         "Amazons": {"held": 4},
         "Bivouacking": {"encampments": [12, 12]},
     }
+
+
+_ODD = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.sampled_from([-2, -1, 0, 1, 2, 3, 10, 11, 18, 19]),  # the bounds of owners and tokens
+    st.integers(-3, 40),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["Trolls", "Amazons", "Lost Tribe", "Dwarfs", "", "trolls"]),
+    st.lists(st.integers(0, 3), max_size=2),
+    st.dictionaries(st.just("x"), st.integers(), max_size=1),
+)
+
+
+@given(
+    region=st.sampled_from(
+        [5, 6, 2, 12, 13, 0]
+    ),  # Trolls, Ghouls In Decline, a mountain, Amazons on one, Lost Tribe, empty
+    changes=st.dictionaries(
+        st.sampled_from(["owner", "race", "tokens", "mountain", "colour"]),
+        st.one_of(_ODD, st.just(KeyError)),
+        max_size=2,
+    ),
+    kind=st.sampled_from(["object", "object", "object", "list", "none"]),
+)
+@settings(max_examples=500)
+def test_a_region_read_at_a_glance_is_what_the_full_check_reads_or_refuses(
+    region: int, changes: dict[str, Any], kind: str
+) -> None:
+    # _regions takes a region that passes its quick test as it is and sends any other through _region: from
+    # a valid region, one or two fields changed (or removed) to odd values of any type.
+    data = sample()
+    board = schema.load_board(data["board"])
+    fields = dict(data["regions"][region])
+    for key, value in changes.items():
+        if value is KeyError:
+            fields.pop(key, None)
+        else:
+            fields[key] = value
+    data["regions"][region] = {"object": fields, "list": list(fields), "none": None}[kind]
+    try:
+        expected: Any = schema._region(data["regions"][region], region, board, 3)
+    except ValueError as error:
+        expected = str(error)
+    try:
+        got: Any = schema._regions(data["regions"], board, 3)[region]
+    except ValueError as error:
+        got = str(error)
+    assert got == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -9,7 +10,9 @@ from pathlib import Path
 import pytest
 import redis
 from flask import Flask
+from redbeat import RedBeatSchedulerEntry
 
+from service.infra.beat import SteadyRedBeatScheduler
 from tests.processes import OwnRedis, running, service_environment
 from worker.tasks.ping import ping
 
@@ -100,3 +103,23 @@ def wait_for(condition: Callable[[], object], what: str, timeout: float = 30) ->
         if time.monotonic() > deadline:
             pytest.fail(f"waited {timeout} s for {what}")
         time.sleep(0.2)
+
+
+def test_a_due_task_beat_cannot_send_as_redis_goes_away_is_one_line_not_a_traceback(
+    make_app: Callable[..., Flask], own_redis: OwnRedis, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Seen once in the outage test above: Redis went between the tick's lock extension and the sending of a
+    # due sweep, and Celery's apply_entry logged "Message Error" with its tracebacks.
+    url = own_redis.url
+    app = make_app(BROKER_URL=url, RESULT_BACKEND=url)
+    celery = app.extensions["celery"]
+    # Give up at once rather than after the result store's retries (about 30 s): what is logged is the same.
+    celery.conf.result_backend_transport_options = {"retry_policy": {"max_retries": 0}}
+    scheduler = SteadyRedBeatScheduler(app=celery, lazy=True)
+    entry = RedBeatSchedulerEntry("sweep-deadlines", ping.name, 1.0, app=celery)
+    own_redis.stop()
+    with caplog.at_level(logging.DEBUG):
+        scheduler.apply_entry(entry, producer=None)
+    said = [record for record in caplog.records if "beat.not_sent" in record.getMessage()]
+    assert len(said) == 1 and "sweep-deadlines" in said[0].getMessage(), caplog.text
+    assert not [record for record in caplog.records if record.exc_info or "Message Error" in record.getMessage()]
