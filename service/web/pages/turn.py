@@ -284,7 +284,7 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
     db = get_session()
     game = viewer.game
     seat = viewer.number
-    view = views.game_view(db, game, seat)
+    view = views.game_view(db, game, seat, state=state)
     public = view.state or {}
     names = [s.name for s in view.seats]
     choices = Choices.of(rules.legal_actions(state, seat))
@@ -293,7 +293,7 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
         selected = None
     marks = conquest_marks(state, seat, choices)
     # The steps an undo may take back, earliest first, each named (rules.tell) with its own "undo to here".
-    undo_steps = list(reversed(play.undo_steps(db, game, seat, names=names)))
+    undo_steps = list(reversed(play.undo_steps(db, game, seat, names=names, state=state)))
     undoable = len(undo_steps)
     confirm = args.get("confirm") if args.get("confirm") in CONFIRMED else None
 
