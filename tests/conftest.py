@@ -17,6 +17,7 @@ import os
 import random
 import secrets
 import shutil
+import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -61,6 +62,18 @@ def pytest_configure(config: pytest.Config) -> None:
     ``PYTEST_DEBUG_TEMPROOT`` or ``--basetemp``, when given, choose the place instead."""
     if MEMORY_FILES.is_dir() and os.access(MEMORY_FILES, os.W_OK | os.X_OK):
         os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", str(MEMORY_FILES))
+    keep_bytecode()
+
+
+def keep_bytecode() -> None:
+    """Compiled modules kept (``__pycache__``) for the run, even where the environment says not to write them
+    (``PYTHONDONTWRITEBYTECODE``, set on some machines, CI's among them): else each test process rewrites the
+    asserts of every test module it collects (pytest keeps the result as bytecode), and each process the tests
+    start (web servers, Celery workers, ``smallworld`` commands, the demo) compiles the service's modules
+    again, 6 s of CPU per test process and 0.2 s per child. Set here, before pytest-xdist starts its workers,
+    the workers and every process they start inherit it; this process writes what it imports from now on."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
 
 
 #: The test files that take longest, longest first (measured: ``--durations``, and each test's time summed per

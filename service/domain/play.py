@@ -8,7 +8,9 @@ racing for the same version apply exactly once. An idempotency key returns the f
 from __future__ import annotations
 
 import logging
-from collections import deque
+import threading
+import weakref
+from collections import OrderedDict, deque
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -180,13 +182,20 @@ class UndoableStep:
     back: int
 
 
-def undo_steps(session: Session, game: Game, seat: int, names: Sequence[str] | None = None) -> list[UndoableStep]:
+def undo_steps(
+    session: Session,
+    game: Game,
+    seat: int,
+    names: Sequence[str] | None = None,
+    state: rules.GameState | None = None,
+) -> list[UndoableStep]:
     """The seat's steps an undo may take back now, latest first, each told in words (the abilities' own
     telling, ``rules.tell``). Empty when it is not the seat's turn or nothing can be undone. ``names``: the
-    seats' display names by seat number, when the caller has them (else they are read)."""
+    seats' display names by seat number, when the caller has them (else they are read); ``state``: the game's
+    state, when the caller has parsed it (else it is)."""
     if game.state is None or game.status != GameStatus.ACTIVE:
         return []
-    if seat not in rules.awaiting(load_state(game)):
+    if seat not in rules.awaiting(state or load_state(game)):
         return []
     undo_log = _undo_log(session, game, seat)
     undoable = undo_log.undoable
@@ -485,6 +494,58 @@ def told_turns(session: Session, game: Game, readers: Collection[int] = ()) -> l
         return None
 
 
+def since_words_on_turn(
+    session: Session, game: Game, state: rules.GameState, seat: int, names: Sequence[str]
+) -> list[str]:
+    """ "Since your last turn" for ``seat``'s turn page (:func:`told_turns`, ``story.since_words``).
+
+    Once the seat on turn has taken a step of its turn, these words no longer change until the turn ends:
+    they tell what came before that step (``story.since_last_turn``), and every entry before it stays as it
+    is (an undo never goes past the turn's start, and takes back only the seat's own steps). So this process
+    keeps them, by database, game, seat, the seat's names, the turn's stored start and the version of the
+    seat's first step that counts, and the page's later views in the turn read them instead of telling the
+    turn's story again; before the seat's first step, for a seat not on turn, or in a game without stored
+    starts, they are told afresh.
+    """
+    key = _on_turn_key(session, game, state, seat, names)
+    if key is not None:
+        with _SINCE_LOCK:
+            kept = _SINCE_KEPT.get(key)
+            if kept is not None:
+                _SINCE_KEPT.move_to_end(key)
+                return list(kept)
+    turns = told_turns(session, game, readers=[seat])
+    if turns is None:
+        return []
+    words = story.since_words(turns, names, seat)
+    if key is not None:
+        with _SINCE_LOCK:
+            _SINCE_KEPT[key] = tuple(words)
+            while len(_SINCE_KEPT) > _SINCE_KEEP:
+                _SINCE_KEPT.popitem(last=False)
+    return words
+
+
+def _on_turn_key(
+    session: Session, game: Game, state: rules.GameState, seat: int, names: Sequence[str]
+) -> tuple[Any, ...] | None:
+    """:func:`since_words_on_turn`'s key, when the seat is on turn and has taken a step of it; else None."""
+    if state.over or state.phase == rules.Phase.DEFEND or state.current != seat:
+        return None
+    if session.autoflush:  # as the ORM's own queries do: what this transaction added is seen
+        session.flush()
+    found = session.connection().execute(_TURN_UNDER_WAY, {"game": game.id, "now": game.version}).first()
+    if found is None or found[1] != seat or found[2] is None:
+        return None
+    start, _, first = found
+    # The game as this database holds it (its id alone could be another database's, or a game's long gone).
+    bind = session.get_bind()
+    database = _DATABASES.get(bind)
+    if database is None:
+        database = _DATABASES[bind] = object()
+    return (database, game.id, game.seed, game.created_at, seat, tuple(names), start, first)
+
+
 def begins_turn(key: str | None, state: rules.GameState) -> bool:
     """Whether ``state``, made by a step while the game awaited the step ``key`` (:func:`step_key`), is the
     start of a seat's turn: another game turn or seat on turn (not a defender's redeployment, nor the end)."""
@@ -664,6 +725,31 @@ _LIVE_SINCE = (
     )
     .order_by(col(GameAction.version).desc())
 )
+#: The latest stored turn start (its version and seat) with its seat's first step that counts since, in one
+#: statement: :func:`since_words_on_turn`'s key.
+_FIRST_OWN_STEP = (
+    sa.select(sa.func.min(_ACTIONS.c.version))
+    .where(
+        _ACTIONS.c.game_id == _STARTS.c.game_id,
+        _ACTIONS.c.version > _STARTS.c.version,
+        _ACTIONS.c.seat == _STARTS.c.seat,
+        _ACTIONS.c.kind.in_([ActionKind.ACTION, ActionKind.AUTO_PASS]),
+        _ACTIONS.c.undone == sa.false(),
+    )
+    .scalar_subquery()
+)
+_TURN_UNDER_WAY = (
+    sa.select(_STARTS.c.version, _STARTS.c.seat, _FIRST_OWN_STEP)
+    .where(_STARTS.c.game_id == sa.bindparam("game"), _STARTS.c.version <= sa.bindparam("now"))
+    .order_by(_STARTS.c.version.desc())
+    .limit(1)
+)
+#: :func:`since_words_on_turn`'s words, by key, the latest used last; at most _SINCE_KEEP of them (a few
+#: hundred bytes each).
+_SINCE_KEPT: OrderedDict[tuple[Any, ...], tuple[str, ...]] = OrderedDict()
+_SINCE_KEEP = 4096
+_SINCE_LOCK = threading.Lock()
+_DATABASES: weakref.WeakKeyDictionary[Any, object] = weakref.WeakKeyDictionary()
 #: :func:`_keep_turn_start`'s two statements, built once: drop a seat's stored starts but its latest, then
 #: store the new one.
 _A_SEATS_STARTS = sa.and_(_STARTS.c.game_id == sa.bindparam("game_id"), _STARTS.c.seat == sa.bindparam("seat"))

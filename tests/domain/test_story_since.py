@@ -284,3 +284,43 @@ def test_the_stored_starts_go_when_the_game_ends_or_is_cancelled(db_session: Ses
     assert db_session.exec(select(func.count()).where(TurnStart.game_id == cancelled.id)).one() > 0
     admin.cancel(db_session, cancelled.id or 0, admin.HOST, links)
     assert db_session.exec(select(func.count()).where(TurnStart.game_id == cancelled.id)).one() == 0
+
+
+@pytest.mark.parametrize(("players", "seed", "redeploy"), [(5, 2, "ask"), (3, 5, "auto")])
+def test_the_turn_pages_kept_words_are_what_the_whole_replay_tells_after_every_step(
+    db_session: Session, links: LinkMaker, monkeypatch: pytest.MonkeyPatch, players: int, seed: int, redeploy: str
+) -> None:
+    """The turn page keeps a seat's "Since your last turn" once it has taken a step of its turn
+    (``play.since_words_on_turn``): after every step or act, every seat's page says what the whole replay says."""
+    whole_story = play.told_turns
+    afresh = [0]
+
+    def counted(*args: Any, **kwargs: Any) -> list[story.Turn] | None:
+        afresh[0] += 1
+        return whole_story(*args, **kwargs)
+
+    monkeypatch.setattr(play, "told_turns", counted)
+    play._SINCE_KEPT.clear()
+    rnd = random.Random(seed)
+    game = new_game(db_session, players, f"page-{seed}", redeploy)
+    done: dict[str, int] = {}
+    pages = 0
+    for steps in range(160):
+        what = one_step(db_session, game, links, rnd, ACTS.get(steps, ""))
+        done[what] = done.get(what, 0) + 1
+        db_session.refresh(game)
+        if game.status != GameStatus.ACTIVE:
+            break
+        whole = whole_story(db_session, game)
+        assert whole is not None
+        names = seat_names(db_session, game)
+        state = play.load_state(game)
+        for seat in range(players):
+            expected = story.since_words(whole, names, seat)
+            assert play.since_words_on_turn(db_session, game, state, seat, names) == expected, (what, steps, seat)
+            pages += 1
+    assert all(done.get(what) for what in ("undo", "auto_pass", "options", "extend", "replace", "action")), done
+    # The seat on turn's pages after its first step were read from what the process kept (a seat not on turn
+    # is told afresh each time): a good third of the seat on turn's pages in these games of short turns.
+    kept = pages - afresh[0]
+    assert kept > 0.3 * pages / players, (pages, afresh[0])

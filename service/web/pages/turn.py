@@ -22,7 +22,7 @@ import rules
 from rules.abilities import ACTION_OWNERS, names_with
 from rules.state import GameState
 from rules.troops import conquering_declined, hand_for_conquest
-from service.domain import bot_seats, play, story, views
+from service.domain import bot_seats, play, views
 from service.domain.errors import Conflict, DomainError
 from service.domain.links import current_links
 from service.domain.models import GameStatus
@@ -284,7 +284,7 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
     db = get_session()
     game = viewer.game
     seat = viewer.number
-    view = views.game_view(db, game, seat)
+    view = views.game_view(db, game, seat, state=state)
     public = view.state or {}
     names = [s.name for s in view.seats]
     choices = Choices.of(rules.legal_actions(state, seat))
@@ -293,7 +293,7 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
         selected = None
     marks = conquest_marks(state, seat, choices)
     # The steps an undo may take back, earliest first, each named (rules.tell) with its own "undo to here".
-    undo_steps = list(reversed(play.undo_steps(db, game, seat, names=names)))
+    undo_steps = list(reversed(play.undo_steps(db, game, seat, names=names, state=state)))
     undoable = len(undo_steps)
     confirm = args.get("confirm") if args.get("confirm") in CONFIRMED else None
 
@@ -343,8 +343,7 @@ def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) ->
     invalid = args.get("invalid", "")
     phase = state.phase
     # "Since your last turn" (issue 18): the other players' turns in words, as the turn mail tells them.
-    turns = play.told_turns(db, game, readers=[seat])
-    since = story.since_words(turns, names, seat) if turns is not None else []
+    since = play.since_words_on_turn(db, game, state, seat, names)
     return page_context(viewer, view, public, names) | {
         "since": since,
         "step_title": step_title(phase, confirm, selected, state),
