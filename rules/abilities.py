@@ -432,6 +432,7 @@ def register(cls: type[Ability]) -> type[Ability]:
         MARKERS[marker.name] = (instance, marker)
     _COMBOS.clear()
     _OVERRIDING.clear()
+    _NAMES_WITH.clear()
     return cls
 
 
@@ -450,6 +451,7 @@ def unregister(name: str) -> None:
         del MARKERS[marker.name]
     _COMBOS.clear()
     _OVERRIDING.clear()
+    _NAMES_WITH.clear()
 
 
 @contextlib.contextmanager
@@ -606,6 +608,15 @@ def with_turn_state(state: GameState, hook: str) -> list[Ability]:
     return [ABILITIES[name] for name in sorted(names, key=RANK.__getitem__)] if names else []
 
 
+_NAMES_WITH: dict[str, str] = {}
+
+
 def names_with(flag: str) -> str:
-    """The names of the races and powers that set ``flag``, for messages ("Seafaring", "Stout")."""
-    return " or ".join(sorted(name for name, a in ABILITIES.items() if getattr(a, flag))) or "no"
+    """The names of the races and powers that set ``flag``, for messages ("Seafaring", "Stout"); worked
+    out once per flag (a conquest check's refusal of a Sea says it, region after region)."""
+    found = _NAMES_WITH.get(flag)
+    if found is None:
+        found = _NAMES_WITH[flag] = (
+            " or ".join(sorted(name for name, a in ABILITIES.items() if getattr(a, flag))) or "no"
+        )
+    return found

@@ -49,6 +49,9 @@ class Board:
     #: :attr:`entry` in ascending order, and its land regions alone.
     entry_order: tuple[int, ...]
     land_entry_order: tuple[int, ...]
+    #: :attr:`land_entry_order` as a set, and every region's number (what a conquest check may leave open).
+    land_entry: frozenset[int]
+    everywhere: frozenset[int]
     #: Whether each region is a Sea or the Lake (``Region.is_water``, asked region after region).
     water: tuple[bool, ...]
 
@@ -91,6 +94,8 @@ def _build(data: dict) -> Board:
         land=frozenset(r.id for r in regions if not r.is_water),
         entry_order=tuple(sorted(entry)),
         land_entry_order=tuple(sorted(i for i in entry if not regions[i].is_water)),
+        land_entry=frozenset(i for i in entry if not regions[i].is_water),
+        everywhere=frozenset(range(len(regions))),
         water=tuple(r.is_water for r in regions),
     )
 

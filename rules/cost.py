@@ -122,6 +122,7 @@ class ConquestCheck:
         "shields",
         "roll",
         "near",
+        "left_open",
     )
 
     def __init__(self, state: GameState, seat: int, troop: Troop, held: list[int] | None = None) -> None:
@@ -149,6 +150,10 @@ class ConquestCheck:
         #: The regions next to those held, once :meth:`candidates` worked them out (then asked instead of the
         #: neighbours of each region in turn).
         self.near: set[int] | None = None
+        #: The regions :meth:`candidates` found on the board, not held, of a terrain the troop may enter and
+        #: in its reach (or open to its first conquest): only markers and shields are left to ask of them
+        #: (:meth:`candidate_refusal`). None until it listed them.
+        self.left_open: frozenset[int] | set[int] | None = None
         self.roll: tuple[Ability, int] | None = None
         for ability in hooks.pending_roll:
             die = ability.pending_roll(state, seat, troop)
@@ -243,12 +248,12 @@ class ConquestCheck:
         return f"Region {region} is not adjacent to any region your {self.troop.race} hold"
 
     def candidate_refusal(self, region: int) -> str | None:
-        """:meth:`refusal` of a region :meth:`candidates` listed, answered from what listing it showed when
-        the candidates are the regions next to those held (``near``): such a region is on the board, not
-        held, and land unless the troop sails, so only markers, shields and the reach are left to ask (the
-        question ``legal_actions`` asks region after region). Any other region gets the whole check."""
-        near = self.near
-        if near is None or region not in near:
+        """:meth:`refusal`, answered from what :meth:`candidates` showed when it left the region open
+        (``left_open``: on the board, not held, land unless the troop sails, in reach or open to a first
+        conquest), so that only markers and shields are left to ask (the question ``legal_actions`` asks
+        region after region). Any other region, or one asked before the listing, gets the whole check."""
+        left_open = self.left_open
+        if left_open is None or region not in left_open:
             return self.refusal(region)
         immune = self.immune
         if immune and immune.get(region):
@@ -288,21 +293,40 @@ class ConquestCheck:
         """
         state, troop, board, held = self.state, self.troop, self.board, self.held
         if not held:
+            # Every region listed here passes the first conquest's rule and the terrain (refusal).
             if self.hooks.enters_anywhere:
+                self.left_open = board.everywhere if self.sails else board.land
                 return range(len(board.regions))
-            return board.entry_order if self.sails else board.land_entry_order
-        if self.hooks.flies:
-            return range(len(board.regions))
+            if self.sails:
+                self.left_open = board.entry
+                return board.entry_order
+            self.left_open = board.land_entry
+            return board.land_entry_order
         neighbours = board.neighbours
         self.near = near = set().union(*[neighbours[i] for i in held])
-        if self.hooks.reaches:
-            near = set(near)
-            for ability in self.hooks.reaches:
-                extra = ability.reachable(state, self.seat, troop, held)
-                if extra is None:
-                    return range(len(board.regions))
-                near.update(extra)
+        if self.hooks.flies:
+            # Any land region is in reach (in_reach), and the regions next to those held; every region is
+            # listed, those held and out of reach refused by the whole check.
+            left_open = near | board.land
+            left_open.difference_update(held)
+            if not self.sails:
+                left_open &= board.land
+            self.left_open = left_open
+            return range(len(board.regions))
         found = near.difference(held)
         if not self.sails:
             found &= board.land
+        self.left_open = found
+        if self.hooks.reaches:
+            # An ability's reach beyond the borders: listed too, but asked the whole check.
+            extra: set[int] = set()
+            for ability in self.hooks.reaches:
+                more = ability.reachable(state, self.seat, troop, held)
+                if more is None:
+                    return range(len(board.regions))
+                extra.update(more)
+            extra.difference_update(held)
+            if not self.sails:
+                extra &= board.land
+            found = found | extra
         return sorted(found)

@@ -72,7 +72,7 @@ class DragonMaster(Power):
             return []
         # refusal's checks, the first two made above, the conquest rules worked out once for every region.
         check = ConquestCheck(state, seat, troop)
-        refusal = check.refusal
+        refusal = check.candidate_refusal  # what listing the candidates left open, the whole check otherwise
         return [
             offer("dragon", seat, i)
             for i in check.candidates()

@@ -89,7 +89,7 @@ class Sorcerers(Race):
             return f"Region {region} is not adjacent to one of your Sorcerer regions"
         if (box_left(state, troop.race) if box is None else box) < 1:
             return "No Sorcerer token is left in the box"
-        return check.refusal(region)
+        return check.candidate_refusal(region)  # the whole check unless listing the candidates left it open
 
     def legal(self, state: GameState, seat: int, troop: Troop) -> list[Action]:
         if state.phase not in (START, CONQUER):

@@ -532,18 +532,18 @@ def _on_turn_key(
     """:func:`since_words_on_turn`'s key, when the seat is on turn and has taken a step of it; else None."""
     if state.over or state.phase == rules.Phase.DEFEND or state.current != seat:
         return None
-    start = session.exec(_TURN_START, params={"start_game": game.id, "start_version": game.version}).first()
-    if start is None or start[1] != seat:
+    if session.autoflush:  # as the ORM's own queries do: what this transaction added is seen
+        session.flush()
+    found = session.connection().execute(_TURN_UNDER_WAY, {"game": game.id, "now": game.version}).first()
+    if found is None or found[1] != seat or found[2] is None:
         return None
-    first = session.exec(_FIRST_OWN_STEP, params={"game": game.id, "after": start[0], "seat": seat}).one()
-    if first is None:
-        return None
+    start, _, first = found
     # The game as this database holds it (its id alone could be another database's, or a game's long gone).
     bind = session.get_bind()
     database = _DATABASES.get(bind)
     if database is None:
         database = _DATABASES[bind] = object()
-    return (database, game.id, game.seed, game.created_at, seat, tuple(names), start[0], first)
+    return (database, game.id, game.seed, game.created_at, seat, tuple(names), start, first)
 
 
 def begins_turn(key: str | None, state: rules.GameState) -> bool:
@@ -725,20 +725,24 @@ _LIVE_SINCE = (
     )
     .order_by(col(GameAction.version).desc())
 )
-#: The latest stored turn start (its version and seat), and a seat's first step that counts after a version:
-#: :func:`since_words_on_turn`'s key.
-_TURN_START = (
-    select(TurnStart.version, TurnStart.seat)
-    .where(TurnStart.game_id == sa.bindparam("start_game"), TurnStart.version <= sa.bindparam("start_version"))
-    .order_by(col(TurnStart.version).desc())
-    .limit(1)
+#: The latest stored turn start (its version and seat) with its seat's first step that counts since, in one
+#: statement: :func:`since_words_on_turn`'s key.
+_FIRST_OWN_STEP = (
+    sa.select(sa.func.min(_ACTIONS.c.version))
+    .where(
+        _ACTIONS.c.game_id == _STARTS.c.game_id,
+        _ACTIONS.c.version > _STARTS.c.version,
+        _ACTIONS.c.seat == _STARTS.c.seat,
+        _ACTIONS.c.kind.in_([ActionKind.ACTION, ActionKind.AUTO_PASS]),
+        _ACTIONS.c.undone == sa.false(),
+    )
+    .scalar_subquery()
 )
-_FIRST_OWN_STEP = select(sa.func.min(GameAction.version)).where(
-    GameAction.game_id == sa.bindparam("game"),
-    GameAction.version > sa.bindparam("after"),
-    GameAction.seat == sa.bindparam("seat"),
-    col(GameAction.kind).in_([ActionKind.ACTION, ActionKind.AUTO_PASS]),
-    GameAction.undone == sa.false(),
+_TURN_UNDER_WAY = (
+    sa.select(_STARTS.c.version, _STARTS.c.seat, _FIRST_OWN_STEP)
+    .where(_STARTS.c.game_id == sa.bindparam("game"), _STARTS.c.version <= sa.bindparam("now"))
+    .order_by(_STARTS.c.version.desc())
+    .limit(1)
 )
 #: :func:`since_words_on_turn`'s words, by key, the latest used last; at most _SINCE_KEEP of them (a few
 #: hundred bytes each).

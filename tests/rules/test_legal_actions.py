@@ -18,6 +18,7 @@ from rules import POWERS, Action, GameState, awaiting, conquest_cost, conquest_r
 from rules.abilities import RACES
 from rules.actions import ACTIVE, DECLINED
 from rules.conquest import conquest_candidates
+from rules.cost import ConquestCheck
 from rules.state import CONQUER, PICK, START, Troop
 from rules.troops import conquering_declined, hand_for_conquest
 
@@ -82,8 +83,13 @@ def reference_offers(state: GameState, seat: int) -> list[Action]:
 def check_candidates(state: GameState, seat: int, troop: Troop) -> None:
     held = state.regions_of(seat, troop.race)
     candidates = set(conquest_candidates(state, seat, troop, held))
-    accepted = {i for i in range(len(state.regions)) if conquest_refusal(state, seat, troop, i) is None}
+    refusals = [conquest_refusal(state, seat, troop, i) for i in range(len(state.regions))]
+    accepted = {i for i, refusal in enumerate(refusals) if refusal is None}
     assert accepted <= candidates, (troop, sorted(accepted - candidates))
+    # What listing the candidates left open is answered from the listing: the same answer, message included.
+    listed = ConquestCheck(state, seat, troop, held)
+    listed.candidates()
+    assert [listed.candidate_refusal(i) for i in range(len(state.regions))] == refusals, troop
 
 
 def check_offers(state: GameState, rnd: random.Random) -> None:
@@ -104,7 +110,8 @@ def check_offers(state: GameState, rnd: random.Random) -> None:
     if troop is not None and rnd.random() < 0.3:
         # Every power on these holdings (Flying, Underworld, Seafaring… whatever this game dealt).
         for power in POWERS:
-            check_candidates(state, seat, dataclasses.replace(troop, power=power))
+            # (hooks=None: a troop keeps the Hooks of its race and power once asked, those of the one replaced)
+            check_candidates(state, seat, dataclasses.replace(troop, power=power, hooks=None))
 
 
 @_settings(GAMES // 15)

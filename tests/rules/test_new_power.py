@@ -24,7 +24,7 @@ from rules import (
     tell,
     turn_score,
 )
-from rules.abilities import Power, Slot
+from rules.abilities import Power, Slot, names_with
 from rules.state import GameState as State
 from rules.state import Troop
 from rules.telling import Step, plural
@@ -76,6 +76,24 @@ def test_the_power_is_known_only_while_registered() -> None:
         assert "Foresters" in new_game(2, seed=1).power_stack + [c.power for c in new_game(2, seed=1).combos]
     assert "Foresters" not in POWERS and "Foresters" not in ABILITIES
     assert "Foresters" not in new_game(2, seed=1).power_stack
+
+
+class Rafters(Power):
+    name = "Rafters"
+    tokens = 4
+    summary = "Conquer Seas and the Lake."
+    source = "tests/rules/test_new_power.py (a power made up for this test)"
+    description = "You may conquer Seas and the Lake."
+    sails = True
+
+
+def test_a_new_power_that_sails_is_named_in_the_refusals_while_registered() -> None:
+    # names_with is worked out once per flag: registering and unregistering must forget it.
+    before = names_with("sails")
+    assert "Rafters" not in before.split(" or ")
+    with registered(Rafters):
+        assert "Rafters" in names_with("sails").split(" or ")
+    assert names_with("sails") == before
 
 
 def test_foresters_play_through_legal_actions_apply_scoring_and_the_telling(foresters: None) -> None:

@@ -160,7 +160,10 @@ class WorkerStack:
     def start_worker(self, *, wait: bool = True) -> subprocess.Popen[bytes]:
         """Start a worker; with ``wait``, return once it answers a ping on the default queue (it is
         consuming). A worker busy with a task cannot answer: a test that wants it to take a task at once
-        passes ``wait=False``."""
+        passes ``wait=False``. A worker still running (a test failed before stopping it) is stopped first: the
+        stack's end stops only the latest, and one left behind would go on taking the tasks of whatever test,
+        of this run or another, next takes this Redis database, on a database schema dropped by then."""
+        self.stop_worker()
         self.starts += 1
         # Alone on its Redis database, the worker has no neighbours to synchronise with at start (mingle waits
         # a second for their answer) nor to gossip with.
