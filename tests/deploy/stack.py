@@ -263,10 +263,15 @@ class Stack:
 class Client:
     """A small JSON-over-HTTP client with keep-alive, and retries for what a load balancer would retry."""
 
+    #: A kept-alive connection idle for longer than this is not used again: gunicorn closes it after its
+    #: ``keepalive`` (5 s, deploy/gunicorn.conf.py), and a request sent as it does so is lost with it.
+    IDLE_REUSE = 2.0
+
     def __init__(self, host: str, port: int) -> None:
         self.host, self.port = host, port
         self.connection: http.client.HTTPConnection | None = None
         self.retried = 0
+        self.used_at = 0.0
 
     def request(
         self, method: str, path: str, body: Any = None, token: str | None = None, retries: int = 0
@@ -278,6 +283,8 @@ class Client:
             headers["Authorization"] = f"Bearer {token}"
         payload = json.dumps(body) if body is not None else None
         for attempt in range(retries + 1):
+            if self.connection is not None and time.monotonic() - self.used_at > self.IDLE_REUSE:
+                self.close()
             try:
                 if self.connection is None:
                     self.connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
@@ -285,6 +292,7 @@ class Client:
                 response = self.connection.getresponse()
                 data = response.read()
                 status = response.status
+                self.used_at = time.monotonic()
             except (OSError, http.client.HTTPException):
                 self.close()
                 if attempt == retries:
