@@ -7,24 +7,18 @@ address here; no game may then name it, as a player or as the host, and the lobb
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
 
 from service.domain.errors import BadRequest
 from service.domain.models import BlockedAddress, utcnow
-
-#: The dialects' own INSERT, which has ``ON CONFLICT`` (both spell it the same).
-_INSERT: dict[str, Callable[[type[BlockedAddress]], postgresql.Insert | sqlite.Insert]] = {
-    "postgresql": postgresql.insert,
-    "sqlite": sqlite.insert,
-}
+from service.infra.db import dialect_insert
 
 
 def block(session: Session, email: str) -> None:
     """Put ``email`` on the list (again is harmless), in the caller's transaction."""
-    insert = _INSERT[session.get_bind().dialect.name](BlockedAddress)
+    insert = dialect_insert(session.get_bind().dialect.name, BlockedAddress)
     session.execute(
         insert.values(email=email.lower(), created_at=utcnow()).on_conflict_do_nothing(index_elements=["email"])
     )

@@ -31,13 +31,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
 
 from emails import times
 from emails.table_talk import excerpt
 from service.domain.models import ChatNotice, Game, NoticeStatus, utcnow
 from service.infra import chat
+from service.infra.db import dialect_insert
 from service.infra.logfmt import log
 from service.infra.mail_wakeup import CHAT_WRITTEN
 
@@ -45,11 +45,6 @@ logger = logging.getLogger(__name__)
 
 TURN, AUTO_PASS, RESULT, ADMIN, OUTAGE, CONNECTED = "turn", "auto_pass", "result", "admin", "outage", "chat"
 TALK = "talk"
-
-_INSERT: dict[str, Callable[[type[ChatNotice]], postgresql.Insert | sqlite.Insert]] = {
-    "postgresql": postgresql.insert,
-    "sqlite": sqlite.insert,
-}
 
 
 @dataclass(frozen=True)
@@ -85,7 +80,7 @@ def queue_notice(session: Session, game: Game, notice: Notice, *, now: datetime 
         "created_at": now or utcnow(),
         "next_attempt_at": utcnow(),
     }
-    insert = _INSERT[session.get_bind().dialect.name](ChatNotice).values(**values)
+    insert = dialect_insert(session.get_bind().dialect.name, ChatNotice).values(**values)
     insert = insert.on_conflict_do_nothing(index_elements=["dedupe_key"])
     written = session.execute(insert.returning(col(ChatNotice.id))).first() is not None
     if written:

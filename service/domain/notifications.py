@@ -27,13 +27,12 @@ nothing to tell (no game waiting, nothing said) is claimed but not mailed.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
 
 from emails import times
@@ -44,6 +43,7 @@ from service.domain.errors import BadRequest, NotFound
 from service.domain.links import LinkMaker
 from service.domain.models import DigestSent, Game, GameNotification, GameStatus, NotifyMode, Player, Seat, utcnow
 from service.domain.outbox import queue_mail
+from service.infra.db import dialect_insert
 from service.infra.logfmt import log
 
 logger = logging.getLogger(__name__)
@@ -56,11 +56,6 @@ MODE_WORDS = {
 }
 #: The digest lists at most this many messages (the latest); it says how many more there were.
 DIGEST_TALK = 30
-
-_INSERT: dict[str, Callable[[type[DigestSent]], postgresql.Insert | sqlite.Insert]] = {
-    "postgresql": postgresql.insert,
-    "sqlite": sqlite.insert,
-}
 
 
 # -- what a mail may do ----------------------------------------------------------------------------------
@@ -308,7 +303,7 @@ def send_digest(session: Session, player: Player, links: LinkMaker, *, now: date
     if hour < player.digest_hour:
         return None
     claim = (
-        _INSERT[session.get_bind().dialect.name](DigestSent)
+        dialect_insert(session.get_bind().dialect.name, DigestSent)
         .values(player_id=player_id, local_date=day, games=0, messages=0, created_at=now)
         .on_conflict_do_nothing(index_elements=["player_id", "local_date"])
         .returning(col(DigestSent.player_id))

@@ -8,29 +8,23 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Callable
 from datetime import datetime
 from email.utils import parseaddr
 from typing import Any
 
 import sqlalchemy as sa
 from flask import current_app, has_app_context
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
 
 from emails.messages import GameMessage, Message
 from service.domain.models import MailStatus, OutboxMail, Player, utcnow
+from service.infra.db import dialect_insert
 from service.infra.mail_wakeup import MAIL_WRITTEN
 
 #: The domain of Message-IDs made outside the service (a script on a bare session): reserved, never real.
 MAIL_DOMAIN = "smallworld.invalid"
 
 
-#: The dialects' own INSERT, which has ``ON CONFLICT`` (both spell it the same).
-_INSERT: dict[str, Callable[[sa.Table], postgresql.Insert | sqlite.Insert]] = {
-    "postgresql": postgresql.insert,
-    "sqlite": sqlite.insert,
-}
 _OUTBOX: sa.Table = OutboxMail.__table__  # type: ignore[attr-defined]
 
 
@@ -38,7 +32,7 @@ _OUTBOX: sa.Table = OutboxMail.__table__  # type: ignore[attr-defined]
 def _inserts(dialect: str) -> tuple[sa.Insert, sa.Insert]:
     """The outbox row's INSERT on ``dialect``, built once (a step's mails run it): without and with ``ON
     CONFLICT (dedupe_key) DO NOTHING``, each returning the new row's id (none when the key was there)."""
-    insert = _INSERT[dialect](_OUTBOX)
+    insert = dialect_insert(dialect, _OUTBOX)
     return (
         insert.returning(_OUTBOX.c.id),
         insert.on_conflict_do_nothing(index_elements=["dedupe_key"]).returning(_OUTBOX.c.id),

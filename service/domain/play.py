@@ -685,8 +685,7 @@ def _may_hold_last_turn(entries: list[GameAction], seat: int) -> bool:
 
 def _same_seat_steps(first: GameAction, then: GameAction) -> bool:
     """Whether two entries in a row are steps of the same seat (the story might tell them as one turn)."""
-    steps = (ActionKind.ACTION, ActionKind.AUTO_PASS)
-    return first.kind in steps and then.kind in steps and first.seat == then.seat
+    return first.kind in story.SEAT_STEPS and then.kind in story.SEAT_STEPS and first.seat == then.seat
 
 
 _ACTIONS: sa.Table = GameAction.__table__  # type: ignore[attr-defined]
@@ -733,7 +732,7 @@ _FIRST_OWN_STEP = (
         _ACTIONS.c.game_id == _STARTS.c.game_id,
         _ACTIONS.c.version > _STARTS.c.version,
         _ACTIONS.c.seat == _STARTS.c.seat,
-        _ACTIONS.c.kind.in_([ActionKind.ACTION, ActionKind.AUTO_PASS]),
+        _ACTIONS.c.kind.in_(story.SEAT_STEPS),
         _ACTIONS.c.undone == sa.false(),
     )
     .scalar_subquery()

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col
 
 from service.domain.models import ServiceStatus
+from service.infra.db import dialect_insert
 
 LAST_DEADLINE_SWEEP = "last_deadline_sweep"
 #: The deadline sweep's last full look for games left inviting (``service.domain.deadlines``), hourly.
@@ -34,8 +34,7 @@ def claim(session: Session, name: str, seen: datetime | None, at: datetime) -> b
     first's commit, then finds the time moved (or the row there) and changes nothing.
     """
     if seen is None:
-        dialect = session.get_bind().dialect.name
-        insert = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(ServiceStatus)
+        insert = dialect_insert(session.get_bind().dialect.name, ServiceStatus)
         written = session.execute(insert.values(name=name, at=at).on_conflict_do_nothing(index_elements=["name"]))
     else:
         written = session.execute(

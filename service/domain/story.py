@@ -49,6 +49,10 @@ class Turn:
         return self.entries[-1].version
 
 
+#: The log entries that are a seat's own steps (the rest: admin acts, options, undo records).
+SEAT_STEPS = (ActionKind.ACTION, ActionKind.AUTO_PASS)
+
+
 def turns_of(log: Sequence[GameAction], states: Iterator[rules.GameState]) -> list[Turn]:
     """The game's ``log`` (every entry, in version order) as turns: undone steps and undo records left out.
 
@@ -60,7 +64,7 @@ def turns_of(log: Sequence[GameAction], states: Iterator[rules.GameState]) -> li
     turns: list[Turn] = []
     for entry in kept(log):
         after = next(states)
-        seat = entry.seat if entry.kind in (ActionKind.ACTION, ActionKind.AUTO_PASS) else None
+        seat = entry.seat if entry.kind in SEAT_STEPS else None
         current = turns[-1] if turns else None
         if (
             current is None

@@ -26,14 +26,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
 from openskill.models import PlackettLuce
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
 
 import rules
@@ -52,6 +51,7 @@ from service.domain.models import (
 )
 from service.domain.outbox import queue_mail
 from service.domain.play import awaited_seat, forget_turn_starts, load_state, replay_steps, step_key
+from service.infra.db import dialect_insert
 from service.infra.logfmt import log
 
 logger = logging.getLogger(__name__)
@@ -272,20 +272,15 @@ def tally_left_ending(
 
 
 # -- internals --------------------------------------------------------------------------------------------
-#: The dialects' own INSERT, which has ``ON CONFLICT`` (both spell it the same).
-_INSERT: dict[str, Callable[[type[PlayerRecord]], postgresql.Insert | sqlite.Insert]] = {
-    "postgresql": postgresql.insert,
-    "sqlite": sqlite.insert,
-}
 
 
 def _lock_records(session: Session, player_ids: Iterable[int], now: datetime) -> dict[int, PlayerRecord]:
     """Each address's record, made if new, locked for this transaction in the order of the ids."""
     ids = sorted(player_ids)
-    insert = _INSERT[session.get_bind().dialect.name]
+    dialect = session.get_bind().dialect.name
     for player_id in ids:
         session.execute(
-            insert(PlayerRecord)
+            dialect_insert(dialect, PlayerRecord)
             .values(
                 player_id=player_id,
                 rating_mu=MODEL.mu,

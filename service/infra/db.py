@@ -7,6 +7,7 @@ them when the context ends. Domain operations commit explicitly.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from flask import Flask, current_app, g, jsonify, render_template, request
 from sqlalchemy import DateTime, Engine, String, TypeDecorator, event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlmodel import Session, create_engine
@@ -48,6 +50,18 @@ def make_engine(url: str) -> Engine:
         event.listen(engine, "connect", _tune_sqlite_connection)
         event.listen(engine, "begin", _begin_immediate)
     return engine
+
+
+#: The dialects' own INSERT, which has ``ON CONFLICT`` (both spell it the same).
+_INSERTS: dict[str, Callable[[Any], postgresql.Insert | sqlite.Insert]] = {
+    "postgresql": postgresql.insert,
+    "sqlite": sqlite.insert,
+}
+
+
+def dialect_insert(dialect: str, table: Any) -> postgresql.Insert | sqlite.Insert:
+    """``table``'s (a table or a model) INSERT in ``dialect`` (a dialect's name), with ``on_conflict_do_nothing``."""
+    return _INSERTS[dialect](table)
 
 
 def _begin_immediate(connection: Any) -> None:
