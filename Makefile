@@ -14,7 +14,8 @@ INSTALL := $(BIN)/python -m pip install --quiet --constraint constraints.txt
 run: $(VENV)/.installed
 	$(BIN)/smallworld serve $(SERVE_ARGS)
 
-# The tests run in parallel, one process per core (pytest-xdist); TEST_WORKERS=0 runs them in one process.
+# The tests run in parallel (pytest-xdist): -n auto starts two processes per core (tests/conftest.py), since
+# much of the suite waits for the processes, browsers and clocks it drives; TEST_WORKERS=0 runs them in one process.
 TEST_WORKERS ?= auto
 
 test: $(VENV)/.installed-dev
