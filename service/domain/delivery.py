@@ -189,13 +189,33 @@ def drain_id() -> str:
 
 
 def _claim(session: Session, now: datetime, settings: MailSettings, holder: str) -> list[_Job]:
+    claim, read = _claim_statements(session.get_bind().dialect.name, settings.batch_size)
+    try:
+        lease = {"now": now, "lease_until": now + timedelta(seconds=settings.lease_seconds), "holder": holder}
+        ids = [row[0] for row in session.execute(claim, lease)]
+        if not ids:
+            session.rollback()
+            return []
+        jobs = [_job(row._mapping) for row in session.execute(read, {"ids": ids})]
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return jobs
+
+
+@functools.cache
+def _claim_statements(dialect: str, batch_size: int) -> tuple[sa.Update, sa.Select[Any]]:
+    """The claim of a batch (its parameters: ``now``, ``lease_until``, ``holder``) and the read of what its
+    rows' mails need (``ids``), built once per dialect and batch size: building them and working out their
+    cache keys was a third of the time of a claim on SQLite."""
     due = (
         select(OutboxMail.id)
-        .where(col(OutboxMail.status) == PENDING, col(OutboxMail.next_attempt_at) <= now)
+        .where(col(OutboxMail.status) == PENDING, col(OutboxMail.next_attempt_at) <= sa.bindparam("now"))
         .order_by(col(OutboxMail.next_attempt_at), col(OutboxMail.id))
-        .limit(settings.batch_size)
+        .limit(batch_size)
     )
-    if session.get_bind().dialect.name == "postgresql":
+    if dialect == "postgresql":
         # Rows another drain holds are skipped, not waited for (DESIGN §5's pattern, for mail).
         due = due.with_for_update(skip_locked=True)
     # A CTE, evaluated once: PostgreSQL may run a LIMIT … SKIP LOCKED subquery again for each row of a
@@ -207,75 +227,65 @@ def _claim(session: Session, now: datetime, settings: MailSettings, holder: str)
             col(OutboxMail.id).in_(select(chosen.c.id)),
             # Repeated here so that PostgreSQL re-checks them on a row another claim just changed.
             col(OutboxMail.status) == PENDING,
-            col(OutboxMail.next_attempt_at) <= now,
+            col(OutboxMail.next_attempt_at) <= sa.bindparam("now"),
         )
         .values(
-            next_attempt_at=now + timedelta(seconds=settings.lease_seconds),
+            next_attempt_at=sa.bindparam("lease_until"),
             attempts=OutboxMail.attempts + 1,
-            claimed_by=holder,
+            claimed_by=sa.bindparam("holder"),
         )
         .returning(col(OutboxMail.id))
         .execution_options(synchronize_session=False)
     )
-    try:
-        ids = [row[0] for row in session.execute(claim)]
-        if not ids:
-            session.rollback()
-            return []
-        seat = sa.orm.aliased(Seat)
-        rows = session.execute(
-            # Columns named as the fields of _Job, not whole rows: a game's row holds its whole state, which
-            # a mail does not need.
-            sa.select(
-                col(OutboxMail.id),
-                col(OutboxMail.message_id),
-                col(OutboxMail.template),
-                col(OutboxMail.context),
-                col(OutboxMail.to_email),
-                col(OutboxMail.created_at),
-                col(OutboxMail.attempts),
-                col(OutboxMail.game_id),
-                col(OutboxMail.step_key),
-                col(Player.id).label("player_id"),
-                col(Player.display_name).label("player_name"),
-                col(Player.time_zone),
-                col(Player.wants_reminders),
-                col(Player.wants_notices),
-                col(Player.wants_messages),
-                col(Player.notify),
-                col(GameNotification.mode).label("game_notify"),
-                col(Game.created_at).label("game_created_at"),
-                col(Game.status).label("game_status"),
-                col(Game.step_key).label("game_step_key"),
-                col(seat.seat),
-                col(seat.secret).label("seat_secret"),
-            )
-            .outerjoin(Player, col(Player.id) == col(OutboxMail.player_id))
-            .outerjoin(Game, col(Game.id) == col(OutboxMail.game_id))
-            .outerjoin(
-                GameNotification,
-                sa.and_(
-                    col(GameNotification.game_id) == col(OutboxMail.game_id),
-                    col(GameNotification.player_id) == col(OutboxMail.player_id),
-                ),
-            )
-            .outerjoin(
-                seat,
-                sa.and_(
-                    col(seat.game_id) == col(OutboxMail.game_id),
-                    col(seat.player_id) == col(OutboxMail.player_id),
-                    col(seat.removed) == sa.false(),
-                ),
-            )
-            .where(col(OutboxMail.id).in_(ids))
-            .order_by(col(OutboxMail.id))
-        ).all()
-        jobs = [_job(row._mapping) for row in rows]
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
-    return jobs
+    seat = sa.orm.aliased(Seat)
+    read = (
+        # Columns named as the fields of _Job, not whole rows: a game's row holds its whole state, which
+        # a mail does not need.
+        sa.select(
+            col(OutboxMail.id),
+            col(OutboxMail.message_id),
+            col(OutboxMail.template),
+            col(OutboxMail.context),
+            col(OutboxMail.to_email),
+            col(OutboxMail.created_at),
+            col(OutboxMail.attempts),
+            col(OutboxMail.game_id),
+            col(OutboxMail.step_key),
+            col(Player.id).label("player_id"),
+            col(Player.display_name).label("player_name"),
+            col(Player.time_zone),
+            col(Player.wants_reminders),
+            col(Player.wants_notices),
+            col(Player.wants_messages),
+            col(Player.notify),
+            col(GameNotification.mode).label("game_notify"),
+            col(Game.created_at).label("game_created_at"),
+            col(Game.status).label("game_status"),
+            col(Game.step_key).label("game_step_key"),
+            col(seat.seat),
+            col(seat.secret).label("seat_secret"),
+        )
+        .outerjoin(Player, col(Player.id) == col(OutboxMail.player_id))
+        .outerjoin(Game, col(Game.id) == col(OutboxMail.game_id))
+        .outerjoin(
+            GameNotification,
+            sa.and_(
+                col(GameNotification.game_id) == col(OutboxMail.game_id),
+                col(GameNotification.player_id) == col(OutboxMail.player_id),
+            ),
+        )
+        .outerjoin(
+            seat,
+            sa.and_(
+                col(seat.game_id) == col(OutboxMail.game_id),
+                col(seat.player_id) == col(OutboxMail.player_id),
+                col(seat.removed) == sa.false(),
+            ),
+        )
+        .where(col(OutboxMail.id).in_(sa.bindparam("ids", expanding=True)))
+        .order_by(col(OutboxMail.id))
+    )
+    return claim, read
 
 
 def _job(row: sa.RowMapping) -> _Job:
