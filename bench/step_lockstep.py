@@ -9,7 +9,9 @@ a ``GET .../legal-actions`` when the game passed to the other seat. Each process
 thread CPU. On a machine shared with other work, the CPU a request costs drifts with the load by more than a
 change of a few percent; taken in turn, both trees' requests meet the same load, so the ratio of their
 costs (B over A, step by step and in total) holds where runs one after the other do not. The games are not
-the same ones (each game's seed is drawn when it is created), so compare many steps.
+the same ones (each game's seed is drawn when it is created), so compare many steps. Each process sets
+itself up with its own tree's ``step_profile.py``: to compare with a checkout older than this script, copy
+``bench/`` into it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ import statistics
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -104,84 +105,46 @@ def apart(name: str, ours: list[dict[str, Any]], theirs: list[dict[str, Any]], k
 
 
 def side(tree: Path, games: int) -> None:
-    """One tree's process: set up as ``step_profile.py --limits`` does, then one step per ``go`` line."""
+    """One tree's process: set up as ``step_profile.py --limits`` does (that tree's), then a step per ``go``
+    line, the games in turn, each answered with the step's thread CPU on stdout."""
     sys.path.insert(0, str(tree))
-    import sqlalchemy as sa
-
-    from bench.step_profile import POSTGRES, REDIS
-
-    schema = f"bench_{uuid.uuid4().hex[:8]}"
-    admin = sa.create_engine(POSTGRES)
-    with admin.connect() as connection:
-        connection.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-        connection.commit()
-    os.environ.update(
-        SMALLWORLD_DATABASE_URL=f"{POSTGRES}?options=-csearch_path%3D{schema}",
-        SMALLWORLD_BROKER_URL=REDIS,
-        SMALLWORLD_INSTANCE_PATH=f"/tmp/{schema}",
-        SMALLWORLD_RATELIMIT_ENABLED="true",
-        SMALLWORLD_RATELIMIT_STORAGE_URI=REDIS,
-        SMALLWORLD_RATELIMIT_LINKS="1000000 per minute",
-        SMALLWORLD_RATELIMIT_NEW_GAMES="1000000 per minute",
-        SMALLWORLD_RATELIMIT_ACTIONS="1000000 per minute",
-    )
-    try:
-        upgrade = [sys.executable, "-m", "service", "db", "upgrade"]
-        subprocess.run(upgrade, check=True, cwd=tree, stdout=subprocess.DEVNULL)
-        serve_steps(schema, games)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-            connection.commit()
-        admin.dispose()
-
-
-def serve_steps(schema: str, games: int) -> None:
     import rules
-    from bench.api_load import confirm_tokens, seat_tokens
+    from bench.step_profile import bench_schema, started_games
     from rules.bots import concrete
     from service import create_app
 
-    app = create_app()
-    client = app.test_client()
-    first = None
-    for number in range(games):
-        players = [{"name": f"P{i}", "email": f"{schema}g{number}p{i}@example.org"} for i in range(2)]
-        body = {"name": f"lockstep {number}", "players": players, "settings": {"start_when_all_accepted": False}}
-        created = client.post("/api/games", json=body)
-        assert created.status_code == 201, created.json
-        first = first or created.json["id"]
-    for token in confirm_tokens(schema, first or 0):
-        assert client.post("/api/games/confirm", headers={"Authorization": f"Bearer {token}"}).status_code == 200
-    tokens = seat_tokens(schema)
-    order = sorted(tokens)
-    table: dict[int, dict[str, Any]] = {}
-    for number, game_id in enumerate(order):
-        view = client.get(f"/api/games/{game_id}", headers={"Authorization": f"Bearer {tokens[game_id][0]}"}).json
-        table[game_id] = {"view": view, "legal": None, "for": None, "rnd": random.Random(number)}
-    print("ready", flush=True)
-    for turn, line in enumerate(sys.stdin):
-        if line.strip() != "go":
-            break
-        playing = [game_id for game_id in order if table[game_id]["view"]["status"] == "active"]
-        game_id = playing[turn % len(playing)]
-        game = table[game_id]
-        seat = game["view"]["awaiting"][0]
-        headers = {"Authorization": f"Bearer {tokens[game_id][seat]}"}
-        read = None
-        if game["legal"] is None or game["for"] != seat:
+    with bench_schema(limits=True) as schema:
+        client = create_app().test_client()
+        tokens = started_games(client, schema, games, 2)
+        order = sorted(tokens)
+        table: dict[int, dict[str, Any]] = {}
+        for number, game_id in enumerate(order):
+            seat_zero = {"Authorization": f"Bearer {tokens[game_id][0]}"}
+            view = client.get(f"/api/games/{game_id}", headers=seat_zero).json
+            table[game_id] = {"view": view, "legal": None, "for": None, "rnd": random.Random(number)}
+        print("ready", flush=True)
+        for turn, line in enumerate(sys.stdin):
+            if line.strip() != "go":
+                break
+            playing = [game_id for game_id in order if table[game_id]["view"]["status"] == "active"]
+            game_id = playing[turn % len(playing)]
+            game = table[game_id]
+            seat = game["view"]["awaiting"][0]
+            headers = {"Authorization": f"Bearer {tokens[game_id][seat]}"}
+            read = None
+            if game["legal"] is None or game["for"] != seat:
+                started = time.thread_time()
+                game["legal"] = client.get(f"/api/games/{game_id}/legal-actions", headers=headers).json
+                read = time.thread_time() - started
+            action = concrete(rules.Action.from_json(game["rnd"].choice(game["legal"]["actions"])), game["rnd"])
+            body = {"version": game["legal"]["version"], "action": action.to_json()}
             started = time.thread_time()
-            game["legal"] = client.get(f"/api/games/{game_id}/legal-actions", headers=headers).json
-            read = time.thread_time() - started
-        action = concrete(rules.Action.from_json(game["rnd"].choice(game["legal"]["actions"])), game["rnd"])
-        body = {"version": game["legal"]["version"], "action": action.to_json()}
-        started = time.thread_time()
-        answer = client.post(f"/api/games/{game_id}/actions", json=body, headers=headers)
-        spent = time.thread_time() - started
-        assert answer.status_code == 200, answer.json
-        passed = answer.json["game"]["awaiting"][:1] != [seat]
-        game["view"], game["legal"], game["for"] = answer.json["game"], answer.json["legal_actions"], seat
-        print(json.dumps({"post": spent, "get": read, "passed": passed}), flush=True)
+            answer = client.post(f"/api/games/{game_id}/actions", json=body, headers=headers)
+            spent = time.thread_time() - started
+            assert answer.status_code == 200, answer.json
+            passed = answer.json["game"]["awaiting"][:1] != [seat]
+            game["view"], game["legal"], game["for"] = answer.json["game"], answer.json["legal_actions"], seat
+            print(json.dumps({"post": spent, "get": read, "passed": passed}), flush=True)
 
 
 if __name__ == "__main__":
