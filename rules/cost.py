@@ -140,7 +140,9 @@ class ConquestCheck:
             self.defences, self.immune = _NO_MARKS
         else:
             self.shields = with_state(state, "shield")
-            self.defences, self.immune = state.derived(_MARKS, board_marks)
+            cache = state._by_hook  # state.derived, its call saved when the marks are known (a step or two each)
+            marks = None if cache is None else cache.get(_MARKS)
+            self.defences, self.immune = state.derived(_MARKS, board_marks) if marks is None else marks
         #: The regions next to those held, once :meth:`candidates` worked them out (then asked instead of the
         #: neighbours of each region in turn).
         self.near: set[int] | None = None

@@ -295,7 +295,8 @@ def _legal_actions(state: GameState, player: int, offers: list[ConquestOffers] |
         out.append(offer_at("decline", player))
     if phase in (START, CONQUER):
         if not state.t.conquests:
-            out += [offer_at("abandon", player, i) for i in state.regions_of(player, troop.race)]
+            abandons = offers_by_region("abandon", player)
+            out += [abandons[i] for i in state.regions_of(player, troop.race)]
         # Listed, they are vetoed with the whole list below (asked once each); offered region by region,
         # each is vetoed as it is asked.
         _conquests(state, player, troop, ACTIVE, out, offers, () if offers is None else refusers)
