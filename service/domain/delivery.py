@@ -18,6 +18,12 @@ Never lose a mail, never send one twice:
   player turned that kind of mail off, or a mail about a step of a game that has moved past it, or
   ended). The outcomes of that fraction of a second go in one statement and one commit: a commit per
   mail was a third of the CPU time of a text mail.
+- A game's mails to one reader (one address) go out **in the order they were written**: the auto-pass
+  notice of a game's last turn before its final tables, however many drains run at once. A claim takes a
+  row only with every earlier row of its game to its reader that is still pending; a row behind one that
+  another drain holds, or that waits for a retry, waits for its outcome (sent, failed or skipped), and
+  does not take a place in the batch meanwhile. A batch goes out in the order written, and the drain that
+  sent it claims once more, for the mails that waited behind it. Mails about no game have no order.
 - A worker that dies between the SMTP server's "250 OK" and that commit leaves the rows claimed; when the
   lease ends, they are sent again. It is then the **same mail**: the same ``Message-ID`` (stored in the
   row), the same ``Date`` (the row's creation) and the same text and structure (rendering is pure and
@@ -178,7 +184,9 @@ def deliver_due_mail(
         report.batches += 1
         report.claimed += len(jobs)
         _send_batch(session, backend, links, settings, jobs, clock, report, holder)
-        if len(jobs) < settings.batch_size:
+        # A batch that was not full took every due mail but those held behind mails of their game to their
+        # reader (the module's docstring), which may be this batch's: this drain claims once more.
+        if len(jobs) < settings.batch_size and all(job.game_id is None for job in jobs):
             break
     return report
 
@@ -209,9 +217,28 @@ def _claim_statements(dialect: str, batch_size: int) -> tuple[sa.Update, sa.Sele
     """The claim of a batch (its parameters: ``now``, ``lease_until``, ``holder``) and the read of what its
     rows' mails need (``ids``), built once per dialect and batch size: building them and working out their
     cache keys was a third of the time of a claim on SQLite."""
+    earlier = sa.orm.aliased(OutboxMail, name="earlier")
+
+    # The mails still to send written before the row, of its game to its reader (the module's docstring).
+    earlier_pending = select(earlier.id).where(
+        col(earlier.game_id) == col(OutboxMail.game_id),
+        col(earlier.to_email) == col(OutboxMail.to_email),
+        col(earlier.id) < col(OutboxMail.id),
+        # Written out, not a parameter, so that the database may use the index of pending rows by reader
+        # (``ix_outbox_pending_by_reader``: its condition must be seen to hold).
+        col(earlier.status) == sa.literal_column(f"'{PENDING.value}'"),
+    )
+
     due = (
         select(OutboxMail.id)
-        .where(col(OutboxMail.status) == PENDING, col(OutboxMail.next_attempt_at) <= sa.bindparam("now"))
+        .where(
+            col(OutboxMail.status) == PENDING,
+            col(OutboxMail.next_attempt_at) <= sa.bindparam("now"),
+            # Not behind an earlier mail of its game to its reader that is due only after it (held by another
+            # drain, or waiting for a retry): it waits for that one's outcome, and leaves its place in the
+            # batch to another meanwhile. One due before it comes first in this order, and is claimed with it.
+            ~earlier_pending.where(col(earlier.next_attempt_at) > col(OutboxMail.next_attempt_at)).exists(),
+        )
         .order_by(col(OutboxMail.next_attempt_at), col(OutboxMail.id))
         .limit(batch_size)
     )
@@ -228,6 +255,10 @@ def _claim_statements(dialect: str, batch_size: int) -> tuple[sa.Update, sa.Sele
             # Repeated here so that PostgreSQL re-checks them on a row another claim just changed.
             col(OutboxMail.status) == PENDING,
             col(OutboxMail.next_attempt_at) <= sa.bindparam("now"),
+            # Every earlier mail of its game to its reader still to send is claimed with it (and goes out before
+            # it: a batch is sent in the order written). Not so when another claim, at this moment, holds one
+            # (PostgreSQL skips the rows it locks): this row is left for the next claim.
+            ~earlier_pending.where(col(earlier.id).not_in(select(chosen.c.id))).exists(),
         )
         .values(
             next_attempt_at=sa.bindparam("lease_until"),
