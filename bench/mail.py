@@ -26,7 +26,8 @@ runs this bench on the reference tree's code and on this tree's, in turn (three 
 in batches of 100, and prints each run's worker CPU per mail and the ratio of the medians.
 
 Before its rows, the bench does what the tree's mail worker does as it starts, where that tree's worker
-does anything (``worker/tasks/mail.py``: the boards' ground and palette drawn as it starts): the CPU
+does anything (``worker/tasks/mail.py``: the boards' ground and palette drawn, and the templates compiled, as
+it starts): the CPU
 time it takes is printed apart (``worker start``), not counted in any row, as it is not in any drain of
 that worker. A tree whose worker draws nothing at start (an older one) pays for it in its first row, as its
 worker did on its first mails. ``--cold`` leaves the start out, so that the first row pays for it in every
@@ -166,7 +167,9 @@ def worker_start(cold: bool) -> float | None:
 
     if cold:
         return None
-    start = getattr(importlib.import_module("worker.tasks.mail"), "draw_the_boards_ground", None)
+    worker = importlib.import_module("worker.tasks.mail")
+    # By its name in each tree: the boards' ground and the templates, or (an older tree) the ground alone.
+    start = getattr(worker, "prepare_rendering", None) or getattr(worker, "draw_the_boards_ground", None)
     if start is None:
         return None
     cpu = time.thread_time()

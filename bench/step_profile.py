@@ -27,13 +27,19 @@ import sys
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import rules  # noqa: E402
 from rules.bots import concrete  # noqa: E402
+
+if TYPE_CHECKING:
+    from flask.testing import FlaskClient
 
 POSTGRES = os.environ.get("SMALLWORLD_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 REDIS = os.environ.get("SMALLWORLD_BENCH_REDIS_URL", "redis://127.0.0.1:6379/11")
@@ -54,6 +60,15 @@ def main() -> None:
         "opened from the seat's link), as a player on the page sees it after each click",
     )
     args = parser.parse_args()
+    with bench_schema(limits=args.limits) as schema:
+        run(args, schema)
+
+
+@contextmanager
+def bench_schema(*, limits: bool) -> Iterator[str]:
+    """A fresh PostgreSQL schema at the head of this tree's migrations, with this process's environment set
+    for the service to use it (Redis as the broker; with ``limits`` the rate limits counted in Redis, raised
+    out of the way); dropped at the end."""
     import sqlalchemy as sa
 
     schema = f"bench_{uuid.uuid4().hex[:8]}"
@@ -65,15 +80,16 @@ def main() -> None:
         SMALLWORLD_DATABASE_URL=f"{POSTGRES}?options=-csearch_path%3D{schema}",
         SMALLWORLD_BROKER_URL=REDIS,
         SMALLWORLD_INSTANCE_PATH=f"/tmp/{schema}",
-        SMALLWORLD_RATELIMIT_ENABLED="true" if args.limits else "false",
+        SMALLWORLD_RATELIMIT_ENABLED="true" if limits else "false",
         SMALLWORLD_RATELIMIT_STORAGE_URI=REDIS,
         SMALLWORLD_RATELIMIT_LINKS="1000000 per minute",
         SMALLWORLD_RATELIMIT_NEW_GAMES="1000000 per minute",
         SMALLWORLD_RATELIMIT_ACTIONS="1000000 per minute",
     )
     try:
-        subprocess.run([sys.executable, "-m", "service", "db", "upgrade"], check=True, cwd=ROOT)
-        run(args, schema)
+        # Its words to stderr: stdout is the results (step_lockstep.py reads it).
+        subprocess.run([sys.executable, "-m", "service", "db", "upgrade"], check=True, cwd=ROOT, stdout=sys.stderr)
+        yield schema
     finally:
         with admin.connect() as connection:
             connection.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
@@ -81,17 +97,16 @@ def main() -> None:
         admin.dispose()
 
 
-def run(args: argparse.Namespace, schema: str) -> None:
+def started_games(client: FlaskClient, schema: str, games: int, players: int) -> dict[int, dict[int, str]]:
+    """``games`` games of ``players`` seats created and confirmed through the API (every invitation taken as
+    accepted): their seats' turn tokens, by game and seat."""
     from bench.api_load import confirm_tokens, seat_tokens
-    from service import create_app
 
-    app = create_app()
-    client = app.test_client()
     first = None
-    for g in range(args.games):
+    for g in range(games):
         body = {
             "name": f"profile {g}",
-            "players": [{"name": f"P{i}", "email": f"{schema}g{g}p{i}@example.org"} for i in range(args.players)],
+            "players": [{"name": f"P{i}", "email": f"{schema}g{g}p{i}@example.org"} for i in range(players)],
             "settings": {"start_when_all_accepted": False},
         }
         created = client.post("/api/games", json=body)
@@ -100,7 +115,15 @@ def run(args: argparse.Namespace, schema: str) -> None:
     for token in confirm_tokens(schema, first or 0):
         confirmed = client.post("/api/games/confirm", headers={"Authorization": f"Bearer {token}"})
         assert confirmed.status_code == 200, confirmed.json
-    games = seat_tokens(schema)
+    return seat_tokens(schema)
+
+
+def run(args: argparse.Namespace, schema: str) -> None:
+    from service import create_app
+
+    app = create_app()
+    client = app.test_client()
+    games = started_games(client, schema, args.games, args.players)
     state: dict[int, dict] = {}
     browsers = {}
     if args.pages:  # a browser per seat: its link opens a session cookie, as a player's click does

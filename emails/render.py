@@ -195,6 +195,15 @@ def render(
     return Rendered(message=message, subject=subject, text=text, html=html, images=images)
 
 
+def prepare() -> None:
+    """Compile every template now. A mail worker does this as it starts (``worker/tasks/mail.py``), before its
+    pool's processes are forked, so that they share the compiled templates; otherwise each process compiles
+    a kind of mail's templates (and the layout, the macros and the parts they include) in the middle of the
+    drain that sends its first mail of that kind."""
+    for name in _env.list_templates():
+        _env.get_template(name)
+
+
 def public_key(board: Mapping[str, Any]) -> str | None:
     """The public part of a mail's board (which board, its players, its regions; not whose mail it is) as
     compact JSON: the same for every reader of a game state, and only for boards that read and draw alike.
@@ -632,6 +641,10 @@ _env = Environment(
     # The templates do not change while a process runs: Jinja would otherwise look at the files of a
     # template and of each one it extends or includes, at every mail.
     auto_reload=False,
+    # Every compiled template kept in a plain dictionary (there are a few dozen): Jinja's default cache is a
+    # locked LRU list that moves the template it finds to its front, and a turn mail looks up eight (its
+    # three, the layout, the macros, the parts it includes), each time it is rendered.
+    cache_size=-1,
 )
 _env.filters["duration"] = times.duration
 _env.filters["ordinal"] = _ordinal

@@ -297,6 +297,33 @@ def offer_at(type: str, player: int, region: int | None = None, troop: str = ACT
     return found
 
 
+class _RegionOffers(dict[int, Action]):
+    """Region -> :func:`offer_at` of one type, player and troop, each made when first asked."""
+
+    __slots__ = ("type", "player", "troop")
+
+    def __init__(self, type: str, player: int, troop: str) -> None:
+        super().__init__()
+        self.type, self.player, self.troop = type, player, troop
+
+    def __missing__(self, region: int) -> Action:
+        found = self[region] = offer_at(self.type, self.player, region, self.troop)
+        return found
+
+
+_BY_REGION: dict[tuple[str, int, str], _RegionOffers] = {}
+
+
+def offers_by_region(type: str, player: int, troop: str = ACTIVE) -> dict[int, Action]:
+    """``offers_by_region(type, player, troop)[region]`` is ``offer_at(type, player, region, troop)``: the
+    same shared action, looked up by the region alone (``legal_actions`` lists the conquests of every
+    region a troop may conquer)."""
+    found = _BY_REGION.get((type, player, troop))
+    if found is None:
+        found = _BY_REGION.setdefault((type, player, troop), _RegionOffers(type, player, troop))
+    return found
+
+
 def is_offered(action: Action) -> bool:
     """Whether ``action`` is one that :func:`offer` made (and checked)."""
     return id(action) in _OFFERED

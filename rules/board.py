@@ -54,6 +54,8 @@ class Board:
     everywhere: frozenset[int]
     #: Whether each region is a Sea or the Lake (``Region.is_water``, asked region after region).
     water: tuple[bool, ...]
+    #: The Mountain regions next to each region, ascending (Giants, asked region after region).
+    mountains_near: tuple[tuple[int, ...], ...]
 
     def __len__(self) -> int:
         return len(self.regions)
@@ -97,6 +99,7 @@ def _build(data: dict) -> Board:
         land_entry=frozenset(i for i in entry if not regions[i].is_water),
         everywhere=frozenset(range(len(regions))),
         water=tuple(r.is_water for r in regions),
+        mountains_near=tuple(tuple(sorted(i for i in n if regions[i].terrain == "mountain")) for n in neighbours),
     )
 
 

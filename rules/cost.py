@@ -13,7 +13,7 @@ the pages all read (rulebook, "Conquering a Region", "First Conquest"; rulings).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from .abilities import ABILITIES, RANK, Ability, hooks_of, names_with, with_state
@@ -140,13 +140,9 @@ class ConquestCheck:
             self.defences, self.immune = _NO_MARKS
         else:
             self.shields = with_state(state, "shield")
-            cache = state._by_hook
-            if cache is None:
-                cache = state._by_hook = {}
-            marks = cache.get(_MARKS)
-            if marks is None:
-                marks = cache[_MARKS] = board_marks(state)
-            self.defences, self.immune = marks
+            cache = state._by_hook  # state.derived, its call saved when the marks are known (a step or two each)
+            marks = None if cache is None else cache.get(_MARKS)
+            self.defences, self.immune = state.derived(_MARKS, board_marks) if marks is None else marks
         #: The regions next to those held, once :meth:`candidates` worked them out (then asked instead of the
         #: neighbours of each region in turn).
         self.near: set[int] | None = None
@@ -228,11 +224,10 @@ class ConquestCheck:
                 f"Region {region} is a {board.regions[region].terrain}: only a {sailors} race may conquer Seas "
                 "and the Lake"
             )
-        if owner >= 0 and owner != seat:
-            for ability in self.shields:
-                shielded = ability.shield(self.state, seat, self.troop, region)
-                if shielded:
-                    return shielded
+        if owner >= 0 and owner != seat and self.shields:
+            shielded = self.shielded(region)
+            if shielded:
+                return shielded
         if not self.held:
             # Rulebook, "First Conquest": a border region, or the shore of a Sea on the edge of the board.
             if region in board.entry:
@@ -258,14 +253,47 @@ class ConquestCheck:
         immune = self.immune
         if immune and immune.get(region):
             return self.refusal(region)  # the message
-        shields = self.shields
-        if shields:
+        if self.shields:
             owner = self.state.regions[region].owner
             if owner >= 0 and owner != self.seat:
-                for ability in shields:
-                    shielded = ability.shield(self.state, self.seat, self.troop, region)
-                    if shielded:
-                        return shielded
+                return self.shielded(region)
+        return None
+
+    def allowed(self, regions: Iterable[int]) -> list[int]:
+        """The regions among ``regions`` (on the board) that :meth:`refusal` accepts, in their order: what
+        ``legal_actions`` asks of every candidate. A region :meth:`candidates` left open is asked only
+        what :meth:`candidate_refusal` asks; one held by the troop, or a Sea or the Lake for a troop that
+        does not sail, is refused without its message (every check refuses it, whichever comes first);
+        any other gets the whole check."""
+        left_open = self.left_open
+        if left_open is None:
+            refusal = self.refusal
+            return [i for i in regions if refusal(i) is None]
+        out = []
+        water, sails, seat, race = self.board.water, self.sails, self.seat, self.troop.race
+        states, immune, shields = self.state.regions, self.immune, self.shields
+        for i in regions:
+            if i in left_open:
+                # candidate_refusal, without its messages
+                if immune and i in immune:
+                    continue
+                if shields:
+                    owner = states[i].owner
+                    if owner >= 0 and owner != seat and self.shielded(i):
+                        continue
+                out.append(i)
+            elif (water[i] and not sails) or (states[i].owner == seat and states[i].race == race):
+                continue
+            elif self.refusal(i) is None:
+                out.append(i)
+        return out
+
+    def shielded(self, region: int) -> str | None:
+        """Why a shield keeps the troop off ``region`` (held by an opponent), or None."""
+        for ability in self.shields:
+            shielded = ability.shield(self.state, self.seat, self.troop, region)
+            if shielded:
+                return shielded
         return None
 
     def in_reach(self, region: int) -> bool:

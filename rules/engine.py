@@ -7,7 +7,18 @@ from typing import Any
 
 from . import conquest, redeploy, turns
 from .abilities import ACTION_OWNERS, NO_HOOKS, RACES, Ability, abilities, hooks_of, names_with, with_turn_state
-from .actions import ACTION_KINDS, ACTIVE, DECLINED, Action, IllegalAction, is_offered, offer, offer_at, redeploy_action
+from .actions import (
+    ACTION_KINDS,
+    ACTIVE,
+    DECLINED,
+    Action,
+    IllegalAction,
+    is_offered,
+    offer,
+    offer_at,
+    offers_by_region,
+    redeploy_action,
+)
 from .combos import pick_combo
 from .components import MAX_DIE_SHORTFALL
 from .cost import ConquestCheck
@@ -284,8 +295,11 @@ def _legal_actions(state: GameState, player: int, offers: list[ConquestOffers] |
         out.append(offer_at("decline", player))
     if phase in (START, CONQUER):
         if not state.t.conquests:
-            out += [offer_at("abandon", player, i) for i in state.regions_of(player, troop.race)]
-        _conquests(state, player, troop, ACTIVE, out, offers, refusers)
+            abandons = offers_by_region("abandon", player)
+            out += [abandons[i] for i in state.regions_of(player, troop.race)]
+        # Listed, they are vetoed with the whole list below (asked once each); offered region by region,
+        # each is vetoed as it is asked.
+        _conquests(state, player, troop, ACTIVE, out, offers, () if offers is None else refusers)
         out.append(offer_at("end_conquest", player))
     if phase == REDEPLOY:
         out += _redeploy_choices(state, player, own_turn=True)
@@ -351,8 +365,26 @@ class ConquestOffers:
         return action
 
     def all(self) -> list[Action]:
-        at = self.at
-        return [action for action in map(at, self.regions) if action is not None]
+        """Every action :meth:`at` offers, region after region (the regions refused asked no more than
+        whether they are: ``ConquestCheck.allowed``)."""
+        check, seat, kind, hand, rolled = self.check, self.seat, self.kind, self.hand, self.rolled
+        refusers = self.refusers
+        allowed = check.allowed(self.regions)
+        conquer, final = offers_by_region("conquer", seat, kind), offers_by_region("final_conquest", seat, kind)
+        out = []
+        price = check.price
+        for region in allowed:
+            cost = price(region, None)
+            if rolled or hand >= cost:
+                action = conquer[region]
+            elif cost - hand <= MAX_DIE_SHORTFALL:
+                action = final[region]
+            else:
+                continue
+            if refusers and any(r.refuse(check.state, seat, action) for r in refusers):
+                continue
+            out.append(action)
+        return out
 
 
 def _declined_redeploys(state: GameState, troop: Troop, own_turn: bool) -> bool:

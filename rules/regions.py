@@ -25,11 +25,22 @@ def vacate(state: GameState, region: int) -> None:
 
 def markers_at(state: GameState, region: int) -> list[tuple[Marker, int]]:
     """The markers on ``region``: ``(marker, count)``, in the order of the abilities' slots."""
-    out = []
+    if not state.abilities:
+        return []
+    # Worked out once per state (asked region after region: the Sorcerers' targets): the markers come from
+    # the abilities' slots alone.
+    found = state.derived("markers_at", _markers_by_region).get(region)
+    return list(found) if found else []
+
+
+def _markers_by_region(state: GameState) -> dict[int, list[tuple[Marker, int]]]:
+    out: dict[int, list[tuple[Marker, int]]] = {}
     for name in state.abilities:
         ability = ABILITIES[name]
         if ability.markers:
-            out += [(marker, count) for where, marker, count in ability.placed(state) if where == region and count]
+            for where, marker, count in ability.placed(state):
+                if count:
+                    out.setdefault(where, []).append((marker, count))
     return out
 
 

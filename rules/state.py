@@ -7,13 +7,15 @@ replaces each region, player or troop it touches with a copy first (``edit_regio
 from __future__ import annotations
 
 from bisect import insort
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from .board import Board, load_board
 
 _new = object.__new__
+T = TypeVar("T")
 
 SCHEMA_VERSION = 2
 LOST_TRIBE = "Lost Tribe"
@@ -222,7 +224,8 @@ class GameState:
     # During an edit (``fork`` to ``done``): the regions edited, each with its (owner, race) before.
     _edited: dict[int, tuple[int, str | None]] = field(default_factory=dict, repr=False, compare=False)
     # What the abilities with state do, worked out from ``abilities`` once per hook (``abilities.with_state``,
-    # ``cost.board_marks``); the slots change only through set_slot, which forgets it.
+    # ``derived``: ``cost.board_marks``, ``regions.markers_at``); the slots change only through set_slot,
+    # which forgets it.
     _by_hook: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     # -- reading ------------------------------------------------------------------------------------------
@@ -272,6 +275,17 @@ class GameState:
         from .troops import box_left  # the hooks of the races live above the state
 
         return box_left(self, race)
+
+    def derived(self, key: str, work_out: Callable[[GameState], T]) -> T:
+        """``work_out(self)``, worked out once and kept under ``key`` until a slot is written (``_by_hook``):
+        for what the abilities' slots alone decide, such as the markers on the board."""
+        cache = self._by_hook
+        if cache is None:
+            cache = self._by_hook = {}
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = work_out(self)
+        return found
 
     # -- copy on write ------------------------------------------------------------------------------------
     def fork(self, indexed: bool = False) -> GameState:

@@ -72,12 +72,9 @@ class DragonMaster(Power):
             return []
         # refusal's checks, the first two made above, the conquest rules worked out once for every region.
         check = ConquestCheck(state, seat, troop)
-        refusal = check.candidate_refusal  # what listing the candidates left open, the whole check otherwise
-        return [
-            offer("dragon", seat, i)
-            for i in check.candidates()
-            if refusal(i) is None  # an empty region too: 1 token whatever it costs
-        ]
+        # An empty region too: 1 token whatever it costs (what listing the candidates left open is asked no
+        # more, the whole check otherwise).
+        return [offer("dragon", seat, i) for i in check.allowed(check.candidates())]
 
     def apply(self, state: GameState, seat: int, troop: Troop, action: Action) -> None:
         assert action.region is not None

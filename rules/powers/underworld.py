@@ -24,12 +24,12 @@ class Underworld(Power):
     )
 
     def conquest_discount(self, state: GameState, seat: int, troop: Troop, region: int) -> int:
-        return 1 if state.board.regions[region].cavern else 0
+        return 1 if region in state.board.caverns else 0
 
     def reaches(self, state: GameState, seat: int, troop: Troop, region: int, held: list[int]) -> bool:
         caverns = state.board.caverns
-        return region in caverns and any(i in caverns for i in held)
+        return region in caverns and not caverns.isdisjoint(held)
 
     def reachable(self, state: GameState, seat: int, troop: Troop, held: list[int]) -> frozenset[int]:
         caverns = state.board.caverns
-        return caverns if any(i in caverns for i in held) else frozenset()
+        return frozenset() if caverns.isdisjoint(held) else caverns

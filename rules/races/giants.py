@@ -19,9 +19,9 @@ class Giants(Race):
     )
 
     def conquest_discount(self, state: GameState, seat: int, troop: Troop, region: int) -> int:
-        board = state.board
-        for mountain in board.neighbours[region] & board.mountains:
-            r = state.regions[mountain]
+        regions = state.regions
+        for mountain in state.board.mountains_near[region]:
+            r = regions[mountain]
             if r.owner == seat and r.race == troop.race:
                 return 1
         return 0

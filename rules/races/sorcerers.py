@@ -98,8 +98,17 @@ class Sorcerers(Race):
         check = ConquestCheck(state, seat, troop)
         if not check.held:
             return []
-        regions = state.regions
-        targets = [i for i in check.candidates() if regions[i].owner not in (-1, seat) and regions[i].tokens == 1]
+        regions, players = state.regions, state.players
+        converted = self.read_turn(state, Conversions).converted
+        # What _refusal asks first, asked of every candidate at once: a lone Active token of an opponent not
+        # converted this turn (the others are refused whatever else holds).
+        targets = []
+        for i in check.candidates():
+            r = regions[i]
+            if r.tokens == 1 and r.owner not in (-1, seat) and r.owner not in converted:
+                victim = players[r.owner].active
+                if victim is not None and victim.race == r.race:
+                    targets.append(i)
         if not targets:
             return []
         box = box_left(state, troop.race)

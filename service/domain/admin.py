@@ -27,7 +27,6 @@ from service.domain.models import (
     ActionKind,
     AuditEntry,
     Game,
-    GameAction,
     GameStatus,
     MailStatus,
     OutboxMail,
@@ -37,7 +36,7 @@ from service.domain.models import (
     utcnow,
 )
 from service.domain.outbox import queue_mail
-from service.domain.play import auto_pass, commit_step, forget_turn_starts, load_state
+from service.domain.play import auto_pass, commit_step, forget_turn_starts, load_state, new_event
 from service.domain.schemas import NAME_LENGTH, GameSettings
 from service.domain.text import checked, mail_address, printable_text
 from service.infra import chat
@@ -446,7 +445,7 @@ def _act(
     state_before = load_state(game)
     state = new_state or state_before
     kind = ActionKind.OPTIONS if new_state is not None else ActionKind.ADMIN
-    entry = GameAction(
+    entry = new_event(
         game_id=game.id or 0,
         seat=None,
         kind=kind,

@@ -11,13 +11,16 @@ import functools
 import hashlib
 import hmac
 import re
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from flask import Flask, current_app
-from itsdangerous import BadSignature, SignatureExpired, TimestampSigner, URLSafeSerializer, URLSafeTimedSerializer
+from itsdangerous import BadSignature, TimestampSigner, URLSafeSerializer, URLSafeTimedSerializer
 
 TURN = "turn"
 INVITE = "invite"
@@ -37,6 +40,11 @@ PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE, LOGIN, CONFIRM, BLOCK, CALENDAR, S
 #: choices is in every mail's footer: untimed too, so that a mail sent again is the very same mail.
 UNTIMED = frozenset({CALENDAR, WATCH, CHOICES})
 
+#: What an expired link's refusal says.
+EXPIRED = "This link has expired. Ask the game's host for a new one."
+#: How many checked tokens a process keeps (:meth:`Signer.verify`): a few hundred bytes each.
+VERIFIED_KEPT = 4096
+
 #: How long an invitation link stays good (seconds).
 INVITE_MAX_AGE = 60 * 60 * 24 * 60
 
@@ -48,6 +56,11 @@ class LinkError(Exception):
 @dataclass(frozen=True)
 class Signer:
     keys: Sequence[str | bytes]
+    #: :meth:`verify`'s checked tokens: by purpose and token, the payload and when it was signed.
+    _verified: OrderedDict[tuple[str, str], tuple[Any, int | None]] = field(
+        default_factory=OrderedDict, init=False, repr=False, compare=False
+    )
+    _verified_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     def _serializer(self, purpose: str, at: datetime | None = None) -> URLSafeTimedSerializer | URLSafeSerializer:
         """The serializer of ``purpose``; one signing with the time ``at`` is made for the call, the others
@@ -83,22 +96,48 @@ class Signer:
         return str(self._serializer(purpose, at).dumps(payload))
 
     def verify(self, purpose: str, token: str, max_age: int | None = None) -> dict[str, Any]:
-        """The payload, or :class:`LinkError` saying plainly what is wrong with the link."""
+        """The payload, or :class:`LinkError` saying plainly what is wrong with the link.
+
+        A token whose signature this signer checked is kept by the process with its payload and the time it
+        was signed (:data:`VERIFIED_KEPT` of them, the latest used): the same token signs the same way with
+        the same keys, and a player's every request carries theirs (the rate limit's key and the request
+        each read it). ``max_age`` is checked at every call, as itsdangerous checks it; what the link gives
+        access to (the seat's secret, its removal, the game's end) is the caller's to check against the
+        database each time.
+        """
         if not isinstance(token, str) or not token or len(token) > 2000:
             raise LinkError("This link is not valid.")
+        with self._verified_lock:
+            known = self._verified.get((purpose, token))
+            if known is not None:
+                self._verified.move_to_end((purpose, token))
+        if known is None:
+            known = self._checked_signature(purpose, token)
+            with self._verified_lock:
+                self._verified[purpose, token] = known
+                if len(self._verified) > VERIFIED_KEPT:
+                    self._verified.popitem(last=False)
+        payload, signed_at = known
+        if max_age is not None and signed_at is not None:
+            # itsdangerous's own test (``TimestampSigner.unsign``): older than max_age, or signed in the future.
+            age = int(time.time()) - signed_at
+            if age > max_age or age < 0:
+                raise LinkError(EXPIRED)
+        if not isinstance(payload, dict):
+            raise LinkError("This link is not valid.")
+        return dict(payload)
+
+    def _checked_signature(self, purpose: str, token: str) -> tuple[Any, int | None]:
+        """The token's payload and, for a timed purpose, when it was signed (seconds since the epoch), its
+        signature checked with any of the keys; :class:`LinkError` if it fails."""
         serializer = self._serializer(purpose)
         try:
             if isinstance(serializer, URLSafeTimedSerializer):
-                payload = serializer.loads(token, max_age=max_age)
-            else:
-                payload = serializer.loads(token)
-        except SignatureExpired:
-            raise LinkError("This link has expired. Ask the game's host for a new one.") from None
+                payload, signed = serializer.loads(token, return_timestamp=True)
+                return payload, int(signed.timestamp())
+            return serializer.loads(token), None
         except BadSignature:
             raise LinkError("This link is not valid: it may have been cut short or changed.") from None
-        if not isinstance(payload, dict):
-            raise LinkError("This link is not valid.")
-        return payload
 
 
 class _SignedAt(TimestampSigner):

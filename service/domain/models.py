@@ -309,10 +309,25 @@ class TurnStart(SQLModel, table=True):
     state: dict[str, Any] = _json()
 
 
+#: Only the rows still to send, by game and recipient in the order written: a mail of a game to a reader waits
+#: for those written before it (``service.domain.delivery``).
+_MAIL_PENDING = sa.text("status = 'pending'")
+
+
 class OutboxMail(SQLModel, table=True):
     """A mail to send, written in the same transaction as the change that causes it (DESIGN §6)."""
 
     __tablename__ = "outbox"
+    __table_args__ = (
+        sa.Index(
+            "ix_outbox_pending_by_reader",
+            "game_id",
+            "to_email",
+            "id",
+            postgresql_where=_MAIL_PENDING,
+            sqlite_where=_MAIL_PENDING,
+        ),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     game_id: int | None = Field(default=None, foreign_key="games.id", index=True)

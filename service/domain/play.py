@@ -11,12 +11,13 @@ import logging
 import threading
 import weakref
 from collections import OrderedDict, deque
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from pydantic_core import PydanticUndefined
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
@@ -120,7 +121,7 @@ def submit_action(
         new_state = rules.apply(state, payload)
     except rules.IllegalAction as refusal:
         raise IllegalMove(str(refusal)) from None
-    entry = GameAction(
+    event = new_event(
         game_id=game_id,
         seat=seat,
         kind=ActionKind.ACTION,
@@ -131,7 +132,7 @@ def submit_action(
         idempotency_key=idempotency_key,
         by_bot=by_bot,
     )
-    return commit_step(session, game, entry, new_state, links, now or utcnow(), idempotency_key, seat, seats=seats)
+    return commit_step(session, game, event, new_state, links, now or utcnow(), idempotency_key, seat, seats=seats)
 
 
 def undo(
@@ -166,7 +167,7 @@ def undo(
     kept = [e for e in reversed(undo_log.log) if e not in taken_back]
     new_state = deque(undo_log.replayed(game, kept), maxlen=1)[0]
     new_state.last = {"kind": "undo", "player": seat, "undo_point": False, "undone": len(taken_back)}
-    record = GameAction(game_id=game_id, seat=seat, kind=ActionKind.UNDO, action=None, version=game.version + 1)
+    record = new_event(game_id=game_id, seat=seat, kind=ActionKind.UNDO, action=None, version=game.version + 1)
     return commit_step(session, game, record, new_state, links, utcnow(), None, seat)
 
 
@@ -284,7 +285,7 @@ def auto_pass(
     if seat not in rules.awaiting(state):
         raise Conflict(f"Seat {seat} has nothing to do now", version=game.version)
     new_state = rules.auto_pass(state, seat)
-    record = GameAction(
+    record = new_event(
         game_id=game_id,
         seat=seat,
         kind=ActionKind.AUTO_PASS,
@@ -591,10 +592,25 @@ def _replayed(session: Session, earlier: GameAction, seat: int) -> StepResult:
     return StepResult(game=game, version=earlier.version, last=last, replayed=True)
 
 
+def new_event(**columns: Any) -> dict[str, Any]:
+    """A log entry's row as :func:`commit_step` writes it: ``columns`` (:class:`GameAction`'s), the others at
+    the model's own defaults (``created_at`` now). A plain mapping: the event is one INSERT and is not read
+    back, so no ORM object is made for it (that cost a step about as much as its INSERT's execution)."""
+    unknown = columns.keys() - _EVENT_COLUMNS_SET
+    if unknown:
+        raise TypeError(f"not a column of the event log: {', '.join(sorted(unknown))}")
+    row = {name: default() for name, default in _EVENT_DEFAULTS.items()}
+    row.update(columns)
+    missing = _EVENT_COLUMNS_SET - row.keys()
+    if missing:
+        raise TypeError(f"the event needs {', '.join(sorted(missing))}")
+    return row
+
+
 def commit_step(
     session: Session,
     game: Game,
-    entry: GameAction,
+    event: Mapping[str, Any],
     new_state: rules.GameState,
     links: LinkMaker,
     now: datetime,
@@ -603,7 +619,7 @@ def commit_step(
     *,
     seats: dict[int, tuple[Seat, Player]] | None = None,
 ) -> StepResult:
-    """Append the event and move the game's version on, exactly once even under races.
+    """Append the event (:func:`new_event`) and move the game's version on, exactly once even under races.
 
     Two guards: the event log's unique (game, version) refuses a second event made against the same
     version, and the game's one UPDATE of this step (its version, snapshot, clock) is made ``WHERE version
@@ -613,7 +629,7 @@ def commit_step(
     try:
         session.flush()  # what the caller changed before (an undo's steps marked undone)
         # One INSERT, built once: the event is not read back, so it needs none of the ORM's unit of work.
-        session.connection().execute(_INSERT_EVENT, {name: getattr(entry, name) for name in _EVENT_COLUMNS})
+        session.connection().execute(_INSERT_EVENT, event)
         if begins_turn(game.step_key, new_state):  # not the common step: that neither reads nor writes them
             _keep_turn_start(session, game.id or 0, expected + 1, new_state)
         game.version = expected + 1
@@ -759,7 +775,23 @@ _PRUNE_STARTS = sa.delete(_STARTS).where(
 _INSERT_START = sa.insert(_STARTS)
 #: The event's columns an INSERT writes (the id is the database's), and that INSERT.
 _EVENT_COLUMNS = [column.name for column in _ACTIONS.columns if column.name != "id"]
+_EVENT_COLUMNS_SET = frozenset(_EVENT_COLUMNS)
 _INSERT_EVENT = sa.insert(_ACTIONS)
+
+
+def _default_of(name: str) -> Callable[[], Any] | None:
+    """How :class:`GameAction` fills its field ``name`` when it is not given; None when it must be given."""
+    field = GameAction.model_fields[name]
+    if field.default_factory is not None:
+        return field.default_factory  # type: ignore[return-value]
+    if field.default is PydanticUndefined:
+        return None
+    value = field.default
+    return lambda: value
+
+
+#: :func:`new_event`'s defaults: the model's own, so that a row written here reads as the ORM would write it.
+_EVENT_DEFAULTS = {name: default for name in _EVENT_COLUMNS if (default := _default_of(name)) is not None}
 
 
 class _Lost(Exception):

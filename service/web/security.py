@@ -37,6 +37,9 @@ CONTENT_SECURITY_POLICY = (
     "frame-ancestors 'none'"
 )
 
+#: The policy of a response that used no nonce (most of them), made once.
+_POLICY_WITHOUT_NONCE = CONTENT_SECURITY_POLICY.format(nonce="")
+
 #: Where the API's documentation page is (under the same policy as every other page).
 API_DOCS_PREFIX = "/api/docs"
 
@@ -85,21 +88,25 @@ def csp_nonce() -> str:
 
 def content_security_policy() -> str:
     nonce = g.get("csp_nonce")
-    return CONTENT_SECURITY_POLICY.format(nonce=f" 'nonce-{nonce}'" if nonce else "")
+    return CONTENT_SECURITY_POLICY.format(nonce=f" 'nonce-{nonce}'") if nonce else _POLICY_WITHOUT_NONCE
 
 
 def add_security_headers(response: Response) -> Response:
-    # A view may give its response a policy of its own (the development mailbox's view of a mail's HTML).
-    if "Content-Security-Policy" not in response.headers:
-        response.headers["Content-Security-Policy"] = content_security_policy()
-    for name, value in HEADERS.items():
-        response.headers.setdefault(name, value)
-    if request.is_secure:
-        response.headers.setdefault("Strict-Transport-Security", STRICT_TRANSPORT_SECURITY)
-    if "Cache-Control" not in response.headers and not request.path.startswith("/static/"):
+    # The names the view set, read once: each lookup in werkzeug's headers goes through all of them, and
+    # there are nine to look up here on every response. A view may set any of these itself (its own policy:
+    # the development mailbox's view of a mail's HTML), and then keeps it.
+    present = {name.lower() for name, _ in response.headers}
+    added = []
+    if "content-security-policy" not in present:
+        added.append(("Content-Security-Policy", content_security_policy()))
+    added.extend((name, value) for name, value in HEADERS.items() if name.lower() not in present)
+    if request.is_secure and "strict-transport-security" not in present:
+        added.append(("Strict-Transport-Security", STRICT_TRANSPORT_SECURITY))
+    if "cache-control" not in present and not request.path.startswith("/static/"):
         # Pages and API answers carry one player's view (their coins) and signed links: no shared cache
         # (or browser history cache) may keep them.
-        response.headers["Cache-Control"] = "no-store"
+        added.append(("Cache-Control", "no-store"))
+    response.headers.extend(added)
     return response
 
 

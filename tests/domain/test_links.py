@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 import pytest
 
-from service.domain.links import TURN, LinkError, signer_for
+from service.domain.links import ADMIN, INVITE, TURN, LinkError, signer_for
 
 
 def test_a_link_signed_at_a_given_time_is_the_same_token_each_time_and_still_verifies() -> None:
@@ -22,3 +23,31 @@ def test_a_link_signed_at_a_given_time_is_the_same_token_each_time_and_still_ver
     tampered[1] = signer.sign(TURN, payload).rsplit(".", 2)[1]
     with pytest.raises(LinkError):
         signer.verify(TURN, ".".join(tampered))
+
+
+def test_a_token_kept_after_its_check_is_refused_once_too_old_or_signed_in_the_future(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The process keeps the tokens it checked (a player's every request carries the same one); their age is
+    # checked at every call, as itsdangerous checks it.
+    signer = signer_for("k" * 32)
+    payload = {"g": 1, "s": 0, "k": "secret"}
+    token = signer.sign(INVITE, payload)
+    assert signer.verify(INVITE, token, max_age=60) == payload
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + 61)
+    with pytest.raises(LinkError, match="expired"):
+        signer.verify(INVITE, token, max_age=60)
+    assert signer.verify(INVITE, token) == payload  # no age asked: as itsdangerous answers
+    monkeypatch.setattr(time, "time", lambda: real() - 3600)
+    with pytest.raises(LinkError, match="expired"):
+        signer.verify(INVITE, token, max_age=60)
+
+
+def test_a_kept_token_gives_a_copy_of_its_payload_and_is_kept_per_purpose() -> None:
+    signer = signer_for("k" * 32)
+    token = signer.sign(TURN, {"g": 1, "s": 0, "k": "secret"})
+    signer.verify(TURN, token)["g"] = 2
+    assert signer.verify(TURN, token) == {"g": 1, "s": 0, "k": "secret"}
+    with pytest.raises(LinkError):  # each purpose signs with its own salt
+        signer.verify(ADMIN, token)

@@ -194,6 +194,10 @@ def test_delivery_writes_the_bytes_the_standard_library_builds(name: str) -> Non
             mail = write(variant, envelope)
             built = compose(variant, envelope)
             assert mail.data == to_bytes(built), (name, envelope.message_id)
+            # The ranges said to hold no dot are each picture's base64, and hold none.
+            assert len(mail.dotless) == len(variant.images)
+            for start, end in mail.dotless:
+                assert b"." not in mail.data[start:end] and mail.data[start:end].endswith(b"\r\n")
             assert (mail.sender, [mail.recipient]) == envelope_addresses(built)
             assert (mail.date, mail.message_id) == (built["Date"], built["Message-ID"])
 

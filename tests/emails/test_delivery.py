@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import doctest
+import re
 import smtplib
 from dataclasses import replace
 from pathlib import Path
@@ -10,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from emails import delivery
 from emails.compose import _ADDRESS, Envelope, compose, to_bytes, write
-from emails.delivery import DeliveryError, FileBackend, SMTPBackend, _plain, backend_from_config
+from emails.delivery import DeliveryError, FileBackend, SMTPBackend, _plain, backend_from_config, quote_periods
 from emails.render import render
 from emails.samples import SAMPLES
 from tests.smtp import SMTPServer
@@ -155,6 +158,56 @@ def test_a_plain_address_is_quoted_as_smtplib_quotes_it(address: str) -> None:
     if len(address) <= 254:
         assert _plain(address)
         assert smtplib.quoteaddr(address) == f"<{address}>"
+
+
+@st.composite
+def data_with_dotless_ranges(draw: st.DrawFn) -> tuple[bytes, list[tuple[int, int]]]:
+    """Lines of dots, line ends and letters, some of them ranges without a dot, as a mail's pictures are."""
+    pieces = draw(
+        st.lists(st.tuples(st.booleans(), st.binary(max_size=12).map(lambda b: b.translate(_FEW))), max_size=12)
+    )
+    data, ranges = b"", []
+    for dotless, piece in pieces:
+        if dotless:
+            piece = piece.replace(b".", b"A")
+            if piece:
+                ranges.append((len(data), len(data) + len(piece)))
+        data += piece
+    return data, ranges
+
+
+#: Bytes mapped onto the few that matter to SMTP's dots: the dot, both line ends and a letter.
+_FEW = bytes(b".\r\nA"[n % 4] for n in range(256))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(data_with_dotless_ranges())
+def test_dots_are_doubled_as_smtplib_doubles_them_with_or_without_the_dotless_ranges(
+    case: tuple[bytes, list[tuple[int, int]]],
+) -> None:
+    data, ranges = case
+    expected = re.sub(rb"(?m)^\.", b"..", data)  # smtplib's _quote_periods
+    assert quote_periods(data) == expected
+    assert quote_periods(data, ranges) == expected
+
+
+def test_the_examples_of_emails_delivery_hold() -> None:
+    assert doctest.testmod(delivery).failed == 0
+
+
+def test_a_turn_mail_goes_out_as_written_its_picture_not_searched_for_dots(smtp_server: SMTPServer) -> None:
+    # The picture's base64 is skipped when dots are doubled (Mail.dotless): the server receives the mail's
+    # bytes, and a text with lines that start with a dot arrives whole.
+    sample = SAMPLES["your_turn"]
+    rendered = render(sample.message, sample.context, now=sample.now)
+    rendered = replace(rendered, text=".one\n..two\n.\n" + rendered.text)
+    envelope = Envelope(message_id="<t@smallworld.invalid>", to="bob@example.org", sender="sw@x.org", date=sample.now)
+    written = write(rendered, envelope)
+    assert written.dotless
+    with SMTPBackend("127.0.0.1", smtp_server.port).open() as connection:
+        connection.send(written)
+    (received,) = smtp_server.mailbox.all()
+    assert received.content == written.data == to_bytes(compose(rendered, envelope))
 
 
 def test_an_address_that_is_not_plain_is_left_to_smtplib() -> None:

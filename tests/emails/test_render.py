@@ -291,3 +291,13 @@ def test_an_invitation_lists_each_player_s_record_beside_their_name() -> None:
     assert "Players:\n- Ann: 12 games, missed 2 % of deadlines, rating 21\n- Bob: no finished game yet\n" in mail.text
     assert "<li>Ann: 12 games, missed 2 % of deadlines, rating 21</li>" in mail.html
     assert "Players: Ann, Bob, Chloé" in rendered(SAMPLES["invitation"]).text, "rows written before: names only"
+
+
+def test_the_templates_compiled_at_a_workers_start_are_all_a_mail_needs() -> None:
+    # A mail worker compiles every template as it starts (worker/tasks/mail.py): no sample loads one afterwards.
+    render_module.prepare()
+    compiled = dict(render_module._env.cache or {})
+    assert len(compiled) == len(render_module._env.list_templates())
+    for sample in ALL.values():
+        render(sample.message, sample.context, now=sample.now)
+    assert dict(render_module._env.cache or {}) == compiled

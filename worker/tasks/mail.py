@@ -8,8 +8,9 @@ mail's next attempt is a time in its outbox row, picked up by a later drain (DES
 ``acks_late``: a drain killed midway is run again, and that is harmless, since rows are claimed in the
 database (``service.domain.delivery``).
 
-A worker draws the boards' ground (``emails.board.png.prepare``) as it starts, before its pool's processes
-are forked from it: they share it, and no drain pays for it on its first "your turn" mail of a board.
+A worker draws the boards' ground (``emails.board.png.prepare``) and compiles the mails' templates
+(``emails.render.prepare``) as it starts, before its pool's processes are forked from it: they share them, and
+no drain pays for them on its first mail of a kind or "your turn" mail of a board.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from celery import shared_task
 from celery.signals import celeryd_after_setup
 from flask import current_app
 
+from emails import render
 from emails.board import png
 from emails.delivery import backend_from_config
 from service.domain import delivery
@@ -36,12 +38,20 @@ logger = logging.getLogger(__name__)
 
 
 @celeryd_after_setup.connect(weak=False)
-def draw_the_boards_ground(**_: Any) -> None:
+def prepare_rendering(**_: Any) -> None:
     """At a worker's start (Celery's ``celeryd_after_setup``: in the main process, its logging set up, before its
-    pool forks)."""
+    pool forks): the boards' ground and the compiled templates."""
     cpu = time.process_time()
     png.prepare()
-    log(logger, logging.INFO, "mail.boards_drawn", cpu_ms=round((time.process_time() - cpu) * 1000))
+    drawn = time.process_time()
+    render.prepare()
+    log(
+        logger,
+        logging.INFO,
+        "mail.rendering_prepared",
+        boards_cpu_ms=round((drawn - cpu) * 1000),
+        templates_cpu_ms=round((time.process_time() - drawn) * 1000),
+    )
 
 
 @shared_task(name=DELIVER_OUTBOX, acks_late=True)
