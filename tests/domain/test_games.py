@@ -31,6 +31,9 @@ def test_the_guarded_update_writes_the_changed_columns_once_and_leaves_nothing_p
     # The changes are the ORM's committed state now: the session has nothing more to write for the game.
     assert not db_session.is_modified(game)
     assert not sa.inspect(game).attrs.version.history.has_changes()
+    # Every pending change was written: the game is clean, as after the ORM's own flush (so the commit's
+    # flush does not walk its unit of work over it).
+    assert game not in db_session.dirty
     assert game.version == version + 1 and game.state["marker"] == [1, 2]
 
 

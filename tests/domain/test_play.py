@@ -10,7 +10,7 @@ from service.domain import play, views
 from service.domain.errors import Conflict, IllegalMove
 from service.domain.games import seats_of
 from service.domain.links import LinkMaker
-from service.domain.models import Game, GameAction, OutboxMail
+from service.domain.models import ActionKind, Game, GameAction, OutboxMail
 from service.domain.schemas import CreateGame
 from tests.factories import GameFactory, PlayerFactory, SeatFactory, confirmed_game
 
@@ -167,3 +167,19 @@ def test_undo_to_an_earlier_step_takes_back_those_after_it(db_session: Session, 
     undone = play.undo(db_session, game.id, 0, 4, links, steps=2)
     assert undone.last["undone"] == 2
     assert rules.GameState.from_json(undone.game.state).regions == states[0].regions
+
+
+def test_an_event_row_has_the_models_defaults_and_refuses_what_is_not_a_column() -> None:
+    # play.new_event writes the log entry's INSERT without an ORM object: the row must read as the model would
+    # have written it.
+    row = play.new_event(game_id=1, kind=ActionKind.ACTION, action={"type": "decline"}, version=3)
+    made = GameAction(game_id=1, kind=ActionKind.ACTION, action={"type": "decline"}, version=3)
+    assert row.keys() == {column.name for column in GameAction.__table__.columns} - {"id"}  # type: ignore[attr-defined]
+    assert {name: value for name, value in row.items() if name != "created_at"} == {
+        name: getattr(made, name) for name in row if name != "created_at"
+    }
+    assert row["created_at"].tzinfo is not None
+    with pytest.raises(TypeError, match="not a column"):
+        play.new_event(game_id=1, kind=ActionKind.ACTION, version=3, undo=True)
+    with pytest.raises(TypeError, match="needs version"):
+        play.new_event(game_id=1, kind=ActionKind.ACTION)

@@ -16,7 +16,7 @@ from hypothesis import given
 
 from rules import POWERS, Action, GameState, awaiting, conquest_cost, conquest_refusal, legal_actions
 from rules.abilities import RACES
-from rules.actions import ACTIVE, DECLINED
+from rules.actions import ACTIVE, DECLINED, offer_at, offers_by_region
 from rules.conquest import conquest_candidates
 from rules.cost import ConquestCheck
 from rules.state import CONQUER, PICK, START, Troop
@@ -87,9 +87,13 @@ def check_candidates(state: GameState, seat: int, troop: Troop) -> None:
     accepted = {i for i, refusal in enumerate(refusals) if refusal is None}
     assert accepted <= candidates, (troop, sorted(accepted - candidates))
     # What listing the candidates left open is answered from the listing: the same answer, message included.
+    everywhere = range(len(state.regions))
+    assert ConquestCheck(state, seat, troop, held).allowed(everywhere) == sorted(accepted), troop  # not listed
     listed = ConquestCheck(state, seat, troop, held)
     listed.candidates()
-    assert [listed.candidate_refusal(i) for i in range(len(state.regions))] == refusals, troop
+    assert [listed.candidate_refusal(i) for i in everywhere] == refusals, troop
+    # Which regions may be conquered, asked of every region at once (held, Seas, out of reach included).
+    assert listed.allowed(everywhere) == sorted(accepted), troop
 
 
 def check_offers(state: GameState, rnd: random.Random) -> None:
@@ -118,6 +122,15 @@ def check_offers(state: GameState, rnd: random.Random) -> None:
 @given(games())
 def test_legal_actions_offers_what_asking_every_region_offers(game) -> None:
     play(game, check_offers)
+
+
+def test_offers_by_region_are_the_offers_at_each_region() -> None:
+    for kind in ("conquer", "abandon"):
+        for troop in (ACTIVE, DECLINED):
+            by_region = offers_by_region(kind, 1, troop)
+            for region in (0, 7, 3, 7):
+                assert by_region[region] is offer_at(kind, 1, region, troop)
+                assert by_region[region] == Action(kind, 1, region=region, troop=troop)
 
 
 def test_every_race_and_power_first_conquest_candidates_hold_the_accepted_regions() -> None:
