@@ -74,9 +74,10 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
     A good part of the suite waits rather than computes: for the processes it starts (web servers, Celery
     workers and beat, the demo's games on a 3 s clock), for Chromium, for PostgreSQL, for leases and
-    deadlines on the real clock. With one process per core, a core sat idle while its process waited: on a
-    quiet 2-core machine the run used under 1.4 cores on average. A second process per core computes in
-    those waits. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still chooses the number, as pytest-xdist documents."""
+    deadlines on the real clock. With one process per core, a core sat idle while its process waited: on the
+    quiet 2-core machine each of the two spent about 130 of its 330 s of tests neither computing nor waiting
+    for a child's CPU. A second process per core computes in those waits (bench/README.md, "The test suite").
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still chooses the number, as pytest-xdist documents."""
     chosen = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "")
     if chosen.isdigit():
         return int(chosen)
@@ -95,9 +96,9 @@ def keep_bytecode() -> None:
     sys.dont_write_bytecode = False
 
 
-#: The test files that take longest, longest first (measured: ``--durations``, and each test's time summed per
-#: file). ``make test`` hands whole files to its workers (``--dist loadfile`` in pyproject.toml) in collection
-#: order; these are collected first, so that no worker starts one of them while the other has nothing left.
+#: The test files that take longest on the clock, longest first (each test's wall time summed per file, in a
+#: run of two workers). ``make test`` hands whole files to its workers (``--dist loadfile`` in pyproject.toml) in
+#: collection order; these are collected first, so that no worker starts one of them while the others have nothing left.
 #: A file not listed keeps its place after them; a name that no longer exists is ignored.
 SLOWEST_FIRST = (
     "test_demo.py",
