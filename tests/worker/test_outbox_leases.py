@@ -95,17 +95,19 @@ def test_a_drain_keeps_its_lease_while_a_slow_smtp_server_takes_longer_than_the_
 
     def slow_server(_mail: Received) -> None:
         arrived.set()
-        time.sleep(1.5)  # each mail outlasts a 1 s lease
+        time.sleep(3.0)  # each mail outlasts a 2 s lease
 
     smtp(mail_app).mailbox.on_accept = slow_server
     reports: list[delivery.DeliveryReport] = []
-    slow = threading.Thread(target=lambda: reports.append(run_drain(mail_app, lease_seconds=1.0)))
+    # A 2 s lease, renewed every 0.5 s and good for 1.5 s after each renewal: with four test processes on two
+    # cores a 1 s lease (good for 0.75 s) was once lost to a renewal thread kept waiting for the CPU.
+    slow = threading.Thread(target=lambda: reports.append(run_drain(mail_app, lease_seconds=2.0)))
     rivals: list[delivery.DeliveryReport] = []
     try:
         slow.start()
         assert arrived.wait(10)
         while slow.is_alive():  # another drain, again and again, finds nothing to claim
-            rivals.append(run_drain(mail_app, lease_seconds=1.0))
+            rivals.append(run_drain(mail_app, lease_seconds=2.0))
             time.sleep(0.05)
     finally:
         slow.join()
