@@ -109,9 +109,6 @@ def quote_periods(data: bytes, dotless: Sequence[tuple[int, int]] = ()) -> bytes
     >>> quote_periods(b"a\r\nQUJD\r\n.b\r\n.c", dotless=[(3, 9)])
     b'a\r\nQUJD\r\n..b\r\n..c'
     """
-    if not dotless:
-        quoted = data.replace(b"\n.", b"\n..")
-        return b"." + quoted if quoted.startswith(b".") else quoted
     pieces = []
     at = 0
     for start, end in (*dotless, (len(data), len(data))):

@@ -11,11 +11,9 @@ import functools
 import hashlib
 import hmac
 import re
-import threading
 import time
-from collections import OrderedDict
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -56,11 +54,6 @@ class LinkError(Exception):
 @dataclass(frozen=True)
 class Signer:
     keys: Sequence[str | bytes]
-    #: :meth:`verify`'s checked tokens: by purpose and token, the payload and when it was signed.
-    _verified: OrderedDict[tuple[str, str], tuple[Any, int | None]] = field(
-        default_factory=OrderedDict, init=False, repr=False, compare=False
-    )
-    _verified_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     def _serializer(self, purpose: str, at: datetime | None = None) -> URLSafeTimedSerializer | URLSafeSerializer:
         """The serializer of ``purpose``; one signing with the time ``at`` is made for the call, the others
@@ -107,17 +100,7 @@ class Signer:
         """
         if not isinstance(token, str) or not token or len(token) > 2000:
             raise LinkError("This link is not valid.")
-        with self._verified_lock:
-            known = self._verified.get((purpose, token))
-            if known is not None:
-                self._verified.move_to_end((purpose, token))
-        if known is None:
-            known = self._checked_signature(purpose, token)
-            with self._verified_lock:
-                self._verified[purpose, token] = known
-                if len(self._verified) > VERIFIED_KEPT:
-                    self._verified.popitem(last=False)
-        payload, signed_at = known
+        payload, signed_at = self._checked(purpose, token)
         if max_age is not None and signed_at is not None:
             # itsdangerous's own test (``TimestampSigner.unsign``): older than max_age, or signed in the future.
             age = int(time.time()) - signed_at
@@ -126,6 +109,12 @@ class Signer:
         if not isinstance(payload, dict):
             raise LinkError("This link is not valid.")
         return dict(payload)
+
+    @functools.cached_property
+    def _checked(self) -> Callable[[str, str], tuple[Any, int | None]]:
+        """:meth:`_checked_signature` with its answers kept (:data:`VERIFIED_KEPT` of them, the latest used;
+        a refusal is not kept: it raises)."""
+        return functools.lru_cache(maxsize=VERIFIED_KEPT)(self._checked_signature)
 
     def _checked_signature(self, purpose: str, token: str) -> tuple[Any, int | None]:
         """The token's payload and, for a timed purpose, when it was signed (seconds since the epoch), its
