@@ -333,7 +333,7 @@ class ConquestOffers:
     """The ``conquer`` and ``final_conquest`` actions of one troop now, region by region: :meth:`all` for
     ``legal_actions``, :meth:`at` for a player that tries regions one at a time (``rules.bots``)."""
 
-    __slots__ = ("check", "seat", "kind", "hand", "rolled", "refusers", "regions")
+    __slots__ = ("check", "seat", "kind", "hand", "rolled", "refusers", "regions", "_conquer", "_final")
 
     def __init__(
         self, state: GameState, seat: int, troop: Troop, kind: str, refusers: tuple[Ability, ...] | None = None
@@ -347,44 +347,32 @@ class ConquestOffers:
         self.refusers = vetoes(state, seat) if refusers is None else refusers
         #: The regions to ask :meth:`at` about (none without a token in hand).
         self.regions = check.candidates() if self.hand >= 1 else ()
+        self._conquer = offers_by_region("conquer", seat, kind)
+        self._final = offers_by_region("final_conquest", seat, kind)
 
     def at(self, region: int) -> Action | None:
         """The action conquering ``region`` (one of :attr:`regions`) now, or None."""
-        check = self.check
-        if check.candidate_refusal(region):
-            return None
-        cost = check.price(region, None)
+        return None if self.check.candidate_refusal(region) else self._offered(region)
+
+    def all(self) -> list[Action]:
+        """Every action :meth:`at` offers, region after region (the regions refused asked no more than
+        whether they are: ``ConquestCheck.allowed``)."""
+        offered = self._offered
+        return [action for action in map(offered, self.check.allowed(self.regions)) if action is not None]
+
+    def _offered(self, region: int) -> Action | None:
+        """The action conquering ``region``, which the check allows: a conquest the hand pays for (or any,
+        after a die rolled before it), else the final conquest a die may pay the rest of, unless vetoed."""
+        cost = self.check.price(region, None)
         if self.rolled or self.hand >= cost:
-            action = offer_at("conquer", self.seat, region, self.kind)
+            action = self._conquer[region]
         elif cost - self.hand <= MAX_DIE_SHORTFALL:
-            action = offer_at("final_conquest", self.seat, region, self.kind)
+            action = self._final[region]
         else:
             return None
         if self.refusers and any(r.refuse(self.check.state, self.seat, action) for r in self.refusers):
             return None
         return action
-
-    def all(self) -> list[Action]:
-        """Every action :meth:`at` offers, region after region (the regions refused asked no more than
-        whether they are: ``ConquestCheck.allowed``)."""
-        check, seat, kind, hand, rolled = self.check, self.seat, self.kind, self.hand, self.rolled
-        refusers = self.refusers
-        allowed = check.allowed(self.regions)
-        conquer, final = offers_by_region("conquer", seat, kind), offers_by_region("final_conquest", seat, kind)
-        out = []
-        price = check.price
-        for region in allowed:
-            cost = price(region, None)
-            if rolled or hand >= cost:
-                action = conquer[region]
-            elif cost - hand <= MAX_DIE_SHORTFALL:
-                action = final[region]
-            else:
-                continue
-            if refusers and any(r.refuse(check.state, seat, action) for r in refusers):
-                continue
-            out.append(action)
-        return out
 
 
 def _declined_redeploys(state: GameState, troop: Troop, own_turn: bool) -> bool:
