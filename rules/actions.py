@@ -6,7 +6,7 @@ refused with :class:`IllegalAction`, like an illegal move, with a message a play
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 ACTIVE = "active"
@@ -130,6 +130,10 @@ class Action:
     decline: bool = False
     #: In a choice offered by :func:`rules.legal_actions` only: how many tokens there are to distribute.
     count: int | None = None
+    #: Whether the fields were checked when the action was made (:meth:`from_json`, :func:`offer`,
+    #: :func:`redeploy_action`), so that ``apply`` need not check them again (:meth:`check`). Never set by
+    #: ``__init__``: an action built by hand is checked by ``apply``. Not part of the value (equality, hash).
+    checked: bool = field(default=False, init=False, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type, "player": self.player}
@@ -220,15 +224,17 @@ class Action:
             kwargs["regions"] = tuple(regions)
         if "count" in data:
             kwargs["count"] = _int(data, "count", required=True)
-        return cls(**kwargs)
+        action = cls(**kwargs)
+        _SET_CHECKED(action, True)
+        return action
 
 
 _SET = {name: Action.__dict__[name].__set__ for name in Action.__slots__}  # the slots' own setters
 _SET_TYPE, _SET_PLAYER, _SET_REGION, _SET_COMBO, _SET_TROOP = (
     _SET[n] for n in ("type", "player", "region", "combo", "troop")
 )
-_SET_TOKENS, _SET_REGIONS, _SET_TARGET, _SET_DECLINE, _SET_COUNT = (
-    _SET[n] for n in ("tokens", "regions", "target", "decline", "count")
+_SET_TOKENS, _SET_REGIONS, _SET_TARGET, _SET_DECLINE, _SET_COUNT, _SET_CHECKED = (
+    _SET[n] for n in ("tokens", "regions", "target", "decline", "count", "checked")
 )
 
 
@@ -241,7 +247,11 @@ def redeploy_action(
 ) -> Action:
     """``Action("redeploy", player, troop=troop, tokens=tokens, regions=regions, count=count)``, built slot by
     slot (the frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``: twice the
-    cost; made at every redeployment, described and concrete)."""
+    cost; made at every redeployment, described and concrete).
+
+    Marked :attr:`Action.checked`: its callers, the engine's listing and ``rules.bots.concrete``, pass the
+    state's own region numbers and whole counts of tokens (``concrete`` those of a checked choice), so
+    ``apply`` does not check each pair again."""
     action = _new_action(Action)
     _SET_TYPE(action, "redeploy")
     _SET_PLAYER(action, player)
@@ -253,13 +263,13 @@ def redeploy_action(
     _SET_TARGET(action, None)
     _SET_DECLINE(action, False)
     _SET_COUNT(action, count)
+    _SET_CHECKED(action, True)
     return action
 
 
 _new_action = object.__new__
 
 _OFFERS: dict[tuple[Any, ...], Action] = {}
-_OFFERED: set[int] = set()  # id() of the actions in _OFFERS, which live as long as the process
 
 
 def offer(
@@ -280,8 +290,8 @@ def offer(
     if found is None:
         made = Action(type, player, region=region, combo=combo, troop=troop, target=target, decline=decline)
         made.check()
+        _SET_CHECKED(made, True)
         found = _OFFERS.setdefault(key, made)  # another thread's, if it was first: that one is kept
-        _OFFERED.add(id(found))
     return found
 
 
@@ -322,11 +332,6 @@ def offers_by_region(type: str, player: int, troop: str = ACTIVE) -> dict[int, A
     if found is None:
         found = _BY_REGION.setdefault((type, player, troop), _RegionOffers(type, player, troop))
     return found
-
-
-def is_offered(action: Action) -> bool:
-    """Whether ``action`` is one that :func:`offer` made (and checked)."""
-    return id(action) in _OFFERED
 
 
 _INT_FIELDS = frozenset(("region", "combo", "target"))

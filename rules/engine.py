@@ -13,7 +13,6 @@ from .actions import (
     DECLINED,
     Action,
     IllegalAction,
-    is_offered,
     offer,
     offer_at,
     offers_by_region,
@@ -52,8 +51,8 @@ def apply(state: GameState, action: Action | dict[str, Any]) -> GameState:
     """
     if not isinstance(action, Action):
         action = Action.from_json(action)
-    elif not is_offered(action):
-        action.check()  # an Action built in Python is held to what from_json accepts
+    elif not action.checked:
+        action.check()  # an Action built by hand is held to what from_json accepts
     seat = action.player
     phase = state.phase
     if phase == OVER:

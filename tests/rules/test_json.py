@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rules import SCHEMA_VERSION, Action, GameState, IllegalAction, apply, new_game
-from rules.actions import ACTION_FIELDS
+from rules.actions import ACTION_FIELDS, offer, redeploy_action
 from rules.bots import random_player
 
 from .builder import Builder
@@ -166,3 +166,16 @@ def test_actions_built_in_python_are_held_to_the_same_rules(action: Action, mess
     state = new_game(2, seed=1)
     with pytest.raises(IllegalAction, match=re.escape(message)):
         apply(state, action)
+
+
+def test_only_actions_made_checked_skip_the_check_in_apply() -> None:
+    """``Action.checked``: from_json, offer and redeploy_action check (or build from checked fields) as they
+    make an action; one built by hand is checked by apply, and the mark is not part of its value."""
+    assert Action.from_json({"type": "conquer", "player": 0, "region": 1}).checked
+    assert offer("conquer", 0, 1).checked
+    assert redeploy_action(0, "active", ((1, 2),)).checked
+    by_hand = Action("conquer", 0, region=1)
+    assert not by_hand.checked
+    assert by_hand == offer("conquer", 0, 1) and hash(by_hand) == hash(offer("conquer", 0, 1))
+    with pytest.raises(IllegalAction, match="'tokens' must map region numbers"):
+        apply(new_game(2, seed=1), Action("redeploy", 0, tokens=((1, -1),)))
