@@ -14,6 +14,7 @@ below.
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
 from .abilities import ABILITIES, POWERS, RACES, Slot
@@ -171,6 +172,12 @@ def _read(data: dict[str, Any]) -> GameState:
 
 
 def _troop(data: Any, where: str, turns: int, declined: bool) -> Troop:
+    troop = _troop_at_a_glance(data, turns, declined)
+    return _troop_checked(data, where, turns, declined) if troop is None else troop
+
+
+def _troop_checked(data: Any, where: str, turns: int, declined: bool) -> Troop:
+    """:func:`_troop`, field by field: a ValueError names the first field at fault."""
     _object(data, where, TROOP_FIELDS, ("race", "power"))
     troop = Troop(
         race=_name(data["race"], f"{where}.race", RACES, "race"),
@@ -184,7 +191,51 @@ def _troop(data: Any, where: str, turns: int, declined: bool) -> Troop:
     return troop
 
 
+def _troop_at_a_glance(data: Any, turns: int, declined: bool) -> Troop | None:
+    """The troop ``data`` holds if it passes every check of :func:`_troop` at a glance (as a region does in
+    _regions: no message, so no field's name, is made), else None, and _troop names the field at fault."""
+    if type(data) is dict and data.keys() <= _TROOP_KEYS:
+        race, power = data.get("race"), data.get("power")
+        hand, picked_turn = data.get("hand", 0), data.get("picked_turn", 0)
+        if (
+            type(race) is str
+            and race in RACES
+            and type(power) is str
+            and power in POWERS
+            and data.get("declined", False) is declined  # a JSON true or false, as the troop's place says
+            and type(hand) is int
+            and hand >= 0
+            and type(picked_turn) is int
+            and 0 <= picked_turn <= turns
+        ):
+            return Troop(race, power, declined, hand, picked_turn)
+    return None
+
+
+_TROOP_KEYS = frozenset(TROOP_FIELDS)
+_PLAYER_KEYS = frozenset(PLAYER_FIELDS)
+
+
 def _player(data: Any, where: str, seat: int, n: int, turns: int) -> PlayerState:
+    if type(data) is dict and data.keys() <= _PLAYER_KEYS:  # at a glance first, as a region in _regions
+        coins, declined, auto_passes = data.get("coins"), data.get("declined", []), data.get("auto_passes", 0)
+        if (
+            type(coins) is int
+            and coins >= 0
+            and type(auto_passes) is int
+            and auto_passes >= 0
+            and type(declined) is list
+            and len(declined) <= 2
+        ):
+            active = _troop_at_a_glance(data["active"], turns, False) if "active" in data else None
+            troops = [_troop_at_a_glance(t, turns, True) for t in declined]
+            if (active is not None or "active" not in data) and all(t is not None for t in troops):
+                return PlayerState(coins, active, troops, auto_passes)  # type: ignore[arg-type]  # none None
+    return _player_checked(data, where, turns)
+
+
+def _player_checked(data: Any, where: str, turns: int) -> PlayerState:
+    """:func:`_player`, field by field: a ValueError names the first field at fault."""
     _object(data, where, PLAYER_FIELDS, ("coins",))
     declined = _list(data.get("declined", []), f"{where}.declined")
     if len(declined) > 2:
@@ -202,10 +253,14 @@ def _regions(data: Any, board: Board, n: int) -> list[RegionState]:
     if len(regions) != len(board):
         raise ValueError(f"regions: {len(regions)} regions; the {board.name} board has {len(board)}")
     out = []
-    mountains = board.mountains
+    occupants = _occupants(n)
+    mountain_at = _mountain_flags(board.name)
     for i, d in enumerate(regions):
         # Every stored state is read at every request: a region that passes every check below at a glance is
         # taken as it is; any other goes through _region, which checks each field and names the one at fault.
+        # At a glance: an object of known fields; ``mountain`` a JSON true or false (the bool singletons)
+        # that says what the board does; owner and tokens ints, not bools; (owner, race, tokens) one a
+        # region may hold (``_occupants``), race looked up only if it is a name or None (hashable).
         if type(d) is dict and d.keys() <= _REGION_KEYS:
             owner, race, tokens, mountain = (
                 d.get("owner", -1),
@@ -214,20 +269,42 @@ def _regions(data: Any, board: Board, n: int) -> list[RegionState]:
                 d.get("mountain", False),
             )
             if (
-                type(owner) is int
+                mountain is mountain_at[i]
+                and type(owner) is int
                 and type(tokens) is int
-                and (mountain is True) == (i in mountains)
-                and (mountain is True or mountain is False)
-                and (
-                    (race is None and tokens == 0 and owner == -1)
-                    or (race == LOST_TRIBE and 0 < tokens <= LOST_TRIBE_TOKENS and owner == -1)
-                    or (type(race) is str and race != LOST_TRIBE and race in RACES and tokens > 0 and 0 <= owner < n)
-                )
+                and (race is None or type(race) is str)
+                and (owner, race, tokens) in occupants
             ):
-                out.append(RegionState(owner=owner, race=race, tokens=tokens, mountain=mountain is True))
+                out.append(RegionState(owner, race, tokens, mountain))
                 continue
         out.append(_region(d, i, board, n))
     return out
+
+
+_OCCUPANTS: dict[tuple[int, tuple[str, ...]], frozenset[tuple[int, str | None, int]]] = {}
+
+
+def _occupants(n: int) -> frozenset[tuple[int, str | None, int]]:
+    """What a region may hold in a game of ``n`` players, as (owner, race, tokens): nobody; the Lost Tribes
+    (1 to the box's 18 tokens, no owner); a race of a seat (1 to its box's tokens: a count above the box is
+    left to the full check, which lets it through to ``_check``'s message). Worked out once per player count
+    and set of races (``rules.abilities.registered`` may add one)."""
+    key = (n, tuple(RACES))
+    found = _OCCUPANTS.get(key)
+    if found is None:
+        held: set[tuple[int, str | None, int]] = {(-1, None, 0)}
+        held.update((-1, LOST_TRIBE, tokens) for tokens in range(1, LOST_TRIBE_TOKENS + 1))
+        for name, race in RACES.items():
+            held.update((seat, name, tokens) for seat in range(n) for tokens in range(1, race.box + 1))
+        found = _OCCUPANTS[key] = frozenset(held)
+    return found
+
+
+@cache
+def _mountain_flags(board_name: str) -> tuple[bool, ...]:
+    """Whether each region of the board is a Mountain."""
+    board = load_board(board_name)
+    return tuple(i in board.mountains for i in range(len(board)))
 
 
 _REGION_KEYS = frozenset(REGION_FIELDS)
@@ -269,6 +346,18 @@ def _combos(data: Any) -> list[Combo]:
         raise ValueError(f"combos: {len(combos)} combos; {VISIBLE_COMBOS} at most are visible")
     out = []
     for k, c in enumerate(combos):
+        if type(c) is list and len(c) == 3:  # at a glance first, as a region in _regions
+            race, power, coins = c
+            if (
+                type(race) is str
+                and race in RACES
+                and type(power) is str
+                and power in POWERS
+                and type(coins) is int
+                and coins >= 0
+            ):
+                out.append(Combo(race, power, coins))
+                continue
         where = f"combos[{k}]"
         if not isinstance(c, list) or len(c) != 3:
             raise ValueError(f"{where}: expected [race, power, coins]")
@@ -279,7 +368,13 @@ def _combos(data: Any) -> list[Combo]:
 
 
 def _names(data: Any, where: str, table: dict[str, Any], what: str) -> list[str]:
-    return [_name(x, f"{where}[{k}]", table, what) for k, x in enumerate(_list(data, where))]
+    names = _list(data, where)
+    if set(map(type, names)) <= _STR and table.keys() >= set(names):  # at a glance first: every one a name known
+        return list(names)
+    return [_name(x, f"{where}[{k}]", table, what) for k, x in enumerate(names)]
+
+
+_STR = {str}
 
 
 def _turn(data: Any, regions: int, n: int) -> TurnState:
@@ -317,31 +412,60 @@ def _slots(data: Any, where: str, kind: str) -> dict[str, Slot]:
 def _check(state: GameState) -> None:
     from .troops import aside  # the races' hooks
 
-    n = len(state.players)
-    for i, r in enumerate(state.regions):
-        if r.race not in (None, LOST_TRIBE) and state.players[r.owner].troop_of(r.race) is None:
-            raise ValueError(f"regions[{i}].race: player {r.owner} holds no {r.race}")
+    # One pass over the regions (read at every request): each race's tokens on the board, each race's
+    # holder, and the first region with more tokens than its race's box (reported after the holders and
+    # the Lost Tribes, as each check came in turn).
+    troops = [(seat, t) for seat, p in enumerate(state.players) for t in p.troops()]
+    holders = {(seat, t.race) for seat, t in troops}
     on_board: dict[str | None, int] = {}  # tokens on the board by race (the Lost Tribes too)
-    for r in state.regions:
-        on_board[r.race] = on_board.get(r.race, 0) + r.tokens
+    over_box = None
+    for i, r in enumerate(state.regions):
+        race = r.race
+        if race is None:
+            continue  # an empty region (no tokens: _regions saw to it)
+        on_board[race] = on_board.get(race, 0) + r.tokens
+        if race != LOST_TRIBE:
+            if (r.owner, race) not in holders:
+                raise ValueError(f"regions[{i}].race: player {r.owner} holds no {race}")
+            if over_box is None and r.tokens > RACES[race].box:
+                over_box = i
     lost_tribes = on_board.get(LOST_TRIBE, 0)
     if lost_tribes > LOST_TRIBE_TOKENS:
         raise ValueError(f"regions: {lost_tribes} Lost Tribe tokens; the box has {LOST_TRIBE_TOKENS}")
-    # Components, "Race banners": never more tokens of a race than the box holds.
-    for i, r in enumerate(state.regions):
-        if r.race in RACES and r.tokens > RACES[r.race].box:
+    if over_box is not None:
+        # Components, "Race banners": never more tokens of a race than the box holds.
+        r = state.regions[over_box]
+        box = RACES[r.race].box  # type: ignore[index]  # a race's region (above)
+        raise ValueError(f"regions[{over_box}].tokens: {r.tokens} is more than the {box} {r.race} tokens in the box")
+    for seat, troop in troops:
+        used = on_board.get(troop.race, 0) + troop.hand + aside(state, troop)
+        box = RACES[troop.race].box
+        if used > box:
+            where = next(w for w, t in _troops(state.players[seat], f"players[{seat}]") if t is troop)
             raise ValueError(
-                f"regions[{i}].tokens: {r.tokens} is more than the {RACES[r.race].box} {r.race} tokens in the box"
+                f"{where}.hand: {used} {troop.race} tokens on the board, in hand and aside; the box has {box}"
             )
-    for seat, p in enumerate(state.players):
-        for where, troop in _troops(p, f"players[{seat}]"):
-            used = on_board.get(troop.race, 0) + troop.hand + aside(state, troop)
-            box = RACES[troop.race].box
-            if used > box:
-                raise ValueError(
-                    f"{where}.hand: {used} {troop.race} tokens on the board, in hand and aside; the box has {box}"
-                )
-    # Every banner and every badge is somewhere, once (rulebook, "Setting up the game").
+    # Every banner and every badge is somewhere, once (rulebook, "Setting up the game"). Every name is known
+    # (read above), so as many banners as races with every race among them is each race once (likewise the
+    # badges); else _placed_once names the banner or badge at fault.
+    banners = [c.race for c in state.combos] + state.race_stack + [t.race for _, t in troops]
+    badges = [c.power for c in state.combos] + state.power_stack + state.power_discard
+    badges += [t.power for _, t in troops if not t.declined or not POWERS[t.power].counts_toward_decline_limit]
+    if not (len(banners) == len(RACES) == len(set(banners)) and len(badges) == len(POWERS) == len(set(badges))):
+        _placed_once(state)
+    # The markers lie on occupied regions of the board.
+    for name in state.abilities:
+        ability = ABILITIES[name]
+        for region, marker, count in ability.placed(state):
+            if not 0 <= region < len(state.regions) or (count and not state.regions[region].tokens):
+                raise ValueError(f"abilities.{name}: a {marker.label} on region {region}, which holds no race")
+        ability.check(state)
+    if len(set(state.defenders)) != len(state.defenders) or state.current in state.defenders:
+        raise ValueError("defenders: each attacked player once, never the player on turn")
+
+
+def _placed_once(state: GameState) -> None:
+    """Refuse a banner or badge that is nowhere or in two places, naming where it is."""
     banners: dict[str, list[str]] = {race: [] for race in RACES}
     badges: dict[str, list[str]] = {power: [] for power in POWERS}
     for k, c in enumerate(state.combos):
@@ -363,16 +487,6 @@ def _check(state: GameState) -> None:
                 where = f"in {', '.join(places)}" if places else "nowhere"
                 field = places[-1] if places else ("race_stack" if what == "banner" else "power_stack")
                 raise ValueError(f"{field}: the {name} {what} is {where}")
-    # The markers lie on occupied regions of the board.
-    for name in state.abilities:
-        ability = ABILITIES[name]
-        for region, marker, count in ability.placed(state):
-            if not 0 <= region < len(state.regions) or (count and not state.regions[region].tokens):
-                raise ValueError(f"abilities.{name}: a {marker.label} on region {region}, which holds no race")
-        ability.check(state)
-    if len(set(state.defenders)) != len(state.defenders) or state.current in state.defenders:
-        raise ValueError("defenders: each attacked player once, never the player on turn")
-    del n
 
 
 def _troops(p: PlayerState, where: str) -> list[tuple[str, Troop]]:

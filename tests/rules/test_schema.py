@@ -134,6 +134,19 @@ FAULTS = [
     (changed("race_stack[0]", "Trolls"), "race_stack: the Ratmen banner is nowhere"),
     (changed("race_stack[3]", "Ratmen"), "race_stack: the Ratmen banner is in race_stack, race_stack"),
     (changed("players", []), "players: 0 players; a game has 2 to 5"),
+    # Combos, stacks, players and troops are also first looked at in one glance, as the regions.
+    (changed("combos[0][2]", -1), "combos[0][2]: -1 is less than 0"),
+    (changed("combos[0][2]", True), "combos[0][2]: expected an integer, not True"),
+    (changed("combos[0][0]", "Dwarfs"), "combos[0][0]: 'Dwarfs' is not a race of this game"),
+    (changed("combos[1]", ["Trolls", "Flying"]), "combos[1]: expected [race, power, coins]"),
+    (changed("race_stack[1]", 3), "race_stack[1]: 3 is not a race of this game"),
+    (changed("power_stack[0]", ["Flying"]), "power_stack[0]: ['Flying'] is not a special power of this game"),
+    (changed("players[0].active.hand", -1), "players[0].active.hand: -1 is less than 0"),
+    (changed("players[0].active.declined", True), "players[0].active.declined: the Active race must say so"),
+    (changed("players[0].declined[0].declined", 1), "players[0].declined[0].declined: expected true or false"),
+    (changed("players[0].active.picked_turn", 11), "players[0].active.picked_turn: 11 is more than 10"),
+    (changed("players[0].active", None), "players[0].active: expected an object, not NoneType"),
+    (changed("players[1].auto_passes", 1.0), "players[1].auto_passes: expected an integer, not 1.0"),
 ]
 
 
@@ -204,3 +217,51 @@ def test_a_region_read_at_a_glance_is_what_the_full_check_reads_or_refuses(
     except ValueError as error:
         got = str(error)
     assert got == expected
+
+
+def outcome(read: Any, *args: Any) -> Any:
+    try:
+        return read(*args)
+    except ValueError as error:
+        return str(error)
+
+
+@given(
+    player=st.sampled_from([0, 1]),  # Trolls Active and Ghouls In Decline; Amazons Active
+    troop=st.sampled_from(["active", "declined"]),
+    changes=st.dictionaries(
+        st.sampled_from(["race", "power", "declined", "hand", "picked_turn", "colour"]),
+        st.one_of(_ODD, st.just(KeyError)),
+        max_size=2,
+    ),
+    player_changes=st.dictionaries(
+        st.sampled_from(["coins", "auto_passes", "active", "declined", "ally"]),
+        st.one_of(_ODD, st.just(KeyError)),
+        max_size=1,
+    ),
+)
+@settings(max_examples=500)
+def test_a_player_read_at_a_glance_is_what_the_full_check_reads_or_refuses(
+    player: int, troop: str, changes: dict[str, Any], player_changes: dict[str, Any]
+) -> None:
+    # As the regions: _player and _troop take a player or a troop that passes their quick test as it is and
+    # send any other through the check field by field (_player_checked, _troop_checked).
+    data = sample()["players"][player]
+    troops = [data["active"]] + data.get("declined", [])
+    target = troops[0] if troop == "active" or len(troops) == 1 else troops[1]
+    for key, value in changes.items():
+        if value is KeyError:
+            target.pop(key, None)
+        else:
+            target[key] = value
+    for key, value in player_changes.items():
+        if value is KeyError:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    where, turns = f"players[{player}]", 10
+    assert outcome(schema._player, data, where, player, 3, turns) == outcome(schema._player_checked, data, where, turns)
+    declined = target is not data.get("active")
+    assert outcome(schema._troop, target, where, turns, declined) == outcome(
+        schema._troop_checked, target, where, turns, declined
+    )
