@@ -64,7 +64,7 @@ def _at_table(game_id: int) -> AtTable:
 
 def _view_inputs(linked: AtTable) -> views.ViewInputs:
     """The view's inputs from what the link's read brought (its seats; the audit trail only if there is one)."""
-    return views.ViewInputs(get_session(), linked.game.id or 0, seats=linked.seats, has_audit=linked.has_audit)
+    return views.ViewInputs(get_session(), linked.game.id, seats=linked.seats, has_audit=linked.has_audit)
 
 
 def _created(game_id: int, admin_url: str | None) -> GameCreated:
@@ -199,6 +199,7 @@ def submit_action(game_id: int, json: SubmitAction) -> Any:
         current_links(),
         idempotency_key=key,
         seats=inputs.seats_by_number(),
+        game=linked.game,
     )
     view = views.game_view(session, result.game, seat, inputs, state=result.state)
     return StepOut(
@@ -221,7 +222,7 @@ def undo(game_id: int, json: UndoRequest) -> Any:
     seat = linked.seat.seat
     session = get_session()
     inputs = _view_inputs(linked)
-    result = play.undo(session, game_id, seat, json.version, current_links(), steps=json.steps)
+    result = play.undo(session, game_id, seat, json.version, current_links(), steps=json.steps, game=linked.game)
     view = views.game_view(session, result.game, seat, inputs, state=result.state)
     legal = _next_actions(view, result, seat, with_previews=with_previews)
     return StepOut(version=result.version, last=result.last, game=view, legal_actions=legal)
