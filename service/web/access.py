@@ -55,6 +55,20 @@ def seat_from_token(session: Session, links: LinkMaker, token: str, purpose: str
     return game, seat
 
 
+def rows_from_token(session: Session, links: LinkMaker, token: str) -> tuple[GameRow, SeatRow]:
+    """:func:`seat_from_token` for a turn token, as plain records (``service.domain.rows``): for the API's
+    reads of a game (its legal actions, previews, history), in one Core statement; refused in the same words."""
+    payload = _linked_payload(links, TURN, token)
+    # The first read of a request: nothing to flush before it.
+    row = session.connection().execute(_LINKED_ROWS, {"link_game": payload["g"], "link_seat": payload["s"]}).first()
+    if row is None:
+        _game(session, payload["g"])  # says "not valid" or "expired" as for any other link
+        raise Forbidden(REVOKED)
+    game, seat = game_row(row), seat_row(row, len(GAME_COLUMNS))
+    _check_seat(game, seat, payload)
+    return game, seat
+
+
 @dataclass(frozen=True)
 class AtTable:
     """A turn link's game and seat with the whole table: every seat with its player, by seat number, and
@@ -111,6 +125,13 @@ _GAMES: sa.Table = Game.__table__  # type: ignore[attr-defined]
 _SEATS: sa.Table = Seat.__table__  # type: ignore[attr-defined]
 _PLAYERS: sa.Table = Player.__table__  # type: ignore[attr-defined]
 _AUDIT: sa.Table = AuditEntry.__table__  # type: ignore[attr-defined]
+#: :func:`rows_from_token`'s statement, built once: the game's columns and its seat's with the seat's player.
+_LINKED_ROWS = sa.select(*GAME_SELECTED, *SEAT_SELECTED).where(
+    _GAMES.c.id == sa.bindparam("link_game"),
+    _SEATS.c.game_id == _GAMES.c.id,
+    _SEATS.c.seat == sa.bindparam("link_seat"),
+    _SEATS.c.player_id == _PLAYERS.c.id,
+)
 #: :func:`at_table_from_token`'s statement, built once: the game's columns (``rows.GameRow``) on each of its
 #: seats' rows, each seat's with its player's (``rows.SeatRow``), and whether the game has audit entries.
 _AT_TABLE = (
