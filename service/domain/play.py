@@ -40,7 +40,8 @@ from service.domain.models import (
     utcnow,
 )
 from service.domain.outbox import queue_mail
-from service.domain.rows import GameRow, SeatRow
+from service.domain.rows import EVENT_SELECTED, EventRow, GameRow, SeatRow
+from service.domain.story import LogEntry
 from service.domain.turn_mail import step_details
 from service.infra.mail_wakeup import wake_bot_after_commit
 
@@ -346,18 +347,18 @@ def auto_pass(
     return commit_step(session, game, record, new_state, links, now, None, seat, seats=seats)
 
 
-def replay(game: Game | GameRow, entries: list[GameAction]) -> rules.GameState:
+def replay(game: Game | GameRow, entries: Sequence[LogEntry]) -> rules.GameState:
     """Rebuild the state from the seed and the log (DESIGN §2: the snapshot is a cache)."""
     return deque(replay_steps(game, entries), maxlen=1)[0]
 
 
-def replay_steps(game: Game | GameRow, entries: list[GameAction]) -> Iterator[rules.GameState]:
+def replay_steps(game: Game | GameRow, entries: Sequence[LogEntry]) -> Iterator[rules.GameState]:
     """The state from the seed, then the state after each entry of ``entries`` that was not undone."""
     players = len(game.state["players"]) if game.state else 0
     yield from replay_from(rules.new_game(players, seed=game.seed, options=initial_options(game, entries)), entries)
 
 
-def replay_from(state: rules.GameState, entries: list[GameAction]) -> Iterator[rules.GameState]:
+def replay_from(state: rules.GameState, entries: Sequence[LogEntry]) -> Iterator[rules.GameState]:
     """``state``, then the state after each entry of ``entries`` (the log after ``state``) that was not undone."""
     yield state
     for entry in entries:
@@ -373,7 +374,7 @@ def replay_from(state: rules.GameState, entries: list[GameAction]) -> Iterator[r
         yield state
 
 
-def initial_options(game: Game | GameRow, entries: list[GameAction]) -> dict[str, Any]:
+def initial_options(game: Game | GameRow, entries: Sequence[LogEntry]) -> dict[str, Any]:
     """The house options the game started with: the settings now, unless the host changed them since (an
     ``options`` event remembers what it replaced)."""
     for entry in entries:
@@ -490,11 +491,7 @@ def told_turns(session: Session, game: Game | GameRow, readers: Collection[int] 
             recent = _turns_since_stored_start(session, game, readers)
             if recent is not None:
                 return recent
-        log = story.kept(
-            session.exec(
-                select(GameAction).where(GameAction.game_id == game.id).order_by(col(GameAction.version))
-            ).all()
-        )
+        log = story.kept(_log_from(session, game.id or 0, 0))
         return story.turns_of(log, replay_steps(game, log))
     except (rules.IllegalAction, ValueError, KeyError, StopIteration) as error:
         logger.warning("the log of game %s does not replay (%s): told without its story", game.id, error)
@@ -668,12 +665,14 @@ def _turns_since_stored_start(
 ) -> list[story.Turn] | None:
     """The game's latest turns, from the latest stored start of a reader's turn (:class:`TurnStart`) that
     holds every reader's previous turn of its own; None when no stored start does."""
-    found = session.exec(_READERS_STARTS, params={"game": game.id, "readers": list(readers), "now": game.version})
+    found = session.connection().execute(
+        _READERS_STARTS, {"game": game.id, "readers": list(readers), "now": game.version}
+    )
     starts = found.all()[: 2 * len(readers)]
     if not starts:
         return None
     # The log once, from the earliest of them.
-    log = session.exec(_LOG_FROM, params={"game": game.id, "start": starts[-1][0]}).all()
+    log = _log_from(session, game.id or 0, starts[-1][0])
     for version, state in starts:
         turns = turns_since_start(version, state, [e for e in log if e.version >= version], readers)
         if turns is not None:
@@ -681,8 +680,16 @@ def _turns_since_stored_start(
     return None
 
 
+def _log_from(session: Session, game_id: int, start: int) -> list[EventRow]:
+    """The game's log from version ``start`` on, in order, as plain records: what its story reads (a turn's
+    mail reads it at each turn that passes, and changes none of it)."""
+    if session.autoflush:  # as the ORM's own queries do: what this transaction added is seen
+        session.flush()
+    return [EventRow(*row) for row in session.connection().execute(_LOG_FROM, {"game": game_id, "start": start})]
+
+
 def turns_since_start(
-    version: int, state: Mapping[str, Any], log: Sequence[GameAction], readers: Collection[int]
+    version: int, state: Mapping[str, Any], log: Sequence[LogEntry], readers: Collection[int]
 ) -> list[story.Turn] | None:
     """The turns of ``log`` (the game's log from ``version`` on, in order) after the step of ``version``,
     replayed from ``state``, the state that step made at the start of a turn (:class:`TurnStart`); None
@@ -698,7 +705,7 @@ def turns_since_start(
     return turns if all(story.reaches_last_turn(turns, reader) for reader in readers) else None
 
 
-def _may_hold_last_turn(entries: list[GameAction], seat: int) -> bool:
+def _may_hold_last_turn(entries: Sequence[LogEntry], seat: int) -> bool:
     """Whether ``entries`` (kept, in order) may hold a turn of ``seat``'s before the one it is playing: a step
     of its own before the steps it ends them with. (Without one, no replay of them can.)"""
     end = len(entries)
@@ -707,7 +714,7 @@ def _may_hold_last_turn(entries: list[GameAction], seat: int) -> bool:
     return any(entry.seat == seat for entry in entries[:end])
 
 
-def _same_seat_steps(first: GameAction, then: GameAction) -> bool:
+def _same_seat_steps(first: LogEntry, then: LogEntry) -> bool:
     """Whether two entries in a row are steps of the same seat (the story might tell them as one turn)."""
     return first.kind in story.SEAT_STEPS and then.kind in story.SEAT_STEPS and first.seat == then.seat
 
@@ -715,21 +722,21 @@ def _same_seat_steps(first: GameAction, then: GameAction) -> bool:
 _ACTIONS: sa.Table = GameAction.__table__  # type: ignore[attr-defined]
 _STARTS: sa.Table = TurnStart.__table__  # type: ignore[attr-defined]
 #: The stored turn starts of some seats before the game's version, latest first (each seat keeps two), and the
-#: log from a version on: built once, as the step's INSERT is.
+#: log's story columns from a version on (:func:`_log_from`): Core statements built once, as the step's INSERT is.
 _READERS_STARTS = (
-    select(TurnStart.version, TurnStart.state)
+    sa.select(_STARTS.c.version, _STARTS.c.state)
     .where(
-        TurnStart.game_id == sa.bindparam("game"),
-        col(TurnStart.seat).in_(sa.bindparam("readers", expanding=True)),
-        TurnStart.version < sa.bindparam("now"),
+        _STARTS.c.game_id == sa.bindparam("game"),
+        _STARTS.c.seat.in_(sa.bindparam("readers", expanding=True)),
+        _STARTS.c.version < sa.bindparam("now"),
     )
-    .order_by(col(TurnStart.version).desc())
+    .order_by(_STARTS.c.version.desc())
     .limit(2 * 5)  # two a seat, five seats at most
 )
 _LOG_FROM = (
-    select(GameAction)
-    .where(GameAction.game_id == sa.bindparam("game"), GameAction.version >= sa.bindparam("start"))
-    .order_by(col(GameAction.version))
+    sa.select(*EVENT_SELECTED)
+    .where(_ACTIONS.c.game_id == sa.bindparam("game"), _ACTIONS.c.version >= sa.bindparam("start"))
+    .order_by(_ACTIONS.c.version)
 )
 #: The game's latest stored turn start (:func:`_undo_log`), and the live log from a version on (:func:`live_log`).
 _LATEST_START = (

@@ -15,7 +15,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from service.domain.models import Game, GameStatus, Player, Seat, SeatController
+from service.domain.models import ActionKind, Game, GameAction, GameStatus, Player, Seat, SeatController
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +78,22 @@ class GameRow:
             self.changed.add(name)
 
 
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    """An entry of a game's event log as its story reads it (``service.domain.story.LogEntry``): the log a
+    turn's mail tells "Since your last turn" from, read at each turn that passes."""
+
+    version: int
+    seat: int | None
+    kind: ActionKind
+    action: dict[str, Any] | None
+    die: int | None
+    undo_point: bool
+    undone: bool
+    by_bot: bool
+    created_at: datetime
+
+
 #: The columns of :class:`GameRow`, :class:`SeatRow` and :class:`PlayerRow`, in their fields' order.
 GAME_COLUMNS = tuple(f.name for f in fields(GameRow) if f.name != "changed")
 _GAME_COLUMN_SET = frozenset(GAME_COLUMNS)
@@ -87,9 +103,11 @@ PLAYER_COLUMNS = tuple(f.name for f in fields(PlayerRow))
 _GAMES: sa.Table = Game.__table__  # type: ignore[attr-defined]
 _SEATS: sa.Table = Seat.__table__  # type: ignore[attr-defined]
 _PLAYERS: sa.Table = Player.__table__  # type: ignore[attr-defined]
+_ACTIONS: sa.Table = GameAction.__table__  # type: ignore[attr-defined]
 #: The table columns a select of these records names, in their fields' order.
 GAME_SELECTED = tuple(_GAMES.c[name] for name in GAME_COLUMNS)
 SEAT_SELECTED = tuple(_SEATS.c[name] for name in SEAT_COLUMNS) + tuple(_PLAYERS.c[name] for name in PLAYER_COLUMNS)
+EVENT_SELECTED = tuple(_ACTIONS.c[f.name] for f in fields(EventRow))
 
 
 def game_row(values: sa.Row[Any] | tuple[Any, ...]) -> GameRow:
