@@ -7,7 +7,10 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-INSTALL := $(BIN)/python -m pip install --quiet --constraint constraints.txt
+# pip brings uv (pinned in constraints.txt) into the new environment, and uv installs the rest: the same
+# pinned packages in a few seconds instead of about 45 s, from uv's own cache once it has run on the machine.
+BOOTSTRAP := $(BIN)/python -m pip install --quiet --constraint constraints.txt uv
+INSTALL := $(BIN)/uv pip install --quiet --python $(BIN)/python --constraint constraints.txt
 
 .PHONY: run test lint constraints
 
@@ -34,9 +37,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.installed: pyproject.toml constraints.txt | $(BIN)/python
+	$(BOOTSTRAP)
 	$(INSTALL) --editable .
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml constraints.txt | $(BIN)/python
+	$(BOOTSTRAP)
 	$(INSTALL) --editable '.[dev]'
 	touch $@ $(VENV)/.installed
