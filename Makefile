@@ -8,9 +8,10 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 # pip brings uv (pinned in constraints.txt) into the new environment, and uv installs the rest: the same
-# pinned packages in a few seconds instead of about 45 s, from uv's own cache once it has run on the machine.
+# pinned packages in seconds instead of about 45 s, from uv's own cache once it has run on the machine. Compiled
+# at install, as pip does, so that the first processes (four test workers at once) do not each compile them.
 BOOTSTRAP := $(BIN)/python -m pip install --quiet --constraint constraints.txt uv
-INSTALL := $(BIN)/uv pip install --quiet --python $(BIN)/python --constraint constraints.txt
+INSTALL := $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python --constraint constraints.txt
 
 .PHONY: run test lint constraints
 
