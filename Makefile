@@ -7,7 +7,11 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-INSTALL := $(BIN)/python -m pip install --quiet --constraint constraints.txt
+# pip brings uv (pinned in constraints.txt) into the new environment, and uv installs the rest: the same
+# pinned packages in seconds instead of about 45 s, from uv's own cache once it has run on the machine. Compiled
+# at install, as pip does, so that the first processes (four test workers at once) do not each compile them.
+BOOTSTRAP := $(BIN)/python -m pip install --quiet --constraint constraints.txt uv
+INSTALL := $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python --constraint constraints.txt
 
 .PHONY: run test lint constraints
 
@@ -34,9 +38,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.installed: pyproject.toml constraints.txt | $(BIN)/python
+	$(BOOTSTRAP)
 	$(INSTALL) --editable .
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml constraints.txt | $(BIN)/python
+	$(BOOTSTRAP)
 	$(INSTALL) --editable '.[dev]'
 	touch $@ $(VENV)/.installed

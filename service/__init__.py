@@ -9,25 +9,6 @@ from typing import Any
 
 from flask import Flask
 
-from service.domain import links
-from service.infra import config as configuration
-from service.infra import db
-from service.infra.celery import celery_init_app
-from service.web import (
-    admin_pages,
-    api,
-    api_docs,
-    calendar_feeds,
-    choices,
-    health,
-    inbound_mail,
-    links_pages,
-    pages,
-    rate_limits,
-    security,
-    unsubscribe,
-)
-
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """Create the Flask app.
@@ -36,7 +17,13 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     from ``config``, which tests use to override them. Raises
     :class:`service.infra.config.ConfigurationError` when the configuration must not be run, such as
     production with the default secret key.
+
+    The service's modules are imported here, once the configuration is known to be good, not with the package:
+    every process of the service imports the package (``smallworld`` and its commands, gunicorn's master
+    for its settings), and not all of them build an app (``smallworld demo``, the bots' client, does not).
     """
+    from service.infra import config as configuration
+
     app = Flask(
         __name__,
         instance_path=configuration.instance_path_from(config),
@@ -45,6 +32,24 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     )
     configuration.configure(app, config)
     os.makedirs(app.instance_path, exist_ok=True)
+
+    from service.domain import links
+    from service.infra import db
+    from service.infra.celery import celery_init_app
+    from service.web import (
+        admin_pages,
+        api,
+        api_docs,
+        calendar_feeds,
+        choices,
+        health,
+        inbound_mail,
+        links_pages,
+        pages,
+        rate_limits,
+        security,
+        unsubscribe,
+    )
 
     db.init_app(app)
     celery_init_app(app)

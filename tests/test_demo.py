@@ -186,7 +186,11 @@ def _mail_file(folder, name: str, subject: str, game: int) -> None:
     message["References"] = f"<game-{game}.20261128021913000000@localhost>"
     message.set_content("Your turn was played for you.")
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{name}.eml").write_bytes(message.as_bytes())
+    # As the file backend writes (emails/delivery.py): under a hidden name, then renamed. Written in place, a
+    # mailbox reading the folder meanwhile could take the file while it is still empty, and never read it again.
+    writing = folder / f".writing-{name}.eml"
+    writing.write_bytes(message.as_bytes())
+    writing.rename(folder / f"{name}.eml")
 
 
 def test_the_final_check_waits_for_the_mail_of_the_last_auto_pass_that_arrives_after_the_final_tables(

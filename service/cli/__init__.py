@@ -239,3 +239,8 @@ def _seconds(text: str) -> int:
         return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
     except (ValueError, IndexError):
         raise click.BadParameter(f"{text!r} is not a duration like 5s or 2m") from None
+
+
+# The bots' client needs no app of its own: found on the command itself, ``smallworld demo`` does not build one
+# (FlaskGroup looks at its own commands before loading the app), nor import the web to build it.
+cli.add_command(demo)

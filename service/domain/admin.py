@@ -143,7 +143,8 @@ def pass_now(session: Session, game_id: int, actor: Actor, links: LinkMaker) -> 
     state = load_state(game)
     seat = min(rules.awaiting(state))
     session.add(AuditEntry(game_id=game_id, actor=actor.label, act="pass", details={"seat": seat}))
-    return auto_pass(session, game_id, seat, links, expected_version=game.version, reason=actor.label).game
+    auto_pass(session, game_id, seat, links, expected_version=game.version, reason=actor.label)
+    return game  # the session's object, which the pass changed
 
 
 def change_settings(
@@ -457,8 +458,8 @@ def _act(
         version=version,
         undo_point=True,
     )
-    result = commit_step(session, game, entry, state, links, utcnow(), None, -1)
-    return result.game
+    commit_step(session, game, entry, state, links, utcnow(), None, -1)
+    return game
 
 
 #: Acts whose mail goes to the seats the game waits for only: they move that seat's deadline.

@@ -36,6 +36,7 @@ from sqlmodel import Session, col, select
 from emails import times
 from emails.table_talk import excerpt
 from service.domain.models import ChatNotice, Game, NoticeStatus, utcnow
+from service.domain.rows import GameRow
 from service.infra import chat
 from service.infra.db import dialect_insert
 from service.infra.logfmt import log
@@ -60,7 +61,7 @@ class Notice:
 
 
 # -- queueing, in the caller's transaction ---------------------------------------------------------------
-def queue_notice(session: Session, game: Game, notice: Notice, *, now: datetime | None = None) -> bool:
+def queue_notice(session: Session, game: Game | GameRow, notice: Notice, *, now: datetime | None = None) -> bool:
     """Add ``notice`` for the game's chat, if it has one; a second notice of the same event is not written.
 
     One ``INSERT … ON CONFLICT (dedupe_key) DO NOTHING``, as the outbox does. Returns whether it was written.
@@ -95,7 +96,7 @@ def _when(at: datetime | None) -> str:
 
 
 def turn_notice(
-    game: Game,
+    game: Game | GameRow,
     *,
     step_key: str,
     turn: int,

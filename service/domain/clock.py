@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from service.domain.models import Game
+from service.domain.rows import GameRow
 from service.domain.schemas import GameSettings
 
 
@@ -62,7 +63,7 @@ class Clock:
     reminders_before: tuple[int, ...] = ()
 
     @classmethod
-    def of(cls, game: Game, settings: GameSettings | None = None) -> Clock:
+    def of(cls, game: Game | GameRow, settings: GameSettings | None = None) -> Clock:
         """The game's clock, as its row stores it, with the reminders of its settings (``settings``, when
         the caller has read them)."""
         settings = settings or GameSettings.model_validate(game.settings)
@@ -167,7 +168,7 @@ class Clock:
         )
 
 
-def set_clock(game: Game, clock: Clock) -> None:
+def set_clock(game: Game | GameRow, clock: Clock) -> None:
     """Write ``clock`` into the game's row: the only writer of its clock columns."""
     game.deadline_at = clock.deadline_at
     game.reminders_due_at = clock.reminders_due_at

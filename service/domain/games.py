@@ -13,6 +13,7 @@ from sqlmodel import Session, col, select
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import NotFound
 from service.domain.models import Game, GameStatus, Player, Seat
+from service.domain.rows import SEAT_SELECTED, GameRow, SeatRow, seat_row
 from service.domain.schemas import GameSettings
 from service.infra.mail_wakeup import want_tally
 
@@ -27,19 +28,27 @@ def get_game(session: Session, game_id: int, *, lock: bool = False) -> Game:
     return game
 
 
-def update_if_unmoved(session: Session, game: Game, version: int) -> bool:
+def update_if_unmoved(session: Session, game: Game | GameRow, version: int) -> bool:
     """Write ``game``'s pending changes in one ``UPDATE … WHERE id = ? AND version = ?``; ``False`` (and
     nothing written) if the row's version is no longer ``version``: something else moved the game first.
 
-    The changes are then the ORM's committed state, so the commit's flush writes nothing more for the game;
-    when they were all of the game's pending changes, the game is marked clean as the ORM marks an object its
-    flush wrote, so that the commit's flush does not go through its unit of work for nothing (on a step that
-    cost about as much as the UPDATE's execution). Callers change the game under ``session.no_autoflush``
-    until this runs, or a flush would write it first without the guard.
+    A plain row's pending changes are the columns set since it was read (``GameRow.changed``); once written,
+    it has none. An ORM object's changes are then the ORM's committed state, so the commit's flush writes
+    nothing more for the game; when they were all of the game's pending changes, the game is marked clean as
+    the ORM marks an object its flush wrote, so that the commit's flush does not go through its unit of work
+    for nothing (on a step that cost about as much as the UPDATE's execution). Callers change an ORM game
+    under ``session.no_autoflush`` until this runs, or a flush would write it first without the guard.
 
     The UPDATE is a Core statement on the table, built once: its SET clause is the changed columns named in
     the parameters, so a step builds no statement and the ORM neither plans nor synchronises a bulk update.
     """
+    if isinstance(game, GameRow):
+        written = {name: getattr(game, name) for name in game.changed}
+        moved = session.connection().execute(_UNMOVED, {**written, "unmoved_id": game.id, "unmoved_version": version})
+        if moved.rowcount != 1:
+            return False
+        game.changed.clear()
+        return True
     state = sa.inspect(game)
     # The attributes set since the game was read (the ORM keeps their old values in ``committed_state``; one
     # set back to the value it had is written again, unchanged): cheaper than asking each column's history.
@@ -83,11 +92,29 @@ _SEATS = (
 )
 
 
-def settings_of(game: Game) -> GameSettings:
+def seat_rows(session: Session, game_id: int) -> list[SeatRow]:
+    """The game's seats with their players, by seat number, as plain records (``service.domain.rows``): what
+    a step's mails and a game's view read of them, in one Core statement."""
+    if session.autoflush:  # as the ORM's own queries do: what this transaction changed is seen
+        session.flush()
+    return [seat_row(row) for row in session.connection().execute(_SEAT_ROWS, {"seats_game": game_id})]
+
+
+_SEAT_TABLE: sa.Table = Seat.__table__  # type: ignore[attr-defined]
+_PLAYER_TABLE: sa.Table = Player.__table__  # type: ignore[attr-defined]
+#: :func:`seat_rows`'s statement, built once.
+_SEAT_ROWS = (
+    sa.select(*SEAT_SELECTED)
+    .where(_SEAT_TABLE.c.game_id == sa.bindparam("seats_game"), _SEAT_TABLE.c.player_id == _PLAYER_TABLE.c.id)
+    .order_by(_SEAT_TABLE.c.seat)
+)
+
+
+def settings_of(game: Game | GameRow) -> GameSettings:
     return GameSettings.model_validate(game.settings)
 
 
-def begin_ending(session: Session, game: Game, now: datetime) -> None:
+def begin_ending(session: Session, game: Game | GameRow, now: datetime) -> None:
     """The last step is played (DESIGN §9, "The end of the game is a worker job"): the game stops its clock and
     waits, ``ending``, for the worker's tally (``service.domain.tally.tally_game``), which stores the results,
     updates ratings and records, mails the final table and marks the game finished, exactly once.

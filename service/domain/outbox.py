@@ -18,6 +18,7 @@ from sqlmodel import Session
 
 from emails.messages import GameMessage, Message
 from service.domain.models import MailStatus, OutboxMail, Player, utcnow
+from service.domain.rows import PlayerRow
 from service.infra.db import dialect_insert
 from service.infra.mail_wakeup import MAIL_WRITTEN
 
@@ -49,7 +50,9 @@ def mail_domain(sender: str | None = None) -> str:
     return address.rsplit("@", 1)[1].lower() if "@" in address else MAIL_DOMAIN
 
 
-def queue_mail(session: Session, to: Player | str, message: Message, *, now: datetime | None = None) -> bool:
+def queue_mail(
+    session: Session, to: Player | PlayerRow | str, message: Message, *, now: datetime | None = None
+) -> bool:
     """Add ``message`` to the outbox, for a player or (a site admin's sign-in link) an address; a second
     mail with the same dedupe key (the same event) is not written. Returns whether the mail was written.
 
@@ -58,7 +61,7 @@ def queue_mail(session: Session, to: Player | str, message: Message, *, now: dat
     """
     return insert_mail_row(
         session,
-        player=to if isinstance(to, Player) else None,
+        player=None if isinstance(to, str) else to,
         to_email=to if isinstance(to, str) else None,
         template=message.template,
         context=message.context(),
@@ -73,7 +76,7 @@ def queue_mail(session: Session, to: Player | str, message: Message, *, now: dat
 def insert_mail_row(
     session: Session,
     *,
-    player: Player | None = None,
+    player: Player | PlayerRow | None = None,
     to_email: str | None = None,
     template: str,
     context: dict[str, Any],

@@ -12,7 +12,7 @@ import threading
 import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -26,7 +26,7 @@ from emails.messages import AutoPassed, HostAlert, RedeployNeeded, YourTurn
 from service.domain import bot_seats, chat_notices, story
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, IllegalMove
-from service.domain.games import begin_ending, get_game, seats_of, settings_of, update_if_unmoved
+from service.domain.games import begin_ending, get_game, seat_rows, seats_of, settings_of, update_if_unmoved
 from service.domain.links import LinkMaker
 from service.domain.models import (
     ActionKind,
@@ -40,6 +40,8 @@ from service.domain.models import (
     utcnow,
 )
 from service.domain.outbox import queue_mail
+from service.domain.rows import EVENT_SELECTED, EventRow, GameRow, SeatRow
+from service.domain.story import LogEntry
 from service.domain.turn_mail import step_details
 from service.infra.mail_wakeup import wake_bot_after_commit
 
@@ -48,7 +50,8 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class StepResult:
-    game: Game
+    #: The game after the step: the ORM's object or the plain row (``service.domain.rows``) it was made on.
+    game: Game | GameRow
     version: int
     last: dict[str, Any]
     replayed: bool = False
@@ -72,7 +75,7 @@ def awaited_seat(key: str) -> int:
     return int(current) if defender == "-" else int(defender)
 
 
-def load_state(game: Game) -> rules.GameState:
+def load_state(game: Game | GameRow) -> rules.GameState:
     if game.state is None:
         raise Conflict("This game has not started yet: waiting for every player to accept the invitation")
     return rules.GameState.from_json(game.state)
@@ -87,19 +90,21 @@ def submit_action(
     links: LinkMaker,
     idempotency_key: str | None = None,
     now: datetime | None = None,
-    seats: dict[int, tuple[Seat, Player]] | None = None,
+    seats: dict[int, SeatRow] | None = None,
     by_bot: bool = False,
+    game: Game | GameRow | None = None,
 ) -> StepResult:
     """Validate ``payload`` with the rules and apply it as ``seat``'s step.
 
-    ``seats`` (by seat number), when the caller has read them in this transaction, are not read again.
-    ``by_bot``: the house bot plays the step (``service.domain.house_bot``); the log marks it so.
+    ``game`` (the ORM's object or a plain row) and ``seats`` (by seat number), when the caller has read them
+    in this transaction, are not read again. ``by_bot``: the house bot plays the step
+    (``service.domain.house_bot``); the log marks it so.
     """
     if idempotency_key:
         earlier = _by_idempotency_key(session, game_id, idempotency_key)
         if earlier is not None:
             return _replayed(session, earlier, seat)
-    game = get_game(session, game_id)
+    game = game or get_game(session, game_id)
     _check_running(game)
     if expected_version != game.version:
         raise Conflict(
@@ -142,11 +147,12 @@ def undo(
     expected_version: int,
     links: LinkMaker,
     steps: int | None = None,
+    game: Game | GameRow | None = None,
 ) -> StepResult:
     """Take back the seat's latest ``steps`` steps (all of them by default) since the last undo point (a
     pick, a die roll, the turn's start: DESIGN §4, undo never goes past a step that revealed information
-    or used chance). :func:`undo_steps` lists them."""
-    game = get_game(session, game_id)
+    or used chance). :func:`undo_steps` lists them. ``game``: as :func:`submit_action`'s."""
+    game = game or get_game(session, game_id)
     _check_running(game)
     if expected_version != game.version:
         raise Conflict(f"This game moved on (version {game.version}): reload and retry", version=game.version)
@@ -185,7 +191,7 @@ class UndoableStep:
 
 def undo_steps(
     session: Session,
-    game: Game,
+    game: Game | GameRow,
     seat: int,
     names: Sequence[str] | None = None,
     state: rules.GameState | None = None,
@@ -231,12 +237,12 @@ class _UndoLog:
     undoable: list[GameAction]
     start: rules.GameState | None
 
-    def replayed(self, game: Game, entries: list[GameAction]) -> Iterator[rules.GameState]:
+    def replayed(self, game: Game | GameRow, entries: list[GameAction]) -> Iterator[rules.GameState]:
         """:func:`replay_steps` of ``entries`` (the log's, oldest first), from the stored start when there is one."""
         return replay_steps(game, entries) if self.start is None else replay_from(self.start, entries[1:])
 
 
-def _undo_log(session: Session, game: Game, seat: int) -> _UndoLog:
+def _undo_log(session: Session, game: Game | GameRow, seat: int) -> _UndoLog:
     """What an undo by ``seat`` needs, from the stored start of the turn under way rather than the seed (an
     undo never goes past the turn's start: DESIGN §4); the whole log when no start is stored (the first turn,
     games older than the store) or when that start's own step is one the seat could undo."""
@@ -294,8 +300,8 @@ def auto_pass(
         undo_point=True,
     )
     now = now or utcnow()
-    seats = {s.seat: (s, p) for s, p in seats_of(session, game_id)}
-    passed_seat, player = seats[seat]
+    seats = {s.seat: s for s in seat_rows(session, game_id)}
+    passed_seat = seats[seat]
     passed = AutoPassed(
         game_id=game_id,
         game_name=game.name,
@@ -305,7 +311,7 @@ def auto_pass(
         version=game.version + 1,
     )
     if passed_seat.controller != SeatController.BOT:  # no mail to a bot seat's address for its turns
-        queue_mail(session, player, passed, now=now)
+        queue_mail(session, passed_seat.player, passed, now=now)
     chat_notices.queue_notice(
         session,
         game,
@@ -337,21 +343,22 @@ def auto_pass(
         # The game's setting: after that many missed turns in a row the house bot plays the seat, until its
         # player takes it back from their link.
         bot_seats.give_seat_to_bot(session, game, seat, f"you missed {passes} turns in a row", links=links, now=now)
+        seats[seat] = replace(passed_seat, controller=SeatController.BOT)  # as the seat's row now stands
     return commit_step(session, game, record, new_state, links, now, None, seat, seats=seats)
 
 
-def replay(game: Game, entries: list[GameAction]) -> rules.GameState:
+def replay(game: Game | GameRow, entries: Sequence[LogEntry]) -> rules.GameState:
     """Rebuild the state from the seed and the log (DESIGN §2: the snapshot is a cache)."""
     return deque(replay_steps(game, entries), maxlen=1)[0]
 
 
-def replay_steps(game: Game, entries: list[GameAction]) -> Iterator[rules.GameState]:
+def replay_steps(game: Game | GameRow, entries: Sequence[LogEntry]) -> Iterator[rules.GameState]:
     """The state from the seed, then the state after each entry of ``entries`` that was not undone."""
     players = len(game.state["players"]) if game.state else 0
     yield from replay_from(rules.new_game(players, seed=game.seed, options=initial_options(game, entries)), entries)
 
 
-def replay_from(state: rules.GameState, entries: list[GameAction]) -> Iterator[rules.GameState]:
+def replay_from(state: rules.GameState, entries: Sequence[LogEntry]) -> Iterator[rules.GameState]:
     """``state``, then the state after each entry of ``entries`` (the log after ``state``) that was not undone."""
     yield state
     for entry in entries:
@@ -367,7 +374,7 @@ def replay_from(state: rules.GameState, entries: list[GameAction]) -> Iterator[r
         yield state
 
 
-def initial_options(game: Game, entries: list[GameAction]) -> dict[str, Any]:
+def initial_options(game: Game | GameRow, entries: Sequence[LogEntry]) -> dict[str, Any]:
     """The house options the game started with: the settings now, unless the host changed them since (an
     ``options`` event remembers what it replaced)."""
     for entry in entries:
@@ -378,19 +385,19 @@ def initial_options(game: Game, entries: list[GameAction]) -> dict[str, Any]:
 
 def after_change(
     session: Session,
-    game: Game,
+    game: Game | GameRow,
     state: rules.GameState,
     links: LinkMaker,
     now: datetime,
     *,
-    seats: dict[int, tuple[Seat, Player]] | None = None,
+    seats: dict[int, SeatRow] | None = None,
 ) -> None:
     """Store the new state; when the awaited step changed, start its clock and mail whoever must act.
 
-    ``seats`` (by seat number), when the caller has read them in this transaction, are not read again.
+    ``game`` is the ORM's object or a plain row (``service.domain.rows``), changed as it is; the caller writes
+    it. ``seats`` (by seat number), when the caller has read them in this transaction, are not read again.
     """
     game.state = state.to_json()
-    session.add(game)
     if state.over:
         begin_ending(session, game, now)  # the worker tallies it (service.domain.tally)
         return
@@ -403,19 +410,19 @@ def after_change(
     defending = state.phase == rules.Phase.DEFEND
     length = settings.defender_turn_length_seconds if defending else settings.turn_length_seconds
     if seats is None:
-        seats = {s.seat: (s, p) for s, p in seats_of(session, game.id or 0)}
+        seats = {s.seat: s for s in seat_rows(session, game.id or 0)}
     awaited_seats = sorted(rules.awaiting(state))
-    if awaited_seats and all(passed_without_player(seats[n][0]) for n in awaited_seats):
+    if awaited_seats and all(passed_without_player(seats[n]) for n in awaited_seats):
         # A seat its host removed (admin.remove_player), or whose player resigned (admin.resign) and that the
         # house bot does not play, is passed at the next sweep, not a whole turn later.
         length = 0
     clock = Clock.of(game, settings).start_step(now, length, paused=game.status != GameStatus.ACTIVE)
     set_clock(game, clock)
-    names = {number: s.display_name for number, (s, _) in seats.items()}
+    names = {number: s.display_name for number, s in seats.items()}
     turns: list[story.Turn] | None = None
     told = False  # the log is replayed for the first mail that tells it, and only then
     for awaited in awaited_seats:
-        seat, player = seats[awaited]
+        seat = seats[awaited]
         if passed_without_player(seat):
             continue
         if seat.controller == SeatController.BOT:
@@ -446,7 +453,7 @@ def after_change(
             **step_details(state, awaited, names),
             **extra,
         )
-        queue_mail(session, player, message, now=now)
+        queue_mail(session, seat.player, message, now=now)
     for awaited in awaited_seats:
         # The game's chat, if it has one: whose turn and until when, nothing private (no link, no coins).
         turn = chat_notices.turn_notice(
@@ -457,19 +464,19 @@ def after_change(
             name=names.get(awaited, f"Player {awaited + 1}"),
             defending=defending,
             deadline_at=clock.deadline_at,
-            removed=passed_without_player(seats[awaited][0]),
+            removed=passed_without_player(seats[awaited]),
             first=first,
         )
         chat_notices.queue_notice(session, game, turn, now=now)
 
 
-def passed_without_player(seat: Seat) -> bool:
+def passed_without_player(seat: Seat | SeatRow) -> bool:
     """Whether the seat's steps are passed at once by the deadline sweep: its host removed it, or its player
     resigned and the house bot does not play it (the host's ``resigned_seats`` setting)."""
     return seat.removed or (seat.resigned_at is not None and seat.controller != SeatController.BOT)
 
 
-def told_turns(session: Session, game: Game, readers: Collection[int] = ()) -> list[story.Turn] | None:
+def told_turns(session: Session, game: Game | GameRow, readers: Collection[int] = ()) -> list[story.Turn] | None:
     """The game's log as turns (``service.domain.story``); None when the log does not replay (a turn's mail
     goes without its story rather than not at all; the error is logged).
 
@@ -484,11 +491,7 @@ def told_turns(session: Session, game: Game, readers: Collection[int] = ()) -> l
             recent = _turns_since_stored_start(session, game, readers)
             if recent is not None:
                 return recent
-        log = story.kept(
-            session.exec(
-                select(GameAction).where(GameAction.game_id == game.id).order_by(col(GameAction.version))
-            ).all()
-        )
+        log = story.kept(_log_from(session, game.id or 0, 0))
         return story.turns_of(log, replay_steps(game, log))
     except (rules.IllegalAction, ValueError, KeyError, StopIteration) as error:
         logger.warning("the log of game %s does not replay (%s): told without its story", game.id, error)
@@ -561,7 +564,7 @@ def forget_turn_starts(session: Session, game_id: int) -> None:
 
 
 # -- internals --------------------------------------------------------------------------------------------
-def _check_running(game: Game) -> None:
+def _check_running(game: Game | GameRow) -> None:
     if game.status == GameStatus.PAUSED:
         reason = f": {game.pause_reason}" if game.pause_reason else ""
         raise Conflict(f"The game is paused{reason}", version=game.version)
@@ -569,9 +572,9 @@ def _check_running(game: Game) -> None:
         raise Conflict(f"The game is not running (it is {game.status})", version=game.version)
 
 
-def _bot_plays(session: Session, game_id: int, seat: int, seats: dict[int, tuple[Seat, Player]] | None) -> bool:
+def _bot_plays(session: Session, game_id: int, seat: int, seats: dict[int, SeatRow] | None) -> bool:
     if seats is not None and seat in seats:
-        return seats[seat][0].controller == SeatController.BOT
+        return seats[seat].controller == SeatController.BOT
     query = select(Seat.controller).where(Seat.game_id == game_id, Seat.seat == seat)
     return session.exec(query).first() == SeatController.BOT
 
@@ -609,7 +612,7 @@ def new_event(**columns: Any) -> dict[str, Any]:
 
 def commit_step(
     session: Session,
-    game: Game,
+    game: Game | GameRow,
     event: Mapping[str, Any],
     new_state: rules.GameState,
     links: LinkMaker,
@@ -617,7 +620,7 @@ def commit_step(
     idempotency_key: str | None,
     seat: int,
     *,
-    seats: dict[int, tuple[Seat, Player]] | None = None,
+    seats: dict[int, SeatRow] | None = None,
 ) -> StepResult:
     """Append the event (:func:`new_event`) and move the game's version on, exactly once even under races.
 
@@ -657,15 +660,19 @@ def _keep_turn_start(session: Session, game_id: int, version: int, state: rules.
     session.execute(_INSERT_START, mine | {"version": version, "state": state.to_json()})
 
 
-def _turns_since_stored_start(session: Session, game: Game, readers: Collection[int]) -> list[story.Turn] | None:
+def _turns_since_stored_start(
+    session: Session, game: Game | GameRow, readers: Collection[int]
+) -> list[story.Turn] | None:
     """The game's latest turns, from the latest stored start of a reader's turn (:class:`TurnStart`) that
     holds every reader's previous turn of its own; None when no stored start does."""
-    found = session.exec(_READERS_STARTS, params={"game": game.id, "readers": list(readers), "now": game.version})
+    found = session.connection().execute(
+        _READERS_STARTS, {"game": game.id, "readers": list(readers), "now": game.version}
+    )
     starts = found.all()[: 2 * len(readers)]
     if not starts:
         return None
     # The log once, from the earliest of them.
-    log = session.exec(_LOG_FROM, params={"game": game.id, "start": starts[-1][0]}).all()
+    log = _log_from(session, game.id or 0, starts[-1][0])
     for version, state in starts:
         turns = turns_since_start(version, state, [e for e in log if e.version >= version], readers)
         if turns is not None:
@@ -673,8 +680,16 @@ def _turns_since_stored_start(session: Session, game: Game, readers: Collection[
     return None
 
 
+def _log_from(session: Session, game_id: int, start: int) -> list[EventRow]:
+    """The game's log from version ``start`` on, in order, as plain records: what its story reads (a turn's
+    mail reads it at each turn that passes, and changes none of it)."""
+    if session.autoflush:  # as the ORM's own queries do: what this transaction added is seen
+        session.flush()
+    return [EventRow(*row) for row in session.connection().execute(_LOG_FROM, {"game": game_id, "start": start})]
+
+
 def turns_since_start(
-    version: int, state: Mapping[str, Any], log: Sequence[GameAction], readers: Collection[int]
+    version: int, state: Mapping[str, Any], log: Sequence[LogEntry], readers: Collection[int]
 ) -> list[story.Turn] | None:
     """The turns of ``log`` (the game's log from ``version`` on, in order) after the step of ``version``,
     replayed from ``state``, the state that step made at the start of a turn (:class:`TurnStart`); None
@@ -690,7 +705,7 @@ def turns_since_start(
     return turns if all(story.reaches_last_turn(turns, reader) for reader in readers) else None
 
 
-def _may_hold_last_turn(entries: list[GameAction], seat: int) -> bool:
+def _may_hold_last_turn(entries: Sequence[LogEntry], seat: int) -> bool:
     """Whether ``entries`` (kept, in order) may hold a turn of ``seat``'s before the one it is playing: a step
     of its own before the steps it ends them with. (Without one, no replay of them can.)"""
     end = len(entries)
@@ -699,7 +714,7 @@ def _may_hold_last_turn(entries: list[GameAction], seat: int) -> bool:
     return any(entry.seat == seat for entry in entries[:end])
 
 
-def _same_seat_steps(first: GameAction, then: GameAction) -> bool:
+def _same_seat_steps(first: LogEntry, then: LogEntry) -> bool:
     """Whether two entries in a row are steps of the same seat (the story might tell them as one turn)."""
     return first.kind in story.SEAT_STEPS and then.kind in story.SEAT_STEPS and first.seat == then.seat
 
@@ -707,21 +722,21 @@ def _same_seat_steps(first: GameAction, then: GameAction) -> bool:
 _ACTIONS: sa.Table = GameAction.__table__  # type: ignore[attr-defined]
 _STARTS: sa.Table = TurnStart.__table__  # type: ignore[attr-defined]
 #: The stored turn starts of some seats before the game's version, latest first (each seat keeps two), and the
-#: log from a version on: built once, as the step's INSERT is.
+#: log's story columns from a version on (:func:`_log_from`): Core statements built once, as the step's INSERT is.
 _READERS_STARTS = (
-    select(TurnStart.version, TurnStart.state)
+    sa.select(_STARTS.c.version, _STARTS.c.state)
     .where(
-        TurnStart.game_id == sa.bindparam("game"),
-        col(TurnStart.seat).in_(sa.bindparam("readers", expanding=True)),
-        TurnStart.version < sa.bindparam("now"),
+        _STARTS.c.game_id == sa.bindparam("game"),
+        _STARTS.c.seat.in_(sa.bindparam("readers", expanding=True)),
+        _STARTS.c.version < sa.bindparam("now"),
     )
-    .order_by(col(TurnStart.version).desc())
+    .order_by(_STARTS.c.version.desc())
     .limit(2 * 5)  # two a seat, five seats at most
 )
 _LOG_FROM = (
-    select(GameAction)
-    .where(GameAction.game_id == sa.bindparam("game"), GameAction.version >= sa.bindparam("start"))
-    .order_by(col(GameAction.version))
+    sa.select(*EVENT_SELECTED)
+    .where(_ACTIONS.c.game_id == sa.bindparam("game"), _ACTIONS.c.version >= sa.bindparam("start"))
+    .order_by(_ACTIONS.c.version)
 )
 #: The game's latest stored turn start (:func:`_undo_log`), and the live log from a version on (:func:`live_log`).
 _LATEST_START = (

@@ -13,17 +13,18 @@ from typing import Any
 import rules
 from service.domain.errors import BadRequest, Conflict, IllegalMove
 from service.domain.models import Game, GameStatus
+from service.domain.rows import GameRow
 from service.domain.schemas import Explained, LegalActions, RegionExplained
 
 
-def _state(game: Game) -> rules.GameState:
+def _state(game: Game | GameRow) -> rules.GameState:
     if game.state is None or game.status != GameStatus.ACTIVE:
         raise Conflict("The game is not running: nothing to preview", version=game.version)
     return rules.GameState.from_json(game.state)
 
 
 def legal_actions(
-    game: Game, seat: int, *, with_previews: bool = True, state: rules.GameState | None = None
+    game: Game | GameRow, seat: int, *, with_previews: bool = True, state: rules.GameState | None = None
 ) -> LegalActions:
     """What ``seat`` may do now and, in the same order, what each action will do (``rules.previews``).
     ``state``: the game's state when the caller holds it (not parsed again from the snapshot)."""
@@ -54,7 +55,7 @@ def action_of(seat: int, payload: Any) -> rules.Action:
         raise BadRequest(f"'action': {error}") from None
 
 
-def explain_action(game: Game, seat: int, payload: Any, *, board: bool = False) -> Explained:
+def explain_action(game: Game | GameRow, seat: int, payload: Any, *, board: bool = False) -> Explained:
     """Whether the action is offered to ``seat`` now, why not (the rules' words), what a conquest of its
     region costs, and what it will do; ``board``: also the board as the seat will see it after it."""
     state = _state(game)
@@ -72,7 +73,7 @@ def explain_action(game: Game, seat: int, payload: Any, *, board: bool = False) 
     return Explained(version=game.version, board=after, **told.to_json())
 
 
-def explain_region(game: Game, seat: int, region: int) -> RegionExplained:
+def explain_region(game: Game | GameRow, seat: int, region: int) -> RegionExplained:
     """What ``seat`` may do on ``region`` now, each with its preview, and, when no conquest of it is
     offered during the conquests, why not (with what it would cost)."""
     state = _state(game)
@@ -91,7 +92,7 @@ def explain_region(game: Game, seat: int, region: int) -> RegionExplained:
     return RegionExplained(version=game.version, region=region, offered=offered, conquest=conquest)
 
 
-def board_after(game: Game, seat: int, payload: Any) -> dict[str, Any]:
+def board_after(game: Game | GameRow, seat: int, payload: Any) -> dict[str, Any]:
     """The board as ``seat`` will see it after the proposed step (a redeployment, markers placed), checked
     by the rules: IllegalMove with the rules' words when they refuse it."""
     state = _state(game)

@@ -15,11 +15,35 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol, TypeVar
 
 import rules
 from rules.telling import Step, tell_turn
-from service.domain.models import ActionKind, GameAction
+from service.domain.models import ActionKind
+
+
+class LogEntry(Protocol):
+    """An entry of the game's log as the story reads it: the ORM's ``GameAction``, or the plain record a
+    turn's mail reads (``service.domain.rows.EventRow``)."""
+
+    @property
+    def version(self) -> int: ...
+    @property
+    def seat(self) -> int | None: ...
+    @property
+    def kind(self) -> ActionKind: ...
+    @property
+    def action(self) -> dict[str, Any] | None: ...
+    @property
+    def undone(self) -> bool: ...
+    @property
+    def by_bot(self) -> bool: ...
+    @property
+    def created_at(self) -> datetime: ...
+
+
+Entry = TypeVar("Entry", bound=LogEntry)
 
 
 @dataclass
@@ -32,8 +56,8 @@ class Turn:
     on_turn: int
     #: Who acted (``None``: an admin act).
     seat: int | None
-    entries: list[GameAction] = field(default_factory=list)
-    steps: list[tuple[GameAction, rules.GameState, rules.GameState]] = field(default_factory=list)
+    entries: list[LogEntry] = field(default_factory=list)
+    steps: list[tuple[LogEntry, rules.GameState, rules.GameState]] = field(default_factory=list)
 
     @property
     def defending(self) -> bool:
@@ -53,7 +77,7 @@ class Turn:
 SEAT_STEPS = (ActionKind.ACTION, ActionKind.AUTO_PASS)
 
 
-def turns_of(log: Sequence[GameAction], states: Iterator[rules.GameState]) -> list[Turn]:
+def turns_of(log: Sequence[LogEntry], states: Iterator[rules.GameState]) -> list[Turn]:
     """The game's ``log`` (every entry, in version order) as turns: undone steps and undo records left out.
 
     ``states``: the game replayed from its seed over the kept entries, the start first
@@ -85,7 +109,7 @@ def turns_of(log: Sequence[GameAction], states: Iterator[rules.GameState]) -> li
 BY_BOT = "played by the house bot"
 
 
-def kept(log: Sequence[GameAction]) -> list[GameAction]:
+def kept(log: Sequence[Entry]) -> list[Entry]:
     """The entries that count: neither undone steps nor undo records."""
     return [e for e in log if not e.undone and e.kind != ActionKind.UNDO]
 
@@ -152,7 +176,7 @@ def since_words(turns: Sequence[Turn], names: Sequence[str], seat: int) -> list[
 
 
 # -- the service's own events ----------------------------------------------------------------------------
-def pass_reason(entry: GameAction) -> str:
+def pass_reason(entry: LogEntry) -> str:
     """Why an auto-pass was made, in words: the deadline, or who passed the step."""
     reason = str((entry.action or {}).get("reason", "deadline"))
     if reason == "deadline":
@@ -185,7 +209,7 @@ ADMIN_ACTS = {
 }
 
 
-def admin_words(entry: GameAction, before: rules.GameState, names: Sequence[str], viewer: int | None) -> str:
+def admin_words(entry: LogEntry, before: rules.GameState, names: Sequence[str], viewer: int | None) -> str:
     """An admin act (``service.domain.admin``) in a sentence, from what its log entry keeps: who (a role, not
     an address) and its public details."""
     data: dict[str, Any] = entry.action or {}

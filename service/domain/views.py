@@ -6,8 +6,9 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 import rules
-from service.domain.games import seats_of
-from service.domain.models import AuditEntry, Game, GameAction, GameStatus, Player, Seat, SeatController
+from service.domain.games import seat_rows
+from service.domain.models import AuditEntry, Game, GameAction, GameStatus, SeatController
+from service.domain.rows import GameRow, SeatRow
 from service.domain.schemas import AuditOut, GameView, HistoryEntry, LegalActions, SeatOut
 
 _AUDIT_TABLE: sa.Table = AuditEntry.__table__  # type: ignore[attr-defined]
@@ -31,12 +32,12 @@ class ViewInputs:
         session: Session,
         game_id: int,
         *,
-        seats: list[tuple[Seat, Player]] | None = None,
+        seats: list[SeatRow] | None = None,
         has_audit: bool = True,
     ) -> None:
         """``seats``: the game's seats with their players, by seat number, when the caller read them in this
         transaction; ``has_audit`` False: the caller knows the game has no audit entry (nothing is read)."""
-        self.seats: list[tuple[Seat, Player]] = seats_of(session, game_id) if seats is None else seats
+        self.seats: list[SeatRow] = seat_rows(session, game_id) if seats is None else seats
         self.audit: list[AuditOut] = []
         if not has_audit:
             return
@@ -46,13 +47,13 @@ class ViewInputs:
         rows = session.connection().execute(_AUDIT, {"audit_game": game_id})
         self.audit = [AuditOut(at=at, actor=actor, act=act, details=details) for at, actor, act, details in rows]
 
-    def seats_by_number(self) -> dict[int, tuple[Seat, Player]]:
-        return {seat.seat: (seat, player) for seat, player in self.seats}
+    def seats_by_number(self) -> dict[int, SeatRow]:
+        return {seat.seat: seat for seat in self.seats}
 
 
 def game_view(
     session: Session,
-    game: Game,
+    game: Game | GameRow,
     viewer: int | None,
     inputs: ViewInputs | None = None,
     state: rules.GameState | None = None,
@@ -73,7 +74,7 @@ def game_view(
             removed=s.removed,
             bot=s.controller == SeatController.BOT,
         )
-        for s, _ in inputs.seats
+        for s in inputs.seats
     ]
     over = game.status == GameStatus.FINISHED
     return GameView(
@@ -95,14 +96,14 @@ def game_view(
     )
 
 
-def legal_actions(game: Game, seat: int) -> LegalActions:
+def legal_actions(game: Game | GameRow, seat: int) -> LegalActions:
     if game.state is None or game.status != GameStatus.ACTIVE:
         return LegalActions(version=game.version, actions=[])
     state = rules.GameState.from_json(game.state)
     return LegalActions(version=game.version, actions=[a.to_json() for a in rules.legal_actions(state, seat)])
 
 
-def history(session: Session, game: Game) -> list[HistoryEntry]:
+def history(session: Session, game: Game | GameRow) -> list[HistoryEntry]:
     """Every step in order. Actions, die rolls and times are public (DESIGN §4); coins are not in them."""
     rows = session.exec(
         select(GameAction).where(GameAction.game_id == game.id).order_by(sa.asc(col(GameAction.version)))

@@ -117,6 +117,8 @@ def celery_config(config: dict[str, Any]) -> dict[str, Any]:
         # (``smallworld beat`` runs its subclass that waits for Redis to come back instead of exiting:
         # service/infra/beat.py.)
         settings["beat_scheduler"] = "redbeat.RedBeatScheduler"
+        # kombu's Redis transport, keeping the Redis client it publishes with (service/infra/redis_transport.py).
+        settings["broker_transport"] = "service.infra.redis_transport:Transport"
         settings["redbeat_redis_url"] = broker_url
         settings["redbeat_key_prefix"] = "smallworld:redbeat:"
     else:

@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import sqlalchemy as sa
-from sqlmodel import Session, col, select
+from sqlmodel import Session, select
 
 from service.domain.errors import Forbidden
 from service.domain.links import ADMIN, DAYS_AFTER_END, INVITE, INVITE_MAX_AGE, TURN, LinkError, LinkMaker
 from service.domain.models import AuditEntry, Game, Player, Seat, utcnow
+from service.domain.rows import GAME_COLUMNS, GAME_SELECTED, SEAT_SELECTED, GameRow, SeatRow, game_row, seat_row
 
 REVOKED = "This link is no longer valid: the seat was given to someone else. Ask the game's host."
 
@@ -36,7 +37,7 @@ def _game(session: Session, game_id: object) -> Game:
     return game
 
 
-def _check_not_expired(game: Game) -> None:
+def _check_not_expired(game: Game | GameRow) -> None:
     if game.finished_at is not None and utcnow() - game.finished_at > timedelta(days=DAYS_AFTER_END):
         raise Forbidden("This link has expired: the game ended more than a month ago.")
 
@@ -50,17 +51,33 @@ def seat_from_token(session: Session, links: LinkMaker, token: str, purpose: str
         _game(session, payload["g"])  # says "not valid" or "expired" as for any other link
         raise Forbidden(REVOKED)
     game, seat = row
-    return game, _checked(game, seat, payload)
+    _check_seat(game, seat, payload)
+    return game, seat
+
+
+def rows_from_token(session: Session, links: LinkMaker, token: str) -> tuple[GameRow, SeatRow]:
+    """:func:`seat_from_token` for a turn token, as plain records (``service.domain.rows``): for the API's
+    reads of a game (its legal actions, previews, history), in one Core statement; refused in the same words."""
+    payload = _linked_payload(links, TURN, token)
+    # The first read of a request: nothing to flush before it.
+    row = session.connection().execute(_LINKED_ROWS, {"link_game": payload["g"], "link_seat": payload["s"]}).first()
+    if row is None:
+        _game(session, payload["g"])  # says "not valid" or "expired" as for any other link
+        raise Forbidden(REVOKED)
+    game, seat = game_row(row), seat_row(row, len(GAME_COLUMNS))
+    _check_seat(game, seat, payload)
+    return game, seat
 
 
 @dataclass(frozen=True)
 class AtTable:
     """A turn link's game and seat with the whole table: every seat with its player, by seat number, and
-    whether the game has an audit trail (what a step and its answer read besides the game)."""
+    whether the game has an audit trail (what a step and its answer read besides the game). Plain records
+    (``service.domain.rows``), not the ORM's objects: a step writes the game with ``games.update_if_unmoved``."""
 
-    game: Game
-    seat: Seat
-    seats: list[tuple[Seat, Player]]
+    game: GameRow
+    seat: SeatRow
+    seats: list[SeatRow]
     has_audit: bool
 
 
@@ -68,17 +85,20 @@ def at_table_from_token(session: Session, links: LinkMaker, token: str) -> AtTab
     """:func:`seat_from_token` for a turn token, with the game's seats and players read in the same round trip
     (a step needs them for its mails and its answer); refused in the same words."""
     payload = _linked_payload(links, TURN, token)
-    rows = session.exec(_AT_TABLE, params={"table_game": payload["g"]}).all()
+    # One Core statement on the session's connection, its rows made into plain records: as the ORM's objects
+    # the same read cost about three times as much. The first read of a request: nothing to flush before it.
+    rows = session.connection().execute(_AT_TABLE, {"table_game": payload["g"]}).all()
     if not rows:
         _game(session, payload["g"])  # says "not valid" or "expired" as for any other link
         raise Forbidden(REVOKED)
-    game = rows[0][0]
-    seats = [(seat, player) for _, seat, player, _ in rows]
-    seat = next((seat for seat, _ in seats if seat.seat == payload["s"]), None)
+    game = game_row(rows[0])
+    seats = [seat_row(row, len(GAME_COLUMNS)) for row in rows]
+    seat = next((seat for seat in seats if seat.seat == payload["s"]), None)
     if seat is None:
         _check_not_expired(game)
         raise Forbidden(REVOKED)
-    return AtTable(game, _checked(game, seat, payload), seats, bool(rows[0][3]))
+    _check_seat(game, seat, payload)
+    return AtTable(game, seat, seats, bool(rows[0][-1]))
 
 
 def _linked_payload(links: LinkMaker, purpose: str, token: str) -> dict:
@@ -88,13 +108,12 @@ def _linked_payload(links: LinkMaker, purpose: str, token: str) -> dict:
     return payload
 
 
-def _checked(game: Game, seat: Seat, payload: dict) -> Seat:
+def _check_seat(game: Game | GameRow, seat: Seat | SeatRow, payload: dict) -> None:
     _check_not_expired(game)
     if seat.secret != payload.get("k"):
         raise Forbidden(REVOKED)
     if seat.removed:
         raise Forbidden("This seat was removed from the game by its host.")
-    return seat
 
 
 #: The game and seat a link names, built once: the callers use both as the ORM's objects (a step goes on to
@@ -102,12 +121,27 @@ def _checked(game: Game, seat: Seat, payload: dict) -> Seat:
 _LINKED = select(Game, Seat).where(
     Game.id == sa.bindparam("link_game"), Seat.game_id == Game.id, Seat.seat == sa.bindparam("link_seat")
 )
-#: :func:`at_table_from_token`'s statement, built once: the game on each of its seats' rows (the ORM makes
-#: one object of it), each seat's player, and whether the game has audit entries.
+_GAMES: sa.Table = Game.__table__  # type: ignore[attr-defined]
+_SEATS: sa.Table = Seat.__table__  # type: ignore[attr-defined]
+_PLAYERS: sa.Table = Player.__table__  # type: ignore[attr-defined]
+_AUDIT: sa.Table = AuditEntry.__table__  # type: ignore[attr-defined]
+#: :func:`rows_from_token`'s statement, built once: the game's columns and its seat's with the seat's player.
+_LINKED_ROWS = sa.select(*GAME_SELECTED, *SEAT_SELECTED).where(
+    _GAMES.c.id == sa.bindparam("link_game"),
+    _SEATS.c.game_id == _GAMES.c.id,
+    _SEATS.c.seat == sa.bindparam("link_seat"),
+    _SEATS.c.player_id == _PLAYERS.c.id,
+)
+#: :func:`at_table_from_token`'s statement, built once: the game's columns (``rows.GameRow``) on each of its
+#: seats' rows, each seat's with its player's (``rows.SeatRow``), and whether the game has audit entries.
 _AT_TABLE = (
-    select(Game, Seat, Player, sa.exists().where(col(AuditEntry.game_id) == Game.id).label("has_audit"))
-    .where(Game.id == sa.bindparam("table_game"), Seat.game_id == Game.id, Seat.player_id == Player.id)
-    .order_by(col(Seat.seat))
+    sa.select(*GAME_SELECTED, *SEAT_SELECTED, sa.exists().where(_AUDIT.c.game_id == _GAMES.c.id).label("has_audit"))
+    .where(
+        _GAMES.c.id == sa.bindparam("table_game"),
+        _SEATS.c.game_id == _GAMES.c.id,
+        _SEATS.c.player_id == _PLAYERS.c.id,
+    )
+    .order_by(_SEATS.c.seat)
 )
 
 

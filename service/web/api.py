@@ -17,6 +17,7 @@ from service.domain import admin, games, lobby, play, previews, views
 from service.domain.errors import BadRequest, DomainError, Forbidden
 from service.domain.links import INVITE, current_links
 from service.domain.models import SeatController
+from service.domain.rows import GameRow
 from service.domain.schemas import (
     Accepted,
     AcceptInvitation,
@@ -39,32 +40,35 @@ from service.domain.schemas import (
 )
 from service.infra.db import get_session
 from service.web import hosting
-from service.web.access import AtTable, at_table_from_token, seat_from_token
+from service.web.access import AtTable, at_table_from_token, rows_from_token, seat_from_token
 from service.web.api_spec import ERRORS, LIMITED_ERRORS, bearer_token, domain_error, refuse_unreadable_bodies, spec
 from service.web.pages.errors import error_page
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
 
-def _seat_for(game_id: int) -> tuple[Any, int]:
-    session = get_session()
-    game, seat = seat_from_token(session, current_links(), bearer_token())
-    if game.id != game_id:
-        raise Forbidden("This link belongs to another game.")
+def _seat_for(game_id: int) -> tuple[GameRow, int]:
+    """The link's game, as a plain row for the API's reads, and its seat's number; refused for another game."""
+    game, seat = rows_from_token(get_session(), current_links(), bearer_token())
+    _check_same_game(game_id, game.id)
     return game, seat.seat
 
 
 def _at_table(game_id: int) -> AtTable:
     """:func:`_seat_for` with the game's seats and players (and whether it has an audit trail), in one read."""
     linked = at_table_from_token(get_session(), current_links(), bearer_token())
-    if linked.game.id != game_id:
-        raise Forbidden("This link belongs to another game.")
+    _check_same_game(game_id, linked.game.id)
     return linked
+
+
+def _check_same_game(asked: int, linked: int | None) -> None:
+    if linked != asked:
+        raise Forbidden("This link belongs to another game.")
 
 
 def _view_inputs(linked: AtTable) -> views.ViewInputs:
     """The view's inputs from what the link's read brought (its seats; the audit trail only if there is one)."""
-    return views.ViewInputs(get_session(), linked.game.id or 0, seats=linked.seats, has_audit=linked.has_audit)
+    return views.ViewInputs(get_session(), linked.game.id, seats=linked.seats, has_audit=linked.has_audit)
 
 
 def _created(game_id: int, admin_url: str | None) -> GameCreated:
@@ -199,6 +203,7 @@ def submit_action(game_id: int, json: SubmitAction) -> Any:
         current_links(),
         idempotency_key=key,
         seats=inputs.seats_by_number(),
+        game=linked.game,
     )
     view = views.game_view(session, result.game, seat, inputs, state=result.state)
     return StepOut(
@@ -221,7 +226,7 @@ def undo(game_id: int, json: UndoRequest) -> Any:
     seat = linked.seat.seat
     session = get_session()
     inputs = _view_inputs(linked)
-    result = play.undo(session, game_id, seat, json.version, current_links(), steps=json.steps)
+    result = play.undo(session, game_id, seat, json.version, current_links(), steps=json.steps, game=linked.game)
     view = views.game_view(session, result.game, seat, inputs, state=result.state)
     legal = _next_actions(view, result, seat, with_previews=with_previews)
     return StepOut(version=result.version, last=result.last, game=view, legal_actions=legal)
@@ -262,9 +267,13 @@ def openapi() -> Response:
 @spec.validate(json=Vacation, resp=Responses(HTTP_200=GameView, **ERRORS), tags=["play"], security=[{"seat": []}])
 def vacation(game_id: int, json: Vacation) -> Any:
     """Take vacation: extends your current deadline, within the game's allowance; visible to all."""
-    game, seat = _seat_for(game_id)
     session = get_session()
-    return views.game_view(session, admin.take_vacation(session, game_id, seat, current_links(), json.days), seat)
+    # The ORM's objects: the act changes the game (and reads it again from the session, not the database).
+    game, seat = seat_from_token(session, current_links(), bearer_token())
+    _check_same_game(game_id, game.id)
+    return views.game_view(
+        session, admin.take_vacation(session, game_id, seat.seat, current_links(), json.days), seat.seat
+    )
 
 
 bp.register_error_handler(DomainError, domain_error)

@@ -11,6 +11,9 @@ from typing import Any
 from flask import Response, current_app, jsonify, request
 from spectree import SecurityScheme, SpecTree
 from spectree.models import SecureType, SecuritySchemeData
+from spectree.plugins.base import Context
+from spectree.plugins.flask_plugin import FlaskPlugin
+from spectree.utils import get_multidict_items
 from werkzeug.exceptions import BadRequest, UnsupportedMediaType
 
 from service.domain.errors import DomainError, Forbidden
@@ -29,8 +32,32 @@ def _malformed(req: Any, resp: Any, error: Any, instance: Any, model_adapter: An
     resp.mimetype = "application/json"
 
 
+class Validation(FlaskPlugin):
+    """spectree's Flask plugin, reading only the parts of a request that the operation has a model for.
+
+    spectree's own reads the query, every header and the cookies of every request into dicts before it
+    knows whether a model will check them; ours check only the JSON body (and no operation has a model for
+    headers, cookies or the query), so that was 20–25 µs a request for nothing. What is checked, and how, is
+    spectree's: the same models, the same errors.
+    """
+
+    def request_validation(self, request: Any, query: Any, json: Any, form: Any, headers: Any, cookies: Any) -> None:
+        adapter = self.model_adapter
+        has_data = request.method not in ("GET", "DELETE")
+        use_json = json and has_data and request.mimetype not in self.FORM_MIMETYPE
+        use_form = form and has_data and request.mimetype in self.FORM_MIMETYPE
+        request.context = Context(
+            adapter.validate_obj(query, get_multidict_items(request.args, query)) if query else None,
+            adapter.validate_obj(json, request.get_json(silent=True) or {}) if use_json else None,
+            adapter.validate_obj(form, self.fill_form(request)) if use_form else None,
+            adapter.validate_obj(headers, dict(iter(request.headers)) or {}) if headers else None,
+            adapter.validate_obj(cookies, get_multidict_items(request.cookies)) if cookies else None,
+        )
+
+
 spec = SpecTree(
     "flask",
+    backend=Validation,
     title="Small World by Mail",
     version="1",
     path="api/docs",

@@ -20,6 +20,8 @@ from typing import Any
 
 from flask import Flask, Response, g, request
 from flask.json.provider import DefaultJSONProvider
+from flask.sessions import SecureCookieSessionInterface
+from itsdangerous import URLSafeTimedSerializer
 from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
 from werkzeug.middleware.proxy_fix import ProxyFix
 
@@ -67,6 +69,7 @@ def init_app(app: Flask) -> None:
     app.json = BoundedJSONProvider(app)
     # Key rotation (DESIGN §7) covers the session cookies too: one signed with an old key still opens.
     app.config["SECRET_KEY_FALLBACKS"] = list(app.config["OLD_SECRET_KEYS"])
+    app.session_interface = SessionCookies()
     if app.config["SESSION_COOKIE_SAMESITE"] is None:
         app.config["SESSION_COOKIE_SAMESITE"] = "Lax"
     if str(app.config["BASE_URL"]).startswith("https://"):
@@ -76,6 +79,20 @@ def init_app(app: Flask) -> None:
     app.before_request(_refuse_malformed_json)
     app.before_request(_refuse_nul_in_forms)
     app.after_request(add_security_headers)
+
+
+class SessionCookies(SecureCookieSessionInterface):
+    """Flask's signed session cookies, with their serializer made once per set of keys: Flask makes a new one
+    for every request (to open the session) and again to save it."""
+
+    _kept: tuple[tuple[Any, ...], URLSafeTimedSerializer | None] | None = None
+
+    def get_signing_serializer(self, app: Flask) -> URLSafeTimedSerializer | None:
+        keys = (app.secret_key, *app.config["SECRET_KEY_FALLBACKS"])
+        kept = self._kept
+        if kept is None or kept[0] != keys:
+            kept = self._kept = (keys, super().get_signing_serializer(app))
+        return kept[1]
 
 
 def csp_nonce() -> str:

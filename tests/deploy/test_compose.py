@@ -111,7 +111,8 @@ def test_the_env_example_names_every_setting() -> None:
     assert re.search(r"^SMALLWORLD_SECRET_KEY=$", text, flags=re.MULTILINE)  # never a usable default
 
 
-def test_the_gunicorn_settings_load_and_redact_signed_links() -> None:
+def gunicorn_settings() -> tuple[Any, dict[str, Any]]:
+    """gunicorn's configuration as deploy/gunicorn.conf.py sets it, and the file's names."""
     from gunicorn.config import Config
 
     config = Config()
@@ -120,11 +121,63 @@ def test_the_gunicorn_settings_load_and_redact_signed_links() -> None:
     for name, value in namespace.items():
         if name in config.settings:
             config.set(name, value)
+    return config, namespace
+
+
+def test_the_gunicorn_settings_load_and_redact_signed_links() -> None:
+    config, namespace = gunicorn_settings()
     assert config.worker_class_str == "gthread" and config.threads >= 1 and not config.preload_app
     assert namespace["redacted"]("/play/eyJnIjoxfQ.a.b") == "/play/…"
     assert namespace["redacted"]("/unsubscribe/x.y.z?w=1") == "/unsubscribe/…?w=1"
     assert namespace["redacted"]("/api/games/1") == "/api/games/1"
     assert namespace["redacted"]("/admin/games/1") == "/admin/games/1"
+
+
+@pytest.mark.parametrize(
+    "access_log_format",
+    [
+        None,  # the file's own
+        '%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s" %(D)s %(L)s %(p)s',  # every plain atom
+        "%(U)s %({x-request-id}i)s %({content-type}o)s %({wsgi.url_scheme}e)s",  # headers and environ
+    ],
+)
+def test_the_access_log_line_is_gunicorns_with_the_signed_links_cut_out(access_log_format: str | None) -> None:
+    import base64
+    import datetime
+    import types
+
+    from gunicorn.glogging import Logger
+
+    config, namespace = gunicorn_settings()
+    if access_log_format is not None:
+        config.set("access_log_format", access_log_format)
+    config.set("logconfig_dict", {})  # gunicorn's own handlers: this test only formats lines
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "RAW_URI": "/play/eyJnIjoxfQ.a.b?x=1",
+        "PATH_INFO": "/play/eyJnIjoxfQ.a.b",
+        "QUERY_STRING": "x=1",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "192.0.2.7",
+        "HTTP_USER_AGENT": "curl/8",
+        "HTTP_REFERER": "https://example.org/",
+        "HTTP_AUTHORIZATION": "Basic " + base64.b64encode(b"ann:secret").decode(),
+        "HTTP_X_REQUEST_ID": "r-1",
+        "wsgi.url_scheme": "https",
+    }
+    request = types.SimpleNamespace(headers=[("X-REQUEST-ID", "r-1"), ("USER-AGENT", "curl/8")])
+    response = types.SimpleNamespace(status="200 OK", sent=123, headers=[("Content-Type", "text/html")])
+    took = datetime.timedelta(microseconds=4321)
+
+    def line(logger: Any) -> str:
+        atoms = logger.atoms_wrapper_class(logger.atoms(response, request, environ, took))
+        atoms["t"] = "[now]"
+        atoms["p"] = "<pid>"
+        return str(config.access_log_format % atoms)
+
+    ours, gunicorns = line(namespace["RedactingLogger"](config)), line(Logger(config))
+    assert ours == gunicorns.replace("/eyJnIjoxfQ.a.b", "/…")
+    assert "eyJ" not in ours and ("/play/…" in ours)
 
 
 @pytest.mark.processes

@@ -11,6 +11,7 @@ from sqlmodel import Session, select
 
 from service.domain.models import OutboxMail
 from service.infra.db import get_engine
+from service.web.rate_limits import limiter_counts_every_request
 
 from ..api.conftest import bearer, create_game, new_game_body, token_of
 
@@ -197,3 +198,16 @@ def test_on_redis_a_request_is_counted_in_one_round_trip_and_every_limit_holds(
 def test_a_limit_that_does_not_parse_is_refused_at_start(make_app: Callable[..., Flask]) -> None:
     with pytest.raises(ValueError, match="SMALLWORLD_RATELIMIT_ACTIONS is not a rate limit"):
         limited_app(make_app, RATELIMIT_ACTIONS="sixty a minute")
+
+
+def test_flask_limiters_own_limits_on_every_request_hold_when_configured(make_app: Callable[..., Flask]) -> None:
+    # Its check before every request is skipped when it has nothing to count there (the usual case)...
+    plain = limited_app(make_app)
+    assert plain.test_client().get("/health").status_code == 200
+    assert limiter_counts_every_request(plain.extensions["smallworld.limiter"]) is False
+    # ...and runs, before ours, when an operator sets a default limit of Flask-Limiter's.
+    app = limited_app(make_app, RATELIMIT_DEFAULT="2 per minute")
+    client = app.test_client()
+    assert [client.get("/health").status_code for _ in range(2)] == [200, 200]
+    assert client.get("/health").status_code == 429
+    assert limiter_counts_every_request(app.extensions["smallworld.limiter"]) is True

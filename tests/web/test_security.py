@@ -208,3 +208,21 @@ def test_a_session_cookie_signed_with_an_old_key_still_opens_after_rotation(make
         other.set_cookie("session", cookie.value)
         with other.session_transaction() as opened:
             assert ("seat" in opened) is expected
+
+
+def test_the_session_cookies_serializer_is_made_once_per_set_of_keys(make_app: Callable[..., Flask]) -> None:
+    from itsdangerous import BadSignature
+
+    app = make_app(SECRET_KEY="first-key")
+    cookies = app.session_interface
+    made = cookies.get_signing_serializer(app)
+    assert made is not None and cookies.get_signing_serializer(app) is made
+    # Another key (a test changing a live app's configuration): a serializer of the new keys, with which a
+    # cookie signed with the old one still opens.
+    signed_before = made.dumps({"seat": 1})
+    app.config.update(SECRET_KEY="second-key", SECRET_KEY_FALLBACKS=["first-key"])
+    rotated = cookies.get_signing_serializer(app)
+    assert rotated is not None and rotated is not made
+    assert rotated.loads(signed_before) == {"seat": 1}
+    with pytest.raises(BadSignature):  # signed with the new key, which the first serializer does not know
+        made.loads(rotated.dumps({"seat": 2}))

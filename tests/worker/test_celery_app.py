@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Callable
@@ -9,6 +10,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+import pytest
 from flask import Flask
 
 from service.infra.broker import check_broker, prepare_embedded_broker, prune_delivered_messages
@@ -106,3 +108,35 @@ def test_a_worker_tries_a_lost_broker_again_for_ever_every_few_seconds(make_app:
 
 def test_output_of_worker_and_beat_goes_out_as_it_is_not_as_one_warning_per_write(app: Flask) -> None:
     assert celery_config(app.config)["worker_redirect_stdouts"] is False
+
+
+@pytest.mark.redis
+def test_on_redis_the_web_publishes_its_tasks_through_one_kept_client(
+    make_app: Callable[..., Flask], redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import redis
+    from kombu import pools
+
+    from service.infra import redis_transport
+    from service.infra.mail_wakeup import DELIVER_OUTBOX, _send_delivery_task
+
+    app = make_app(BROKER_URL=redis_url)
+    assert celery_config(app.config)["broker_transport"] == "service.infra.redis_transport:Transport"
+    made = []
+    create = redis_transport.Channel._create_client
+
+    def counted(self: Any, asynchronous: bool = False) -> Any:
+        if not asynchronous:  # the consumer's client, made once per channel by kombu itself
+            made.append(self)
+        return create(self, asynchronous)
+
+    monkeypatch.setattr(redis_transport.Channel, "_create_client", counted)
+    pools.reset()  # kombu keeps producers per broker for the process: another test's channel may be reused
+    with app.app_context():
+        for _ in range(5):
+            _send_delivery_task(DELIVER_OUTBOX)
+    # kombu made a client per message; the channel now keeps the one it made.
+    assert len(made) == 1
+    queued = redis.Redis.from_url(redis_url).lrange("mail", 0, -1)
+    assert len(queued) == 5
+    assert all(json.loads(message)["headers"]["task"] == DELIVER_OUTBOX for message in queued)

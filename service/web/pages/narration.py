@@ -37,7 +37,7 @@ def name_of(seat: int | None, names: Sequence[str]) -> str:
 
 
 def describe_step(
-    entry: GameAction,
+    entry: story.LogEntry,
     before: rules.GameState,
     after: rules.GameState | None,
     names: Sequence[str],

@@ -1,0 +1,121 @@
+"""A game's rows as plain records: what a step, its mails and its answer read, without the ORM.
+
+A player's step reads its game with every seat and seat's player (``service.web.access.at_table_from_token``)
+and writes the game back under the version guard (``games.update_if_unmoved``). As the ORM's objects, that
+read cost about three times its statement: here it is one Core statement whose rows become these records.
+The domain's operations take either these or the ORM's objects (``Game``, ``Seat``, ``Player``); the ORM's
+stay for what changes seats and players (the lobby, the host's acts) and what reads more of a game.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from service.domain.models import ActionKind, Game, GameAction, GameStatus, Player, Seat, SeatController
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerRow:
+    """A seat's player as a step reads it: whom its mails go to."""
+
+    id: int
+    email: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRow:
+    """A seat as a step, its mails and a game's view read it, with its player."""
+
+    seat: int
+    display_name: str
+    secret: str
+    accepted_at: datetime | None
+    removed: bool
+    controller: SeatController
+    resigned_at: datetime | None
+    player: PlayerRow
+
+
+@dataclass(slots=True, eq=False)
+class GameRow:
+    """A game's row as a step reads and changes it: the columns a step, its mails and its answer use.
+
+    Changed as the ORM's ``Game`` is (a step sets its version, state, step and clock), and written back by
+    ``games.update_if_unmoved``, which writes the columns set since the row was read (:attr:`changed`), as the
+    ORM writes the attributes set on its object: never a column the step did not set (the deadline sweep
+    moves ``reminders_due_at`` of a game under way without moving its version).
+    """
+
+    #: The columns set since the row was read, by name: what ``games.update_if_unmoved`` writes.
+    changed: set[str] = field(default_factory=set, init=False, repr=False)
+    id: int
+    name: str
+    status: GameStatus
+    settings: dict[str, Any]
+    state: dict[str, Any] | None
+    version: int
+    seed: str
+    step_key: str | None
+    finished_at: datetime | None
+    step_started_at: datetime | None
+    deadline_at: datetime | None
+    reminders_due_at: datetime | None
+    paused_remaining: int | None
+    pause_reason: str | None
+    result: list[dict[str, Any]] | None
+    chat_url: str | None
+
+    def __post_init__(self) -> None:
+        self.changed.clear()  # the values given to __init__ are the row as read
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name in _GAME_COLUMN_SET:
+            self.changed.add(name)
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    """An entry of a game's event log as its story reads it (``service.domain.story.LogEntry``): the log a
+    turn's mail tells "Since your last turn" from, read at each turn that passes."""
+
+    version: int
+    seat: int | None
+    kind: ActionKind
+    action: dict[str, Any] | None
+    die: int | None
+    undo_point: bool
+    undone: bool
+    by_bot: bool
+    created_at: datetime
+
+
+#: The columns of :class:`GameRow`, :class:`SeatRow` and :class:`PlayerRow`, in their fields' order.
+GAME_COLUMNS = tuple(f.name for f in fields(GameRow) if f.name != "changed")
+_GAME_COLUMN_SET = frozenset(GAME_COLUMNS)
+SEAT_COLUMNS = tuple(f.name for f in fields(SeatRow) if f.name != "player")
+PLAYER_COLUMNS = tuple(f.name for f in fields(PlayerRow))
+
+_GAMES: sa.Table = Game.__table__  # type: ignore[attr-defined]
+_SEATS: sa.Table = Seat.__table__  # type: ignore[attr-defined]
+_PLAYERS: sa.Table = Player.__table__  # type: ignore[attr-defined]
+_ACTIONS: sa.Table = GameAction.__table__  # type: ignore[attr-defined]
+#: The table columns a select of these records names, in their fields' order.
+GAME_SELECTED = tuple(_GAMES.c[name] for name in GAME_COLUMNS)
+SEAT_SELECTED = tuple(_SEATS.c[name] for name in SEAT_COLUMNS) + tuple(_PLAYERS.c[name] for name in PLAYER_COLUMNS)
+EVENT_SELECTED = tuple(_ACTIONS.c[f.name] for f in fields(EventRow))
+
+
+def game_row(values: sa.Row[Any] | tuple[Any, ...]) -> GameRow:
+    """The game of a row that starts with :data:`GAME_SELECTED`."""
+    return GameRow(*values[: len(GAME_COLUMNS)])
+
+
+def seat_row(values: sa.Row[Any] | tuple[Any, ...], start: int = 0) -> SeatRow:
+    """The seat of a row that holds :data:`SEAT_SELECTED` from ``start`` on."""
+    end = start + len(SEAT_COLUMNS)
+    return SeatRow(*(*values[start:end], PlayerRow(*values[end : end + len(PLAYER_COLUMNS)])))
