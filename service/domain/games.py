@@ -13,7 +13,7 @@ from sqlmodel import Session, col, select
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import NotFound
 from service.domain.models import Game, GameStatus, Player, Seat
-from service.domain.rows import SEAT_SELECTED, GameRow, SeatRow, seat_row
+from service.domain.rows import GAMES, PLAYERS, SEAT_SELECTED, SEATS, GameRow, SeatRow, seat_row
 from service.domain.schemas import GameSettings
 from service.infra.mail_wakeup import want_tally
 
@@ -68,10 +68,9 @@ def update_if_unmoved(session: Session, game: Game | GameRow, version: int) -> b
     return True
 
 
-_GAMES: sa.Table = Game.__table__  # type: ignore[attr-defined]
 #: The guarded UPDATE of :func:`update_if_unmoved`; the columns it sets come with each execution's parameters.
-_UNMOVED = _GAMES.update().where(
-    _GAMES.c.id == sa.bindparam("unmoved_id"), _GAMES.c.version == sa.bindparam("unmoved_version")
+_UNMOVED = GAMES.update().where(
+    GAMES.c.id == sa.bindparam("unmoved_id"), GAMES.c.version == sa.bindparam("unmoved_version")
 )
 #: The game's attribute of each column (they share their names today; the guard must not depend on it).
 _ATTRIBUTE_OF = {attr.columns[0].key: attr.key for attr in sa.inspect(Game).column_attrs}
@@ -100,13 +99,11 @@ def seat_rows(session: Session, game_id: int) -> list[SeatRow]:
     return [seat_row(row) for row in session.connection().execute(_SEAT_ROWS, {"seats_game": game_id})]
 
 
-_SEAT_TABLE: sa.Table = Seat.__table__  # type: ignore[attr-defined]
-_PLAYER_TABLE: sa.Table = Player.__table__  # type: ignore[attr-defined]
 #: :func:`seat_rows`'s statement, built once.
 _SEAT_ROWS = (
     sa.select(*SEAT_SELECTED)
-    .where(_SEAT_TABLE.c.game_id == sa.bindparam("seats_game"), _SEAT_TABLE.c.player_id == _PLAYER_TABLE.c.id)
-    .order_by(_SEAT_TABLE.c.seat)
+    .where(SEATS.c.game_id == sa.bindparam("seats_game"), SEATS.c.player_id == PLAYERS.c.id)
+    .order_by(SEATS.c.seat)
 )
 
 

@@ -100,13 +100,14 @@ _GAME_COLUMN_SET = frozenset(GAME_COLUMNS)
 SEAT_COLUMNS = tuple(f.name for f in fields(SeatRow) if f.name != "player")
 PLAYER_COLUMNS = tuple(f.name for f in fields(PlayerRow))
 
-_GAMES: sa.Table = Game.__table__  # type: ignore[attr-defined]
-_SEATS: sa.Table = Seat.__table__  # type: ignore[attr-defined]
-_PLAYERS: sa.Table = Player.__table__  # type: ignore[attr-defined]
+#: The tables these records are read from, for the statements that select them (``GAME_SELECTED`` …).
+GAMES: sa.Table = Game.__table__  # type: ignore[attr-defined]
+SEATS: sa.Table = Seat.__table__  # type: ignore[attr-defined]
+PLAYERS: sa.Table = Player.__table__  # type: ignore[attr-defined]
 _ACTIONS: sa.Table = GameAction.__table__  # type: ignore[attr-defined]
 #: The table columns a select of these records names, in their fields' order.
-GAME_SELECTED = tuple(_GAMES.c[name] for name in GAME_COLUMNS)
-SEAT_SELECTED = tuple(_SEATS.c[name] for name in SEAT_COLUMNS) + tuple(_PLAYERS.c[name] for name in PLAYER_COLUMNS)
+GAME_SELECTED = tuple(GAMES.c[name] for name in GAME_COLUMNS)
+SEAT_SELECTED = tuple(SEATS.c[name] for name in SEAT_COLUMNS) + tuple(PLAYERS.c[name] for name in PLAYER_COLUMNS)
 EVENT_SELECTED = tuple(_ACTIONS.c[f.name] for f in fields(EventRow))
 
 

@@ -14,8 +14,19 @@ from sqlmodel import Session, select
 
 from service.domain.errors import Forbidden
 from service.domain.links import ADMIN, DAYS_AFTER_END, INVITE, INVITE_MAX_AGE, TURN, LinkError, LinkMaker
-from service.domain.models import AuditEntry, Game, Player, Seat, utcnow
-from service.domain.rows import GAME_COLUMNS, GAME_SELECTED, SEAT_SELECTED, GameRow, SeatRow, game_row, seat_row
+from service.domain.models import AuditEntry, Game, Seat, utcnow
+from service.domain.rows import (
+    GAME_COLUMNS,
+    GAME_SELECTED,
+    GAMES,
+    PLAYERS,
+    SEAT_SELECTED,
+    SEATS,
+    GameRow,
+    SeatRow,
+    game_row,
+    seat_row,
+)
 
 REVOKED = "This link is no longer valid: the seat was given to someone else. Ask the game's host."
 
@@ -121,27 +132,24 @@ def _check_seat(game: Game | GameRow, seat: Seat | SeatRow, payload: dict) -> No
 _LINKED = select(Game, Seat).where(
     Game.id == sa.bindparam("link_game"), Seat.game_id == Game.id, Seat.seat == sa.bindparam("link_seat")
 )
-_GAMES: sa.Table = Game.__table__  # type: ignore[attr-defined]
-_SEATS: sa.Table = Seat.__table__  # type: ignore[attr-defined]
-_PLAYERS: sa.Table = Player.__table__  # type: ignore[attr-defined]
 _AUDIT: sa.Table = AuditEntry.__table__  # type: ignore[attr-defined]
 #: :func:`rows_from_token`'s statement, built once: the game's columns and its seat's with the seat's player.
 _LINKED_ROWS = sa.select(*GAME_SELECTED, *SEAT_SELECTED).where(
-    _GAMES.c.id == sa.bindparam("link_game"),
-    _SEATS.c.game_id == _GAMES.c.id,
-    _SEATS.c.seat == sa.bindparam("link_seat"),
-    _SEATS.c.player_id == _PLAYERS.c.id,
+    GAMES.c.id == sa.bindparam("link_game"),
+    SEATS.c.game_id == GAMES.c.id,
+    SEATS.c.seat == sa.bindparam("link_seat"),
+    SEATS.c.player_id == PLAYERS.c.id,
 )
 #: :func:`at_table_from_token`'s statement, built once: the game's columns (``rows.GameRow``) on each of its
 #: seats' rows, each seat's with its player's (``rows.SeatRow``), and whether the game has audit entries.
 _AT_TABLE = (
-    sa.select(*GAME_SELECTED, *SEAT_SELECTED, sa.exists().where(_AUDIT.c.game_id == _GAMES.c.id).label("has_audit"))
+    sa.select(*GAME_SELECTED, *SEAT_SELECTED, sa.exists().where(_AUDIT.c.game_id == GAMES.c.id).label("has_audit"))
     .where(
-        _GAMES.c.id == sa.bindparam("table_game"),
-        _SEATS.c.game_id == _GAMES.c.id,
-        _SEATS.c.player_id == _PLAYERS.c.id,
+        GAMES.c.id == sa.bindparam("table_game"),
+        SEATS.c.game_id == GAMES.c.id,
+        SEATS.c.player_id == PLAYERS.c.id,
     )
-    .order_by(_SEATS.c.seat)
+    .order_by(SEATS.c.seat)
 )
 
 
