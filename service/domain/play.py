@@ -499,7 +499,7 @@ def told_turns(session: Session, game: Game | GameRow, readers: Collection[int] 
 
 
 def since_words_on_turn(
-    session: Session, game: Game, state: rules.GameState, seat: int, names: Sequence[str]
+    session: Session, game: Game | GameRow, state: rules.GameState, seat: int, names: Sequence[str]
 ) -> list[str]:
     """ "Since your last turn" for ``seat``'s turn page (:func:`told_turns`, ``story.since_words``).
 
@@ -531,7 +531,7 @@ def since_words_on_turn(
 
 
 def _on_turn_key(
-    session: Session, game: Game, state: rules.GameState, seat: int, names: Sequence[str]
+    session: Session, game: Game | GameRow, state: rules.GameState, seat: int, names: Sequence[str]
 ) -> tuple[Any, ...] | None:
     """:func:`since_words_on_turn`'s key, when the seat is on turn and has taken a step of it; else None."""
     if state.over or state.phase == rules.Phase.DEFEND or state.current != seat:

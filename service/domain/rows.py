@@ -21,10 +21,11 @@ from service.domain.models import ActionKind, Game, GameAction, GameStatus, Play
 
 @dataclass(frozen=True, slots=True)
 class PlayerRow:
-    """A seat's player as a step reads it: whom its mails go to."""
+    """A seat's player as a step reads it: whom its mails go to (and the time zone the pages show times in)."""
 
     id: int
     email: str
+    time_zone: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,9 @@ class GameRow:
     pause_reason: str | None
     result: list[dict[str, Any]] | None
     chat_url: str | None
+    #: Whose address hosts the game, and when it was made: what the turn page reads besides a step's columns.
+    host_email: str
+    created_at: datetime
 
     def __post_init__(self) -> None:
         self.changed.clear()  # the values given to __init__ are the row as read

@@ -12,6 +12,7 @@ from datetime import timedelta
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
+from service.domain import views
 from service.domain.errors import Forbidden
 from service.domain.links import ADMIN, DAYS_AFTER_END, INVITE, INVITE_MAX_AGE, TURN, LinkError, LinkMaker
 from service.domain.models import AuditEntry, Game, Seat, utcnow
@@ -92,25 +93,35 @@ class AtTable:
     seats: list[SeatRow]
     has_audit: bool
 
+    def view_inputs(self, session: Session) -> views.ViewInputs:
+        """The game's view's inputs from this read: its seats, and the audit trail only if there is one."""
+        return views.ViewInputs(session, self.game.id, seats=self.seats, has_audit=self.has_audit)
+
+
+def at_table(session: Session, game_id: int, seat: int) -> AtTable | None:
+    """Seat ``seat`` of game ``game_id`` with the whole table, in one Core statement; None when the game has
+    no such seat (or does not exist). Checks nothing: the callers check the seat against the link or the
+    browser session that names it."""
+    # One Core statement on the session's connection, its rows made into plain records: as the ORM's objects
+    # the same read cost about three times as much. The first read of a request: nothing to flush before it.
+    rows = session.connection().execute(_AT_TABLE, {"table_game": game_id, "table_seat": seat}).all()
+    seats = [seat_row(row, len(GAME_COLUMNS)) for row in rows]
+    linked = next((number for number, held in enumerate(seats) if held.seat == seat), None)
+    if linked is None:
+        return None
+    return AtTable(game_row(rows[linked]), seats[linked], seats, bool(rows[0][-1]))
+
 
 def at_table_from_token(session: Session, links: LinkMaker, token: str) -> AtTable:
     """:func:`seat_from_token` for a turn token, with the game's seats and players read in the same round trip
     (a step needs them for its mails and its answer); refused in the same words."""
     payload = _linked_payload(links, TURN, token)
-    # One Core statement on the session's connection, its rows made into plain records: as the ORM's objects
-    # the same read cost about three times as much. The first read of a request: nothing to flush before it.
-    rows = session.connection().execute(_AT_TABLE, {"table_game": payload["g"], "table_seat": payload["s"]}).all()
-    if not rows:
+    table = at_table(session, payload["g"], payload["s"])
+    if table is None:
         _game(session, payload["g"])  # says "not valid" or "expired" as for any other link
         raise Forbidden(REVOKED)
-    seats = [seat_row(row, len(GAME_COLUMNS)) for row in rows]
-    linked = next((number for number, seat in enumerate(seats) if seat.seat == payload["s"]), None)
-    if linked is None:
-        _check_not_expired(game_row(rows[0]))  # its JSON columns are not on this row; the check reads none
-        raise Forbidden(REVOKED)
-    game, seat = game_row(rows[linked]), seats[linked]
-    _check_seat(game, seat, payload)
-    return AtTable(game, seat, seats, bool(rows[0][-1]))
+    _check_seat(table.game, table.seat, payload)
+    return table
 
 
 def _linked_payload(links: LinkMaker, purpose: str, token: str) -> dict:

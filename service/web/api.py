@@ -66,11 +66,6 @@ def _check_same_game(asked: int, linked: int | None) -> None:
         raise Forbidden("This link belongs to another game.")
 
 
-def _view_inputs(linked: AtTable) -> views.ViewInputs:
-    """The view's inputs from what the link's read brought (its seats; the audit trail only if there is one)."""
-    return views.ViewInputs(get_session(), linked.game.id, seats=linked.seats, has_audit=linked.has_audit)
-
-
 def _created(game_id: int, admin_url: str | None) -> GameCreated:
     session = get_session()
     game = games.get_game(session, game_id)
@@ -128,7 +123,7 @@ def accept_invitation(json: AcceptInvitation) -> Any:
 def game_state(game_id: int) -> Any:
     """The game as the caller's seat may see it (others' coins hidden until the end)."""
     linked = _at_table(game_id)
-    inputs = _view_inputs(linked)
+    inputs = linked.view_inputs(get_session())
     return views.game_view(get_session(), linked.game, linked.seat.seat, inputs)
 
 
@@ -193,7 +188,7 @@ def submit_action(game_id: int, json: SubmitAction) -> Any:
     key = json.idempotency_key or request.headers.get("Idempotency-Key")
     # Read in the step's transaction, with the link: the step's mails need the seats, and the answer needs
     # them and the audit trail after the commit, which would otherwise be another checkout and transaction.
-    inputs = _view_inputs(linked)
+    inputs = linked.view_inputs(get_session())
     result = play.submit_action(
         session,
         game_id,
@@ -225,7 +220,7 @@ def undo(game_id: int, json: UndoRequest) -> Any:
     linked = _at_table(game_id)
     seat = linked.seat.seat
     session = get_session()
-    inputs = _view_inputs(linked)
+    inputs = linked.view_inputs(get_session())
     result = play.undo(session, game_id, seat, json.version, current_links(), steps=json.steps, game=linked.game)
     view = views.game_view(session, result.game, seat, inputs, state=result.state)
     legal = _next_actions(view, result, seat, with_previews=with_previews)

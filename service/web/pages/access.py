@@ -13,8 +13,9 @@ from flask import session
 from sqlmodel import select
 
 from service.domain.models import Game, GameStatus, Player, Seat, SeatController
+from service.domain.rows import GameRow, PlayerRow, SeatRow
 from service.infra.db import get_session
-from service.web.access import REVOKED
+from service.web.access import REVOKED, AtTable, at_table
 
 OPEN_YOUR_LINK = "Open the link from your game's email: it opens your seat in this browser."
 
@@ -41,15 +42,46 @@ class Viewer:
     @property
     def bot_plays(self) -> bool:
         """The house bot plays this seat (``service.domain.bot_seats``) in a game still going on."""
-        running = self.game.status in (GameStatus.ACTIVE, GameStatus.PAUSED, GameStatus.INVITING)
-        return running and self.seat.controller == SeatController.BOT
+        return bot_plays(self.game, self.seat)
+
+
+@dataclass(frozen=True)
+class Seated:
+    """:class:`Viewer` as plain records (``service.domain.rows``), with the whole table: the turn page's read,
+    the one the API's steps make (``service.web.access.at_table``), for a page drawn or a step taken on it."""
+
+    table: AtTable
+
+    @property
+    def game(self) -> GameRow:
+        return self.table.game
+
+    @property
+    def seat(self) -> SeatRow:
+        return self.table.seat
+
+    @property
+    def player(self) -> PlayerRow:
+        return self.table.seat.player
+
+    @property
+    def number(self) -> int:
+        return self.table.seat.seat
+
+    @property
+    def bot_plays(self) -> bool:
+        """The house bot plays this seat (``service.domain.bot_seats``) in a game still going on."""
+        return bot_plays(self.game, self.seat)
+
+
+def bot_plays(game: Game | GameRow, seat: Seat | SeatRow) -> bool:
+    running = game.status in (GameStatus.ACTIVE, GameStatus.PAUSED, GameStatus.INVITING)
+    return running and seat.controller == SeatController.BOT
 
 
 def viewer_for(game_id: int) -> Viewer:
     """The seat this browser holds in game ``game_id``, or :class:`PageRefused`."""
-    mine = session.get("seat")
-    if not isinstance(mine, dict) or mine.get("game") != game_id:
-        raise PageRefused(OPEN_YOUR_LINK)
+    mine = _session_seat(game_id)
     db = get_session()
     row = db.exec(
         select(Seat, Player, Game)
@@ -57,10 +89,42 @@ def viewer_for(game_id: int) -> Viewer:
         .where(Seat.player_id == Player.id, Game.id == Seat.game_id)
     ).first()
     if row is None:
-        session.pop("seat", None)
-        raise PageRefused(OPEN_YOUR_LINK)
+        raise _refused(OPEN_YOUR_LINK)
     seat, player, game = row
-    if seat.secret != mine.get("secret") or seat.removed:
-        session.pop("seat", None)
-        raise PageRefused(REVOKED if not seat.removed else "This seat was removed from the game by its host.")
+    _check_seat(mine, seat)
     return Viewer(game=game, seat=seat, player=player)
+
+
+def seated_for(game_id: int) -> Seated:
+    """:func:`viewer_for` as plain records with the whole table, in one Core statement; refused alike."""
+    mine = _session_seat(game_id)
+    number = mine.get("seat")
+    table = at_table(get_session(), game_id, number) if isinstance(number, int) else None
+    if table is None:
+        raise _refused(OPEN_YOUR_LINK)
+    _check_seat(mine, table.seat)
+    return Seated(table)
+
+
+def _session_seat(game_id: int) -> dict:
+    """The seat this browser's session names in game ``game_id`` (not yet checked against its row)."""
+    mine = session.get("seat")
+    if not isinstance(mine, dict) or mine.get("game") != game_id:
+        raise PageRefused(OPEN_YOUR_LINK)
+    return mine
+
+
+def _check_seat(mine: dict, seat: Seat | SeatRow) -> None:
+    """Refused when the seat was given to someone else (its secret rotated) or removed."""
+    if seat.secret != mine.get("secret") or seat.removed:
+        raise _refused(REVOKED if not seat.removed else "This seat was removed from the game by its host.")
+
+
+def _refused(message: str) -> PageRefused:
+    """The refusal of a seat this browser no longer holds: the session forgets it."""
+    session.pop("seat", None)
+    return PageRefused(message)
+
+
+#: Who is looking at a seat's page: the ORM's objects (:func:`viewer_for`) or the plain records (:func:`seated_for`).
+AnyViewer = Viewer | Seated

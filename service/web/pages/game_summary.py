@@ -14,11 +14,11 @@ import rules
 from emails.times import local_time, time_left
 from emails.times import zone as zone_of
 from service.domain.schemas import GameView
-from service.web.pages.access import Viewer
+from service.web.pages.access import AnyViewer
 from service.web.pages.narration import PHASES, name_of
 
 
-def page_context(viewer: Viewer | None, view: GameView, public: dict[str, Any], names: list[str]) -> dict[str, Any]:
+def page_context(viewer: AnyViewer | None, view: GameView, public: dict[str, Any], names: list[str]) -> dict[str, Any]:
     zone = zone_of(viewer.player.time_zone if viewer else None)
     return {
         "game": view,

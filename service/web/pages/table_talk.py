@@ -17,7 +17,7 @@ from emails.times import zone as zone_of
 from service.domain import table_talk
 from service.domain.models import Game
 from service.infra.db import get_session
-from service.web.pages.access import Viewer
+from service.web.pages.access import AnyViewer
 
 #: The page's anchor of the board.
 ANCHOR = "table-talk"
@@ -47,7 +47,7 @@ def watch_context(game: Game) -> dict[str, Any]:
 
 
 def board_context(
-    viewer: Viewer, *, draft: str = "", error: str | None = None, back: str | None = None
+    viewer: AnyViewer, *, draft: str = "", error: str | None = None, back: str | None = None
 ) -> dict[str, Any]:
     """What ``_talk.html`` needs: the messages (times in the viewer's zone), the form."""
     game = viewer.game
@@ -62,6 +62,6 @@ def board_context(
     }
 
 
-def is_host(viewer: Viewer) -> bool:
+def is_host(viewer: AnyViewer) -> bool:
     """The seat's address is the game's host's: they may hide messages from their seat's pages too."""
     return viewer.player.email.lower() == viewer.game.host_email.lower()

@@ -26,9 +26,10 @@ from service.domain import bot_seats, play, views
 from service.domain.errors import Conflict, DomainError
 from service.domain.links import current_links
 from service.domain.models import GameStatus
+from service.domain.rows import by_number
 from service.infra.db import get_session
 from service.web.maps import MapOptions, PublicBoard, RegionMark, board_svg, board_title, describe_region
-from service.web.pages.access import Viewer, viewer_for
+from service.web.pages.access import Seated, seated_for
 from service.web.pages.forms import action_from_form, int_or_none
 from service.web.pages.game_summary import page_context
 from service.web.pages.narration import PHASES, name_of, score_words
@@ -50,7 +51,7 @@ CONFIRMED = ("end_turn", "decline")
 
 @bp.get("/games/<int:game_id>/turn")
 def page(game_id: int) -> Any:
-    viewer = viewer_for(game_id)
+    viewer = seated_for(game_id)
     game = viewer.game
     state = GameState.from_json(game.state) if game.state else None
     if state is None or game.status != GameStatus.ACTIVE or viewer.number not in rules.awaiting(state):
@@ -66,7 +67,7 @@ def page(game_id: int) -> Any:
 @bp.post("/games/<int:game_id>/turn/take-back")
 def take_back(game_id: int) -> Response:
     """The seat's player plays it again, from the step under way (DESIGN §10)."""
-    viewer = viewer_for(game_id)
+    viewer = seated_for(game_id)
     try:
         bot_seats.take_seat_back(get_session(), game_id, viewer.number)
     except DomainError as error:
@@ -79,7 +80,7 @@ def take_back(game_id: int) -> Response:
 @bp.post("/games/<int:game_id>/turn")
 def act(game_id: int) -> Response:
     """One step from a form: the action's fields, the version the page showed."""
-    viewer = viewer_for(game_id)
+    viewer = seated_for(game_id)
     if viewer.bot_plays:
         flash("The house bot plays your seat: take it back first (the button above), then play.", "refusal")
         return redirect(url_for(".page", game_id=game_id))
@@ -95,7 +96,17 @@ def act(game_id: int) -> Response:
     db = get_session()
     before = GameState.from_json(viewer.game.state) if viewer.game.state else None
     try:
-        result = play.submit_action(db, game_id, viewer.number, action, version, current_links(), idempotency_key=key)
+        result = play.submit_action(
+            db,
+            game_id,
+            viewer.number,
+            action,
+            version,
+            current_links(),
+            idempotency_key=key,
+            seats=by_number(viewer.table.seats),
+            game=viewer.game,
+        )
     except Conflict as error:
         flash(_conflict_words(error, version), "refusal")
         return redirect(url_for(".page", game_id=game_id))
@@ -103,23 +114,24 @@ def act(game_id: int) -> Response:
         # The refusal is said once, tied to the field it is about (``aria-invalid``, ``aria-describedby``).
         flash(error.message, "refusal")
         return redirect(url_for(".page", game_id=game_id, invalid=invalid_field(form, action, error.message)))
-    if not result.replayed and before is not None and result.game.state:
-        flash(feedback(before, GameState.from_json(result.game.state), action, viewer.number), "done")
+    if not result.replayed and before is not None and result.state is not None:
+        flash(feedback(before, result.state, action, viewer.number), "done")
     return redirect(url_for("turn.page", game_id=game_id))
 
 
 @bp.post("/games/<int:game_id>/turn/undo")
 def undo(game_id: int) -> Response:
-    viewer = viewer_for(game_id)
+    viewer = seated_for(game_id)
     version = int_or_none(request.form.get("version"))
     steps = int_or_none(request.form.get("steps")) if request.form.get("steps") else None
     if version is None or (request.form.get("steps") and steps is None):
         flash("That form was incomplete: reload the page and try again.", "refusal")
         return redirect(url_for(".page", game_id=game_id))
     db = get_session()
-    named = {s.back: s for s in play.undo_steps(db, viewer.game, viewer.number)}
+    names = [s.display_name for s in viewer.table.seats]
+    named = {s.back: s for s in play.undo_steps(db, viewer.game, viewer.number, names=names)}
     try:
-        result = play.undo(db, game_id, viewer.number, version, current_links(), steps=steps)
+        result = play.undo(db, game_id, viewer.number, version, current_links(), steps=steps, game=viewer.game)
     except Conflict as error:
         flash(_conflict_words(error, version), "refusal")
     except DomainError as error:
@@ -279,12 +291,12 @@ def panel_label(action: rules.Action, region: int, declined_race: str | None) ->
     return f"{label_of(action.type)} region {region}" + (f" ({owner})" if owner else "")
 
 
-def turn_context(viewer: Viewer, state: GameState, args: MultiDict[str, str]) -> dict[str, Any]:
+def turn_context(viewer: Seated, state: GameState, args: MultiDict[str, str]) -> dict[str, Any]:
     """Everything the turn page template needs."""
     db = get_session()
     game = viewer.game
     seat = viewer.number
-    view = views.game_view(db, game, seat, state=state)
+    view = views.game_view(db, game, seat, viewer.table.view_inputs(db), state=state)
     public = view.state or {}
     names = [s.name for s in view.seats]
     choices = Choices.of(rules.legal_actions(state, seat))
