@@ -24,6 +24,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
@@ -252,16 +253,33 @@ SHOWN = 100
 
 def messages_of(session: Session, game_id: int, limit: int = SHOWN) -> list[Shown]:
     """The latest ``limit`` messages of a game, oldest first; a hidden one without its text."""
-    rows = session.exec(
-        select(TableMessage)
-        .where(TableMessage.game_id == game_id)
-        .order_by(col(TableMessage.created_at).desc(), col(TableMessage.id).desc())
-        .limit(limit)
-    ).all()
+    if session.autoflush:  # as the ORM's own queries do: what this transaction added is seen
+        session.flush()
+    # The shown columns in a Core statement built once, not the ORM's objects: every page of a seat reads them.
+    rows = session.connection().execute(_LATEST, {"latest_game": game_id, "latest_limit": limit}).all()
     return [_shown(row) for row in reversed(rows)]
 
 
-def _shown(row: TableMessage) -> Shown:
+_MESSAGES: sa.Table = TableMessage.__table__  # type: ignore[attr-defined]
+#: :func:`messages_of`'s statement: what :class:`Shown` reads of the latest messages, latest first.
+_LATEST = (
+    sa.select(
+        _MESSAGES.c.id,
+        _MESSAGES.c.seat,
+        _MESSAGES.c.author_name,
+        _MESSAGES.c.created_at,
+        _MESSAGES.c.text,
+        _MESSAGES.c.hidden_at,
+        _MESSAGES.c.source,
+    )
+    .where(_MESSAGES.c.game_id == sa.bindparam("latest_game"))
+    .order_by(_MESSAGES.c.created_at.desc(), _MESSAGES.c.id.desc())
+    .limit(sa.bindparam("latest_limit"))
+)
+
+
+def _shown(row: TableMessage | sa.Row[Any]) -> Shown:
+    """A message as shown, from its ORM object or a row of its columns (:data:`_LATEST`'s)."""
     return Shown(
         id=row.id or 0,
         seat=row.seat,
