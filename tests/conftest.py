@@ -32,13 +32,14 @@ from flask import Flask
 from flask.testing import FlaskCliRunner
 from sqlalchemy import Engine, create_engine, event, inspect, make_url, text
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.pool import NullPool
 from werkzeug.routing import Rule
 
 from service import create_app
 from service.domain import lobby
 from service.infra.config import DEFAULTS, PREFIX
 from service.infra.db import get_engine, make_engine, upgrade_database
-from tests.processes import OwnRedis
+from tests.processes import OwnRedis, guard_children
 
 REQUIRE_SERVICES = os.environ.get("SMALLWORLD_REQUIRE_SERVICES") == "1"
 POSTGRES_URL = os.environ.get("SMALLWORLD_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -64,6 +65,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if MEMORY_FILES.is_dir() and os.access(MEMORY_FILES, os.W_OK | os.X_OK):
         os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", str(MEMORY_FILES))
     keep_bytecode()
+    # The processes the tests start die with this one, however it ends (tests/processes.py).
+    guard_children()
 
 
 #: Test processes per core for ``-n auto`` (see pytest_xdist_auto_num_workers).
@@ -367,7 +370,7 @@ class _MigratedPostgres:
         still held (a transaction left open) makes it give up rather than wait."""
         if _schema_shape(connection, schema) != self.shape:
             return False
-        spare = f"test_{uuid.uuid4().hex[:12]}"
+        spare = new_schema_name()
         try:
             with connection.begin():
                 connection.exec_driver_sql("SET LOCAL lock_timeout = '2s'")
@@ -466,10 +469,83 @@ def _schema_shape(connection: Any, schema: str) -> str:
 
 
 def _create_schema(connection: Any) -> str:
-    schema = f"test_{uuid.uuid4().hex[:12]}"
+    schema = new_schema_name()
     connection.execute(text(f'CREATE SCHEMA "{schema}"'))
     connection.commit()
     return schema
+
+
+#: The first key of the advisory locks by which test runs hold their schemas ("test" in ASCII).
+_RUN_LOCKS = 0x74657374
+#: The schemas the tests create: ``test_<run>_<random>``, where ``<run>`` names the test process.
+_SCHEMA_NAMES = r"^test_([0-9a-f]{8})_[0-9a-f]+$"
+
+
+def new_schema_name() -> str:
+    """A name for a new schema of this test process, which it holds (:func:`_run_holding_schemas`) until it ends;
+    a later run drops it if it is still there then."""
+    return f"test_{_run_holding_schemas()}_{uuid.uuid4().hex[:8]}"
+
+
+@functools.cache
+def _run_holding_schemas() -> str:
+    """This test process's name in its schemas' names, held for as long as it lives by a session advisory lock of
+    PostgreSQL (on a connection kept open until the process ends, however: the server then gives the lock up).
+    Taken before the first schema is named after it; then drops the schemas of runs whose lock is free, that
+    is, runs that are over, and never those of a run that lives (several runs may share the database)."""
+    engine = create_engine(POSTGRES_URL, connect_args={"connect_timeout": 3}, poolclass=NullPool)
+    keeper = engine.connect()
+    run = secrets.token_hex(4)
+    while not _lock_run(keeper, run):  # the name of a run that lives (one in four billion): another
+        run = secrets.token_hex(4)
+    _KEEPERS.append(keeper)
+    _drop_schemas_of_runs_that_are_over(keeper, run)
+    return run
+
+
+#: The connections that hold this process's runs' locks, open until it ends.
+_KEEPERS: list[Any] = []
+
+
+def _lock_run(connection: Any, run: str, *, unlock: bool = False) -> bool:
+    """Take (or give up) the lock of ``run`` on ``connection``, for as long as it lasts; whether that was done."""
+    function = "pg_advisory_unlock" if unlock else "pg_try_advisory_lock"
+    done = connection.execute(
+        text(f"SELECT {function}(:space, hashtext(:run))"), {"space": _RUN_LOCKS, "run": run}
+    ).scalar()
+    connection.commit()
+    return bool(done)
+
+
+def _drop_schemas_of_runs_that_are_over(connection: Any, own: str) -> list[str]:
+    """Drop the schemas of every test run that is over (its lock free); the names dropped."""
+    names = connection.execute(
+        text("SELECT nspname FROM pg_namespace WHERE nspname ~ :names ORDER BY nspname"), {"names": _SCHEMA_NAMES}
+    ).scalars()
+    runs: dict[str, list[str]] = {}
+    for name in names:
+        runs.setdefault(name.split("_")[1], []).append(name)
+    connection.commit()
+    dropped = []
+    for run, schemas in runs.items():
+        if run == own:
+            continue
+        # Held while they are dropped: two runs starting together do not both drop them.
+        if not _lock_run(connection, run):
+            continue  # a run that lives
+        try:
+            for schema in schemas:
+                try:
+                    with connection.begin():
+                        # A process of the dead run still connected (being reaped) may hold a lock: not waited for.
+                        connection.exec_driver_sql("SET LOCAL lock_timeout = '2s'")
+                        connection.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+                    dropped.append(schema)
+                except DBAPIError:
+                    pass  # the next run tries again
+        finally:
+            _lock_run(connection, run, unlock=True)
+    return dropped
 
 
 def _schema_url(schema: str) -> str:
