@@ -766,8 +766,21 @@ class _DrainLock:
 
 
 #: TCP keepalives of the server's side of a drain's lock connection: a peer silent for 10 s is probed every 5 s,
-#: and given up after 3 probes unanswered (no effect on a Unix socket, which ends with its machine).
-_KEEPALIVES = "SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3"
+#: and given up after 3 probes unanswered (no effect on a Unix socket, which ends with its machine). Set once per
+#: connection (they last as long as it).
+_KEEPALIVES = sa.select(
+    *(
+        sa.func.set_config(name, value, False)
+        for name, value in (
+            ("tcp_keepalives_idle", "10"),
+            ("tcp_keepalives_interval", "5"),
+            ("tcp_keepalives_count", "3"),
+        )
+    )
+)
+#: A drain's lock taken, or given up (parameter: ``holder``), built once: a drain of one mail pays for both.
+_TAKE = sa.select(sa.func.pg_try_advisory_lock(_DRAIN_LOCKS, sa.func.hashtext(sa.bindparam("holder"))))
+_GIVE_UP = sa.select(sa.func.pg_advisory_unlock(_DRAIN_LOCKS, sa.func.hashtext(sa.bindparam("holder"))))
 
 
 class _AdvisoryDrainLock(_DrainLock):
@@ -778,7 +791,6 @@ class _AdvisoryDrainLock(_DrainLock):
 
     def __init__(self, engine: sa.Engine, holder: str) -> None:
         super().__init__(engine, holder)
-        self.lock = (_DRAIN_LOCKS, sa.func.hashtext(holder))
         self.connection: sa.Connection | None = None
         #: Whether ``connection`` holds the lock (not so in the one case in four billion where a live drain's
         #: name hashes alike: this drain then has the lease's time alone).
@@ -789,13 +801,16 @@ class _AdvisoryDrainLock(_DrainLock):
 
     def _connect(self) -> sa.Connection:
         if self.connection is None:
-            connection = self.engine.connect()
+            # Each statement its own transaction: no BEGIN and COMMIT around a renewal (a drain of one mail pays
+            # for taking and giving up its lock, two round trips).
+            connection = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
             try:
                 # The server notices within half a minute that a machine it talks to went away (its default,
                 # the system's, is two hours), and so gives up the lock of a drain whose machine died.
-                connection.exec_driver_sql(_KEEPALIVES)
-                self.locked = bool(connection.execute(sa.select(sa.func.pg_try_advisory_lock(*self.lock))).scalar())
-                connection.commit()
+                if not connection.info.get("smallworld.keepalives"):
+                    connection.execute(_KEEPALIVES)
+                    connection.info["smallworld.keepalives"] = True
+                self.locked = bool(connection.execute(_TAKE, {"holder": self.holder}).scalar())
             except BaseException:
                 connection.invalidate()
                 connection.close()
@@ -809,7 +824,6 @@ class _AdvisoryDrainLock(_DrainLock):
         connection = self._connect()
         try:
             rows = list(connection.execute(statement))
-            connection.commit()
         except BaseException:
             # The lock may be gone with the connection: it is taken again, on a new one, before the next renewal.
             self.connection = None
@@ -824,8 +838,7 @@ class _AdvisoryDrainLock(_DrainLock):
             return
         try:
             if self.locked:
-                connection.execute(sa.select(sa.func.pg_advisory_unlock(*self.lock)))
-                connection.commit()
+                connection.execute(_GIVE_UP, {"holder": self.holder})
         except sa.exc.SQLAlchemyError:
             connection.invalidate()  # closed, not pooled: the server gives the lock up with it
         finally:
