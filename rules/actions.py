@@ -6,7 +6,7 @@ refused with :class:`IllegalAction`, like an illegal move, with a message a play
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 ACTIVE = "active"
@@ -229,7 +229,8 @@ class Action:
         return action
 
 
-_SET = {name: Action.__dict__[name].__set__ for name in Action.__slots__}  # the slots' own setters
+#: Each field's own setter (the slot's descriptor; a compiled build's attribute), which a frozen class keeps.
+_SET = {f.name: vars(Action)[f.name].__set__ for f in fields(Action)}
 _SET_TYPE, _SET_PLAYER, _SET_REGION, _SET_COMBO, _SET_TROOP = (
     _SET[n] for n in ("type", "player", "region", "combo", "troop")
 )
@@ -252,7 +253,7 @@ def redeploy_action(
     Marked :attr:`Action.checked`: its callers, the engine's listing and ``rules.bots.concrete``, pass the
     state's own region numbers and whole counts of tokens (``concrete`` those of a checked choice), so
     ``apply`` does not check each pair again."""
-    action = _new_action(Action)
+    action = Action.__new__(Action)
     _SET_TYPE(action, "redeploy")
     _SET_PLAYER(action, player)
     _SET_REGION(action, None)
@@ -266,8 +267,6 @@ def redeploy_action(
     _SET_CHECKED(action, True)
     return action
 
-
-_new_action = object.__new__
 
 _OFFERS: dict[tuple[Any, ...], Action] = {}
 
