@@ -253,7 +253,7 @@ def redeploy_action(
     Marked :attr:`Action.checked`: its callers, the engine's listing and ``rules.bots.concrete``, pass the
     state's own region numbers and whole counts of tokens (``concrete`` those of a checked choice), so
     ``apply`` does not check each pair again."""
-    action = Action.__new__(Action)
+    action = _new_action(Action)
     _SET_TYPE(action, "redeploy")
     _SET_PLAYER(action, player)
     _SET_REGION(action, None)
@@ -266,6 +266,9 @@ def redeploy_action(
     _SET_COUNT(action, count)
     _SET_CHECKED(action, True)
     return action
+
+
+_new_action = Action.__new__  # object.__new__, which a class compiled by mypyc refuses: its own
 
 
 _OFFERS: dict[tuple[Any, ...], Action] = {}
