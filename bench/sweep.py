@@ -336,9 +336,10 @@ def generate(conninfo: str, schema: str, games: int, seed: int) -> dict[str, Any
 # -- 2. nothing due ---------------------------------------------------------------------------------------
 @contextmanager
 def captured_statements(engine: Any) -> Iterator[list[tuple[str, Any]]]:
-    """Every statement sent while inside, with its parameters; the pool's checkouts (each a pre-ping:
-    ``service.infra.db`` pings every connection it takes from the pool) and the transactions' ends are counted
-    as ``("checkout", None)``, ``("commit", None)`` and ``("rollback", None)``."""
+    """Every statement sent while inside, with its parameters; the pool's checkouts (each a ping at most:
+    ``service.infra.db`` pings a PostgreSQL connection it takes from the pool when it was idle for more than
+    ``PING_AFTER_IDLE_SECONDS`` or its socket has something to read, a SQLite one always) and the transactions'
+    ends are counted as ``("checkout", None)``, ``("commit", None)`` and ``("rollback", None)``."""
     statements: list[tuple[str, Any]] = []
 
     def record(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool) -> None:
@@ -369,7 +370,7 @@ def round_trips(statements: list[tuple[str, Any]], per: int = 1) -> str:
     ends = sum(1 for s, p in statements if s in ("commit", "rollback") and p is None) / per
     sent = len(statements) / per - checkouts - ends
     return (
-        f"{sent:.3g} statements + {ends:.3g} BEGIN + {ends:.3g} COMMIT/ROLLBACK + {checkouts:.3g} pre-pings"
+        f"{sent:.3g} statements + {ends:.3g} BEGIN + {ends:.3g} COMMIT/ROLLBACK + {checkouts:.3g} pre-pings at most"
         f" = {sent + 2 * ends + checkouts:.3g} round trips"
     )
 

@@ -13,7 +13,7 @@ from sqlmodel import Session, col, select
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import NotFound
 from service.domain.models import Game, GameStatus, Player, Seat
-from service.domain.rows import GAMES, PLAYERS, SEAT_SELECTED, SEATS, GameRow, SeatRow, seat_row
+from service.domain.rows import GAMES, SEAT_SELECTED, GameRow, SeatRow, by_number, seat_row, seated_at
 from service.domain.schemas import GameSettings
 from service.infra.mail_wakeup import want_tally
 
@@ -100,11 +100,12 @@ def seat_rows(session: Session, game_id: int) -> list[SeatRow]:
 
 
 #: :func:`seat_rows`'s statement, built once.
-_SEAT_ROWS = (
-    sa.select(*SEAT_SELECTED)
-    .where(SEATS.c.game_id == sa.bindparam("seats_game"), SEATS.c.player_id == PLAYERS.c.id)
-    .order_by(SEATS.c.seat)
-)
+_SEAT_ROWS = seated_at(sa.select(*SEAT_SELECTED), sa.bindparam("seats_game"))
+
+
+def seats_by_number(session: Session, game_id: int) -> dict[int, SeatRow]:
+    """:func:`seat_rows` by seat number."""
+    return by_number(seat_rows(session, game_id))
 
 
 def settings_of(game: Game | GameRow) -> GameSettings:

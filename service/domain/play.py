@@ -26,7 +26,7 @@ from emails.messages import AutoPassed, HostAlert, RedeployNeeded, YourTurn
 from service.domain import bot_seats, chat_notices, story
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, IllegalMove
-from service.domain.games import begin_ending, get_game, seat_rows, seats_of, settings_of, update_if_unmoved
+from service.domain.games import begin_ending, get_game, seats_by_number, seats_of, settings_of, update_if_unmoved
 from service.domain.links import LinkMaker
 from service.domain.models import (
     ActionKind,
@@ -300,7 +300,7 @@ def auto_pass(
         undo_point=True,
     )
     now = now or utcnow()
-    seats = {s.seat: s for s in seat_rows(session, game_id)}
+    seats = seats_by_number(session, game_id)
     passed_seat = seats[seat]
     passed = AutoPassed(
         game_id=game_id,
@@ -410,7 +410,7 @@ def after_change(
     defending = state.phase == rules.Phase.DEFEND
     length = settings.defender_turn_length_seconds if defending else settings.turn_length_seconds
     if seats is None:
-        seats = {s.seat: s for s in seat_rows(session, game.id or 0)}
+        seats = seats_by_number(session, game.id or 0)
     awaited_seats = sorted(rules.awaiting(state))
     if awaited_seats and all(passed_without_player(seats[n]) for n in awaited_seats):
         # A seat its host removed (admin.remove_player), or whose player resigned (admin.resign) and that the

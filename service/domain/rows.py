@@ -9,6 +9,7 @@ stay for what changes seats and players (the lobby, the host's acts) and what re
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
@@ -109,6 +110,18 @@ _ACTIONS: sa.Table = GameAction.__table__  # type: ignore[attr-defined]
 GAME_SELECTED = tuple(GAMES.c[name] for name in GAME_COLUMNS)
 SEAT_SELECTED = tuple(SEATS.c[name] for name in SEAT_COLUMNS) + tuple(PLAYERS.c[name] for name in PLAYER_COLUMNS)
 EVENT_SELECTED = tuple(_ACTIONS.c[f.name] for f in fields(EventRow))
+
+
+def seated_at(statement: sa.Select[Any], game_id: sa.ColumnElement[Any]) -> sa.Select[Any]:
+    """``statement`` (a select of :data:`SEAT_SELECTED` among its columns) narrowed to the seats of the game
+    ``game_id`` names, each seat's row joined with its player's, by seat number: the join every read of a
+    game's table (``games.seat_rows``, a link's read of its game with its seats) selects from."""
+    return statement.where(SEATS.c.game_id == game_id, SEATS.c.player_id == PLAYERS.c.id).order_by(SEATS.c.seat)
+
+
+def by_number(seats: Iterable[SeatRow]) -> dict[int, SeatRow]:
+    """``seats`` by seat number: how a step looks up the seat it mails or the seat a bot plays."""
+    return {seat.seat: seat for seat in seats}
 
 
 def game_row(values: sa.Row[Any] | tuple[Any, ...]) -> GameRow:

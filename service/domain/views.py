@@ -8,7 +8,7 @@ from sqlmodel import Session, col, select
 import rules
 from service.domain.games import seat_rows
 from service.domain.models import AuditEntry, Game, GameAction, GameStatus, SeatController
-from service.domain.rows import GameRow, SeatRow
+from service.domain.rows import GameRow, SeatRow, by_number
 from service.domain.schemas import AuditOut, GameView, HistoryEntry, LegalActions, SeatOut
 
 _AUDIT_TABLE: sa.Table = AuditEntry.__table__  # type: ignore[attr-defined]
@@ -48,7 +48,7 @@ class ViewInputs:
         self.audit = [AuditOut(at=at, actor=actor, act=act, details=details) for at, actor, act, details in rows]
 
     def seats_by_number(self) -> dict[int, SeatRow]:
-        return {seat.seat: seat for seat in self.seats}
+        return by_number(self.seats)
 
 
 def game_view(

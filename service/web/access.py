@@ -26,6 +26,7 @@ from service.domain.rows import (
     SeatRow,
     game_row,
     seat_row,
+    seated_at,
 )
 
 REVOKED = "This link is no longer valid: the seat was given to someone else. Ask the game's host."
@@ -98,16 +99,16 @@ def at_table_from_token(session: Session, links: LinkMaker, token: str) -> AtTab
     payload = _linked_payload(links, TURN, token)
     # One Core statement on the session's connection, its rows made into plain records: as the ORM's objects
     # the same read cost about three times as much. The first read of a request: nothing to flush before it.
-    rows = session.connection().execute(_AT_TABLE, {"table_game": payload["g"]}).all()
+    rows = session.connection().execute(_AT_TABLE, {"table_game": payload["g"], "table_seat": payload["s"]}).all()
     if not rows:
         _game(session, payload["g"])  # says "not valid" or "expired" as for any other link
         raise Forbidden(REVOKED)
-    game = game_row(rows[0])
     seats = [seat_row(row, len(GAME_COLUMNS)) for row in rows]
-    seat = next((seat for seat in seats if seat.seat == payload["s"]), None)
-    if seat is None:
-        _check_not_expired(game)
+    linked = next((number for number, seat in enumerate(seats) if seat.seat == payload["s"]), None)
+    if linked is None:
+        _check_not_expired(game_row(rows[0]))  # its JSON columns are not on this row; the check reads none
         raise Forbidden(REVOKED)
+    game, seat = game_row(rows[linked]), seats[linked]
     _check_seat(game, seat, payload)
     return AtTable(game, seat, seats, bool(rows[0][-1]))
 
@@ -140,16 +141,24 @@ _LINKED_ROWS = sa.select(*GAME_SELECTED, *SEAT_SELECTED).where(
     SEATS.c.seat == sa.bindparam("link_seat"),
     SEATS.c.player_id == PLAYERS.c.id,
 )
+#: The game's JSON columns (its settings, state and result): sent and parsed once, not once per seat.
+_GAME_JSON = frozenset(column for column in GAME_SELECTED if isinstance(column.type, sa.JSON))
 #: :func:`at_table_from_token`'s statement, built once: the game's columns (``rows.GameRow``) on each of its
-#: seats' rows, each seat's with its player's (``rows.SeatRow``), and whether the game has audit entries.
-_AT_TABLE = (
-    sa.select(*GAME_SELECTED, *SEAT_SELECTED, sa.exists().where(_AUDIT.c.game_id == GAMES.c.id).label("has_audit"))
-    .where(
-        GAMES.c.id == sa.bindparam("table_game"),
-        SEATS.c.game_id == GAMES.c.id,
-        SEATS.c.player_id == PLAYERS.c.id,
-    )
-    .order_by(SEATS.c.seat)
+#: seats' rows, each seat's with its player's (``rows.SeatRow``), and whether the game has audit entries. The
+#: game's JSON columns are on the linked seat's row only (NULL on the others): the state is a few kilobytes,
+#: and the driver parses a JSON value on every row it comes on.
+_AT_TABLE = seated_at(
+    sa.select(
+        *(
+            sa.case((SEATS.c.seat == sa.bindparam("table_seat"), column)).label(column.name)
+            if column in _GAME_JSON
+            else column
+            for column in GAME_SELECTED
+        ),
+        *SEAT_SELECTED,
+        sa.exists().where(_AUDIT.c.game_id == GAMES.c.id).label("has_audit"),
+    ).where(GAMES.c.id == sa.bindparam("table_game")),
+    GAMES.c.id,
 )
 
 

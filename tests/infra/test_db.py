@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
@@ -21,6 +22,7 @@ from sqlmodel import SQLModel
 
 from emails.messages import from_json
 from service.domain import status
+from service.infra import db
 from service.infra.db import alembic_config, get_engine, get_session, make_engine, upgrade_database
 
 
@@ -111,6 +113,90 @@ def test_a_database_that_cannot_be_reached_gets_503_with_retry_after_on_pages_an
     assert answer.status_code == 503
     assert answer.headers["Retry-After"] == "5"
     assert "briefly unavailable" in answer.get_json()["error"]
+
+
+def _backend_pid(engine: Engine) -> int:
+    with engine.connect() as connection:
+        pid: int = connection.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
+    return pid
+
+
+def _end_backend(postgres_url: str, pid: int) -> None:
+    """End the server's side of a connection (as a restart or a failover does) and wait until it is gone."""
+    other = make_engine(postgres_url)
+    with other.connect() as connection:
+        connection.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        gone = sa.text("SELECT count(*) FROM pg_stat_activity WHERE pid = :pid")
+        for _ in range(500):
+            connection.rollback()
+            if not connection.execute(gone, {"pid": pid}).scalar_one():
+                break
+            time.sleep(0.01)
+        else:
+            raise AssertionError(f"backend {pid} still there")
+    other.dispose()
+
+
+def _counting_pings(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    pings: list[object] = []
+    ping = engine.dialect.do_ping
+
+    def counted(dbapi_connection: Any) -> bool:
+        pings.append(dbapi_connection)
+        return ping(dbapi_connection)
+
+    monkeypatch.setattr(engine.dialect, "do_ping", counted)
+    return pings
+
+
+def test_a_pooled_connection_the_database_ended_is_replaced_before_a_request_uses_it(
+    make_app: Callable[..., Flask], postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database ended the pooled connection between two requests, a moment after the first (a restart, a
+    failover): the next request gets a new connection and its answer, not a 503. The connection's socket told
+    it (the pool pings it only then); a connection in use a moment ago with a quiet socket is not pinged."""
+    app = make_app(DATABASE_URL=postgres_url)
+    engine = get_engine(app)
+    pings = _counting_pings(engine, monkeypatch)
+    client = app.test_client()
+    assert client.get("/health").get_json()["database"]["reachable"]
+    pid = _backend_pid(engine)
+    assert _backend_pid(engine) == pid and pings == []  # the same connection, handed out without a ping
+    _end_backend(postgres_url, pid)
+    answer = client.get("/health")
+    assert answer.get_json()["database"] == {"reachable": True}, answer.get_json()
+    assert len(pings) == 1  # the ended one, pinged because its socket had the server's goodbye to read
+    assert _backend_pid(engine) != pid
+
+
+def test_a_pooled_connection_idle_for_a_while_is_pinged_before_it_is_handed_out(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the socket cannot tell (a connection dropped without a word, by a firewall or a lost network) takes
+    idle time: a connection idle longer than ``PING_AFTER_IDLE_SECONDS`` is pinged as the pool's pre-ping does,
+    and replaced when the ping fails."""
+    engine = make_engine(postgres_url)
+    pings = _counting_pings(engine, monkeypatch)
+    pid = _backend_pid(engine)
+    monkeypatch.setattr(db, "PING_AFTER_IDLE_SECONDS", 0.0)
+    assert _backend_pid(engine) == pid and len(pings) == 1  # pinged, alive, handed out
+
+    ping = engine.dialect.do_ping
+
+    def failed_once(dbapi_connection: Any) -> bool:  # the first fails as on a connection lost without a word
+        if len(pings) == 1:
+            pings.append(dbapi_connection)
+            dbapi_connection.close()
+            return bool(dbapi_connection.execute("SELECT 1"))
+        return ping(dbapi_connection)
+
+    monkeypatch.setattr(engine.dialect, "do_ping", failed_once)
+    with engine.connect() as connection:
+        assert connection.exec_driver_sql("SELECT 1").scalar_one() == 1
+    assert len(pings) == 3  # the failed ping, then the new connection's
+    monkeypatch.setattr(db, "PING_AFTER_IDLE_SECONDS", 60.0)
+    assert _backend_pid(engine) != pid
+    engine.dispose()
 
 
 #: Rows as the release before typed messages wrote them (its contexts, its dedupe keys), for game 1.
