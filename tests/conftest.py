@@ -13,8 +13,10 @@ import copy
 import dataclasses
 import fcntl
 import functools
+import importlib
 import importlib.metadata
 import os
+import pkgutil
 import random
 import secrets
 import shutil
@@ -65,6 +67,20 @@ def pytest_configure(config: pytest.Config) -> None:
     if MEMORY_FILES.is_dir() and os.access(MEMORY_FILES, os.W_OK | os.X_OK):
         os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", str(MEMORY_FILES))
     keep_bytecode()
+    if os.environ.get("SMALLWORLD_COMPILED_RULES") == "1":
+        check_compiled_rules()
+
+
+def check_compiled_rules() -> None:
+    """``make test-compiled`` runs the rules' tests against the compiled build (``make compiled``): stop at
+    once unless every module of ``rules`` imported is a compiled one, so that the run cannot test the pure
+    Python package instead."""
+    import rules
+
+    modules = [rules.__name__] + [m.name for m in pkgutil.walk_packages(rules.__path__, "rules.")]
+    pure = [name for name in modules if not str(importlib.import_module(name).__file__).endswith(".so")]
+    if pure:
+        raise pytest.UsageError(f"not the compiled build (make compiled): {', '.join(pure)} from {rules.__file__}")
 
 
 #: Test processes per core for ``-n auto`` (see pytest_xdist_auto_num_workers).
