@@ -13,8 +13,10 @@ import copy
 import dataclasses
 import fcntl
 import functools
+import importlib
 import importlib.metadata
 import os
+import pkgutil
 import random
 import secrets
 import shutil
@@ -30,6 +32,7 @@ import pytest
 import redis
 from flask import Flask
 from flask.testing import FlaskCliRunner
+from jinja2.bccache import Bucket, BytecodeCache
 from sqlalchemy import Engine, create_engine, event, inspect, make_url, text
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.pool import NullPool
@@ -67,6 +70,20 @@ def pytest_configure(config: pytest.Config) -> None:
     keep_bytecode()
     # The processes the tests start die with this one, however it ends (tests/processes.py).
     guard_children()
+    if os.environ.get("SMALLWORLD_COMPILED_RULES") == "1":
+        check_compiled_rules()
+
+
+def check_compiled_rules() -> None:
+    """``make test-compiled`` runs the rules' tests against the compiled build (``make compiled``): stop at
+    once unless every module of ``rules`` imported is a compiled one, so that the run cannot test the pure
+    Python package instead."""
+    import rules
+
+    modules = [rules.__name__] + [m.name for m in pkgutil.walk_packages(rules.__path__, "rules.")]
+    pure = [name for name in modules if not str(importlib.import_module(name).__file__).endswith(".so")]
+    if pure:
+        raise pytest.UsageError(f"not the compiled build (make compiled): {', '.join(pure)} from {rules.__file__}")
 
 
 #: Test processes per core for ``-n auto`` (see pytest_xdist_auto_num_workers).
@@ -263,6 +280,61 @@ if importlib.metadata.version("werkzeug").startswith("3.1."):
     Rule._compile_builder = _compile_builder_once  # type: ignore[method-assign, assignment]
     _compile = Rule.compile
     Rule.compile = _compile_once  # type: ignore[method-assign]
+
+
+class _TemplateCodeOncePerProcess(BytecodeCache):
+    """Each page template compiled once per test process instead of once per app that renders it.
+
+    Every app has its own Jinja environment, whose templates it compiles (parse, generate Python, ``compile``)
+    the first time it renders each: 30 ms of CPU a template, and the tests build about a thousand apps, most of
+    which render a page or two. Jinja's own bytecode cache keeps what a template compiled to, under its name,
+    file and a checksum of its source; the key here adds what else the compiler reads from the environment:
+    whether the template autoescapes, the syntax and whitespace settings, the extensions, and the filters and
+    tests (their names, and what each is passed). Equal apps (``create_app``) compile equal code, which each
+    app then runs in its own environment, with its own globals, as it would have compiled it.
+    """
+
+    def __init__(self) -> None:
+        self._code: dict[tuple[Any, ...], Any] = {}
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        bucket.code = self._code.get(self._key(bucket))
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        self._code[self._key(bucket)] = bucket.code
+
+    @staticmethod
+    def _key(bucket: Bucket) -> tuple[Any, ...]:
+        env = bucket.environment
+        autoescape = getattr(env.autoescape, "__func__", env.autoescape)
+        return (
+            bucket.key,
+            bucket.checksum,
+            autoescape,
+            env.block_start_string,
+            env.block_end_string,
+            env.variable_start_string,
+            env.variable_end_string,
+            env.comment_start_string,
+            env.comment_end_string,
+            env.line_statement_prefix,
+            env.line_comment_prefix,
+            env.trim_blocks,
+            env.lstrip_blocks,
+            env.newline_sequence,
+            env.keep_trailing_newline,
+            env.optimized,
+            env.is_async,
+            env.finalize,
+            tuple(sorted(env.extensions)),
+            tuple(sorted((name, getattr(f, "jinja_pass_arg", None)) for name, f in env.filters.items())),
+            tuple(sorted((name, getattr(f, "jinja_pass_arg", None)) for name, f in env.tests.items())),
+        )
+
+
+# The key above is what Jinja 3.1's compiler reads; another version is left to compile each app's own.
+if importlib.metadata.version("jinja2").startswith("3.1."):
+    Flask.jinja_options = {**Flask.jinja_options, "bytecode_cache": _TemplateCodeOncePerProcess()}
 
 
 @pytest.fixture
