@@ -13,7 +13,7 @@ BIN := $(VENV)/bin
 BOOTSTRAP := $(BIN)/python -m pip install --quiet --constraint constraints.txt uv
 INSTALL := $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python --constraint constraints.txt
 
-.PHONY: run test lint constraints
+.PHONY: run test lint constraints compiled test-compiled
 
 run: $(VENV)/.installed
 	$(BIN)/smallworld serve $(SERVE_ARGS)
@@ -29,6 +29,27 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy rules service worker emails
+
+# An optional compiled build of the rules engine, by hand only (never the default, never in CI): mypyc
+# compiles a copy of rules/ into build/compiled/rules (2-3 minutes of gcc on 2 cores), and test-compiled
+# runs the rules' tests against it (tests/conftest.py stops the run unless every module of rules imported
+# is a compiled one). A command run with PYTHONPATH=build/compiled ahead imports that copy; the benchmarks,
+# which put their own tree first, are copied beside it (python build/compiled/bench/smawg_compare.py …).
+# Build again after changing rules/. See rules/README.md, "A compiled build (optional)".
+COMPILED := build/compiled
+RULES_TESTS ?= tests/rules
+
+compiled: $(VENV)/.installed-dev
+	rm -rf $(COMPILED)
+	mkdir -p $(COMPILED)
+	cp -R rules $(COMPILED)/rules
+	cp -R bench $(COMPILED)/bench
+	find $(COMPILED) -name __pycache__ -prune -exec rm -rf {} +
+	cd $(COMPILED) && $(abspath $(BIN))/mypyc rules/*.py rules/races/*.py rules/powers/*.py
+
+test-compiled: $(VENV)/.installed-dev
+	SMALLWORLD_COMPILED_RULES=1 PYTHONPATH=$(abspath $(COMPILED)):$(CURDIR) \
+		$(BIN)/pytest --import-mode=append -n $(TEST_WORKERS) $(PYTEST_ARGS) $(RULES_TESTS)
 
 # Re-pin every dependency (needs PyPI). Commit the new constraints.txt.
 constraints: $(VENV)/.installed-dev

@@ -24,12 +24,25 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 from .actions import ActionKind, Verb, add_kind, remove_kind
 
 if TYPE_CHECKING:
+    from _typeshed import IdentityFunction
+
     from .actions import Action
     from .state import GameState, Troop
     from .telling import Step, Told
 
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # installed with mypy, for development; the service runs without it
+
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> IdentityFunction:
+        """Read only by mypyc, which compiles the optional build (``make compiled``): no effect here."""
+        return lambda cls: cls
+
 
 # -- an ability's own state ---------------------------------------------------------------------------------
+# Races, powers and their slots are subclassed outside the package too (a test's new power), and a compiled
+# build (mypyc) must compare slots by their dataclass __eq__, not by identity: both need this mark.
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Slot:
     """An ability's own state: subclass as ``@dataclass(frozen=True, slots=True)`` with a default for every
     field. Field values: ``bool``, ``int``, ``int | None`` (default ``None``), ``frozenset[int]`` or
@@ -134,6 +147,7 @@ class Marker:
 
 
 # -- the ability ----------------------------------------------------------------------------------------
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Ability:
     name: ClassVar[str] = ""
     #: Tokens on the banner or badge (components.md).
@@ -355,11 +369,13 @@ class Ability:
         return f"<{type(self).__name__}>"
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Race(Ability):
     #: Tokens of the race in the box, the hard cap (components.md, "Race banners").
     box: ClassVar[int] = 0
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Power(Ability):
     pass
 
@@ -413,7 +429,9 @@ FLAGS = (
 
 
 def register(cls: type[Ability]) -> type[Ability]:
-    """Class decorator: make a race or power known to the engine (its action kinds and markers too)."""
+    """Make a race or power known to the engine (its action kinds and markers too): ``register(Fortified)``
+    after its class. A call, not a class decorator, which would keep mypyc from compiling the class
+    (``make compiled``)."""
     instance = cls()
     table: dict = RACES if isinstance(instance, Race) else POWERS
     assert instance.name and instance.name not in ABILITIES, instance.name

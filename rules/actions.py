@@ -6,7 +6,7 @@ refused with :class:`IllegalAction`, like an illegal move, with a message a play
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 ACTIVE = "active"
@@ -229,7 +229,8 @@ class Action:
         return action
 
 
-_SET = {name: Action.__dict__[name].__set__ for name in Action.__slots__}  # the slots' own setters
+#: Each field's own setter (the slot's descriptor; a compiled build's attribute), which a frozen class keeps.
+_SET = {f.name: vars(Action)[f.name].__set__ for f in fields(Action)}
 _SET_TYPE, _SET_PLAYER, _SET_REGION, _SET_COMBO, _SET_TROOP = (
     _SET[n] for n in ("type", "player", "region", "combo", "troop")
 )
@@ -267,7 +268,8 @@ def redeploy_action(
     return action
 
 
-_new_action = object.__new__
+_new_action = Action.__new__  # object.__new__, which a class compiled by mypyc refuses: its own
+
 
 _OFFERS: dict[tuple[Any, ...], Action] = {}
 

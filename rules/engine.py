@@ -43,8 +43,9 @@ def awaited(state: GameState) -> int | None:
     return state.current
 
 
-def apply(state: GameState, action: Action | dict[str, Any]) -> GameState:
-    """Return the state after ``action``; ``state`` itself is never changed.
+def apply(state: GameState, action: Action | Any) -> GameState:
+    """Return the state after ``action`` (an :class:`Action` or its JSON form; any other value, a request's
+    body as sent, is refused like a malformed action); ``state`` itself is never changed.
 
     Raises :class:`IllegalAction` with a message for the player. The result's ``last`` says what the step
     did: ``undo_point`` (it revealed information or used chance, so undo stops there), ``die``, ``score``.

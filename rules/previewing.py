@@ -112,7 +112,7 @@ class Preview:
         return {"action": self.action.to_json(), "outcomes": [o.to_json() for o in self.outcomes]}
 
 
-def preview(state: GameState, action: Action | dict[str, Any]) -> Preview:
+def preview(state: GameState, action: Action | Any) -> Preview:
     """What ``action`` will do (raises :class:`IllegalAction` as ``apply`` does, with its message).
 
     A described choice as ``legal_actions`` offers it (a ``redeploy`` without its distribution…) is not an
@@ -246,7 +246,7 @@ def _region(r: Any, markers: dict[str, int | bool]) -> dict[str, Any]:
     return {"owner": r.owner, "race": r.race, "tokens": r.tokens} | markers
 
 
-def board_after(state: GameState, action: Action | dict[str, Any]) -> dict[str, Any]:
+def board_after(state: GameState, action: Action | Any) -> dict[str, Any]:
     """The board as ``action``'s player will see it after ``action`` (``rules.player_view``), for a step
     that uses no die (a redeployment, a placement of markers): raises :class:`IllegalAction` as ``apply``
     does, and for a step that rolls the die (its board is not known before the roll)."""
@@ -288,7 +288,7 @@ class Explanation:
         }
 
 
-def explain(state: GameState, action: Action | dict[str, Any]) -> Explanation:
+def explain(state: GameState, action: Action | Any) -> Explanation:
     """Why ``action`` is offered now or not (raises :class:`IllegalAction` only for an action that is not
     even well formed). A described choice (a ``redeploy`` distribution…) is offered when ``apply`` takes it.
     """

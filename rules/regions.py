@@ -7,6 +7,8 @@ functions read and change them without knowing which ability placed what.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .abilities import ABILITIES, MARKERS, Marker, with_state
 from .state import GameState
 
@@ -44,6 +46,11 @@ def _markers_by_region(state: GameState) -> dict[int, list[tuple[Marker, int]]]:
     return out
 
 
+#: What a region shows of a marker that is not counted: ``True``. Typed ``Any`` so that a compiled build
+#: (mypyc), which keeps a value typed ``int | bool`` as an int, shows ``True`` and not ``1``.
+SHOWN: Any = True
+
+
 def all_markers(state: GameState) -> list[dict[str, int | bool]]:
     """:func:`region_markers` of every region, at once."""
     out: list[dict[str, int | bool]] = [{} for _ in state.regions]
@@ -52,14 +59,14 @@ def all_markers(state: GameState) -> list[dict[str, int | bool]]:
         if ability.markers:
             for where, marker, count in ability.placed(state):
                 if count:
-                    out[where][marker.name] = count if marker.counted else True
+                    out[where][marker.name] = count if marker.counted else SHOWN
     return out
 
 
 def region_markers(state: GameState, region: int) -> dict[str, int | bool]:
     """The markers on ``region`` by name (``Marker.name``), as pages show them: ``True``, or a count for a
     marker several of which may lie there (``Marker.counted``). ``{}``: none."""
-    return {marker.name: count if marker.counted else True for marker, count in markers_at(state, region)}
+    return {marker.name: count if marker.counted else SHOWN for marker, count in markers_at(state, region)}
 
 
 def set_region_marker(state: GameState, region: int, name: str, value: int | bool) -> None:

@@ -14,7 +14,6 @@ from typing import Any, TypeVar
 
 from .board import Board, load_board
 
-_new = object.__new__
 T = TypeVar("T")
 
 SCHEMA_VERSION = 2
@@ -54,7 +53,7 @@ class RegionState:
 
     def copy(self) -> RegionState:
         # Slot by slot on a bare instance: about twice as fast as the dataclass __init__ (copied every step).
-        out = _new(RegionState)
+        out = _new_region(RegionState)
         out.owner = self.owner
         out.race = self.race
         out.tokens = self.tokens
@@ -87,7 +86,7 @@ class Troop:
     hooks: Any = field(default=None, repr=False, compare=False)
 
     def copy(self) -> Troop:
-        out = _new(Troop)  # as RegionState.copy
+        out = _new_troop(Troop)  # as RegionState.copy
         out.race, out.power, out.declined = self.race, self.power, self.declined
         out.hand, out.picked_turn, out.hooks = self.hand, self.picked_turn, self.hooks
         return out
@@ -101,7 +100,7 @@ class PlayerState:
     auto_passes: int = 0  # consecutive missed deadlines
 
     def copy(self) -> PlayerState:
-        out = _new(PlayerState)  # as RegionState.copy
+        out = _new_player(PlayerState)  # as RegionState.copy
         active = self.active
         out.coins = self.coins
         out.active = None if active is None else active.copy()
@@ -147,7 +146,7 @@ class TurnState:
     @staticmethod
     def fresh() -> TurnState:
         """``TurnState()``, slot by slot (as RegionState.copy; a new one every turn)."""
-        out = _new(TurnState)
+        out = _new_turn(TurnState)
         out.picked = False
         out.readied = False
         out.conquests = 0
@@ -158,7 +157,7 @@ class TurnState:
         return out
 
     def copy(self) -> TurnState:
-        out = _new(TurnState)  # as RegionState.copy
+        out = _new_turn(TurnState)  # as RegionState.copy
         out.picked = self.picked
         out.readied = self.readied
         out.conquests = self.conquests
@@ -302,7 +301,7 @@ class GameState:
         # Slot by slot on a bare instance (twice as fast as the dataclass __init__; once a step). The
         # column, the stacks and the defenders are shared until an edit changes them (edit_stacks; the
         # defenders are only ever replaced).
-        new = _new(GameState)
+        new = _new_state(GameState)
         new.board_name = self.board_name
         new.turns = self.turns
         new.turn = self.turn
@@ -422,12 +421,23 @@ class GameState:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> GameState:
+    def from_json(cls, data: Any) -> GameState:
         """Read :meth:`to_json`'s form, checking it (``rules.schema``): a ValueError names the field at
         fault. A schema-1 state (stored before the races and powers kept their own state) is converted."""
         from .schema import read_state  # reading needs the races and powers, which build on the state
 
         return read_state(data)
+
+
+# A bare instance of each, for the copies made slot by slot above: the class's own __new__, looked up once
+# (object.__new__ for these, as a pure class inherits it; a class compiled by mypyc refuses object.__new__).
+_new_region, _new_troop, _new_player, _new_turn, _new_state = (
+    RegionState.__new__,
+    Troop.__new__,
+    PlayerState.__new__,
+    TurnState.__new__,
+    GameState.__new__,
+)
 
 
 class _Reading:

@@ -10,7 +10,7 @@ from typing import Any
 from flask import Flask
 
 
-def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+def create_app(config: Mapping[str, Any] | None = None, *, web: bool = True) -> Flask:
     """Create the Flask app.
 
     Settings come from ``SMALLWORLD_*`` environment variables (see ``service.infra.config``), then
@@ -21,6 +21,12 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     The service's modules are imported here, once the configuration is known to be good, not with the package:
     every process of the service imports the package (``smallworld`` and its commands, gunicorn's master
     for its settings), and not all of them build an app (``smallworld demo``, the bots' client, does not).
+
+    ``web=False`` builds the app of the processes that serve no request (``smallworld worker``, ``beat``,
+    ``inbound``, ``db`` and ``serve``'s supervisor, ``service.cli``): the same configuration, refused for the
+    same mistakes (the rate limits' included), the same database, Celery app, signed links and commands,
+    without the pages, the API, the admin pages and their request hooks, whose modules it never imports (a
+    sixth of such a process's start).
     """
     from service.infra import config as configuration
 
@@ -36,6 +42,25 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     from service.domain import links
     from service.infra import db
     from service.infra.celery import celery_init_app
+
+    db.init_app(app)
+    celery_init_app(app)
+    links.init_app(app)
+    if web:
+        _add_web(app)
+    else:
+        from service.web import rate_limits
+
+        rate_limits.check_settings(app.config)
+
+    from service import cli  # imports this module for its console script
+
+    cli.init_app(app)
+    return app
+
+
+def _add_web(app: Flask) -> None:
+    """The pages, the JSON API, the admin pages, the signed links' pages and their request hooks."""
     from service.web import (
         admin_pages,
         api,
@@ -51,9 +76,6 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         unsubscribe,
     )
 
-    db.init_app(app)
-    celery_init_app(app)
-    links.init_app(app)
     security.init_app(app)
     rate_limits.init_app(app)
     app.register_blueprint(health.blueprint)
@@ -66,12 +88,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     inbound_mail.init_app(app)
     pages.init_app(app)
     admin_pages.init_app(app)
-
-    from service import cli  # imports this module for its console script
-
-    cli.init_app(app)
     _log_lines_name_their_game(app)
-    return app
 
 
 def _log_lines_name_their_game(app: Flask) -> None:

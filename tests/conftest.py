@@ -13,8 +13,10 @@ import copy
 import dataclasses
 import fcntl
 import functools
+import importlib
 import importlib.metadata
 import os
+import pkgutil
 import random
 import secrets
 import shutil
@@ -30,15 +32,17 @@ import pytest
 import redis
 from flask import Flask
 from flask.testing import FlaskCliRunner
+from jinja2.bccache import Bucket, BytecodeCache
 from sqlalchemy import Engine, create_engine, event, inspect, make_url, text
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.pool import NullPool
 from werkzeug.routing import Rule
 
 from service import create_app
 from service.domain import lobby
 from service.infra.config import DEFAULTS, PREFIX
 from service.infra.db import get_engine, make_engine, upgrade_database
-from tests.processes import OwnRedis
+from tests.processes import OwnRedis, guard_children
 
 REQUIRE_SERVICES = os.environ.get("SMALLWORLD_REQUIRE_SERVICES") == "1"
 POSTGRES_URL = os.environ.get("SMALLWORLD_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -64,6 +68,22 @@ def pytest_configure(config: pytest.Config) -> None:
     if MEMORY_FILES.is_dir() and os.access(MEMORY_FILES, os.W_OK | os.X_OK):
         os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", str(MEMORY_FILES))
     keep_bytecode()
+    # The processes the tests start die with this one, however it ends (tests/processes.py).
+    guard_children()
+    if os.environ.get("SMALLWORLD_COMPILED_RULES") == "1":
+        check_compiled_rules()
+
+
+def check_compiled_rules() -> None:
+    """``make test-compiled`` runs the rules' tests against the compiled build (``make compiled``): stop at
+    once unless every module of ``rules`` imported is a compiled one, so that the run cannot test the pure
+    Python package instead."""
+    import rules
+
+    modules = [rules.__name__] + [m.name for m in pkgutil.walk_packages(rules.__path__, "rules.")]
+    pure = [name for name in modules if not str(importlib.import_module(name).__file__).endswith(".so")]
+    if pure:
+        raise pytest.UsageError(f"not the compiled build (make compiled): {', '.join(pure)} from {rules.__file__}")
 
 
 #: Test processes per core for ``-n auto`` (see pytest_xdist_auto_num_workers).
@@ -262,6 +282,61 @@ if importlib.metadata.version("werkzeug").startswith("3.1."):
     Rule.compile = _compile_once  # type: ignore[method-assign]
 
 
+class _TemplateCodeOncePerProcess(BytecodeCache):
+    """Each page template compiled once per test process instead of once per app that renders it.
+
+    Every app has its own Jinja environment, whose templates it compiles (parse, generate Python, ``compile``)
+    the first time it renders each: 30 ms of CPU a template, and the tests build about a thousand apps, most of
+    which render a page or two. Jinja's own bytecode cache keeps what a template compiled to, under its name,
+    file and a checksum of its source; the key here adds what else the compiler reads from the environment:
+    whether the template autoescapes, the syntax and whitespace settings, the extensions, and the filters and
+    tests (their names, and what each is passed). Equal apps (``create_app``) compile equal code, which each
+    app then runs in its own environment, with its own globals, as it would have compiled it.
+    """
+
+    def __init__(self) -> None:
+        self._code: dict[tuple[Any, ...], Any] = {}
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        bucket.code = self._code.get(self._key(bucket))
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        self._code[self._key(bucket)] = bucket.code
+
+    @staticmethod
+    def _key(bucket: Bucket) -> tuple[Any, ...]:
+        env = bucket.environment
+        autoescape = getattr(env.autoescape, "__func__", env.autoescape)
+        return (
+            bucket.key,
+            bucket.checksum,
+            autoescape,
+            env.block_start_string,
+            env.block_end_string,
+            env.variable_start_string,
+            env.variable_end_string,
+            env.comment_start_string,
+            env.comment_end_string,
+            env.line_statement_prefix,
+            env.line_comment_prefix,
+            env.trim_blocks,
+            env.lstrip_blocks,
+            env.newline_sequence,
+            env.keep_trailing_newline,
+            env.optimized,
+            env.is_async,
+            env.finalize,
+            tuple(sorted(env.extensions)),
+            tuple(sorted((name, getattr(f, "jinja_pass_arg", None)) for name, f in env.filters.items())),
+            tuple(sorted((name, getattr(f, "jinja_pass_arg", None)) for name, f in env.tests.items())),
+        )
+
+
+# The key above is what Jinja 3.1's compiler reads; another version is left to compile each app's own.
+if importlib.metadata.version("jinja2").startswith("3.1."):
+    Flask.jinja_options = {**Flask.jinja_options, "bytecode_cache": _TemplateCodeOncePerProcess()}
+
+
 @pytest.fixture
 def make_app(tmp_path: Path) -> Iterator[Callable[..., Flask]]:
     """Build apps with settings on top of a fresh instance folder; upgrade their database."""
@@ -367,7 +442,7 @@ class _MigratedPostgres:
         still held (a transaction left open) makes it give up rather than wait."""
         if _schema_shape(connection, schema) != self.shape:
             return False
-        spare = f"test_{uuid.uuid4().hex[:12]}"
+        spare = new_schema_name()
         try:
             with connection.begin():
                 connection.exec_driver_sql("SET LOCAL lock_timeout = '2s'")
@@ -466,10 +541,83 @@ def _schema_shape(connection: Any, schema: str) -> str:
 
 
 def _create_schema(connection: Any) -> str:
-    schema = f"test_{uuid.uuid4().hex[:12]}"
+    schema = new_schema_name()
     connection.execute(text(f'CREATE SCHEMA "{schema}"'))
     connection.commit()
     return schema
+
+
+#: The first key of the advisory locks by which test runs hold their schemas ("test" in ASCII).
+_RUN_LOCKS = 0x74657374
+#: The schemas the tests create: ``test_<run>_<random>``, where ``<run>`` names the test process.
+_SCHEMA_NAMES = r"^test_([0-9a-f]{8})_[0-9a-f]+$"
+
+
+def new_schema_name() -> str:
+    """A name for a new schema of this test process, which it holds (:func:`_run_holding_schemas`) until it ends;
+    a later run drops it if it is still there then."""
+    return f"test_{_run_holding_schemas()}_{uuid.uuid4().hex[:8]}"
+
+
+@functools.cache
+def _run_holding_schemas() -> str:
+    """This test process's name in its schemas' names, held for as long as it lives by a session advisory lock of
+    PostgreSQL (on a connection kept open until the process ends, however: the server then gives the lock up).
+    Taken before the first schema is named after it; then drops the schemas of runs whose lock is free, that
+    is, runs that are over, and never those of a run that lives (several runs may share the database)."""
+    engine = create_engine(POSTGRES_URL, connect_args={"connect_timeout": 3}, poolclass=NullPool)
+    keeper = engine.connect()
+    run = secrets.token_hex(4)
+    while not _lock_run(keeper, run):  # the name of a run that lives (one in four billion): another
+        run = secrets.token_hex(4)
+    _KEEPERS.append(keeper)
+    _drop_schemas_of_runs_that_are_over(keeper, run)
+    return run
+
+
+#: The connections that hold this process's runs' locks, open until it ends.
+_KEEPERS: list[Any] = []
+
+
+def _lock_run(connection: Any, run: str, *, unlock: bool = False) -> bool:
+    """Take (or give up) the lock of ``run`` on ``connection``, for as long as it lasts; whether that was done."""
+    function = "pg_advisory_unlock" if unlock else "pg_try_advisory_lock"
+    done = connection.execute(
+        text(f"SELECT {function}(:space, hashtext(:run))"), {"space": _RUN_LOCKS, "run": run}
+    ).scalar()
+    connection.commit()
+    return bool(done)
+
+
+def _drop_schemas_of_runs_that_are_over(connection: Any, own: str) -> list[str]:
+    """Drop the schemas of every test run that is over (its lock free); the names dropped."""
+    names = connection.execute(
+        text("SELECT nspname FROM pg_namespace WHERE nspname ~ :names ORDER BY nspname"), {"names": _SCHEMA_NAMES}
+    ).scalars()
+    runs: dict[str, list[str]] = {}
+    for name in names:
+        runs.setdefault(name.split("_")[1], []).append(name)
+    connection.commit()
+    dropped = []
+    for run, schemas in runs.items():
+        if run == own:
+            continue
+        # Held while they are dropped: two runs starting together do not both drop them.
+        if not _lock_run(connection, run):
+            continue  # a run that lives
+        try:
+            for schema in schemas:
+                try:
+                    with connection.begin():
+                        # A process of the dead run still connected (being reaped) may hold a lock: not waited for.
+                        connection.exec_driver_sql("SET LOCAL lock_timeout = '2s'")
+                        connection.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+                    dropped.append(schema)
+                except DBAPIError:
+                    pass  # the next run tries again
+        finally:
+            _lock_run(connection, run, unlock=True)
+    return dropped
 
 
 def _schema_url(schema: str) -> str:

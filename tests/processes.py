@@ -1,9 +1,19 @@
-"""Run the real ``smallworld`` console script in child processes, and never leave one behind."""
+"""Run the real ``smallworld`` console script in child processes, and never leave one behind.
+
+The fixtures stop what they started when a test ends; a test run killed (``SIGKILL``, a CI timeout, a
+closed terminal) runs no fixture's end. So every process a test run starts carries the run's mark in its
+environment (``RUN_MARK``: the test process that started it, by pid and start time), and so does what it
+starts in turn (gunicorn's workers, Celery's pool, a ``redis-server`` that daemonized itself). A reaper
+process of the test process's own (:func:`guard_children`) waits for that process to end, however it ends,
+and then kills every process carrying its mark. And each run, as it starts, kills those of runs that are
+certainly over (their test process is gone), should a reaper have been killed too.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -20,6 +30,74 @@ from redis.retry import Retry
 
 #: The console script installed beside the Python running the tests.
 SMALLWORLD = str(Path(sys.executable).parent / "smallworld")
+
+
+#: The environment variable naming the test process that started a process (``pid:start time``): not a
+#: ``SMALLWORLD_*`` variable, which :func:`service_environment` leaves out.
+RUN_MARK = "TEST_RUN_OF_SMALLWORLD"
+
+#: The write end of the pipe the reaper reads, open for as long as this process lives (never written).
+_reaper: subprocess.Popen[bytes] | None = None
+
+
+def guard_children() -> None:
+    """Mark this process's environment for every process it starts from now on, start its reaper, and kill the
+    processes left by test runs that are over. Once per test process (``pytest_configure``)."""
+    global _reaper
+    if _reaper is not None:
+        return
+    kill_marked(_owner_gone)
+    mark = _mark_of(psutil.Process())
+    os.environ[RUN_MARK] = mark
+    reaper_env = {name: value for name, value in os.environ.items() if name != RUN_MARK}
+    # A session of its own: a signal to the test's process group (Ctrl-C, a CI runner's) leaves it be. Its stdin
+    # is this process's pipe: end of file when this process ends, however.
+    _reaper = subprocess.Popen(
+        [sys.executable, "-I", __file__, "--reap", mark],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=reaper_env,
+        start_new_session=True,
+    )
+
+
+def _mark_of(process: psutil.Process) -> str:
+    return f"{process.pid}:{process.create_time():.2f}"
+
+
+def _owner_gone(mark: str) -> bool:
+    """Whether the test process named by ``mark`` is over (no process of that pid and start time)."""
+    pid, _, _started = mark.partition(":")
+    try:
+        return _mark_of(psutil.Process(int(pid))) != mark
+    except (psutil.NoSuchProcess, ValueError):
+        return True
+
+
+def kill_marked(condition: Callable[[str], bool]) -> list[int]:
+    """``SIGKILL`` every process whose environment holds a run mark for which ``condition`` is true; their pids."""
+    marked: list[psutil.Process] = []
+    for process in psutil.process_iter():
+        try:
+            mark = process.environ().get(RUN_MARK)
+        except (psutil.Error, OSError):  # gone meanwhile, or not ours to read
+            continue
+        if mark and process.pid != os.getpid() and condition(mark):
+            marked.append(process)
+    for process in marked:
+        with contextlib.suppress(psutil.Error):
+            process.send_signal(signal.SIGKILL)
+    psutil.wait_procs(marked, timeout=5)
+    return [process.pid for process in marked]
+
+
+def _reap(mark: str) -> None:
+    """The reaper: wait for the end of the test process (end of file on stdin), then kill what it left."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while sys.stdin.buffer.read(4096):
+        pass
+    kill_marked(lambda found: found == mark)
 
 
 def service_environment(instance_path: Path, **settings: str) -> dict[str, str]:
@@ -122,3 +200,7 @@ def _wait(condition: Callable[[], bool], what: str, timeout: float = 10) -> None
         if time.monotonic() > deadline:
             raise AssertionError(f"waited {timeout} s for {what}")
         time.sleep(0.05)
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--reap"]:
+    _reap(sys.argv[2])

@@ -116,3 +116,39 @@ def test_the_command_lists_the_service_commands(runner: FlaskCliRunner) -> None:
     result = runner.invoke(cli, ["--help"])
     for command in ("serve", "worker", "beat", "db"):
         assert f"  {command} " in result.output
+
+
+def app_loaded_for(command: str) -> Flask:
+    """The app ``smallworld <command>`` builds (in this process, as the console script would)."""
+    from service.cli import cli
+
+    with cli.make_context("smallworld", [command], resilient_parsing=True) as context:
+        cli.get_command(context, command)
+        app: Flask = context.obj.load_app()
+        return app
+
+
+@pytest.mark.parametrize("command", ["serve", "worker", "beat", "inbound", "db"])
+def test_the_commands_that_serve_no_request_build_the_app_without_its_web_part(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from service.infra.config import DEFAULTS
+
+    monkeypatch.setenv("SMALLWORLD_INSTANCE_PATH", str(tmp_path / "instance"))
+    monkeypatch.setenv("SMALLWORLD_MAIL_FROM", "Small World <game@example.org>")
+    app = app_loaded_for(command)
+    assert app.blueprints == {} and list(app.view_functions) == ["static"]
+    # Everything else is the whole app's: the settings, the database, Celery, the links, the commands.
+    whole = create_app()
+    assert {name: app.config[name] for name in DEFAULTS} == {name: whole.config[name] for name in DEFAULTS}
+    assert app.config["MAIL_FROM"] == "Small World <game@example.org>"
+    web_only = {"limiter", "smallworld.limiter", "smallworld.mail_quotas", "csrf"}  # rate limits, forms
+    assert sorted(app.extensions) == sorted(set(whole.extensions) - web_only)
+    assert app.extensions["celery"].conf.broker_url == whole.extensions["celery"].conf.broker_url
+    assert sorted(app.cli.commands) == sorted(whole.cli.commands)
+
+
+def test_the_other_commands_build_the_whole_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SMALLWORLD_INSTANCE_PATH", str(tmp_path / "instance"))
+    for command in ("admin", "routes"):
+        assert "api" in app_loaded_for(command).blueprints, command

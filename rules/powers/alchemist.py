@@ -7,7 +7,6 @@ from ..components import POWER_TOKENS
 from ..state import GameState, Troop
 
 
-@register
 class Alchemist(Power):
     name = "Alchemist"
     tokens = POWER_TOKENS["Alchemist"]
@@ -17,3 +16,6 @@ class Alchemist(Power):
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
         return 2
+
+
+register(Alchemist)

@@ -29,7 +29,6 @@ class Roll(Slot):
     die: int | None = None
 
 
-@register
 class Berserk(Power):
     name = "Berserk"
     tokens = POWER_TOKENS["Berserk"]
@@ -109,3 +108,6 @@ class Berserk(Power):
         die = schema_1_turn_field(old, "berserk_die")
         if die is not None:
             self.write_turn(state, Roll.from_json({"die": die}, "turn_state.berserk_die"))
+
+
+register(Berserk)

@@ -40,7 +40,6 @@ class Camps(Slot):
     aside: int = 0
 
 
-@register
 class Bivouacking(Power):
     name = "Bivouacking"
     tokens = POWER_TOKENS["Bivouacking"]
@@ -177,6 +176,9 @@ class Bivouacking(Power):
         on_board = schema_1_markers(old, "encampments")
         aside = [n for _, troop, n in schema_1_troop_field(old, "camps") if troop["power"] == self.name]
         self.write(state, Camps(_sorted(Counter(on_board)), aside[0] if aside else 0))
+
+
+register(Bivouacking)
 
 
 def _sorted(counts: Counter[int] | dict[int, int]) -> tuple[int, ...]:

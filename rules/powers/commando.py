@@ -7,7 +7,6 @@ from ..components import POWER_TOKENS
 from ..state import GameState, Troop
 
 
-@register
 class Commando(Power):
     name = "Commando"
     tokens = POWER_TOKENS["Commando"]
@@ -19,3 +18,6 @@ class Commando(Power):
 
     def conquest_discount(self, state: GameState, seat: int, troop: Troop, region: int) -> int:
         return 1
+
+
+register(Commando)

@@ -28,7 +28,6 @@ class Peace(Slot):
     ally: int | None = None
 
 
-@register
 class Diplomat(Power):
     name = "Diplomat"
     tokens = POWER_TOKENS["Diplomat"]
@@ -96,3 +95,6 @@ class Diplomat(Power):
         for seat, ally in schema_1_player_field(old, "ally"):
             if ally is not None:
                 self.write(state, Peace.from_json({"diplomat": seat, "ally": ally}, f"players[{seat}].ally"))
+
+
+register(Diplomat)

@@ -38,7 +38,6 @@ class Flight(Slot):
     used: bool = False
 
 
-@register
 class DragonMaster(Power):
     name = "Dragon Master"
     tokens = POWER_TOKENS["Dragon Master"]
@@ -115,3 +114,6 @@ class DragonMaster(Power):
         self.write(state, Lair(dragons[0] if dragons else None))
         if schema_1_turn_field(old, "dragon_used") is True:
             self.write_turn(state, Flight(True))
+
+
+register(DragonMaster)

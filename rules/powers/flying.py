@@ -8,7 +8,6 @@ from ..abilities import Power, register
 from ..components import POWER_TOKENS
 
 
-@register
 class Flying(Power):
     name = "Flying"
     tokens = POWER_TOKENS["Flying"]
@@ -20,3 +19,6 @@ class Flying(Power):
     )
     flies = True
     enters_anywhere = True
+
+
+register(Flying)

@@ -33,7 +33,6 @@ class Built(Slot):
     placed: bool = False
 
 
-@register
 class Fortified(Power):
     name = "Fortified"
     tokens = POWER_TOKENS["Fortified"]
@@ -111,3 +110,6 @@ class Fortified(Power):
         self.write(state, Forts(frozenset(schema_1_markers(old, "fortress"))))
         if schema_1_turn_field(old, "fortress_placed") is True:
             self.write_turn(state, Built(True))
+
+
+register(Fortified)

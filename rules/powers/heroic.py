@@ -26,7 +26,6 @@ class Heroes(Slot):
     heroes: frozenset[int] = frozenset()
 
 
-@register
 class Heroic(Power):
     name = "Heroic"
     tokens = POWER_TOKENS["Heroic"]
@@ -95,3 +94,6 @@ class Heroic(Power):
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         self.write(state, Heroes(frozenset(schema_1_markers(old, "hero"))))
+
+
+register(Heroic)

@@ -9,7 +9,6 @@ from ..components import POWER_TOKENS
 from ..state import GameState, Troop
 
 
-@register
 class Merchant(Power):
     name = "Merchant"
     tokens = POWER_TOKENS["Merchant"]
@@ -19,3 +18,6 @@ class Merchant(Power):
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
         return len(regions)
+
+
+register(Merchant)

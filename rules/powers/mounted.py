@@ -7,7 +7,6 @@ from ..components import POWER_TOKENS
 from ..state import GameState, Troop
 
 
-@register
 class Mounted(Power):
     name = "Mounted"
     tokens = POWER_TOKENS["Mounted"]
@@ -20,3 +19,6 @@ class Mounted(Power):
 
     def conquest_discount(self, state: GameState, seat: int, troop: Troop, region: int) -> int:
         return 1 if state.board.regions[region].terrain in ("hill", "farmland") else 0
+
+
+register(Mounted)

@@ -7,7 +7,6 @@ from ..components import POWER_TOKENS
 from ..state import GameState, Troop
 
 
-@register
 class Pillaging(Power):
     name = "Pillaging"
     tokens = POWER_TOKENS["Pillaging"]
@@ -17,3 +16,6 @@ class Pillaging(Power):
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
         return state.t.nonempty_conquered
+
+
+register(Pillaging)

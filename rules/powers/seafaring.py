@@ -9,7 +9,6 @@ from ..abilities import Power, register
 from ..components import POWER_TOKENS
 
 
-@register
 class Seafaring(Power):
     name = "Seafaring"
     tokens = POWER_TOKENS["Seafaring"]
@@ -21,3 +20,6 @@ class Seafaring(Power):
         "as long as you have tokens there. Only Seafaring races may occupy the Seas and the Lake."
     )
     sails = True
+
+
+register(Seafaring)

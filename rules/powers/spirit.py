@@ -6,7 +6,6 @@ from ..abilities import Power, register
 from ..components import POWER_TOKENS
 
 
-@register
 class Spirit(Power):
     name = "Spirit"
     tokens = POWER_TOKENS["Spirit"]
@@ -22,3 +21,6 @@ class Spirit(Power):
         "sent In Decline may go away when a new race goes into decline."
     )
     counts_toward_decline_limit = False
+
+
+register(Spirit)

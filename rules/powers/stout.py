@@ -8,7 +8,6 @@ from ..abilities import Power, register
 from ..components import POWER_TOKENS
 
 
-@register
 class Stout(Power):
     name = "Stout"
     tokens = POWER_TOKENS["Stout"]
@@ -19,3 +18,6 @@ class Stout(Power):
         "entire turn going into Decline."
     )
     declines_after_scoring = True
+
+
+register(Stout)

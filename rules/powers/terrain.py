@@ -19,7 +19,6 @@ class TerrainBonus(Power):
         return sum(1 for i in regions if board.regions[i].terrain == self.terrain)
 
 
-@register
 class Forest(TerrainBonus):
     name = "Forest"
     tokens = POWER_TOKENS["Forest"]
@@ -29,7 +28,9 @@ class Forest(TerrainBonus):
     terrain = "forest"
 
 
-@register
+register(Forest)
+
+
 class Hill(TerrainBonus):
     name = "Hill"
     tokens = POWER_TOKENS["Hill"]
@@ -39,7 +40,9 @@ class Hill(TerrainBonus):
     terrain = "hill"
 
 
-@register
+register(Hill)
+
+
 class Swamp(TerrainBonus):
     name = "Swamp"
     tokens = POWER_TOKENS["Swamp"]
@@ -47,3 +50,6 @@ class Swamp(TerrainBonus):
     source = 'Rulebook, "Swamp"'
     description = "Collect 1 bonus Victory coin for each Swamp Region you occupy at turn's end."
     terrain = "swamp"
+
+
+register(Swamp)

@@ -11,7 +11,6 @@ from ..components import POWER_TOKENS
 from ..state import GameState, Troop
 
 
-@register
 class Underworld(Power):
     name = "Underworld"
     tokens = POWER_TOKENS["Underworld"]
@@ -33,3 +32,6 @@ class Underworld(Power):
     def reachable(self, state: GameState, seat: int, troop: Troop, held: list[int]) -> frozenset[int]:
         caverns = state.board.caverns
         return frozenset() if caverns.isdisjoint(held) else caverns
+
+
+register(Underworld)

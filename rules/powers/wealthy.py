@@ -9,7 +9,6 @@ from ..state import GameState, Troop
 BONUS = 7
 
 
-@register
 class Wealthy(Power):
     name = "Wealthy"
     tokens = POWER_TOKENS["Wealthy"]
@@ -19,3 +18,6 @@ class Wealthy(Power):
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
         return BONUS if troop.picked_turn == state.turn and state.current == seat else 0
+
+
+register(Wealthy)

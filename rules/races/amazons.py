@@ -26,7 +26,6 @@ class Held(Slot):
     held: int = 0
 
 
-@register
 class Amazons(Race):
     name = "Amazons"
     tokens = RACE_TOKENS["Amazons"][0] + CONQUEST_ONLY
@@ -95,6 +94,9 @@ class Amazons(Race):
         for _, troop, held in schema_1_troop_field(old, "held"):
             if held and troop["race"] == self.name and not troop.get("declined"):
                 self.write(state, Held(held))
+
+
+register(Amazons)
 
 
 def _on_board(state: GameState, seat: int, troop: Troop) -> int:

@@ -7,10 +7,10 @@ from ..components import RACE_TOKENS
 from ..state import GameState, Troop
 
 
-@register
 class Dwarves(Race):
     name = "Dwarves"
-    tokens, box = RACE_TOKENS["Dwarves"]
+    tokens = RACE_TOKENS["Dwarves"][0]
+    box = RACE_TOKENS["Dwarves"][1]
     summary = "+1 coin per Mine region, even In Decline."
     source = 'Rulebook, "Dwarves"'
     description = (
@@ -22,3 +22,6 @@ class Dwarves(Race):
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
         board = state.board
         return sum(1 for i in regions if board.regions[i].mine)
+
+
+register(Dwarves)

@@ -6,10 +6,10 @@ from ..abilities import Race, register
 from ..components import RACE_TOKENS
 
 
-@register
 class Elves(Race):
     name = "Elves"
-    tokens, box = RACE_TOKENS["Elves"]
+    tokens = RACE_TOKENS["Elves"][0]
+    box = RACE_TOKENS["Elves"][1]
     summary = "Lose no token when a region of theirs is conquered."
     source = 'Rulebook, "Elves"'
     description = (
@@ -17,3 +17,6 @@ class Elves(Race):
         "end of the current player's turn, rather than discarding 1 Elf token back into the storage tray."
     )
     keeps_tokens_when_conquered = True  # not against Sorcerers (rulings: a converted Elf is lost)
+
+
+register(Elves)

@@ -30,10 +30,10 @@ class Moment(Slot):
     done: bool = False
 
 
-@register
 class Ghouls(Race):
     name = "Ghouls"
-    tokens, box = RACE_TOKENS["Ghouls"]
+    tokens = RACE_TOKENS["Ghouls"][0]
+    box = RACE_TOKENS["Ghouls"][1]
     summary = "All tokens stay going In Decline, and In Decline they still conquer."
     source = 'Rulebook, "Ghouls"'
     description = (
@@ -74,3 +74,6 @@ class Ghouls(Race):
             readied = schema_1_turn_field(old, "ghouls_readied") is True
             done = schema_1_turn_field(old, "ghouls_done") is True
             self.write_turn(state, Moment(readied, done))
+
+
+register(Ghouls)

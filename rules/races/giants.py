@@ -7,10 +7,10 @@ from ..components import RACE_TOKENS
 from ..state import GameState, Troop
 
 
-@register
 class Giants(Race):
     name = "Giants"
-    tokens, box = RACE_TOKENS["Giants"]
+    tokens = RACE_TOKENS["Giants"][0]
+    box = RACE_TOKENS["Giants"][1]
     summary = "1 token fewer to conquer a region next to a Mountain they hold."
     source = 'Rulebook, "Giants"'
     description = (
@@ -25,3 +25,6 @@ class Giants(Race):
             if r.owner == seat and r.race == troop.race:
                 return 1
         return 0
+
+
+register(Giants)

@@ -26,10 +26,10 @@ class Holes(Slot):
     dug: int = 0
 
 
-@register
 class Halflings(Race):
     name = "Halflings"
-    tokens, box = RACE_TOKENS["Halflings"]
+    tokens = RACE_TOKENS["Halflings"][0]
+    box = RACE_TOKENS["Halflings"][1]
     summary = "First conquest anywhere; Holes-in-the-Ground protect their first two regions."
     source = 'Rulebook, "Halflings"'
     description = (
@@ -81,3 +81,6 @@ class Halflings(Race):
         ]
         holes = frozenset(schema_1_markers(old, "hole"))
         self.write(state, Holes(holes, dug[0] if dug else len(holes)))
+
+
+register(Halflings)

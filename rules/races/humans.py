@@ -7,10 +7,10 @@ from ..components import RACE_TOKENS
 from ..state import GameState, Troop
 
 
-@register
 class Humans(Race):
     name = "Humans"
-    tokens, box = RACE_TOKENS["Humans"]
+    tokens = RACE_TOKENS["Humans"][0]
+    box = RACE_TOKENS["Humans"][1]
     summary = "+1 coin per Farmland region."
     source = 'Rulebook, "Humans"'
     description = "Each Farmland Region your Humans occupy is worth 1 bonus Victory coin, at the end of your turn."
@@ -18,3 +18,6 @@ class Humans(Race):
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
         board = state.board
         return sum(1 for i in regions if board.regions[i].terrain == "farmland")
+
+
+register(Humans)

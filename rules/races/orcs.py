@@ -7,10 +7,10 @@ from ..components import RACE_TOKENS
 from ..state import GameState, Troop
 
 
-@register
 class Orcs(Race):
     name = "Orcs"
-    tokens, box = RACE_TOKENS["Orcs"]
+    tokens = RACE_TOKENS["Orcs"][0]
+    box = RACE_TOKENS["Orcs"][1]
     summary = "+1 coin per non-empty region conquered this turn."
     source = 'Rulebook, "Orcs"'
     description = (
@@ -19,3 +19,6 @@ class Orcs(Race):
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
         return state.t.nonempty_conquered
+
+
+register(Orcs)

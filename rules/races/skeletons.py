@@ -22,10 +22,10 @@ class Reinforced(Slot):
     added: int | None = None
 
 
-@register
 class Skeletons(Race):
     name = "Skeletons"
-    tokens, box = RACE_TOKENS["Skeletons"]
+    tokens = RACE_TOKENS["Skeletons"][0]
+    box = RACE_TOKENS["Skeletons"][1]
     summary = "1 new token for every 2 non-empty regions conquered."
     source = 'Rulebook, "Skeletons"'
     description = (
@@ -56,3 +56,6 @@ class Skeletons(Race):
         if active is not None and active.race == self.name and schema_1_turn_field(old, "skeletons_added"):
             # Taken already; how many, schema 1 did not say (the turn's tellings only ask whether).
             self.write_turn(state, Reinforced(state.t.nonempty_conquered // 2))
+
+
+register(Skeletons)

@@ -37,10 +37,10 @@ class Conversions(Slot):
     converted: frozenset[int] = frozenset()
 
 
-@register
 class Sorcerers(Race):
     name = "Sorcerers"
-    tokens, box = RACE_TOKENS["Sorcerers"]
+    tokens = RACE_TOKENS["Sorcerers"][0]
+    box = RACE_TOKENS["Sorcerers"][1]
     summary = "Once per turn per opponent, replace a lone Active enemy token with one of theirs."
     source = 'Rulebook, "Sorcerers"'
     description = (
@@ -141,3 +141,6 @@ class Sorcerers(Race):
         converted = schema_1_turn_field(old, "converted")
         if converted:
             self.write_turn(state, Conversions.from_json({"converted": converted}, "turn_state"))
+
+
+register(Sorcerers)

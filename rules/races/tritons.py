@@ -7,10 +7,10 @@ from ..components import RACE_TOKENS
 from ..state import GameState, Troop
 
 
-@register
 class Tritons(Race):
     name = "Tritons"
-    tokens, box = RACE_TOKENS["Tritons"]
+    tokens = RACE_TOKENS["Tritons"][0]
+    box = RACE_TOKENS["Tritons"][1]
     summary = "1 token fewer to conquer a region bordering a Sea or the Lake."
     source = 'Rulebook, "Tritons"'
     description = (
@@ -20,3 +20,6 @@ class Tritons(Race):
 
     def conquest_discount(self, state: GameState, seat: int, troop: Troop, region: int) -> int:
         return 1 if region in state.board.coastal else 0
+
+
+register(Tritons)

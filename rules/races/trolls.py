@@ -23,10 +23,10 @@ class Lairs(Slot):
     lairs: frozenset[int] = frozenset()
 
 
-@register
 class Trolls(Race):
     name = "Trolls"
-    tokens, box = RACE_TOKENS["Trolls"]
+    tokens = RACE_TOKENS["Trolls"][0]
+    box = RACE_TOKENS["Trolls"][1]
     summary = "A Troll's Lair (+1 defence) in each region, kept In Decline."
     source = 'Rulebook, "Trolls"'
     description = (
@@ -66,3 +66,6 @@ class Trolls(Race):
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         self.write(state, Lairs(frozenset(schema_1_markers(old, "lair"))))
+
+
+register(Trolls)

@@ -8,6 +8,7 @@ production deployment runs separately (see deploy/). Flask's own commands (``run
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import sys
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 
 import click
 from flask import Flask, current_app
-from flask.cli import FlaskGroup, with_appcontext
+from flask.cli import FlaskGroup, ScriptInfo, with_appcontext
 
 from service.infra import logfmt, queues
 from service.infra.broker import is_embedded, prepare_embedded_broker
@@ -182,18 +183,32 @@ def revision(message: str) -> None:
     alembic_command.revision(alembic_config(get_engine()), message=message, autogenerate=True)
 
 
-def _create_app() -> Flask:
+def _create_app(*, web: bool = True) -> Flask:
     from service import create_app
     from service.infra.config import ConfigurationError
 
     try:
-        return create_app()
+        return create_app(web=web)
     except ConfigurationError as error:
         # A configuration mistake is the operator's to fix: say what, without a traceback.
         raise click.ClickException(str(error)) from error
 
 
-cli = FlaskGroup(
+#: The commands whose process serves no request: they build the app without its web part (``create_app``).
+WITHOUT_WEB = frozenset({"serve", "worker", "beat", "inbound", "db"})
+
+
+class _ServiceGroup(FlaskGroup):
+    """Flask's group, building the app without its web part for the commands of :data:`WITHOUT_WEB`."""
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        info = ctx.ensure_object(ScriptInfo)
+        if name in WITHOUT_WEB and info.create_app is _create_app:
+            info.create_app = functools.partial(_create_app, web=False)
+        return super().get_command(ctx, name)
+
+
+cli = _ServiceGroup(
     name="smallworld",
     help="Small World by Mail: run the service, its worker and beat, and migrate the database.",
     create_app=_create_app,

@@ -10,8 +10,19 @@ Never lose a mail, never send one twice:
 - The drain **renews its lease** while it sends, from a timer thread on a connection of its own (every
   quarter of the lease), so a slow SMTP server never makes it lose a row; a drain that dies stops renewing
   and its rows are due again within one lease, for the next drain (beat sends one every 30 s). A drain
-  sends a row only while its lease on it is known to hold (renewed within the lease, less a margin), and
-  records an outcome only for a row it still holds: a row another drain took over is left to that drain.
+  sends a row only while its lease on it is known to hold (renewed within the lease, less a margin, or else
+  confirmed in the database just before the send), and records an outcome only for a row it still holds: a
+  row another drain took over is left to that drain.
+- A lease that lapsed is taken over only from a drain that is **gone**, not from one that lives but was
+  kept from the CPU (a renewal thread that got no CPU in time once let a second drain send a mail that
+  the first was still sending). Each drain holds a lock for as long as it runs, one the operating system
+  or the database gives up the moment its process dies: on PostgreSQL a session advisory lock on the
+  connection that renews its lease (the server drops it when the connection closes), on SQLite (one
+  machine) an ``flock`` on a file of its own beside the database. A claim takes a row whose lease lapsed
+  only if it can take its holder's lock, that is, if the holder is gone. So no time limit, and no thread
+  being on time, decides whether a live drain keeps its rows; the lease's time is what is left for a
+  drain whose lock was lost while it lives (its connection to PostgreSQL broken: it takes its lock again,
+  on a new connection, before it renews), and for a crash, after which the rows go out one lease later.
 - Each outcome is committed **within a fraction of a second** of its mail (``record_seconds``): sent;
   retry later (a transient failure, with backoff); failed (a permanent refusal, a mail that cannot be
   rendered or composed, or too many attempts; ``last_error`` says why, for the admins); skipped (the
@@ -24,8 +35,9 @@ Never lose a mail, never send one twice:
   another drain holds, or that waits for a retry, waits for its outcome (sent, failed or skipped), and
   does not take a place in the batch meanwhile. A batch goes out in the order written, and the drain that
   sent it claims once more, for the mails that waited behind it. Mails about no game have no order.
-- A worker that dies between the SMTP server's "250 OK" and that commit leaves the rows claimed; when the
-  lease ends, they are sent again. It is then the **same mail**: the same ``Message-ID`` (stored in the
+- A worker that dies (killed, its machine down) between the SMTP server's "250 OK" and that commit leaves
+  the rows claimed; when the lease ends, they are sent again: **at least once** after a crash, never twice
+  without one. It is then the **same mail**: the same ``Message-ID`` (stored in the
   row), the same ``Date`` (the row's creation) and the same text and structure (rendering is pure and
   the MIME boundaries come from the ``Message-ID``); only the signed links in it are signed anew, with
   the same meaning. A receiving side that drops a repeated ``Message-ID`` keeps one. At-least-once
@@ -35,16 +47,21 @@ Never lose a mail, never send one twice:
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import logging
 import os
+import re
 import secrets
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -177,17 +194,22 @@ def deliver_due_mail(
     holder = holder or drain_id()
     report = DeliveryReport()
     started = time.monotonic()
-    while time.monotonic() - started < settings.budget_seconds:
-        jobs = _claim(session, clock(), settings, holder)
-        if not jobs:
-            break
-        report.batches += 1
-        report.claimed += len(jobs)
-        _send_batch(session, backend, links, settings, jobs, clock, report, holder)
-        # A batch that was not full took every due mail but those held behind mails of their game to their
-        # reader (the module's docstring), which may be this batch's: this drain claims once more.
-        if len(jobs) < settings.batch_size and all(job.game_id is None for job in jobs):
-            break
+    # Taken before the first claim, so that no row ever names a drain that does not hold its lock.
+    alive = _DrainLock.of(session.get_bind().engine, holder)
+    try:
+        while time.monotonic() - started < settings.budget_seconds:
+            jobs = _claim(session, clock(), settings, holder)
+            if not jobs:
+                break
+            report.batches += 1
+            report.claimed += len(jobs)
+            _send_batch(session, backend, links, settings, jobs, clock, report, alive)
+            # A batch that was not full took every due mail but those held behind mails of their game to their
+            # reader (the module's docstring), which may be this batch's: this drain claims once more.
+            if len(jobs) < settings.batch_size and all(job.game_id is None for job in jobs):
+                break
+    finally:
+        alive.release()
     return report
 
 
@@ -197,8 +219,11 @@ def drain_id() -> str:
 
 
 def _claim(session: Session, now: datetime, settings: MailSettings, holder: str) -> list[_Job]:
-    claim, read = _claim_statements(session.get_bind().dialect.name, settings.batch_size)
+    dialect = session.get_bind().dialect.name
+    claim, read = _claim_statements(dialect, settings.batch_size)
     try:
+        if dialect == "sqlite":
+            _FileDrainLock.teach(session)
         lease = {"now": now, "lease_until": now + timedelta(seconds=settings.lease_seconds), "holder": holder}
         ids = [row[0] for row in session.execute(claim, lease)]
         if not ids:
@@ -234,6 +259,8 @@ def _claim_statements(dialect: str, batch_size: int) -> tuple[sa.Update, sa.Sele
         .where(
             col(OutboxMail.status) == PENDING,
             col(OutboxMail.next_attempt_at) <= sa.bindparam("now"),
+            # A lapsed lease is taken over only from a drain that is gone (the module's docstring).
+            sa.or_(col(OutboxMail.claimed_by).is_(None), _holder_gone(dialect, col(OutboxMail.claimed_by))),
             # Not behind an earlier mail of its game to its reader that is due only after it (held by another
             # drain, or waiting for a retry): it waits for that one's outcome, and leaves its place in the
             # batch to another meanwhile. One due before it comes first in this order, and is claimed with it.
@@ -341,10 +368,11 @@ def _send_batch(
     jobs: list[_Job],
     clock: Callable[[], datetime],
     report: DeliveryReport,
-    holder: str,
+    alive: _DrainLock,
 ) -> None:
+    holder = alive.holder
     stop_at = time.monotonic() + settings.batch_seconds
-    lease = _Lease(session, holder, [job.id for job in jobs], settings.lease_seconds, clock)
+    lease = _Lease(alive, [job.id for job in jobs], settings.lease_seconds, clock)
     outcomes = _Outcomes(session, settings.record_seconds, holder, lease.writing)
     lease.start()
     try:
@@ -609,22 +637,21 @@ _STORE_OUTCOME = (
 
 class _Lease:
     """A drain's hold on the rows of its batch, renewed every quarter of ``seconds`` by a thread of its own
-    (its own database connection), so that a send that takes long (a slow SMTP server) keeps the rows while
-    a drain that died loses them within ``seconds``.
+    (on its lock's connection, :class:`_DrainLock`), so that a send that takes long (a slow SMTP server) keeps
+    the rows while a drain that died loses them within ``seconds``.
 
     :meth:`holds` says whether a row may be sent: its lease was renewed (or claimed) less than ``seconds``
     minus a margin ago (the margin covers the time the renewal took and clocks a little apart), and the
-    last renewal found the row still ours. ``writing`` serialises the renewals with the batch's own writes
+    last renewal found the row still ours. Past that, the drain asks the database itself before it sends
+    (:meth:`confirm`): a row still ours then, while the drain holds its lock, is nobody else's to take
+    however long the send takes. ``writing`` serialises the renewals with the batch's own writes
     (outcomes, releases), which touch the same rows: on PostgreSQL two transactions updating the same rows
     in different orders could deadlock.
     """
 
-    def __init__(
-        self, session: Session, holder: str, ids: list[int], seconds: float, clock: Callable[[], datetime]
-    ) -> None:
-        # Its own connection from the session's engine: renewals commit apart from the batch's writes.
-        self.engine = session.get_bind().engine
-        self.holder = holder
+    def __init__(self, alive: _DrainLock, ids: list[int], seconds: float, clock: Callable[[], datetime]) -> None:
+        self.alive = alive
+        self.holder = alive.holder
         self.seconds = seconds
         self.margin = min(5.0, seconds / 4)
         self.clock = clock
@@ -633,7 +660,7 @@ class _Lease:
         # The claim was committed just now, with a lease of ``seconds`` from ``clock()``.
         self.until = time.monotonic() + seconds - self.margin
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"mail-lease-{holder}", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"mail-lease-{self.holder}", daemon=True)
         self._failed = False
 
     def start(self) -> None:
@@ -645,32 +672,236 @@ class _Lease:
             self._thread.join(timeout=self.seconds)
 
     def holds(self, row_id: int) -> bool:
-        return row_id in self.held and time.monotonic() < self.until
+        if row_id not in self.held:
+            return False
+        return time.monotonic() < self.until or self.confirm(row_id)
+
+    def confirm(self, row_id: int) -> bool:
+        """Whether ``row_id`` is still ours, asked of the database now (the renewal is late: its thread got no
+        CPU in time, or the database is slow). Renews the lease of every row of the batch as it asks."""
+        locked = self.renew()
+        return row_id in self.held and (locked or time.monotonic() < self.until)
 
     def _run(self) -> None:
         while not self._stop.wait(self.seconds / 4):
             self.renew()
 
-    def renew(self) -> None:
+    def renew(self) -> bool:
+        """Renew the lease of the rows still ours; whether it was done under the drain's lock (then nobody
+        takes them over while this drain lives, whatever the time)."""
         started = time.monotonic()
-        renew = (
-            sa.update(_OUTBOX)
-            .where(_OUTBOX.c.claimed_by == self.holder, _OUTBOX.c.status == PENDING)
-            .values(next_attempt_at=self.clock() + timedelta(seconds=self.seconds))
-            .returning(_OUTBOX.c.id)
-        )
         try:
-            with self.writing, self.engine.begin() as connection:
-                held = {row[0] for row in connection.execute(renew)}
+            with self.writing:
+                renew = (
+                    sa.update(_OUTBOX)
+                    .where(_OUTBOX.c.claimed_by == self.holder, _OUTBOX.c.status == PENDING)
+                    .values(next_attempt_at=self.clock() + timedelta(seconds=self.seconds))
+                    .returning(_OUTBOX.c.id)
+                )
+                held, locked = self.alive.execute(renew)
+                # Rows whose outcome is stored are no longer pending and drop out; those are not asked about
+                # again.
+                self.held &= {row[0] for row in held}
         except sa.exc.SQLAlchemyError as error:
             if not self._failed:  # once per batch: the database being away is logged by whoever needs it
                 log(logger, logging.WARNING, "mail.lease_not_renewed", holder=self.holder, error=repr(error))
             self._failed = True
-            return
+            return False
         self._failed = False
-        # Rows whose outcome is stored are no longer pending and drop out; those are not asked about again.
-        self.held &= held
         self.until = started + self.seconds - self.margin
+        return locked
+
+
+#: The first key of the drains' advisory locks on PostgreSQL (``pg_advisory_lock(int, int)``), the second being
+#: the hash of the drain's name: "mail" in ASCII, apart from every other lock of the database.
+_DRAIN_LOCKS = 0x6D61696C
+
+
+def _holder_gone(dialect: str, holder: Any) -> sa.ColumnElement[bool]:
+    """True for a row's holder (a drain's name) that is gone: its lock (:class:`_DrainLock`) can be taken.
+
+    On PostgreSQL the claim takes the gone holder's lock until it commits: two claims at once cannot both
+    think it gone and then take different rows of it."""
+    if dialect == "postgresql":
+        return sa.func.pg_try_advisory_xact_lock(_DRAIN_LOCKS, sa.func.hashtext(holder))
+    return sa.func.outbox_holder_gone(holder) == 1
+
+
+class _DrainLock:
+    """What a drain holds while it lives, given up by the system the moment its process dies, and tested by the
+    claims of other drains (:func:`_holder_gone`). Renewals run through it (:meth:`execute`)."""
+
+    def __init__(self, engine: sa.Engine, holder: str) -> None:
+        self.engine = engine
+        self.holder = holder
+        #: One statement at a time: the renewals of a batch whose thread outlived it may meet the next one's.
+        self.using = threading.Lock()
+        self.released = False
+
+    @staticmethod
+    def of(engine: sa.Engine, holder: str) -> _DrainLock:
+        if engine.dialect.name == "postgresql":
+            return _AdvisoryDrainLock(engine, holder)
+        return _FileDrainLock(engine, holder)
+
+    def execute(self, statement: sa.Executable) -> tuple[list[sa.Row[Any]], bool]:
+        """Run and commit ``statement``; its rows, and whether the lock was held all the while. Once the lock is
+        released (the drain is over), nothing: a late renewal renews no row."""
+        with self.using:
+            if self.released:
+                return [], False
+            return self._execute(statement)
+
+    def _execute(self, statement: sa.Executable) -> tuple[list[sa.Row[Any]], bool]:
+        with self.engine.begin() as connection:
+            return list(connection.execute(statement)), True
+
+    def release(self) -> None:
+        with self.using:
+            self.released = True
+            self._release()
+
+    def _release(self) -> None:
+        pass
+
+
+#: TCP keepalives of the server's side of a drain's lock connection: a peer silent for 10 s is probed every 5 s,
+#: and given up after 3 probes unanswered (no effect on a Unix socket, which ends with its machine). Set once per
+#: connection (they last as long as it).
+_KEEPALIVES = sa.select(
+    *(
+        sa.func.set_config(name, value, False)
+        for name, value in (
+            ("tcp_keepalives_idle", "10"),
+            ("tcp_keepalives_interval", "5"),
+            ("tcp_keepalives_count", "3"),
+        )
+    )
+)
+#: A drain's lock taken, or given up (parameter: ``holder``), built once: a drain of one mail pays for both.
+_TAKE = sa.select(sa.func.pg_try_advisory_lock(_DRAIN_LOCKS, sa.func.hashtext(sa.bindparam("holder"))))
+_GIVE_UP = sa.select(sa.func.pg_advisory_unlock(_DRAIN_LOCKS, sa.func.hashtext(sa.bindparam("holder"))))
+
+
+class _AdvisoryDrainLock(_DrainLock):
+    """A session advisory lock of PostgreSQL, on a connection of the drain's own that its renewals use: the
+    server gives it up when that connection ends, with the process or otherwise. It needs a server session of
+    its own: a proxy pooling connections by transaction (PgBouncer's ``pool_mode = transaction``) cannot
+    carry it."""
+
+    def __init__(self, engine: sa.Engine, holder: str) -> None:
+        super().__init__(engine, holder)
+        self.connection: sa.Connection | None = None
+        #: Whether ``connection`` holds the lock (not so in the one case in four billion where a live drain's
+        #: name hashes alike: this drain then has the lease's time alone).
+        self.locked = False
+        # The database away: the claim fails too; else the renewals try again.
+        with contextlib.suppress(sa.exc.SQLAlchemyError):
+            self._connect()
+
+    def _connect(self) -> sa.Connection:
+        if self.connection is None:
+            # Each statement its own transaction: no BEGIN and COMMIT around a renewal (a drain of one mail pays
+            # for taking and giving up its lock, two round trips).
+            connection = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+            try:
+                # The server notices within half a minute that a machine it talks to went away (its default,
+                # the system's, is two hours), and so gives up the lock of a drain whose machine died.
+                if not connection.info.get("smallworld.keepalives"):
+                    connection.execute(_KEEPALIVES)
+                    connection.info["smallworld.keepalives"] = True
+                self.locked = bool(connection.execute(_TAKE, {"holder": self.holder}).scalar())
+            except BaseException:
+                connection.invalidate()
+                connection.close()
+                raise
+            if not self.locked:
+                log(logger, logging.WARNING, "mail.drain_lock_shared", holder=self.holder)
+            self.connection = connection
+        return self.connection
+
+    def _execute(self, statement: sa.Executable) -> tuple[list[sa.Row[Any]], bool]:
+        connection = self._connect()
+        try:
+            rows = list(connection.execute(statement))
+        except BaseException:
+            # The lock may be gone with the connection: it is taken again, on a new one, before the next renewal.
+            self.connection = None
+            connection.invalidate()
+            connection.close()
+            raise
+        return rows, self.locked
+
+    def _release(self) -> None:
+        connection, self.connection = self.connection, None
+        if connection is None:
+            return
+        try:
+            if self.locked:
+                connection.execute(_GIVE_UP, {"holder": self.holder})
+        except sa.exc.SQLAlchemyError:
+            connection.invalidate()  # closed, not pooled: the server gives the lock up with it
+        finally:
+            connection.close()
+
+
+class _FileDrainLock(_DrainLock):
+    """An ``flock`` on a file of the drain's own, in a folder beside the SQLite database (every drain of an
+    SQLite database runs on its machine): the kernel gives it up when the process ends, however it ends."""
+
+    def __init__(self, engine: sa.Engine, holder: str) -> None:
+        super().__init__(engine, holder)
+        self.path = _lock_folder(engine.url.database) / _file_name(holder)
+        self.file = open(self.path, "ab")  # noqa: SIM115 (held until release)
+        fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def _release(self) -> None:
+        try:
+            self.path.unlink(missing_ok=True)
+        finally:
+            self.file.close()
+
+    @staticmethod
+    def teach(session: Session) -> None:
+        """Give the session's SQLite connection the claim's test of a holder (``outbox_holder_gone``)."""
+        folder = _lock_folder(session.get_bind().engine.url.database)
+        driver = session.connection().connection.driver_connection
+        driver.create_function("outbox_holder_gone", 1, functools.partial(_file_holder_gone, folder))  # type: ignore[union-attr]
+
+
+def _file_holder_gone(folder: Path, holder: str | None) -> int:
+    if holder is None:
+        return 1
+    path = folder / _file_name(holder)
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:  # released, or never taken (a name written by hand)
+        return 1
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return 0
+    else:  # its drain died without releasing it: nobody will ask for this name again
+        path.unlink(missing_ok=True)
+        return 1
+    finally:
+        os.close(descriptor)
+
+
+def _file_name(holder: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", holder) + ".lock"
+
+
+@functools.cache
+def _lock_folder(database: str | None) -> Path:
+    """Where the drains of an SQLite database keep their locks: beside it (``<database>.drains``); for a
+    database in memory (seen by one process only), a folder of the process's own."""
+    if not database or database == ":memory:" or database.startswith("file::memory:"):
+        folder = Path(tempfile.mkdtemp(prefix="smallworld-drains-"))
+    else:
+        folder = Path(f"{database}.drains")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 class _Outcomes:

@@ -62,9 +62,11 @@ class SteadyRedBeatScheduler(RedBeatScheduler):
         # Redis may go away between the tick's lock extension and the sending of a due task: Celery's
         # apply_entry would log that as a "Message Error" with two tracebacks. One line says it instead; the
         # next tick finds the outage (or Redis back) as usual, and the next sweep does what this one would.
+        # It may go as the entry's next run is stored (RedBeat's ``reserve``, before Celery's own ``try``):
+        # then the error is Redis's own, not wrapped in a SchedulingError.
         try:
             return super().apply_async(entry, *args, **kwargs)
-        except SchedulingError as error:
+        except (SchedulingError, *REDIS_DOWN) as error:
             cause = _outage(error)
             if cause is None:
                 raise

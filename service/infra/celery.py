@@ -81,6 +81,14 @@ def celery_init_app(app: Flask) -> Celery:
     return celery_app
 
 
+def result_backend(url: str | None) -> str | None:
+    """Celery's ``result_backend`` for a result store's URL: on Redis, Celery's backend with a wait for a result
+    that a lost connection cannot make miss it (service/infra/redis_results.py), named ``module:Class+url``."""
+    if url and url.startswith(REDIS_SCHEMES):
+        return f"service.infra.redis_results:RedisBackend+{url}"
+    return url
+
+
 def celery_config(config: dict[str, Any]) -> dict[str, Any]:
     """Celery settings derived from the service's configuration (see ``service.infra.config``)."""
     broker_url: str = config["BROKER_URL"]
@@ -97,7 +105,7 @@ def celery_config(config: dict[str, Any]) -> dict[str, Any]:
         "worker_redirect_stdouts": False,
         # Tasks act on the database and record their effects there; nobody waits for a result.
         # A result backend is only configured to watch a task from outside (tests, diagnostics).
-        "result_backend": config.get("RESULT_BACKEND") or None,
+        "result_backend": result_backend(config.get("RESULT_BACKEND") or None),
         "task_ignore_result": True,
         "timezone": "UTC",
         "enable_utc": True,

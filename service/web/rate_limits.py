@@ -50,7 +50,7 @@ import functools
 import logging
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,14 +98,7 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(RateLimitExceeded, too_many_requests)
     app.register_error_handler(LimitReached, limit_reached)
     if limiter.enabled:
-        for limit in REQUEST_LIMITS:  # a limit that does not parse would refuse every request it concerns
-            try:
-                _parsed(config[limit.setting])
-            except ValueError:
-                raise ValueError(
-                    f"SMALLWORLD_{limit.setting} is not a rate limit: {config[limit.setting]!r} "
-                    "(write it as '120 per minute' or '10 per minute; 100 per day')"
-                ) from None
+        check_settings(config)
         limits = RequestLimits(limiter)
         # Flask-Limiter's own check before every request counts only the limits that concern every request
         # (its default, application and meta limits: RATELIMIT_DEFAULT…, and a blueprint's); a view's own
@@ -114,6 +107,22 @@ def init_app(app: Flask) -> None:
         app.before_request_funcs[None].remove(limiter._check_request_limit)
         app.before_request(limits.check)
         app.after_request(limits.count_after)
+
+
+def check_settings(config: Mapping[str, Any]) -> None:
+    """Raise ``ValueError`` naming the setting when a request limit does not parse, the limits being on
+    (``RATELIMIT_ENABLED``): it would refuse every request it concerns. Every process of the service refuses
+    to start with it, those that serve no request too (``create_app(web=False)``)."""
+    if not config.get("RATELIMIT_ENABLED", True):
+        return
+    for limit in REQUEST_LIMITS:
+        try:
+            _parsed(config[limit.setting])
+        except ValueError:
+            raise ValueError(
+                f"SMALLWORLD_{limit.setting} is not a rate limit: {config[limit.setting]!r} "
+                "(write it as '120 per minute' or '10 per minute; 100 per day')"
+            ) from None
 
 
 #: What every counter's key starts with (after the ``limits`` library's own prefix).

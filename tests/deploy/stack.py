@@ -33,7 +33,7 @@ from sqlalchemy import create_engine, make_url, text
 
 from service import create_app
 from service.infra.db import get_engine, upgrade_database
-from tests.conftest import POSTGRES_URL
+from tests.conftest import POSTGRES_URL, new_schema_name
 from tests.processes import SMALLWORLD, free_port, service_environment
 from tests.smtp import SMTPServer
 
@@ -45,7 +45,7 @@ HOST = socket.gethostname()
 def postgres_schema(application_name: str) -> Iterator[str]:
     """A fresh schema of the test database, and a URL whose connections are named ``application_name``."""
     engine = create_engine(POSTGRES_URL, connect_args={"connect_timeout": 3})
-    name = f"test_{uuid.uuid4().hex[:12]}"
+    name = new_schema_name()
     with engine.connect() as connection:
         connection.execute(text(f'CREATE SCHEMA "{name}"'))
         connection.commit()

@@ -36,6 +36,7 @@ from rules.state import (
     REDEPLOY,
     START,
     Combo,
+    Phase,
     RegionState,
     Troop,
     TurnState,
@@ -228,7 +229,7 @@ class Builder:
             s.turn = turn
         if phase is None:
             phase = START if s.players[seat].active is not None else PICK
-        s.phase = phase
+        s.phase = Phase(phase)
         extras = {name: turn_fields.pop(name) for name in list(turn_fields) if name in TURN_EXTRAS}
         s.t = TurnState(readied=phase in (CONQUER, REDEPLOY), **turn_fields)
         for name, value in extras.items():

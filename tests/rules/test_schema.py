@@ -193,7 +193,7 @@ _ODD = st.one_of(
     ),
     kind=st.sampled_from(["object", "object", "object", "list", "none"]),
 )
-@settings(max_examples=500)
+@settings(max_examples=500, deadline=None)  # no time limit: on a loaded machine it fails
 def test_a_region_read_at_a_glance_is_what_the_full_check_reads_or_refuses(
     region: int, changes: dict[str, Any], kind: str
 ) -> None:
@@ -240,7 +240,7 @@ def outcome(read: Any, *args: Any) -> Any:
         max_size=1,
     ),
 )
-@settings(max_examples=500)
+@settings(max_examples=500, deadline=None)  # no time limit: on a loaded machine it fails
 def test_a_player_read_at_a_glance_is_what_the_full_check_reads_or_refuses(
     player: int, troop: str, changes: dict[str, Any], player_changes: dict[str, Any]
 ) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from flask import Flask
 from sqlmodel import Session, select
 
+from service import create_app
 from service.domain.models import OutboxMail
 from service.infra.db import get_engine
 from service.web.rate_limits import limiter_counts_every_request
@@ -211,3 +213,12 @@ def test_flask_limiters_own_limits_on_every_request_hold_when_configured(make_ap
     assert [client.get("/health").status_code for _ in range(2)] == [200, 200]
     assert client.get("/health").status_code == 429
     assert limiter_counts_every_request(app.extensions["smallworld.limiter"]) is True
+
+
+def test_a_limit_that_does_not_parse_is_refused_by_the_processes_that_serve_no_request_too(tmp_path: Path) -> None:
+    settings = {"INSTANCE_PATH": str(tmp_path), "RATELIMIT_ENABLED": True, "RATELIMIT_LINKS": "many"}
+    with pytest.raises(ValueError, match="SMALLWORLD_RATELIMIT_LINKS is not a rate limit"):
+        create_app(settings, web=False)
+    # With the limits off, neither app reads them, as before.
+    create_app({**settings, "RATELIMIT_ENABLED": False}, web=False)
+    create_app({**settings, "RATELIMIT_ENABLED": False})

@@ -7,6 +7,9 @@ nor records an outcome for it. These run on the real clock, with leases of a sec
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -20,7 +23,7 @@ from flask import Flask
 from emails.delivery import backend_from_config
 from service.domain import delivery
 from service.domain.models import OutboxMail, utcnow
-from service.infra.db import get_session
+from service.infra.db import get_engine, get_session
 from tests.smtp import Received, SMTPServer
 
 from .conftest import outbox
@@ -90,33 +93,41 @@ def test_mail_held_by_a_drain_that_died_goes_out_one_lease_later_and_once(mail_a
 
 
 def test_a_drain_keeps_its_lease_while_a_slow_smtp_server_takes_longer_than_the_lease(mail_app: Flask) -> None:
-    queue(mail_app, 3, template="auto_passed")
+    # A 2 s lease, renewed every 0.5 s and good for 1.5 s after each renewal, and each mail outlasts it.
+    report, rivals = slow_drain_among_rivals(mail_app, send_seconds=3.0, lease_seconds=2.0)
+    assert (report.sent, report.lost) == (3, 0)
+    assert len(rivals) >= 10 and sum(r.claimed for r in rivals) == 0
+
+
+def slow_drain_among_rivals(
+    app: Flask, *, send_seconds: float, lease_seconds: float
+) -> tuple[delivery.DeliveryReport, list[delivery.DeliveryReport]]:
+    """Three mails drained by one drain while the SMTP server takes ``send_seconds`` over each, and other
+    drains try to claim, again and again, until it is done; each mail arrives once (checked here)."""
+    queue(app, 3, template="auto_passed")
     arrived = threading.Event()
 
     def slow_server(_mail: Received) -> None:
         arrived.set()
-        time.sleep(3.0)  # each mail outlasts a 2 s lease
+        time.sleep(send_seconds)
 
-    smtp(mail_app).mailbox.on_accept = slow_server
+    smtp(app).mailbox.on_accept = slow_server
     reports: list[delivery.DeliveryReport] = []
-    # A 2 s lease, renewed every 0.5 s and good for 1.5 s after each renewal: with four test processes on two
-    # cores a 1 s lease (good for 0.75 s) was once lost to a renewal thread kept waiting for the CPU.
-    slow = threading.Thread(target=lambda: reports.append(run_drain(mail_app, lease_seconds=2.0)))
+    slow = threading.Thread(target=lambda: reports.append(run_drain(app, lease_seconds=lease_seconds)))
     rivals: list[delivery.DeliveryReport] = []
     try:
         slow.start()
         assert arrived.wait(10)
-        while slow.is_alive():  # another drain, again and again, finds nothing to claim
-            rivals.append(run_drain(mail_app, lease_seconds=2.0))
+        while slow.is_alive():
+            rivals.append(run_drain(app, lease_seconds=lease_seconds))
             time.sleep(0.05)
     finally:
         slow.join()
-        smtp(mail_app).mailbox.on_accept = None
-    ids = [r.header("Message-ID") for r in smtp(mail_app).mailbox.all()]
-    assert len(ids) == len(set(ids)) == 3  # each mail once, though every send took longer than the lease
-    assert (reports[0].sent, reports[0].lost) == (3, 0)
-    assert len(rivals) >= 10 and sum(r.claimed for r in rivals) == 0
-    assert [(m.status, m.attempts, m.claimed_by) for m in outbox(mail_app)] == [("sent", 1, None)] * 3
+        smtp(app).mailbox.on_accept = None
+    ids = [r.header("Message-ID") for r in smtp(app).mailbox.all()]
+    assert len(ids) == len(set(ids)) == 3, ids  # each mail once, though every send took longer than the lease
+    assert [(m.status, m.attempts, m.claimed_by) for m in outbox(app)] == [("sent", 1, None)] * 3
+    return reports[0], rivals
 
 
 def test_a_drain_that_lost_its_rows_to_another_sends_none_of_them_and_records_nothing(mail_app: Flask) -> None:
@@ -146,3 +157,56 @@ def test_a_drain_that_lost_its_rows_to_another_sends_none_of_them_and_records_no
         ("pending", "another-host:1:cd"),
         ("pending", "another-host:1:cd"),
     ]
+
+
+def test_a_drain_starved_of_cpu_past_its_lease_keeps_its_rows_while_it_lives(
+    mail_app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Seen under a load of 15: the renewal thread did not get the CPU in time, the lease lapsed while the first
+    # mail was still with the SMTP server, and another drain claimed that row and sent it too. Here the
+    # renewal thread never renews at all (as if starved for good) and each mail outlasts the lease four times.
+    monkeypatch.setattr(delivery._Lease, "_run", lambda lease: None)
+    report, rivals = slow_drain_among_rivals(mail_app, send_seconds=2.0, lease_seconds=0.5)
+    # The lease lapsed long ago, but its drain lives: the others found nothing to claim; and before each later
+    # mail the drain, its lease not renewed, confirmed in the database that the row was still its own.
+    assert (report.sent, report.lost) == (3, 0)
+    assert len(rivals) >= 10 and sum(r.claimed for r in rivals) == 0
+
+
+def test_a_drain_killed_while_sending_gives_its_rows_up_with_its_process_and_they_go_out_one_lease_later(
+    mail_app: Flask,
+) -> None:
+    # At least once after a crash: a drain killed outright (no ``finally`` runs) while the SMTP server holds its
+    # mail gives up its lock with its process, and the next drain sends the same mail again when the lease ends.
+    queue(mail_app, 1, template="auto_passed")
+    arrived, hold = threading.Event(), threading.Event()
+
+    def holding_server(_mail: Received) -> None:
+        arrived.set()
+        hold.wait(10)
+
+    def drain_in_child() -> None:
+        with mail_app.app_context():
+            get_engine(mail_app).dispose(close=False)  # the parent's connections are not the child's
+        run_drain(mail_app, lease_seconds=1.0)
+
+    smtp(mail_app).mailbox.on_accept = holding_server
+    child = multiprocessing.get_context("fork").Process(target=drain_in_child)
+    try:
+        child.start()
+        assert arrived.wait(20)
+        assert child.pid is not None
+        os.kill(child.pid, signal.SIGKILL)
+        child.join(10)
+        killed = time.monotonic()
+    finally:
+        hold.set()
+        smtp(mail_app).mailbox.on_accept = None
+    [first] = smtp(mail_app).mailbox.all()
+    while (report := run_drain(mail_app, lease_seconds=1.0)).claimed == 0:
+        assert time.monotonic() - killed < 10, "the lease of a killed drain never lapsed"
+        time.sleep(0.05)
+    assert report.sent == 1
+    received = smtp(mail_app).mailbox.all()
+    assert [r.header("Message-ID") for r in received] == [first.header("Message-ID")] * 2  # the same mail
+    assert [(m.status, m.attempts, m.claimed_by) for m in outbox(mail_app)] == [("sent", 2, None)]

@@ -3,6 +3,7 @@
 import pytest
 
 from rules import IllegalAction, auto_pass, final_standings, legal_actions
+from rules.state import OVER
 from tests.rules.builder import Builder, act, region_of, slot
 from tests.rules.invariants import check_invariants
 
@@ -145,7 +146,7 @@ def test_defending_amazons_place_every_token_in_hand():
 def test_the_four_held_back_do_not_count_for_the_tie_break():
     state = amazons_redeploying(0, (1, 3), (2, 3))
     state = act(state, "end_turn", 0)
-    state.phase = "over"
+    state.phase = OVER
     row = next(r for r in final_standings(state) if r["player"] == 0)
     assert row["tokens_on_board"] == 2
 
