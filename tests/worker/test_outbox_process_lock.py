@@ -66,6 +66,22 @@ def held_elsewhere(other: sa.Connection, name: str) -> bool:
     return True
 
 
+def after_a_first_drain(app: Flask) -> delivery._ProcessLock:
+    """The process's lock, once a drain of one mail took it."""
+    queue(app, 1, template="auto_passed")
+    assert run_drain(app).sent == 1
+    lock = process_lock(app)
+    assert lock.connection is not None
+    return lock
+
+
+def wait_until_free(other: sa.Connection, name: str, what: str) -> None:
+    deadline = time.monotonic() + 5
+    while held_elsewhere(other, name):
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
 def statements_of(app: Flask, action: Callable[[], Any]) -> list[str]:
     sent: list[str] = []
 
@@ -102,16 +118,11 @@ def test_a_process_takes_its_lock_at_its_first_drain_and_a_drain_of_one_mail_the
 def test_a_drain_takes_the_lock_again_on_a_new_connection_before_it_claims_after_the_connection_was_lost(
     pg_app: Flask, other: sa.Connection
 ) -> None:
-    queue(pg_app, 1, template="auto_passed")
-    assert run_drain(pg_app).sent == 1
-    lock = process_lock(pg_app)
+    lock = after_a_first_drain(pg_app)
     assert lock.connection is not None
     backend = lock.connection.execute(sa.select(sa.func.pg_backend_pid())).scalar()
     other.execute(sa.select(sa.func.pg_terminate_backend(backend)))  # as a database restart would end it
-    deadline = time.monotonic() + 5
-    while held_elsewhere(other, lock.name):
-        assert time.monotonic() < deadline, "the lock outlived its connection"
-        time.sleep(0.05)
+    wait_until_free(other, lock.name, "the lock outlived its connection")
 
     queue(pg_app, 1, template="auto_passed", email="bob@example.org")
     claims_under_lock: list[bool] = []
@@ -141,10 +152,8 @@ def _drain_in_child(app: Flask, names: Any) -> None:
 def test_a_forked_child_takes_a_lock_of_its_own_and_leaves_the_parents_connection_alone(
     pg_app: Flask, other: sa.Connection
 ) -> None:
-    queue(pg_app, 1, template="auto_passed")
-    assert run_drain(pg_app).sent == 1
-    parent = process_lock(pg_app)
-    assert parent.connection is not None and held_elsewhere(other, parent.name)
+    parent = after_a_first_drain(pg_app)
+    assert held_elsewhere(other, parent.name)
 
     queue(pg_app, 2, template="auto_passed", email="bob@example.org")
     context = multiprocessing.get_context("fork")
@@ -252,14 +261,9 @@ def test_the_rows_of_a_drain_of_this_process_that_ended_are_taken_over_once_its_
 def test_disposing_the_engine_gives_the_lock_up_and_the_next_drain_takes_a_new_one(
     pg_app: Flask, other: sa.Connection
 ) -> None:
-    queue(pg_app, 1, template="auto_passed")
-    assert run_drain(pg_app).sent == 1
-    before = process_lock(pg_app)
+    before = after_a_first_drain(pg_app)
     get_engine(pg_app).dispose()  # as a test's end, or a process that closes its connections, does
-    deadline = time.monotonic() + 5
-    while held_elsewhere(other, before.name):
-        assert time.monotonic() < deadline, "the lock outlived its engine's disposal"
-        time.sleep(0.05)
+    wait_until_free(other, before.name, "the lock outlived its engine's disposal")
     queue(pg_app, 1, template="auto_passed", email="bob@example.org")
     assert run_drain(pg_app).sent == 1
     after = process_lock(pg_app)
