@@ -23,7 +23,9 @@ the same machine in one run (the machine is shared, so absolute figures move fro
     .venv/bin/python bench/mail.py --reference /tmp/mail-reference --runs 3
 
 runs this bench on the reference tree's code and on this tree's, in turn (three each), on "your turn" mails
-in batches of 100, and prints each run's worker CPU per mail and the ratio of the medians.
+in batches of 100, and prints each run's worker CPU per mail and the ratio of the medians. With ``--drains N``
+each run is instead N drains of one text mail each (five more first, not counted), as a step's "your turn"
+mail goes out in a drain of its own: the figures are then per drain.
 
 Before its rows, the bench does what the tree's mail worker does as it starts, where that tree's worker
 does anything (``worker/tasks/mail.py``: the boards' ground and palette drawn, and the templates compiled, as
@@ -197,6 +199,31 @@ def run(
     return elapsed, cpu, worker, counter.mails, backend.connections_opened
 
 
+def run_drains(
+    app: Any, counter: Counter, template: str, drains: int, first: int = 0
+) -> tuple[float, float, float, int, int]:
+    """``drains`` drains of one mail each, as a step's mail goes out in a drain of its own: each mail written,
+    then drained; only the drains are timed (with ``--drains``)."""
+    settings = delivery.MailSettings(sender="Bench <bench@example.org>", budget_seconds=3600)
+    backend = backend_from_config(app.config)
+    assert isinstance(backend, SMTPBackend)
+    counter.mails = 0
+    elapsed = cpu = worker = 0.0
+    for n in range(first, first + drains):
+        fill(app, template, 1, first=n)
+        with app.app_context():
+            started, cpu_at, worker_at = time.perf_counter(), time.process_time(), time.thread_time()
+            report = delivery.deliver_due_mail(
+                get_session(), backend, app.extensions["smallworld.links"], settings, now=utcnow()
+            )
+            elapsed += time.perf_counter() - started
+            cpu += time.process_time() - cpu_at
+            worker += time.thread_time() - worker_at
+        assert report.sent == 1, report
+    assert counter.mails == drains, counter.mails
+    return elapsed, cpu, worker, counter.mails, backend.connections_opened
+
+
 #: ``--stages``: where the drain's thread spends its CPU time, by the function it is in (the innermost of
 #: these): (module, attribute, stage). Names missing from a tree (an older one) are left out.
 STAGES = [
@@ -325,6 +352,12 @@ def main() -> None:
         help="skip what the mail worker does as it starts (the boards' ground): the first row pays for it",
     )
     parser.add_argument(
+        "--drains",
+        type=int,
+        metavar="N",
+        help="instead of the rows: N drains of one text mail each (after 5 not counted), as a step's mail goes out",
+    )
+    parser.add_argument(
         "--stages", action="store_true", help="the worker's CPU time per mail in each stage (with --code: that tree's)"
     )
     args = parser.parse_args()
@@ -357,6 +390,15 @@ def main() -> None:
     try:
         for label, url, _ in databases:
             app = bench_app(port, url)
+            if args.drains:
+                run_drains(app, counter, "auto_passed", 5)  # the first drain of a process, and of a kind of mail
+                elapsed, cpu, worker, sent, connections = run_drains(app, counter, "auto_passed", args.drains, 5)
+                row = {"database": label, "mail": "auto_passed", "batch": "1 a drain", "mails": sent}
+                row.update(seconds=elapsed, cpu=cpu, worker=worker, connections=connections, start=started)
+                per_drain = f"{label:<11} {sent:>6} one-mail drains, worker CPU {worker / sent * 1000:.2f} ms each"
+                print(json.dumps(row) if args.json else per_drain, flush=True)
+                get_engine(app).dispose()
+                continue
             for template in [args.only] if args.only else ["auto_passed", "your_turn"]:
                 for batch in (100,) if args.only else (100, 1):
                     count = args.mails if batch > 1 else max(1, args.mails // 4)
@@ -387,6 +429,8 @@ def compare(args: argparse.Namespace) -> None:
     per "your turn" mail (batches of 100) and mails per second of one worker core, and the ratio."""
     trees = {"reference": str(Path(args.reference).resolve()), "this tree": str(HERE)}
     common = ["--only", args.only or "your_turn", "--mails", str(args.mails), "--json"]
+    if args.drains:
+        common += ["--drains", str(args.drains)]
     if args.distinct_boards:
         common.append("--distinct-boards")
     if args.cold:

@@ -15,14 +15,18 @@ Never lose a mail, never send one twice:
   row another drain took over is left to that drain.
 - A lease that lapsed is taken over only from a drain that is **gone**, not from one that lives but was
   kept from the CPU (a renewal thread that got no CPU in time once let a second drain send a mail that
-  the first was still sending). Each drain holds a lock for as long as it runs, one the operating system
-  or the database gives up the moment its process dies: on PostgreSQL a session advisory lock on the
-  connection that renews its lease (the server drops it when the connection closes), on SQLite (one
-  machine) an ``flock`` on a file of its own beside the database. A claim takes a row whose lease lapsed
-  only if it can take its holder's lock, that is, if the holder is gone. So no time limit, and no thread
-  being on time, decides whether a live drain keeps its rows; the lease's time is what is left for a
-  drain whose lock was lost while it lives (its connection to PostgreSQL broken: it takes its lock again,
-  on a new connection, before it renews), and for a crash, after which the rows go out one lease later.
+  the first was still sending). Each drain is under a lock for as long as it runs, one the operating
+  system or the database gives up the moment its process dies: on PostgreSQL a session advisory lock that
+  its worker process takes at its first drain and holds for its life, on a connection it keeps, which
+  renews the leases of its drains (the server drops the lock when the connection closes); a drain's name
+  is its process's lock's name and a random part, so a drain of one mail pays no round trip for the lock.
+  On SQLite (one machine) each drain holds an ``flock`` on a file of its own beside the database. A claim
+  takes a row whose lease lapsed only if it can take its holder's lock, that is, if the holder is gone; or,
+  for a drain of the claiming process itself, if that drain has ended (it failed, its process lives on).
+  So no time limit, and no thread being on time, decides whether a live drain keeps its rows; the lease's
+  time is what is left for a drain whose lock was lost while it lives (the connection to PostgreSQL
+  broken: the process takes its lock again, on a new connection, at the next drain or renewal), and for a
+  crash, after which the rows go out one lease later.
 - Each outcome is committed **within a fraction of a second** of its mail (``record_seconds``): sent;
   retry later (a transient failure, with backoff); failed (a permanent refusal, a mail that cannot be
   rendered or composed, or too many attempts; ``last_error`` says why, for the admins); skipped (the
@@ -54,6 +58,7 @@ import logging
 import os
 import re
 import secrets
+import select as select_module
 import socket
 import tempfile
 import threading
@@ -65,6 +70,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
 from sqlmodel import Session, col, select
 
 from emails import messages
@@ -188,17 +194,18 @@ def deliver_due_mail(
     """Send every mail that is due, batch by batch, until none is left or the time budget is spent.
 
     ``now`` fixes the clock (tests move it instead of sleeping); by default it is the real time. ``holder``
-    names this drain in its claims (default: host, process and a random part, :func:`drain_id`).
+    names this drain in its claims (default: the name of its process's lock and a random part,
+    :func:`drain_id`; a name given here that is not under this process's lock keeps its rows by the lease's
+    time alone).
     """
     clock: Callable[[], datetime] = (lambda: now) if now is not None else utcnow
-    holder = holder or drain_id()
     report = DeliveryReport()
     started = time.monotonic()
-    # Taken before the first claim, so that no row ever names a drain that does not hold its lock.
+    # Taken (or found held) before the first claim, so that no row ever names a drain whose lock is not held.
     alive = _DrainLock.of(session.get_bind().engine, holder)
     try:
         while time.monotonic() - started < settings.budget_seconds:
-            jobs = _claim(session, clock(), settings, holder)
+            jobs = _claim(session, clock(), settings, alive)
             if not jobs:
                 break
             report.batches += 1
@@ -213,18 +220,35 @@ def deliver_due_mail(
     return report
 
 
-def drain_id() -> str:
-    """A name for one drain, unique across hosts and processes: ``host:pid:random``."""
-    return f"{socket.gethostname()[:60]}:{os.getpid()}:{secrets.token_hex(4)}"
+def drain_id(process: str | None = None) -> str:
+    """A name for one drain, unique across hosts and processes: ``process:random``, where ``process`` (by default
+    :func:`process_id`) names the lock its process holds, ``host:pid:random``. A holder's process is the part
+    before its last ``:``."""
+    return f"{process or process_id()}:{secrets.token_hex(4)}"
 
 
-def _claim(session: Session, now: datetime, settings: MailSettings, holder: str) -> list[_Job]:
+def process_id() -> str:
+    """A name for this process, unique across hosts and processes: ``host:pid:random`` (a new one after a fork)."""
+    return _process_id(os.getpid())
+
+
+@functools.cache
+def _process_id(pid: int) -> str:
+    return f"{socket.gethostname()[:60]}:{pid}:{secrets.token_hex(4)}"
+
+
+def _claim(session: Session, now: datetime, settings: MailSettings, alive: _DrainLock) -> list[_Job]:
     dialect = session.get_bind().dialect.name
     claim, read = _claim_statements(dialect, settings.batch_size)
     try:
         if dialect == "sqlite":
             _FileDrainLock.teach(session)
-        lease = {"now": now, "lease_until": now + timedelta(seconds=settings.lease_seconds), "holder": holder}
+        lease = {
+            "now": now,
+            "lease_until": now + timedelta(seconds=settings.lease_seconds),
+            "holder": alive.holder,
+            **alive.claim_parameters(),
+        }
         ids = [row[0] for row in session.execute(claim, lease)]
         if not ids:
             session.rollback()
@@ -713,17 +737,31 @@ class _Lease:
 
 
 #: The first key of the drains' advisory locks on PostgreSQL (``pg_advisory_lock(int, int)``), the second being
-#: the hash of the drain's name: "mail" in ASCII, apart from every other lock of the database.
+#: the hash of the lock's name: "mail" in ASCII, apart from every other lock of the database.
 _DRAIN_LOCKS = 0x6D61696C
 
 
 def _holder_gone(dialect: str, holder: Any) -> sa.ColumnElement[bool]:
     """True for a row's holder (a drain's name) that is gone: its lock (:class:`_DrainLock`) can be taken.
 
-    On PostgreSQL the claim takes the gone holder's lock until it commits: two claims at once cannot both
-    think it gone and then take different rows of it."""
+    On PostgreSQL the lock is its process's (:class:`_ProcessLock`), named by the holder's part before its last
+    ``:``; a name of the first format (``host:pid:random``, each drain a lock of its own) is under its whole self,
+    so both are tested: a holder is gone when neither lock is held. A drain of the claiming process itself is
+    gone once it ended (it is not among the ``live`` drains of the ``process``), though its process's lock is
+    held. The claim takes a gone holder's locks until it commits: two claims at once cannot both think it gone
+    and then take different rows of it."""
     if dialect == "postgresql":
-        return sa.func.pg_try_advisory_xact_lock(_DRAIN_LOCKS, sa.func.hashtext(holder))
+        process = sa.func.regexp_replace(holder, ":[^:]*$", "")
+        return sa.or_(
+            sa.and_(
+                sa.func.pg_try_advisory_xact_lock(_DRAIN_LOCKS, sa.func.hashtext(process)),
+                sa.func.pg_try_advisory_xact_lock(_DRAIN_LOCKS, sa.func.hashtext(holder)),
+            ),
+            sa.and_(
+                process == sa.bindparam("process", None, type_=sa.String),
+                holder != sa.all_(sa.bindparam("live", [], type_=postgresql.ARRAY(sa.String))),
+            ),
+        )
     return sa.func.outbox_holder_gone(holder) == 1
 
 
@@ -739,10 +777,14 @@ class _DrainLock:
         self.released = False
 
     @staticmethod
-    def of(engine: sa.Engine, holder: str) -> _DrainLock:
+    def of(engine: sa.Engine, holder: str | None = None) -> _DrainLock:
         if engine.dialect.name == "postgresql":
             return _AdvisoryDrainLock(engine, holder)
-        return _FileDrainLock(engine, holder)
+        return _FileDrainLock(engine, holder or drain_id())
+
+    def claim_parameters(self) -> dict[str, Any]:
+        """The claim's parameters that say which drains are this one's process's and still run."""
+        return {}
 
     def execute(self, statement: sa.Executable) -> tuple[list[sa.Row[Any]], bool]:
         """Run and commit ``statement``; its rows, and whether the lock was held all the while. Once the lock is
@@ -765,9 +807,8 @@ class _DrainLock:
         pass
 
 
-#: TCP keepalives of the server's side of a drain's lock connection: a peer silent for 10 s is probed every 5 s,
-#: and given up after 3 probes unanswered (no effect on a Unix socket, which ends with its machine). Set once per
-#: connection (they last as long as it).
+#: TCP keepalives of the server's side of a process's lock connection: a peer silent for 10 s is probed every 5 s,
+#: and given up after 3 probes unanswered (no effect on a Unix socket, which ends with its machine).
 _KEEPALIVES = sa.select(
     *(
         sa.func.set_config(name, value, False)
@@ -778,71 +819,184 @@ _KEEPALIVES = sa.select(
         )
     )
 )
-#: A drain's lock taken, or given up (parameter: ``holder``), built once: a drain of one mail pays for both.
-_TAKE = sa.select(sa.func.pg_try_advisory_lock(_DRAIN_LOCKS, sa.func.hashtext(sa.bindparam("holder"))))
-_GIVE_UP = sa.select(sa.func.pg_advisory_unlock(_DRAIN_LOCKS, sa.func.hashtext(sa.bindparam("holder"))))
+#: A process's lock taken (parameter: ``name``), once for the life of its connection.
+_TAKE = sa.select(sa.func.pg_try_advisory_lock(_DRAIN_LOCKS, sa.func.hashtext(sa.bindparam("name"))))
 
 
 class _AdvisoryDrainLock(_DrainLock):
-    """A session advisory lock of PostgreSQL, on a connection of the drain's own that its renewals use: the
-    server gives it up when that connection ends, with the process or otherwise. It needs a server session of
-    its own: a proxy pooling connections by transaction (PgBouncer's ``pool_mode = transaction``) cannot
-    carry it."""
+    """A drain on PostgreSQL: its process's lock (:class:`_ProcessLock`) held, its name under the lock's, and its
+    renewals run on the lock's connection. Taking and giving it up costs no round trip, only when the process's
+    lock must be taken (its first drain, or its connection lost)."""
 
-    def __init__(self, engine: sa.Engine, holder: str) -> None:
-        super().__init__(engine, holder)
-        self.connection: sa.Connection | None = None
-        #: Whether ``connection`` holds the lock (not so in the one case in four billion where a live drain's
-        #: name hashes alike: this drain then has the lease's time alone).
-        self.locked = False
+    def __init__(self, engine: sa.Engine, holder: str | None) -> None:
+        self.process = _ProcessLock.of(engine)
+        super().__init__(engine, holder or drain_id(self.process.name))
+        #: Whether the lock that protects this drain's rows is its process's (not so for a name given by hand).
+        self.under = self.holder.rpartition(":")[0] == self.process.name
         # The database away: the claim fails too; else the renewals try again.
         with contextlib.suppress(sa.exc.SQLAlchemyError):
+            self.process.begin(self.holder)
+
+    def claim_parameters(self) -> dict[str, Any]:
+        return {"process": self.process.name, "live": self.process.live()}
+
+    def _execute(self, statement: sa.Executable) -> tuple[list[sa.Row[Any]], bool]:
+        rows, locked = self.process.execute(statement)
+        return rows, locked and self.under
+
+    def _release(self) -> None:
+        self.process.end(self.holder)
+
+
+class _ProcessLock:
+    """A session advisory lock of PostgreSQL that a process holds for its life, for one engine, on a connection it
+    keeps out of the pool's turns: the server gives it up when that connection ends, with the process or
+    otherwise. Taken at the process's first drain, and again, on a new connection, at the first drain or renewal
+    after its connection was lost (a database restart); in that gap the lease's time alone protects the rows.
+    The drains of every thread share it, one statement at a time. It needs a server session of its own: a proxy
+    pooling connections by transaction (PgBouncer's ``pool_mode = transaction``) cannot carry it.
+
+    A child forked from a process that held it neither uses the parent's connection nor believes it holds the
+    lock (:func:`_forget_inherited_locks`): it takes its own, under its own name.
+    """
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+        self.pid = os.getpid()
+        #: ``host:pid:random``: the part of the name of each of its drains before the last ``:``.
+        self.name = f"{socket.gethostname()[:60]}:{self.pid}:{secrets.token_hex(4)}"
+        self.using = threading.Lock()
+        self.connection: sa.Connection | None = None
+        #: Whether ``connection`` holds the lock (not so in the one case in four billion where a live process's
+        #: name hashes alike, nor for a moment while a claim tests it: taken again at the next drain).
+        self.locked = False
+        #: The names of this process's drains running now: a claim in this process takes over the others' rows.
+        self.drains: set[str] = set()
+        self.counting = threading.Lock()
+        #: Its engine was disposed: a drain still running (another thread) is left its lease's time alone, and
+        #: the next drain takes a new lock.
+        self.closed = False
+
+    @staticmethod
+    def of(engine: sa.Engine) -> _ProcessLock:
+        with _PROCESS_LOCKS_GUARD:
+            lock = _PROCESS_LOCKS.get(id(engine))
+            if lock is None or lock.engine is not engine or lock.pid != os.getpid():
+                lock = _PROCESS_LOCKS[id(engine)] = _ProcessLock(engine)
+                if not sa.event.contains(engine, "engine_disposed", _forget_engine):
+                    sa.event.listen(engine, "engine_disposed", _forget_engine)
+            return lock
+
+    def begin(self, holder: str) -> None:
+        """A drain starts: its lock held (no round trip while the connection stands and holds it)."""
+        with self.counting:
+            self.drains.add(holder)
+        with self.using:
             self._connect()
 
+    def end(self, holder: str) -> None:
+        with self.counting:
+            self.drains.discard(holder)
+
+    def live(self) -> list[str]:
+        with self.counting:
+            return list(self.drains)
+
+    def execute(self, statement: sa.Executable) -> tuple[list[sa.Row[Any]], bool]:
+        with self.using:
+            connection = self._connect()
+            try:
+                rows = list(connection.execute(statement))
+            except BaseException:
+                # The lock may be gone with the connection: taken again, on a new one, before the next statement.
+                self._drop()
+                raise
+            return rows, self.locked
+
     def _connect(self) -> sa.Connection:
-        if self.connection is None:
-            # Each statement its own transaction: no BEGIN and COMMIT around a renewal (a drain of one mail pays
-            # for taking and giving up its lock, two round trips).
+        if self.closed:
+            raise sa.exc.ResourceClosedError("the engine of this drain's lock was disposed")
+        connection = self.connection
+        if connection is not None and _told_something(connection):
+            # A server that closes a connection (a restart, ``pg_terminate_backend``) says so first: the lock is
+            # gone, or going. Seen without a round trip; a connection lost without a word is found by its next
+            # renewal.
+            self._drop()
+            connection = None
+        if connection is None:
+            # Each statement its own transaction: no BEGIN and COMMIT around a renewal.
             connection = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
             try:
                 # The server notices within half a minute that a machine it talks to went away (its default,
-                # the system's, is two hours), and so gives up the lock of a drain whose machine died.
-                if not connection.info.get("smallworld.keepalives"):
+                # the system's, is two hours), and so gives up the lock of a process whose machine died.
+                if not connection.info.get("smallworld.keepalives"):  # they last as long as the connection
                     connection.execute(_KEEPALIVES)
                     connection.info["smallworld.keepalives"] = True
-                self.locked = bool(connection.execute(_TAKE, {"holder": self.holder}).scalar())
             except BaseException:
                 connection.invalidate()
                 connection.close()
                 raise
+            self.connection, self.locked = connection, False
+        if not self.locked:
+            try:
+                self.locked = bool(connection.execute(_TAKE, {"name": self.name}).scalar())
+            except BaseException:
+                self._drop()
+                raise
             if not self.locked:
-                log(logger, logging.WARNING, "mail.drain_lock_shared", holder=self.holder)
-            self.connection = connection
-        return self.connection
+                log(logger, logging.WARNING, "mail.drain_lock_shared", holder=self.name)
+        return connection
 
-    def _execute(self, statement: sa.Executable) -> tuple[list[sa.Row[Any]], bool]:
-        connection = self._connect()
-        try:
-            rows = list(connection.execute(statement))
-        except BaseException:
-            # The lock may be gone with the connection: it is taken again, on a new one, before the next renewal.
-            self.connection = None
-            connection.invalidate()
+    def _drop(self) -> None:
+        """Close the connection (the server gives the lock up with it)."""
+        connection, self.connection, self.locked = self.connection, None, False
+        if connection is not None:
+            with contextlib.suppress(sa.exc.SQLAlchemyError):
+                connection.invalidate()
             connection.close()
-            raise
-        return rows, self.locked
 
-    def _release(self) -> None:
-        connection, self.connection = self.connection, None
-        if connection is None:
+
+def _told_something(connection: sa.Connection) -> bool:
+    """Whether the server sent something on an idle connection (a notice that it closes it), or it is unusable."""
+    try:
+        fileno = connection.connection.driver_connection.fileno()  # type: ignore[union-attr]
+    except Exception:  # closed, or invalidated
+        return True
+    ready = select_module.poll()
+    ready.register(fileno, select_module.POLLIN)
+    return bool(ready.poll(0))
+
+
+#: This process's locks, by engine (``id``, the engine checked too).
+_PROCESS_LOCKS: dict[int, _ProcessLock] = {}
+_PROCESS_LOCKS_GUARD = threading.Lock()
+#: Locks a forked child inherited from its parent: kept, never used nor closed (closing would end the parent's
+#: session, whose socket the child shares).
+_INHERITED: list[_ProcessLock] = []
+
+
+def _forget_engine(engine: sa.Engine) -> None:
+    """An engine disposed (its connections closed): its lock given up with its connection, in this process."""
+    with _PROCESS_LOCKS_GUARD:
+        lock = _PROCESS_LOCKS.get(id(engine))
+        if lock is None or lock.engine is not engine or lock.pid != os.getpid():
             return
-        try:
-            if self.locked:
-                connection.execute(_GIVE_UP, {"holder": self.holder})
-        except sa.exc.SQLAlchemyError:
-            connection.invalidate()  # closed, not pooled: the server gives the lock up with it
-        finally:
-            connection.close()
+        del _PROCESS_LOCKS[id(engine)]
+    with lock.using:
+        lock.closed = True
+        lock._drop()
+
+
+def _forget_inherited_locks() -> None:
+    """In a forked child: the parent's locks are not the child's (Celery's prefork pool forks its processes from
+    a parent that may have drained)."""
+    global _PROCESS_LOCKS_GUARD
+    _PROCESS_LOCKS_GUARD = threading.Lock()  # the parent's may have been held by another thread at the fork
+    _INHERITED.extend(_PROCESS_LOCKS.values())
+    _PROCESS_LOCKS.clear()
+
+
+os.register_at_fork(after_in_child=_forget_inherited_locks)
 
 
 class _FileDrainLock(_DrainLock):
