@@ -58,7 +58,6 @@ import logging
 import os
 import re
 import secrets
-import select as select_module
 import socket
 import tempfile
 import threading
@@ -91,6 +90,7 @@ from service.domain.models import (
     utcnow,
 )
 from service.domain.outbox import mail_domain
+from service.infra.db import server_spoke
 from service.infra.logfmt import log
 
 logger = logging.getLogger(__name__)
@@ -959,12 +959,10 @@ class _ProcessLock:
 def _told_something(connection: sa.Connection) -> bool:
     """Whether the server sent something on an idle connection (a notice that it closes it), or it is unusable."""
     try:
-        fileno = connection.connection.driver_connection.fileno()  # type: ignore[union-attr]
+        driver = connection.connection.driver_connection
     except Exception:  # closed, or invalidated
         return True
-    ready = select_module.poll()
-    ready.register(fileno, select_module.POLLIN)
-    return bool(ready.poll(0))
+    return server_spoke(driver)
 
 
 #: This process's locks, by engine (``id``, the engine checked too).

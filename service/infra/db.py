@@ -86,13 +86,9 @@ def check_pooled_connections(engine: Engine) -> None:
 
     def check(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
         used_at = record.info.get(_USED_AT)
-        if used_at is not None and time.monotonic() - used_at < PING_AFTER_IDLE_SECONDS:
-            fileno = getattr(dbapi_connection, "fileno", None)
-            if fileno is not None:
-                quiet = select.poll()
-                quiet.register(fileno(), select.POLLIN)
-                if not quiet.poll(0):
-                    return
+        recent = used_at is not None and time.monotonic() - used_at < PING_AFTER_IDLE_SECONDS
+        if recent and not server_spoke(dbapi_connection):
+            return
         try:
             dialect.do_ping(dbapi_connection)
         except dialect.loaded_dbapi.Error as error:
@@ -103,6 +99,18 @@ def check_pooled_connections(engine: Engine) -> None:
     event.listen(engine, "connect", used)
     event.listen(engine, "checkin", used)
     event.listen(engine, "checkout", check)
+
+
+def server_spoke(dbapi_connection: Any) -> bool:
+    """Whether an idle connection's socket has something to read: a server that ends a connection says why
+    first (:func:`check_pooled_connections`). True too for a connection with no socket to look at (closed)."""
+    try:
+        fileno = dbapi_connection.fileno()
+    except Exception:  # closed, or a driver without sockets
+        return True
+    ready = select.poll()
+    ready.register(fileno, select.POLLIN)
+    return bool(ready.poll(0))
 
 
 #: The dialects' own INSERT, which has ``ON CONFLICT`` (both spell it the same).
