@@ -232,9 +232,12 @@ def process_id() -> str:
     return _process_id(os.getpid())
 
 
-@functools.cache
-def _process_id(pid: int) -> str:
+def _process_name(pid: int) -> str:
+    """A new name for process ``pid``, unique across hosts and processes: ``host:pid:random``."""
     return f"{socket.gethostname()[:60]}:{pid}:{secrets.token_hex(4)}"
+
+
+_process_id = functools.cache(_process_name)
 
 
 def _claim(session: Session, now: datetime, settings: MailSettings, alive: _DrainLock) -> list[_Job]:
@@ -864,7 +867,7 @@ class _ProcessLock:
         self.engine = engine
         self.pid = os.getpid()
         #: ``host:pid:random``: the part of the name of each of its drains before the last ``:``.
-        self.name = f"{socket.gethostname()[:60]}:{self.pid}:{secrets.token_hex(4)}"
+        self.name = _process_name(self.pid)
         self.using = threading.Lock()
         self.connection: sa.Connection | None = None
         #: Whether ``connection`` holds the lock (not so in the one case in four billion where a live process's
