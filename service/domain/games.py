@@ -4,7 +4,10 @@ starting a game is ``lobby``."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.orm.attributes import set_committed_value
@@ -12,7 +15,7 @@ from sqlmodel import Session, col, select
 
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import NotFound
-from service.domain.models import Game, GameStatus, Player, Seat
+from service.domain.models import Game, GameAction, GameStatus, Player, Seat
 from service.domain.rows import GAMES, SEAT_SELECTED, GameRow, SeatRow, by_number, seat_row, seated_at
 from service.domain.schemas import GameSettings
 from service.infra.mail_wakeup import want_tally
@@ -28,9 +31,16 @@ def get_game(session: Session, game_id: int, *, lock: bool = False) -> Game:
     return game
 
 
-def update_if_unmoved(session: Session, game: Game | GameRow, version: int) -> bool:
+def update_if_unmoved(
+    session: Session, game: Game | GameRow, version: int, *, event: Mapping[str, Any] | None = None
+) -> bool:
     """Write ``game``'s pending changes in one ``UPDATE … WHERE id = ? AND version = ?``; ``False`` (and
     nothing written) if the row's version is no longer ``version``: something else moved the game first.
+
+    With ``event`` (a log entry's row, every column but the id), the entry's INSERT goes in the same statement,
+    on PostgreSQL only (:func:`_event_and_update`): one round trip for both, the UPDATE made only once the
+    entry is in (it raises ``IntegrityError`` when the log's unique (game, version) refuses it), and ``False``,
+    with the entry in a transaction that the caller rolls back, when the version guard stops the UPDATE.
 
     A plain row's pending changes are the columns set since it was read (``GameRow.changed``); once written,
     it has none. An ORM object's changes are then the ORM's committed state, so the commit's flush writes
@@ -44,8 +54,7 @@ def update_if_unmoved(session: Session, game: Game | GameRow, version: int) -> b
     """
     if isinstance(game, GameRow):
         written = {name: getattr(game, name) for name in game.changed}
-        moved = session.connection().execute(_UNMOVED, {**written, "unmoved_id": game.id, "unmoved_version": version})
-        if moved.rowcount != 1:
+        if not _guarded_update(session, written, game.id, version, event):
             return False
         game.changed.clear()
         return True
@@ -54,8 +63,7 @@ def update_if_unmoved(session: Session, game: Game | GameRow, version: int) -> b
     # set back to the value it had is written again, unchanged): cheaper than asking each column's history.
     values = state.dict
     changes = {_COLUMN_OF[key]: values[key] for key in state.committed_state if key in _COLUMN_OF}
-    moved = session.connection().execute(_UNMOVED, {**changes, "unmoved_id": game.id, "unmoved_version": version})
-    if moved.rowcount != 1:
+    if not _guarded_update(session, changes, game.id, version, event):
         return False
     if len(changes) == len(state.committed_state) and state.session is session:
         # Every pending change was written (the game has no relationships, each change is a column): the
@@ -68,10 +76,50 @@ def update_if_unmoved(session: Session, game: Game | GameRow, version: int) -> b
     return True
 
 
+def _guarded_update(
+    session: Session, changes: dict[str, Any], game_id: int | None, version: int, event: Mapping[str, Any] | None
+) -> bool:
+    """:func:`update_if_unmoved`'s statement, with ``event``'s INSERT when it has one; whether the game moved."""
+    guard = {"unmoved_id": game_id, "unmoved_version": version}
+    if event is None:
+        moved = session.connection().execute(_UNMOVED, {**changes, **guard})
+    else:
+        entry = {_EVENT_PARAMETER[name]: value for name, value in event.items()}
+        moved = session.connection().execute(_event_and_update(frozenset(event)), {**changes, **entry, **guard})
+    return moved.rowcount == 1
+
+
+@functools.cache
+def _event_and_update(columns: frozenset[str]) -> sa.Update:
+    """The log entry's INSERT (of ``columns``, from the parameters named ``event_<column>``) and the guarded
+    UPDATE in one PostgreSQL statement, built once per set of columns (a step's entry has all of them):
+
+        WITH event AS (INSERT INTO actions (…) VALUES (…) RETURNING actions.game_id)
+        UPDATE games SET … FROM event WHERE games.id = ? AND games.version = ? AND games.id = event.game_id
+
+    The UPDATE's rows come from its join with the INSERT's one returned row, so the game's row is locked and
+    written only once the entry is in, after its unique (game, version) is checked: the same order as an
+    INSERT then an UPDATE (every other writer of a step's entry does so), so two steps racing for a version
+    wait for each other, never deadlock. The version guard is the UPDATE's own, checked again on the row's
+    latest version when another transaction moved it meanwhile (READ COMMITTED).
+    """
+    entry = (
+        sa.insert(_EVENTS)
+        .values({name: sa.bindparam(_EVENT_PARAMETER[name], type_=_EVENTS.c[name].type) for name in sorted(columns)})
+        .returning(_EVENTS.c.game_id)
+        .cte("event")
+    )
+    return _UNMOVED.where(GAMES.c.id == entry.c.game_id)
+
+
 #: The guarded UPDATE of :func:`update_if_unmoved`; the columns it sets come with each execution's parameters.
 _UNMOVED = GAMES.update().where(
     GAMES.c.id == sa.bindparam("unmoved_id"), GAMES.c.version == sa.bindparam("unmoved_version")
 )
+_EVENTS: sa.Table = GameAction.__table__  # type: ignore[attr-defined]
+#: The parameter of each column of a log entry in :func:`_event_and_update` (the game has columns of the same
+#: names, set from parameters named as they are).
+_EVENT_PARAMETER = {column.name: f"event_{column.name}" for column in _EVENTS.columns}
 #: The game's attribute of each column (they share their names today; the guard must not depend on it).
 _ATTRIBUTE_OF = {attr.columns[0].key: attr.key for attr in sa.inspect(Game).column_attrs}
 _COLUMN_OF = {attribute: column for column, attribute in _ATTRIBUTE_OF.items()}

@@ -631,14 +631,17 @@ def commit_step(
     expected = game.version
     try:
         session.flush()  # what the caller changed before (an undo's steps marked undone)
-        # One INSERT, built once: the event is not read back, so it needs none of the ORM's unit of work.
-        session.connection().execute(_INSERT_EVENT, event)
+        # The common step, on PostgreSQL: the event goes in with the game's UPDATE, one statement.
+        with_update = _written_with_update(session, game, new_state)
+        if not with_update:
+            # One INSERT, built once: the event is not read back, so it needs none of the ORM's unit of work.
+            session.connection().execute(_INSERT_EVENT, event)
         if begins_turn(game.step_key, new_state):  # not the common step: that neither reads nor writes them
             _keep_turn_start(session, game.id or 0, expected + 1, new_state)
         game.version = expected + 1
         with session.no_autoflush:  # the game's changes go out in the guarded UPDATE, not on their own
             after_change(session, game, new_state, links, now, seats=seats)
-            if not update_if_unmoved(session, game, expected):
+            if not update_if_unmoved(session, game, expected, event=event if with_update else None):
                 raise _Lost()
         session.commit()
     except (IntegrityError, _Lost):
@@ -650,6 +653,17 @@ def commit_step(
         fresh = get_game(session, game.id or 0)
         raise Conflict("Another step was applied first: reload and retry", version=fresh.version) from None
     return StepResult(game=game, version=game.version, last=dict(new_state.last), state=new_state)
+
+
+def _written_with_update(session: Session, game: Game | GameRow, new_state: rules.GameState) -> bool:
+    """Whether a step's event is written in the game's guarded UPDATE (``games.update_if_unmoved``'s ``event``):
+    on PostgreSQL, for the common step, which leaves the same step awaited (the seat on turn goes on). Then
+    nothing between the event and the UPDATE reads the log (:func:`after_change` stores the state and stops:
+    no clock, no mail, no "Since your last turn" told from the log, no stored turn start). A step that passes
+    the turn, or ends the game, inserts its event first. SQLite keeps the INSERT of its own."""
+    if new_state.over or step_key(new_state) != game.step_key:
+        return False
+    return session.get_bind().dialect.name == "postgresql"
 
 
 def _keep_turn_start(session: Session, game_id: int, version: int, state: rules.GameState) -> None:

@@ -160,6 +160,25 @@ def get_session() -> Session:
     return session
 
 
+def get_reading_session() -> Session:
+    """:func:`get_session` for a request whose only database work is one read (a link's game and seat for the
+    legal actions, say): on PostgreSQL its connection runs that read outside a transaction (autocommit), as a
+    transaction of that one statement would run it, which is what the read needs.
+
+    The transaction's BEGIN and the ROLLBACK that ends it are then not sent, and neither is the ``DEALLOCATE ALL``
+    that psycopg sends after every ROLLBACK, with which it forgets the connection's prepared statements: a
+    pooled connection's next requests (the steps' statements, read and written at every step) are then
+    prepared again, one more round trip each, after five runs parsed and planned anew. A request that reads
+    twice or writes takes :func:`get_session`: each statement of an autocommit connection sees its own
+    snapshot. SQLite's sessions are unchanged (its transactions begin as ``BEGIN IMMEDIATE``).
+    """
+    session = get_session()
+    if not session.in_transaction() and get_engine().dialect.name == "postgresql":
+        # The isolation level is the connection's until the pool takes it back (SQLAlchemy resets it then).
+        session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+    return session
+
+
 def _database_unavailable(error: OperationalError | InterfaceError) -> Any:
     """The database went away mid-request (a restart, a failover, a dropped connection; SQLite busy past its
     timeout): the request's transaction was not committed, so the client may safely send it again. 503 with

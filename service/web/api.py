@@ -38,7 +38,7 @@ from service.domain.schemas import (
     UndoSteps,
     Vacation,
 )
-from service.infra.db import get_session
+from service.infra.db import get_reading_session, get_session
 from service.web import hosting
 from service.web.access import AtTable, at_table_from_token, rows_from_token, seat_from_token
 from service.web.api_spec import ERRORS, LIMITED_ERRORS, bearer_token, domain_error, refuse_unreadable_bodies, spec
@@ -47,9 +47,11 @@ from service.web.pages.errors import error_page
 bp = Blueprint("api", __name__, url_prefix="/api")
 
 
-def _seat_for(game_id: int) -> tuple[GameRow, int]:
-    """The link's game, as a plain row for the API's reads, and its seat's number; refused for another game."""
-    game, seat = rows_from_token(get_session(), current_links(), bearer_token())
+def _seat_for(game_id: int, *, only_read: bool = False) -> tuple[GameRow, int]:
+    """The link's game, as a plain row for the API's reads, and its seat's number; refused for another game.
+    ``only_read``: the request reads nothing else (``get_reading_session``)."""
+    session = get_reading_session() if only_read else get_session()
+    game, seat = rows_from_token(session, current_links(), bearer_token())
     _check_same_game(game_id, game.id)
     return game, seat.seat
 
@@ -132,7 +134,7 @@ def game_state(game_id: int) -> Any:
 def legal_actions(game_id: int) -> Any:
     """What the caller may do now (empty when it is not their turn), each with its preview (what it will
     do, computed by the rules engine) in ``previews``; ``?previews=false`` leaves them out."""
-    game, seat = _seat_for(game_id)
+    game, seat = _seat_for(game_id, only_read=True)
     return previews.legal_actions(game, seat, with_previews=_previews_wanted(default=True))
 
 
@@ -163,7 +165,7 @@ def explain(game_id: int, json: ExplainAction) -> Any:
     """Whether an action is offered to you now and, if not, why (the rules' words); for a conquest, what
     the region costs and why; for an action offered, what it will do, and with ``board``, the board after
     it (a redeployment's preview)."""
-    game, seat = _seat_for(game_id)
+    game, seat = _seat_for(game_id, only_read=True)
     return previews.explain_action(game, seat, json.action, board=json.board)
 
 
@@ -171,7 +173,7 @@ def explain(game_id: int, json: ExplainAction) -> Any:
 @spec.validate(resp=Responses(HTTP_200=RegionExplained, **ERRORS), tags=["play"], security=[{"seat": []}])
 def region(game_id: int, region: int) -> Any:
     """What you may do on one region now, each with its preview, and why a conquest of it is not offered."""
-    game, seat = _seat_for(game_id)
+    game, seat = _seat_for(game_id, only_read=True)
     return previews.explain_region(game, seat, region)
 
 

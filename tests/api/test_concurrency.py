@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import functools
+import random
 import threading
+import time
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy import text
 from sqlmodel import Session, select
 
-from service.domain import play
-from service.domain.models import Game, GameAction, OutboxMail
+import rules
+from rules.bots import concrete
+from service.domain import play, previews
+from service.domain.models import ActionKind, Game, GameAction, OutboxMail
 from service.infra.db import get_engine, get_session
 
 from .conftest import bearer, create_game, new_game_body, read_outbox, token_of
@@ -22,6 +27,12 @@ def started(api: Any, outbox: Any, players: int = 2) -> tuple[int, dict[int, str
     assert created.status_code == 201, created.get_json()
     tokens = {i: token_of(m.context["turn_url"]) for i, m in enumerate(outbox("invitation"))}
     return created.get_json()["id"], tokens
+
+
+def first_pick(api: Any, game_id: int, token: str) -> Any:
+    """Seat 0's first step, the pick of the first combo at version 1 (it keeps the seat on turn)."""
+    body = {"version": 1, "action": {"type": "pick", "combo": 0}}
+    return api.post(f"/api/games/{game_id}/actions", headers=bearer(token), json=body)
 
 
 def actions_logged(app: Any, game_id: int) -> list[GameAction]:
@@ -141,11 +152,7 @@ def test_a_game_moved_by_something_else_mid_step_refuses_the_step(
         return apply(state, action)
 
     monkeypatch.setattr(play.rules, "apply", apply_then_someone_else_moves_the_game)
-    refused = api.post(
-        f"/api/games/{game_id}/actions",
-        headers=bearer(tokens[0]),
-        json={"version": 1, "action": {"type": "pick", "combo": 0}},
-    )
+    refused = first_pick(api, game_id, tokens[0])
     assert refused.status_code == 409, refused.get_json()
     assert refused.get_json() == {"error": "Another step was applied first: reload and retry", "version": 2}
     assert actions_logged(app, game_id) == []
@@ -194,3 +201,113 @@ def test_a_step_whose_database_connection_drops_gets_503_and_applies_once_when_s
     assert again.get_json()["version"] == 2
     assert [a.version for a in actions_logged(app, game_id)] == [2]
     assert len(dropped) == 1
+
+
+def test_a_step_meeting_another_writer_of_its_version_waits_for_it_then_is_refused(
+    make_app: Any, postgres_url: str, redis_url: str, monkeypatch: Any
+) -> None:
+    """Another transaction writes the game's next version as every step does (its event's INSERT, then the
+    game's UPDATE) and is still open when the step writes: the step waits for it, and once it commits, is
+    refused with the version it made; neither deadlocks. On PostgreSQL a step that keeps the seat on turn
+    writes its event and the game's UPDATE in one statement, which takes its locks in that same order: the
+    event's unique (game, version) first, the game's row after (a deadlock would fail one of the two after
+    PostgreSQL's ``deadlock_timeout``: a 503 here, or an error in the other transaction)."""
+    app = make_app(DATABASE_URL=postgres_url, BROKER_URL=redis_url)
+    api = app.test_client()
+    game_id, tokens = started(api, functools.partial(read_outbox, app))
+    apply = play.rules.apply
+    other = get_engine(app).connect()
+    other_transaction = other.begin()
+    finished: list[str] = []
+
+    def finish_once_the_step_waits(pid: int) -> None:
+        try:
+            with get_engine(app).connect() as watcher:
+                for _ in range(200):  # the step's statement waits on the other's event: a lock
+                    waiting = watcher.execute(
+                        text("SELECT wait_event_type FROM pg_stat_activity WHERE pid = :pid"), {"pid": pid}
+                    ).scalar()
+                    watcher.rollback()
+                    if waiting == "Lock":
+                        finished.append("the step waited")
+                        break
+                    time.sleep(0.05)
+            other.execute(text("UPDATE games SET version = 2 WHERE id = :id"), {"id": game_id})
+            other_transaction.commit()
+            finished.append("committed")
+        except Exception as error:  # the test fails on it below
+            finished.append(repr(error))
+
+    waiter: list[threading.Thread] = []
+
+    def apply_while_another_writes(state: Any, action: Any) -> Any:
+        if not waiter:
+            event = play.new_event(game_id=game_id, seat=0, kind=ActionKind.ACTION, action={"type": "x"}, version=2)
+            other.execute(sa.insert(GameAction.__table__), event)  # type: ignore[attr-defined]
+            pid = get_session().connection().exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
+            waiter.append(threading.Thread(target=finish_once_the_step_waits, args=(pid,)))
+            waiter[0].start()
+        return apply(state, action)
+
+    monkeypatch.setattr(play.rules, "apply", apply_while_another_writes)
+    refused = first_pick(api, game_id, tokens[0])
+    waiter[0].join(30)
+    other.close()
+    assert finished == ["the step waited", "committed"]
+    assert refused.status_code == 409, refused.get_json()
+    assert refused.get_json() == {"error": "Another step was applied first: reload and retry", "version": 2}
+    assert [(a.version, a.action) for a in actions_logged(app, game_id)] == [(2, {"type": "x"})]
+
+
+def test_a_read_alone_goes_outside_a_transaction_and_steps_in_one(
+    make_app: Any, postgres_url: str, redis_url: str, monkeypatch: Any
+) -> None:
+    """On PostgreSQL the legal actions' one read runs outside a transaction (no BEGIN, no ROLLBACK, and none
+    of the ``DEALLOCATE ALL`` that psycopg sends after a ROLLBACK); the steps on the same pooled connection
+    after it each run in a transaction, as before: one that keeps the seat on turn (its event and the game's
+    UPDATE in one statement) and one that passes the turn (its event, the turn's mail, the game)."""
+    app = make_app(DATABASE_URL=postgres_url, BROKER_URL=redis_url)
+    api = app.test_client()
+    game_id, tokens = started(api, functools.partial(read_outbox, app))
+    seen: list[tuple[str, str, bool]] = []
+
+    def connection_now(what: str) -> None:
+        dbapi = get_session().connection().connection.dbapi_connection
+        assert dbapi is not None
+        seen.append((what, dbapi.info.transaction_status.name, dbapi.autocommit))
+
+    legal_actions, after_change = previews.legal_actions, play.after_change
+
+    def listed(*args: Any, **kwargs: Any) -> Any:
+        connection_now("read")
+        return legal_actions(*args, **kwargs)
+
+    def changed(session: Any, game: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
+        connection_now("passes" if play.step_key(state) != game.step_key else "keeps")
+        return after_change(session, game, state, *args, **kwargs)
+
+    monkeypatch.setattr(previews, "legal_actions", listed)
+    monkeypatch.setattr(play, "after_change", changed)
+    legal = api.get(f"/api/games/{game_id}/legal-actions?previews=false", headers=bearer(tokens[0])).get_json()
+    for _ in range(20):
+        kinds = {a["type"]: a for a in legal["actions"]}
+        offered = kinds.get("end_turn") or kinds.get("end_conquest") or legal["actions"][0]
+        action = concrete(rules.Action.from_json(offered), random.Random(0)).to_json()
+        answer = api.post(
+            f"/api/games/{game_id}/actions",
+            headers=bearer(tokens[0]),
+            json={"version": legal["version"], "action": action},
+        )
+        assert answer.status_code == 200, answer.get_json()
+        if answer.get_json()["legal_actions"] is None:
+            break
+        legal = answer.get_json()["legal_actions"]
+    assert answer.get_json()["game"]["awaiting"] == [1]
+    # The GET's read, then the steps' answers' legal actions (read from the step, after its commit).
+    reads, steps = [s for s in seen if s[0] == "read"], [s for s in seen if s[0] != "read"]
+    assert reads[0] == ("read", "IDLE", True) and set(reads[1:]) == {("read", "IDLE", False)}
+    assert set(steps[:-1]) == {("keeps", "INTRANS", False)} and steps[-1] == ("passes", "INTRANS", False)
+    assert [a.version for a in actions_logged(app, game_id)] == list(range(2, len(steps) + 2))
+    with get_engine(app).connect() as pooled:
+        dbapi = pooled.connection.dbapi_connection
+        assert dbapi is not None and not dbapi.autocommit
