@@ -26,7 +26,8 @@ Never lose a mail, never send one twice:
   So no time limit, and no thread being on time, decides whether a live drain keeps its rows; the lease's
   time is what is left for a drain whose lock was lost while it lives (the connection to PostgreSQL
   broken: the process takes its lock again, on a new connection, at the next drain or renewal), and for a
-  crash, after which the rows go out one lease later. The leases and locks are ``service.domain.leases``'s,
+  crash, after which the rows go out one lease later. A drain that fails while its process lives on gives
+  back at once, for any drain, the rows it had not begun to send. The leases and locks are ``service.domain.leases``'s,
   shared with the drains of chat notices.
 - Each outcome is committed **within a fraction of a second** of its mail (``record_seconds``): sent;
   retry later (a transient failure, with backoff); failed (a permanent refusal, a mail that cannot be
@@ -370,6 +371,8 @@ def _send_batch(
     stop_at = time.monotonic() + settings.batch_seconds
     lease = leases.Lease(_CLAIMS, alive, [job.id for job in jobs], settings.lease_seconds, clock)
     outcomes = _Outcomes(session, settings.record_seconds, holder, lease.writing)
+    # The jobs from this index on have not begun to go out (the one before it may be with the SMTP server).
+    untried = 0
     lease.start()
     try:
         with backend.open() as connection:
@@ -385,7 +388,15 @@ def _send_batch(
                     report.lost += 1
                     log(logger, logging.WARNING, "mail.lease_lost", outbox=job.id, game=job.game_id, holder=holder)
                     continue
+                untried = index + 1
                 _send_one(connection, outcomes, links, settings, job, clock, report)
+    except Exception:
+        # The drain fails and its process lives on (a database error, a fault of its own): no other process's
+        # drain may take its rows while that process holds its lock, so they are given back now, for any drain,
+        # rather than left to a later drain of this process once their lease lapsed. A process that dies (a
+        # ``BaseException``: killed, interrupted) gives them up with its lock.
+        _give_back(session, jobs[untried:], clock(), holder, lease.writing)
+        raise
     finally:
         try:
             # Also on the way out of a failure: what went out before it must not go out again.
@@ -702,6 +713,19 @@ def _release(session: Session, jobs: list[_Job], now: datetime, holder: str, wri
             .execution_options(synchronize_session=False)
         )
         session.commit()
+
+
+def _give_back(session: Session, jobs: list[_Job], now: datetime, holder: str, writing: threading.Lock) -> None:
+    """After a failure, give back ``jobs`` (claimed, not begun); if the database will not, their lease's time
+    returns them."""
+    if not jobs:
+        return
+    try:
+        session.rollback()  # the failure may have left the session's transaction unusable
+        _release(session, jobs, now, holder, writing)
+    except sa.exc.SQLAlchemyError as error:
+        session.rollback()
+        log(logger, logging.WARNING, "mail.not_given_back", holder=holder, rows=len(jobs), error=repr(error))
 
 
 def outbox_counts(session: Session) -> dict[str, int]:
