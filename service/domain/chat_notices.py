@@ -21,7 +21,8 @@ Like mail (``service.domain.outbox`` and ``service.domain.delivery``), and for t
   drain whose renewal is late confirms in the database that a row is still its own before it posts it.
   A worker killed between the chat's answer and the record sends that notice again once its lease ends:
   **at least once** after a crash, as mail, and a chat has no ``Message-ID`` to drop the repeat; without a
-  crash, **never twice**.
+  crash, **never twice**. A drain that fails while its process lives on gives back at once the notices it
+  had not begun to post.
 
 A chat that is down or refuses never holds up mail: its notices are other rows, sent by another task on
 another queue, and every failure stays in those rows.
@@ -478,15 +479,23 @@ def _send_batch(
     alive: leases.DrainLock,
 ) -> None:
     lease = leases.Lease(_CLAIMS, alive, [job.id for job in jobs], settings.claim_seconds, clock)
+    # The jobs from this index on have not begun to go out (the one before it may be with the chat).
+    untried = 0
     lease.start()
     try:
-        for job in jobs:
+        for index, job in enumerate(jobs):
             if not lease.holds(job.id):
                 # Not renewed in time, or taken over: another drain may be sending it now.
                 report.lost += 1
                 log(logger, logging.WARNING, "chat.lease_lost", notice=job.id, game=job.game_id, holder=lease.holder)
                 continue
+            untried = index + 1
             _send_one(session, lease, job, send, settings, clock(), report)
+    except Exception:
+        # The drain fails and its process lives on (a database error, a fault of its own): the notices it had
+        # not begun go back at once, for any drain. A process that dies gives them up with its lock.
+        lease.give_back_after_failure(session, [left.id for left in jobs[untried:]], clock())
+        raise
     finally:
         lease.stop()
 

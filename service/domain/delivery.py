@@ -380,7 +380,7 @@ def _send_batch(
                 outcomes.store_if_due()
                 if time.monotonic() > stop_at:
                     outcomes.store()
-                    _release(session, jobs[index:], clock(), holder, lease.writing)
+                    lease.give_back(session, [left.id for left in jobs[index:]], clock())
                     report.released += len(jobs) - index
                     return
                 if not lease.holds(job.id):
@@ -395,7 +395,7 @@ def _send_batch(
         # drain may take its rows while that process holds its lock, so they are given back now, for any drain,
         # rather than left to a later drain of this process once their lease lapsed. A process that dies (a
         # ``BaseException``: killed, interrupted) gives them up with its lock.
-        _give_back(session, jobs[untried:], clock(), holder, lease.writing)
+        lease.give_back_after_failure(session, [left.id for left in jobs[untried:]], clock())
         raise
     finally:
         try:
@@ -697,35 +697,6 @@ class _Outcomes:
                 except BaseException:
                     self.session.rollback()
                     raise
-
-
-def _release(session: Session, jobs: list[_Job], now: datetime, holder: str, writing: threading.Lock) -> None:
-    """Give back rows claimed but not tried: due again at once, and the attempt not counted."""
-    with writing:
-        session.execute(
-            sa.update(OutboxMail)
-            .where(
-                col(OutboxMail.id).in_([job.id for job in jobs]),
-                col(OutboxMail.status) == PENDING,
-                col(OutboxMail.claimed_by) == holder,
-            )
-            .values(next_attempt_at=now, attempts=OutboxMail.attempts - 1, claimed_by=None)
-            .execution_options(synchronize_session=False)
-        )
-        session.commit()
-
-
-def _give_back(session: Session, jobs: list[_Job], now: datetime, holder: str, writing: threading.Lock) -> None:
-    """After a failure, give back ``jobs`` (claimed, not begun); if the database will not, their lease's time
-    returns them."""
-    if not jobs:
-        return
-    try:
-        session.rollback()  # the failure may have left the session's transaction unusable
-        _release(session, jobs, now, holder, writing)
-    except sa.exc.SQLAlchemyError as error:
-        session.rollback()
-        log(logger, logging.WARNING, "mail.not_given_back", holder=holder, rows=len(jobs), error=repr(error))
 
 
 def outbox_counts(session: Session) -> dict[str, int]:

@@ -17,7 +17,8 @@ holds an ``flock`` on a file of its own beside the database. A claim takes a row
 can take its holder's lock (:func:`takeable`), that is, if the holder is gone; or, for a drain of the claiming
 process itself, if that drain has ended (it failed, its process lives on). A drain whose renewal is late asks
 the database, with one guarded ``UPDATE``, whether a row is still its own before it sends it
-(:meth:`Lease.holds`).
+(:meth:`Lease.holds`). A drain that fails while its process lives on gives back the rows it had not begun
+(:meth:`Lease.give_back_after_failure`): no other process's drain could take them while that process lives.
 
 So no time limit, and no thread being on time, decides whether a live drain keeps its rows: after a crash a row
 goes out again one lease later (at least once), without a crash never twice. The lease's time is what is left
@@ -138,6 +139,35 @@ class Lease:
     def _run(self) -> None:
         while not self._stop.wait(self.seconds / 4):
             self.renew()
+
+    def give_back(self, session: Session, ids: list[int], now: datetime) -> None:
+        """Give back rows claimed but not tried: due again at once, and the attempt not counted."""
+        table = self.claims.table
+        with self.writing:
+            session.execute(
+                sa.update(table)
+                .where(
+                    table.c.id.in_(ids),
+                    table.c.status == self.claims.pending,
+                    table.c.claimed_by == self.holder,
+                )
+                .values(next_attempt_at=now, attempts=table.c.attempts - 1, claimed_by=None)
+            )
+            session.commit()
+
+    def give_back_after_failure(self, session: Session, ids: list[int], now: datetime) -> None:
+        """Give back rows not begun when the drain failed with its process living on: no other process's drain
+        may take them while that process holds its lock, and a later drain of it only once their lease lapsed.
+        If the database will not, their lease's time returns them."""
+        if not ids:
+            return
+        try:
+            session.rollback()  # the failure may have left the session's transaction unusable
+            self.give_back(session, ids, now)
+        except sa.exc.SQLAlchemyError as error:
+            session.rollback()
+            event = f"{self.claims.events}.not_given_back"
+            log(logger, logging.WARNING, event, holder=self.holder, rows=len(ids), error=repr(error))
 
     def renew(self) -> bool:
         """Renew the lease of the rows still ours; whether it was done under the drain's lock (then nobody

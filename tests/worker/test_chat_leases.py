@@ -166,3 +166,30 @@ def test_a_drain_killed_while_the_chat_holds_its_notice_gives_it_up_with_its_pro
     assert report.sent == 1
     assert [body["message"] for body in receiver.bodies] == ["Message 0"] * 2  # the same notice, again
     assert notices(mail_app) == [("sent", 2, None)]
+
+
+def test_a_drain_that_fails_midway_gives_back_the_notices_it_had_not_begun_and_keeps_the_one_it_was_posting(
+    mail_app: Flask, receiver: ChatReceiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its process lives on and holds its lock: without their return, the notices would wait for a later drain of
+    # that same process and a lapsed lease (half an hour by default).
+    queue_notices(mail_app, receiver, 3)
+    send_one = chat_notices._send_one
+
+    def failing_at_the_second(*args: Any) -> None:
+        report: chat_notices.NoticeReport = args[-1]
+        if report.sent == 1:
+            raise RuntimeError("a fault in the drain's own code")
+        send_one(*args)
+
+    monkeypatch.setattr(chat_notices, "_send_one", failing_at_the_second)
+    with pytest.raises(RuntimeError):
+        run_drain(mail_app)
+    monkeypatch.setattr(chat_notices, "_send_one", send_one)
+    # The first was posted; the second may have been with the chat when the drain failed, so it stays claimed
+    # (posted again only once its lease lapsed: at least once); the third is given back, the attempt not counted.
+    held = [(status, attempts, holder is not None) for status, attempts, holder in notices(mail_app)]
+    assert held == [("sent", 1, False), ("pending", 1, True), ("pending", 0, False)]
+    report = run_drain(mail_app)
+    assert (report.claimed, report.sent) == (1, 1)
+    assert [body["message"] for body in receiver.bodies] == ["Message 0", "Message 2"]
