@@ -28,7 +28,7 @@ from service.infra.chat import ChatPolicy
 from service.infra.db import get_engine, get_session
 from tests.chat_receiver import ChatReceiver, chat_receiver
 
-from .conftest import new_game
+from .conftest import failing_at_the_second, new_game
 
 #: The tests' chat is on this machine: the policy lets it through (the default refuses local addresses).
 POLICY = ChatPolicy(private_hosts=True, timeout=10)
@@ -175,14 +175,7 @@ def test_a_drain_that_fails_midway_gives_back_the_notices_it_had_not_begun_and_k
     # that same process and a lapsed lease (half an hour by default).
     queue_notices(mail_app, receiver, 3)
     send_one = chat_notices._send_one
-
-    def failing_at_the_second(*args: Any) -> None:
-        report: chat_notices.NoticeReport = args[-1]
-        if report.sent == 1:
-            raise RuntimeError("a fault in the drain's own code")
-        send_one(*args)
-
-    monkeypatch.setattr(chat_notices, "_send_one", failing_at_the_second)
+    monkeypatch.setattr(chat_notices, "_send_one", failing_at_the_second(send_one))
     with pytest.raises(RuntimeError):
         run_drain(mail_app)
     monkeypatch.setattr(chat_notices, "_send_one", send_one)

@@ -26,7 +26,7 @@ from service.domain.models import OutboxMail, utcnow
 from service.infra.db import get_engine, get_session
 from tests.smtp import Received, SMTPServer
 
-from .conftest import outbox
+from .conftest import failing_at_the_second, outbox
 from .test_outbox_delivery import CrashAfterSending, queue
 
 
@@ -234,14 +234,7 @@ def test_a_drain_that_fails_midway_gives_back_the_rows_it_had_not_begun_and_keep
 ) -> None:
     queue(mail_app, 3, template="auto_passed")
     send_one = delivery._send_one
-
-    def failing_at_the_second(*args: Any) -> None:
-        report: delivery.DeliveryReport = args[-1]
-        if report.sent == 1:
-            raise RuntimeError("a fault in the drain's own code")
-        send_one(*args)
-
-    monkeypatch.setattr(delivery, "_send_one", failing_at_the_second)
+    monkeypatch.setattr(delivery, "_send_one", failing_at_the_second(send_one))
     with pytest.raises(RuntimeError):
         run_drain(mail_app)
     monkeypatch.setattr(delivery, "_send_one", send_one)
