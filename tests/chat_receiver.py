@@ -1,14 +1,15 @@
 """A chat for the tests: a tiny HTTP server in a thread that takes apprise's ``json://`` notifications.
 
 It keeps every request's JSON body, answers with the status the test chose (200, or 500 to play a chat
-that fails), and can be stopped to play a chat that is down.
+that fails), and can be stopped to play a chat that is down. ``on_post``, if set, is called with each body
+once it is kept and before the answer (a chat slow to answer, or one that holds a notice).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -19,6 +20,7 @@ class ChatReceiver:
         self.bodies: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.status = 200
+        self.on_post: Callable[[dict[str, Any]], None] | None = None
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -26,7 +28,10 @@ class ChatReceiver:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 receiver.paths.append(self.path)
-                receiver.bodies.append(json.loads(raw or b"null"))
+                body = json.loads(raw or b"null")
+                receiver.bodies.append(body)
+                if receiver.on_post is not None:
+                    receiver.on_post(body)
                 self.send_response(receiver.status)
                 self.end_headers()
 

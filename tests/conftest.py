@@ -29,6 +29,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, NoReturn
 
+import kombu
 import pytest
 import redis
 from flask import Flask
@@ -41,6 +42,7 @@ from werkzeug.routing import Rule
 
 from service import create_app
 from service.domain import lobby
+from service.infra.broker import is_embedded
 from service.infra.config import DEFAULTS, PREFIX
 from service.infra.db import get_engine, make_engine, upgrade_database
 from tests.processes import OwnRedis, guard_children
@@ -347,20 +349,29 @@ class _StatementsCompiledOncePerProcess:
     the process's store by what the compiler reads from the dialect instead: its class and the state of the
     dialect and of its identifier preparer and type compiler (server version, parameter style, quoting, options).
     Engines whose dialects agree on all of it compile the same statement to the same thing, schema included:
-    the tests select a PostgreSQL schema by the connection's ``search_path``, not by ``schema_translate_map``,
-    and the dialect's default schema (the ``search_path``'s) is part of the key all the same.
+    the tests select a PostgreSQL schema by the connection's ``search_path``, not by ``schema_translate_map``.
+    The dialect's default schema (the ``search_path``'s, so each PostgreSQL test's own) is read by the compiler
+    only for a ``schema_translate_map`` (SQLAlchemy 2.0, ``SQLCompiler._render_schema_translates``), which the key
+    tells (its fourth part): it is part of the key of those statements alone, and the PostgreSQL tests' engines
+    share the rest.
     """
 
     _store: util.LRUCache[Any, Any] = util.LRUCache(5000)
 
-    def __init__(self, dialect_state: tuple[Any, ...]) -> None:
+    def __init__(self, dialect_state: tuple[Any, ...], default_schema: str | None) -> None:
         self._dialect_state = dialect_state
+        self._default_schema = default_schema
+
+    def _key(self, key: tuple[Any, ...]) -> tuple[Any, ...]:
+        _dialect, statement, column_keys, schema_translated, *rest = key
+        schema = self._default_schema if schema_translated else None
+        return (self._dialect_state, schema, statement, column_keys, schema_translated, *rest)
 
     def get(self, key: tuple[Any, ...], default: Any = None) -> Any:
-        return self._store.get((self._dialect_state, *key[1:]), default)
+        return self._store.get(self._key(key), default)
 
     def __setitem__(self, key: tuple[Any, ...], compiled: Any) -> None:
-        self._store[(self._dialect_state, *key[1:])] = compiled
+        self._store[self._key(key)] = compiled
 
     def __len__(self) -> int:
         return len(self._store)
@@ -369,16 +380,21 @@ class _StatementsCompiledOncePerProcess:
         self._store.clear()
 
 
-#: What the dialect's identifier preparer and type compiler hold besides their state: the dialect they belong to,
-#: and the preparer's memo of names already quoted.
-_NOT_STATE = {"dialect", "_strings"}
+#: What a dialect, its identifier preparer and type compiler hold besides their state: the dialect they belong to;
+#: the preparer's memo of names already quoted; the dialect's memo of each type's processors (made from its
+#: state); the psycopg dialect's adapters, with which it opens connections (no statement is compiled with them);
+#: and the default schema, which the cache's key holds where the compiler reads it.
+_NOT_STATE = {"dialect", "_strings", "_type_memos", "_psycopg_adapters_map", "default_schema_name"}
 
 
 def _state_of(thing: object) -> tuple[Any, ...] | None:
-    """``thing``'s class and attributes, or None when one is neither a plain value, a module nor such an object."""
+    """``thing``'s class and attributes, or None when one is neither a plain value, a module, a class nor such an
+    object."""
     state: list[tuple[str, Any]] = []
     for name, value in sorted(vars(thing).items()):
-        if isinstance(value, (types.ModuleType, str, int, float, bool, type(None))) or (
+        if name in _NOT_STATE:
+            continue
+        if isinstance(value, (types.ModuleType, type, str, int, float, bool, type(None))) or (
             isinstance(value, tuple) and all(isinstance(item, (str, int, float, bool)) for item in value)
         ):
             state.append((name, value))
@@ -387,7 +403,7 @@ def _state_of(thing: object) -> tuple[Any, ...] | None:
             if inner is None:
                 return None
             state.append((name, inner))
-        elif name not in _NOT_STATE:
+        else:
             return None
     return (type(thing), *state)
 
@@ -399,7 +415,8 @@ def _share_compiled_statements(connection: Connection) -> None:
     if isinstance(engine._compiled_cache, util.LRUCache) and not engine._compiled_cache:
         dialect_state = _state_of(engine.dialect)
         if dialect_state is not None:  # something the key cannot compare: the engine keeps its own cache
-            engine._compiled_cache = _StatementsCompiledOncePerProcess(dialect_state)  # type: ignore[assignment]
+            shared = _StatementsCompiledOncePerProcess(dialect_state, engine.dialect.default_schema_name)
+            engine._compiled_cache = shared  # type: ignore[assignment]
 
 
 @pytest.fixture
@@ -414,6 +431,7 @@ def make_app(tmp_path: Path) -> Iterator[Callable[..., Flask]]:
         app = create_app({"TESTING": True, **settings})
         apps.append(app)
         migrate(get_engine(app))
+        prepare_broker_tables(app.config["BROKER_URL"])
         return app
 
     yield make
@@ -474,6 +492,35 @@ def _migrated_sqlite() -> Path:
         upgrade_database(engine)
     finally:
         engine.dispose()  # the last connection closed: the write-ahead log is folded into the file
+    return template
+
+
+def prepare_broker_tables(broker_url: str) -> None:
+    """Give a new embedded broker its tables, as a copy of a broker file that kombu's transport made them in.
+
+    The transport creates them at a process's first use of a broker URL (``Channel._open``: an engine, then
+    ``metadata.create_all``), about 5 ms of CPU; each app the tests build has a broker file of its own in its own
+    instance folder, so its first task sent paid for them. The copy is what that makes, before any queue or
+    message: each test still declares its own queues and sends its own messages, into a file no other test sees.
+    """
+    database = make_url(broker_url.split("+", 1)[1]).database if is_embedded(broker_url) else None
+    if not database or database == ":memory:":
+        return
+    target = Path(database)
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(_broker_with_tables(), target)
+
+
+@functools.cache
+def _broker_with_tables() -> Path:
+    """A broker file in which kombu's SQLAlchemy transport made its tables, in this process's own folder."""
+    folder = Path(tempfile.mkdtemp(prefix="smallworld-tests-broker-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    template = folder / "broker.sqlite"
+    with kombu.Connection(f"sqla+sqlite:///{template}") as connection:
+        engine, _session = connection.default_channel._open()  # creates the tables for a URL it has not seen
+        engine.dispose()
     return template
 
 

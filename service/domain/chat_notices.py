@@ -14,8 +14,15 @@ Like mail (``service.domain.outbox`` and ``service.domain.delivery``), and for t
   with a lease before sending, so two workers never send the same row, and records each outcome: sent;
   retried later with backoff; failed after ``CHAT_MAX_ATTEMPTS`` attempts or at once when retrying is
   vain (``last_error`` says why, on the admin page); skipped when the game's chat was removed, or a turn
-  notice whose turn is over. A worker killed between the chat's answer and the record sends that notice
-  again once its lease ends: at least once, as mail, and a chat has no ``Message-ID`` to drop the repeat.
+  notice whose turn is over.
+- The lease is mail's (``service.domain.leases``): the drain names itself in the rows it claims and renews
+  their lease while it sends, and a lapsed lease is taken over only from a drain that is **gone** (its
+  process's lock free), never from one that lives but was kept from the CPU or waits on a slow chat; a
+  drain whose renewal is late confirms in the database that a row is still its own before it posts it.
+  A worker killed between the chat's answer and the record sends that notice again once its lease ends:
+  **at least once** after a crash, as mail, and a chat has no ``Message-ID`` to drop the repeat; without a
+  crash, **never twice**. A drain that fails while its process lives on gives back at once the notices it
+  had not begun to post.
 
 A chat that is down or refuses never holds up mail: its notices are other rows, sent by another task on
 another queue, and every failure stays in those rows.
@@ -35,6 +42,7 @@ from sqlmodel import Session, col, select
 
 from emails import times
 from emails.table_talk import excerpt
+from service.domain import leases
 from service.domain.models import ChatNotice, Game, NoticeStatus, utcnow
 from service.domain.rows import GameRow
 from service.infra import chat
@@ -322,8 +330,11 @@ class NoticeSettings:
     retry_seconds: int = 60
     max_retry_seconds: int = 3600
     batch_size: int = 50
-    #: How long a claim holds a row: far longer than a batch of sends (each capped by the chat timeout).
-    claim_seconds: int = 1800
+    #: How long a claim holds a row unless its drain renews it (it does, every quarter of this, while it works):
+    #: far longer than a batch of sends (each capped by the chat timeout). A drain that lives keeps its rows
+    #: however late its renewal is (``service.domain.leases``); a row whose drain died is due again this long
+    #: after the drain's last renewal.
+    claim_seconds: float = 1800
     #: A drain claims no new batch after this long (beat sends another).
     budget_seconds: float = 25.0
 
@@ -342,6 +353,9 @@ class NoticeReport:
     retried: int = 0
     failed: int = 0
     skipped: int = 0
+    #: Claimed but not tried because the lease could not be confirmed (the database out of reach, or another
+    #: drain took the row over): left for whoever holds it, or due when the lease ends.
+    lost: int = 0
     errors: list[str] = field(default_factory=list)
 
 
@@ -378,26 +392,36 @@ def deliver_due_notices(
     send = sender or (lambda url, title, body, kind: chat.send(url, title, body, kind, policy))
     report = NoticeReport()
     started = time.monotonic()
-    while time.monotonic() - started < settings.budget_seconds:
-        jobs = _claim(session, clock(), settings)
-        if not jobs:
-            break
-        report.claimed += len(jobs)
-        for job in jobs:
-            _send_one(session, job, send, settings, clock(), report)
-        if len(jobs) < settings.batch_size:
-            break
+    # Taken (or found held) before the first claim, so that no row ever names a drain whose lock is not held.
+    alive = leases.DrainLock.of(session.get_bind().engine)
+    try:
+        while time.monotonic() - started < settings.budget_seconds:
+            jobs = _claim(session, clock(), settings, alive)
+            if not jobs:
+                break
+            report.claimed += len(jobs)
+            _send_batch(session, jobs, send, settings, clock, report, alive)
+            if len(jobs) < settings.batch_size:
+                break
+    finally:
+        alive.release()
     return report
 
 
-def _claim(session: Session, now: datetime, settings: NoticeSettings) -> list[_Job]:
+def _claim(session: Session, now: datetime, settings: NoticeSettings, alive: leases.DrainLock) -> list[_Job]:
+    dialect = session.get_bind().dialect.name
     due = (
         select(ChatNotice.id)
-        .where(col(ChatNotice.status) == NoticeStatus.PENDING, col(ChatNotice.next_attempt_at) <= now)
+        .where(
+            col(ChatNotice.status) == NoticeStatus.PENDING,
+            col(ChatNotice.next_attempt_at) <= now,
+            # A lapsed lease is taken over only from a drain that is gone (service.domain.leases).
+            leases.takeable(dialect, col(ChatNotice.claimed_by)),
+        )
         .order_by(col(ChatNotice.next_attempt_at), col(ChatNotice.id))
         .limit(settings.batch_size)
     )
-    if session.get_bind().dialect.name == "postgresql":
+    if dialect == "postgresql":
         due = due.with_for_update(skip_locked=True)
     chosen = due.cte("due")  # evaluated once (see service.domain.delivery._claim)
     claim = (
@@ -407,12 +431,16 @@ def _claim(session: Session, now: datetime, settings: NoticeSettings) -> list[_J
             col(ChatNotice.status) == NoticeStatus.PENDING,
             col(ChatNotice.next_attempt_at) <= now,
         )
-        .values(next_attempt_at=now + timedelta(seconds=settings.claim_seconds), attempts=ChatNotice.attempts + 1)
+        .values(
+            next_attempt_at=now + timedelta(seconds=settings.claim_seconds),
+            attempts=ChatNotice.attempts + 1,
+            claimed_by=alive.holder,
+        )
         .returning(col(ChatNotice.id))
         .execution_options(synchronize_session=False)
     )
     try:
-        ids = [row[0] for row in session.execute(claim)]
+        ids = [row[0] for row in session.execute(claim, alive.claim_parameters(session))]
         if not ids:
             session.rollback()
             return []
@@ -441,15 +469,52 @@ def _claim(session: Session, now: datetime, settings: NoticeSettings) -> list[_J
     return jobs
 
 
+def _send_batch(
+    session: Session,
+    jobs: list[_Job],
+    send: Sender,
+    settings: NoticeSettings,
+    clock: Callable[[], datetime],
+    report: NoticeReport,
+    alive: leases.DrainLock,
+) -> None:
+    lease = leases.Lease(_CLAIMS, alive, [job.id for job in jobs], settings.claim_seconds, clock)
+    # The jobs from this index on have not begun to go out (the one before it may be with the chat).
+    untried = 0
+    lease.start()
+    try:
+        for index, job in enumerate(jobs):
+            if not lease.holds(job.id):
+                # Not renewed in time, or taken over: another drain may be sending it now.
+                report.lost += 1
+                log(logger, logging.WARNING, "chat.lease_lost", notice=job.id, game=job.game_id, holder=lease.holder)
+                continue
+            untried = index + 1
+            _send_one(session, lease, job, send, settings, clock(), report)
+    except Exception:
+        # The drain fails and its process lives on (a database error, a fault of its own): the notices it had
+        # not begun go back at once, for any drain. A process that dies gives them up with its lock.
+        lease.give_back_after_failure(session, [left.id for left in jobs[untried:]], clock())
+        raise
+    finally:
+        lease.stop()
+
+
 def _send_one(
-    session: Session, job: _Job, send: Sender, settings: NoticeSettings, now: datetime, report: NoticeReport
+    session: Session,
+    lease: leases.Lease,
+    job: _Job,
+    send: Sender,
+    settings: NoticeSettings,
+    now: datetime,
+    report: NoticeReport,
 ) -> None:
     if not job.chat_url:
-        _record(session, job, NoticeStatus.SKIPPED, now, error="the game has no chat any more")
+        _record(session, lease, job, NoticeStatus.SKIPPED, now, error="the game has no chat any more")
         report.skipped += 1
         return
     if job.kind == TURN and job.step_key != job.game_step_key:
-        _record(session, job, NoticeStatus.SKIPPED, now, error="the turn it announced is over")
+        _record(session, lease, job, NoticeStatus.SKIPPED, now, error="the turn it announced is over")
         report.skipped += 1
         return
     try:
@@ -460,7 +525,7 @@ def _send_one(
         report.errors.append(message)
         if permanent or job.attempts >= settings.max_attempts:
             reason = message if permanent else f"gave up after {job.attempts} attempts: {message}"
-            _record(session, job, NoticeStatus.FAILED, now, error=reason)
+            _record(session, lease, job, NoticeStatus.FAILED, now, error=reason)
             report.failed += 1
             log(
                 logger,
@@ -473,7 +538,7 @@ def _send_one(
             )
         else:
             retry_at = now + settings.retry_delay(job.attempts)
-            _record(session, job, NoticeStatus.PENDING, now, error=message, retry_at=retry_at)
+            _record(session, lease, job, NoticeStatus.PENDING, now, error=message, retry_at=retry_at)
             report.retried += 1
             log(
                 logger,
@@ -486,13 +551,14 @@ def _send_one(
                 error=message,
             )
         return
-    _record(session, job, NoticeStatus.SENT, now)
+    _record(session, lease, job, NoticeStatus.SENT, now)
     report.sent += 1
     log(logger, logging.INFO, "chat.sent", notice=job.id, game=job.game_id, kind=job.kind, attempt=job.attempts)
 
 
 def _record(
     session: Session,
+    lease: leases.Lease,
     job: _Job,
     status: NoticeStatus,
     now: datetime,
@@ -500,19 +566,30 @@ def _record(
     error: str | None = None,
     retry_at: datetime | None = None,
 ) -> None:
-    # Only a pending row takes the outcome: after a lapsed claim, another drain may have handled it.
-    session.execute(
-        sa.update(ChatNotice)
-        .where(col(ChatNotice.id) == job.id, col(ChatNotice.status) == NoticeStatus.PENDING)
-        .values(
-            status=status,
-            last_error=error[:1000] if error else None,
-            sent_at=now if status == NoticeStatus.SENT else None,
-            next_attempt_at=retry_at if status == NoticeStatus.PENDING else None,
+    # Only a pending row this drain still holds takes the outcome: after a lease lapsed, the row belongs to the
+    # drain that claimed it next. ``writing``: the lease's renewals touch the same rows.
+    with lease.writing:
+        session.execute(
+            sa.update(ChatNotice)
+            .where(
+                col(ChatNotice.id) == job.id,
+                col(ChatNotice.status) == NoticeStatus.PENDING,
+                col(ChatNotice.claimed_by) == lease.holder,
+            )
+            .values(
+                status=status,
+                last_error=error[:1000] if error else None,
+                sent_at=now if status == NoticeStatus.SENT else None,
+                next_attempt_at=retry_at if status == NoticeStatus.PENDING else None,
+                claimed_by=None,
+            )
+            .execution_options(synchronize_session=False)
         )
-        .execution_options(synchronize_session=False)
-    )
-    session.commit()
+        session.commit()
+
+
+#: The chat notices as their drains claim them and their leases hold them (``service.domain.leases``).
+_CLAIMS = leases.Claims(ChatNotice.metadata.tables[ChatNotice.__tablename__], NoticeStatus.PENDING, "chat")
 
 
 def notices_of(session: Session, game_id: int, limit: int = 60) -> list[ChatNotice]:

@@ -26,7 +26,9 @@ Never lose a mail, never send one twice:
   So no time limit, and no thread being on time, decides whether a live drain keeps its rows; the lease's
   time is what is left for a drain whose lock was lost while it lives (the connection to PostgreSQL
   broken: the process takes its lock again, on a new connection, at the next drain or renewal), and for a
-  crash, after which the rows go out one lease later.
+  crash, after which the rows go out one lease later. A drain that fails while its process lives on gives
+  back at once, for any drain, the rows it had not begun to send. The leases and locks are ``service.domain.leases``'s,
+  shared with the drains of chat notices.
 - Each outcome is committed **within a fraction of a second** of its mail (``record_seconds``): sent;
   retry later (a transient failure, with backoff); failed (a permanent refusal, a mail that cannot be
   rendered or composed, or too many attempts; ``last_error`` says why, for the admins); skipped (the
@@ -51,32 +53,23 @@ Never lose a mail, never send one twice:
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import functools
 import logging
-import os
-import re
-import secrets
-import socket
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
 from sqlmodel import Session, col, select
 
 from emails import messages
 from emails.compose import ComposeError, Envelope, thread_id, write
 from emails.delivery import Backend, Connection, DeliveryError
 from emails.render import CALENDAR_MESSAGES, ESSENTIAL, MESSAGES, NOTICE, REMINDER, REPLY_MESSAGES, TALK, RenderError
-from service.domain import notifications
+from service.domain import leases, notifications
 from service.domain.links import CALENDAR, CHOICES, LinkMaker, ReplyAddresses, Signer
 from service.domain.models import (
     Game,
@@ -90,7 +83,6 @@ from service.domain.models import (
     utcnow,
 )
 from service.domain.outbox import mail_domain
-from service.infra.db import server_spoke
 from service.infra.logfmt import log
 
 logger = logging.getLogger(__name__)
@@ -195,14 +187,14 @@ def deliver_due_mail(
 
     ``now`` fixes the clock (tests move it instead of sleeping); by default it is the real time. ``holder``
     names this drain in its claims (default: the name of its process's lock and a random part,
-    :func:`drain_id`; a name given here that is not under this process's lock keeps its rows by the lease's
-    time alone).
+    :func:`service.domain.leases.drain_id`; a name given here that is not under this process's lock keeps its
+    rows by the lease's time alone).
     """
     clock: Callable[[], datetime] = (lambda: now) if now is not None else utcnow
     report = DeliveryReport()
     started = time.monotonic()
     # Taken (or found held) before the first claim, so that no row ever names a drain whose lock is not held.
-    alive = _DrainLock.of(session.get_bind().engine, holder)
+    alive = leases.DrainLock.of(session.get_bind().engine, holder)
     try:
         while time.monotonic() - started < settings.budget_seconds:
             jobs = _claim(session, clock(), settings, alive)
@@ -220,37 +212,15 @@ def deliver_due_mail(
     return report
 
 
-def drain_id(process: str | None = None) -> str:
-    """A name for one drain, unique across hosts and processes: ``process:random``, where ``process`` (by default
-    :func:`process_id`) names the lock its process holds, ``host:pid:random``. A holder's process is the part
-    before its last ``:``."""
-    return f"{process or process_id()}:{secrets.token_hex(4)}"
-
-
-def process_id() -> str:
-    """A name for this process, unique across hosts and processes: ``host:pid:random`` (a new one after a fork)."""
-    return _process_id(os.getpid())
-
-
-def _process_name(pid: int) -> str:
-    """A new name for process ``pid``, unique across hosts and processes: ``host:pid:random``."""
-    return f"{socket.gethostname()[:60]}:{pid}:{secrets.token_hex(4)}"
-
-
-_process_id = functools.cache(_process_name)
-
-
-def _claim(session: Session, now: datetime, settings: MailSettings, alive: _DrainLock) -> list[_Job]:
+def _claim(session: Session, now: datetime, settings: MailSettings, alive: leases.DrainLock) -> list[_Job]:
     dialect = session.get_bind().dialect.name
     claim, read = _claim_statements(dialect, settings.batch_size)
     try:
-        if dialect == "sqlite":
-            _FileDrainLock.teach(session)
         lease = {
             "now": now,
             "lease_until": now + timedelta(seconds=settings.lease_seconds),
             "holder": alive.holder,
-            **alive.claim_parameters(),
+            **alive.claim_parameters(session),
         }
         ids = [row[0] for row in session.execute(claim, lease)]
         if not ids:
@@ -287,7 +257,7 @@ def _claim_statements(dialect: str, batch_size: int) -> tuple[sa.Update, sa.Sele
             col(OutboxMail.status) == PENDING,
             col(OutboxMail.next_attempt_at) <= sa.bindparam("now"),
             # A lapsed lease is taken over only from a drain that is gone (the module's docstring).
-            sa.or_(col(OutboxMail.claimed_by).is_(None), _holder_gone(dialect, col(OutboxMail.claimed_by))),
+            leases.takeable(dialect, col(OutboxMail.claimed_by)),
             # Not behind an earlier mail of its game to its reader that is due only after it (held by another
             # drain, or waiting for a retry): it waits for that one's outcome, and leaves its place in the
             # batch to another meanwhile. One due before it comes first in this order, and is claimed with it.
@@ -395,12 +365,14 @@ def _send_batch(
     jobs: list[_Job],
     clock: Callable[[], datetime],
     report: DeliveryReport,
-    alive: _DrainLock,
+    alive: leases.DrainLock,
 ) -> None:
     holder = alive.holder
     stop_at = time.monotonic() + settings.batch_seconds
-    lease = _Lease(alive, [job.id for job in jobs], settings.lease_seconds, clock)
+    lease = leases.Lease(_CLAIMS, alive, [job.id for job in jobs], settings.lease_seconds, clock)
     outcomes = _Outcomes(session, settings.record_seconds, holder, lease.writing)
+    # The jobs from this index on have not begun to go out (the one before it may be with the SMTP server).
+    untried = 0
     lease.start()
     try:
         with backend.open() as connection:
@@ -408,7 +380,7 @@ def _send_batch(
                 outcomes.store_if_due()
                 if time.monotonic() > stop_at:
                     outcomes.store()
-                    _release(session, jobs[index:], clock(), holder, lease.writing)
+                    lease.give_back(session, [left.id for left in jobs[index:]], clock())
                     report.released += len(jobs) - index
                     return
                 if not lease.holds(job.id):
@@ -416,7 +388,15 @@ def _send_batch(
                     report.lost += 1
                     log(logger, logging.WARNING, "mail.lease_lost", outbox=job.id, game=job.game_id, holder=holder)
                     continue
+                untried = index + 1
                 _send_one(connection, outcomes, links, settings, job, clock, report)
+    except Exception:
+        # The drain fails and its process lives on (a database error, a fault of its own): no other process's
+        # drain may take its rows while that process holds its lock, so they are given back now, for any drain,
+        # rather than left to a later drain of this process once their lease lapsed. A process that dies (a
+        # ``BaseException``: killed, interrupted) gives them up with its lock.
+        lease.give_back_after_failure(session, [left.id for left in jobs[untried:]], clock())
+        raise
     finally:
         try:
             # Also on the way out of a failure: what went out before it must not go out again.
@@ -660,403 +640,10 @@ _STORE_OUTCOME = (
     )
     .values(claimed_by=None)
 )
-
-
-class _Lease:
-    """A drain's hold on the rows of its batch, renewed every quarter of ``seconds`` by a thread of its own
-    (on its lock's connection, :class:`_DrainLock`), so that a send that takes long (a slow SMTP server) keeps
-    the rows while a drain that died loses them within ``seconds``.
-
-    :meth:`holds` says whether a row may be sent: its lease was renewed (or claimed) less than ``seconds``
-    minus a margin ago (the margin covers the time the renewal took and clocks a little apart), and the
-    last renewal found the row still ours. Past that, the drain asks the database itself before it sends
-    (:meth:`confirm`): a row still ours then, while the drain holds its lock, is nobody else's to take
-    however long the send takes. ``writing`` serialises the renewals with the batch's own writes
-    (outcomes, releases), which touch the same rows: on PostgreSQL two transactions updating the same rows
-    in different orders could deadlock.
-    """
-
-    def __init__(self, alive: _DrainLock, ids: list[int], seconds: float, clock: Callable[[], datetime]) -> None:
-        self.alive = alive
-        self.holder = alive.holder
-        self.seconds = seconds
-        self.margin = min(5.0, seconds / 4)
-        self.clock = clock
-        self.writing = threading.Lock()
-        self.held = set(ids)
-        # The claim was committed just now, with a lease of ``seconds`` from ``clock()``.
-        self.until = time.monotonic() + seconds - self.margin
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"mail-lease-{self.holder}", daemon=True)
-        self._failed = False
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=self.seconds)
-
-    def holds(self, row_id: int) -> bool:
-        if row_id not in self.held:
-            return False
-        return time.monotonic() < self.until or self.confirm(row_id)
-
-    def confirm(self, row_id: int) -> bool:
-        """Whether ``row_id`` is still ours, asked of the database now (the renewal is late: its thread got no
-        CPU in time, or the database is slow). Renews the lease of every row of the batch as it asks."""
-        locked = self.renew()
-        return row_id in self.held and (locked or time.monotonic() < self.until)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.seconds / 4):
-            self.renew()
-
-    def renew(self) -> bool:
-        """Renew the lease of the rows still ours; whether it was done under the drain's lock (then nobody
-        takes them over while this drain lives, whatever the time)."""
-        started = time.monotonic()
-        try:
-            with self.writing:
-                renew = (
-                    sa.update(_OUTBOX)
-                    .where(_OUTBOX.c.claimed_by == self.holder, _OUTBOX.c.status == PENDING)
-                    .values(next_attempt_at=self.clock() + timedelta(seconds=self.seconds))
-                    .returning(_OUTBOX.c.id)
-                )
-                held, locked = self.alive.execute(renew)
-                # Rows whose outcome is stored are no longer pending and drop out; those are not asked about
-                # again.
-                self.held &= {row[0] for row in held}
-        except sa.exc.SQLAlchemyError as error:
-            if not self._failed:  # once per batch: the database being away is logged by whoever needs it
-                log(logger, logging.WARNING, "mail.lease_not_renewed", holder=self.holder, error=repr(error))
-            self._failed = True
-            return False
-        self._failed = False
-        self.until = started + self.seconds - self.margin
-        return locked
-
-
-#: The first key of the drains' advisory locks on PostgreSQL (``pg_advisory_lock(int, int)``), the second being
-#: the hash of the lock's name: "mail" in ASCII, apart from every other lock of the database.
-_DRAIN_LOCKS = 0x6D61696C
-
-
-def _holder_gone(dialect: str, holder: Any) -> sa.ColumnElement[bool]:
-    """True for a row's holder (a drain's name) that is gone: its lock (:class:`_DrainLock`) can be taken.
-
-    On PostgreSQL the lock is its process's (:class:`_ProcessLock`), named by the holder's part before its last
-    ``:``; a name of the first format (``host:pid:random``, each drain a lock of its own) is under its whole self,
-    so both are tested: a holder is gone when neither lock is held. A drain of the claiming process itself is
-    gone once it ended (it is not among the ``live`` drains of the ``process``), though its process's lock is
-    held. The claim takes a gone holder's locks until it commits: two claims at once cannot both think it gone
-    and then take different rows of it."""
-    if dialect == "postgresql":
-        process = sa.func.regexp_replace(holder, ":[^:]*$", "")
-        return sa.or_(
-            sa.and_(
-                sa.func.pg_try_advisory_xact_lock(_DRAIN_LOCKS, sa.func.hashtext(process)),
-                sa.func.pg_try_advisory_xact_lock(_DRAIN_LOCKS, sa.func.hashtext(holder)),
-            ),
-            sa.and_(
-                process == sa.bindparam("process", None, type_=sa.String),
-                holder != sa.all_(sa.bindparam("live", [], type_=postgresql.ARRAY(sa.String))),
-            ),
-        )
-    return sa.func.outbox_holder_gone(holder) == 1
-
-
-class _DrainLock:
-    """What a drain holds while it lives, given up by the system the moment its process dies, and tested by the
-    claims of other drains (:func:`_holder_gone`). Renewals run through it (:meth:`execute`)."""
-
-    def __init__(self, engine: sa.Engine, holder: str) -> None:
-        self.engine = engine
-        self.holder = holder
-        #: One statement at a time: the renewals of a batch whose thread outlived it may meet the next one's.
-        self.using = threading.Lock()
-        self.released = False
-
-    @staticmethod
-    def of(engine: sa.Engine, holder: str | None = None) -> _DrainLock:
-        if engine.dialect.name == "postgresql":
-            return _AdvisoryDrainLock(engine, holder)
-        return _FileDrainLock(engine, holder or drain_id())
-
-    def claim_parameters(self) -> dict[str, Any]:
-        """The claim's parameters that say which drains are this one's process's and still run."""
-        return {}
-
-    def execute(self, statement: sa.Executable) -> tuple[list[sa.Row[Any]], bool]:
-        """Run and commit ``statement``; its rows, and whether the lock was held all the while. Once the lock is
-        released (the drain is over), nothing: a late renewal renews no row."""
-        with self.using:
-            if self.released:
-                return [], False
-            return self._execute(statement)
-
-    def _execute(self, statement: sa.Executable) -> tuple[list[sa.Row[Any]], bool]:
-        with self.engine.begin() as connection:
-            return list(connection.execute(statement)), True
-
-    def release(self) -> None:
-        with self.using:
-            self.released = True
-            self._release()
-
-    def _release(self) -> None:
-        pass
-
-
-#: TCP keepalives of the server's side of a process's lock connection: a peer silent for 10 s is probed every 5 s,
-#: and given up after 3 probes unanswered (no effect on a Unix socket, which ends with its machine).
-_KEEPALIVES = sa.select(
-    *(
-        sa.func.set_config(name, value, False)
-        for name, value in (
-            ("tcp_keepalives_idle", "10"),
-            ("tcp_keepalives_interval", "5"),
-            ("tcp_keepalives_count", "3"),
-        )
-    )
-)
-#: A process's lock taken (parameter: ``name``), once for the life of its connection.
-_TAKE = sa.select(sa.func.pg_try_advisory_lock(_DRAIN_LOCKS, sa.func.hashtext(sa.bindparam("name"))))
-
-
-class _AdvisoryDrainLock(_DrainLock):
-    """A drain on PostgreSQL: its process's lock (:class:`_ProcessLock`) held, its name under the lock's, and its
-    renewals run on the lock's connection. Taking and giving it up costs no round trip, only when the process's
-    lock must be taken (its first drain, or its connection lost)."""
-
-    def __init__(self, engine: sa.Engine, holder: str | None) -> None:
-        self.process = _ProcessLock.of(engine)
-        super().__init__(engine, holder or drain_id(self.process.name))
-        #: Whether the lock that protects this drain's rows is its process's (not so for a name given by hand).
-        self.under = self.holder.rpartition(":")[0] == self.process.name
-        # The database away: the claim fails too; else the renewals try again.
-        with contextlib.suppress(sa.exc.SQLAlchemyError):
-            self.process.begin(self.holder)
-
-    def claim_parameters(self) -> dict[str, Any]:
-        return {"process": self.process.name, "live": self.process.live()}
-
-    def _execute(self, statement: sa.Executable) -> tuple[list[sa.Row[Any]], bool]:
-        rows, locked = self.process.execute(statement)
-        return rows, locked and self.under
-
-    def _release(self) -> None:
-        self.process.end(self.holder)
-
-
-class _ProcessLock:
-    """A session advisory lock of PostgreSQL that a process holds for its life, for one engine, on a connection it
-    keeps out of the pool's turns: the server gives it up when that connection ends, with the process or
-    otherwise. Taken at the process's first drain, and again, on a new connection, at the first drain or renewal
-    after its connection was lost (a database restart); in that gap the lease's time alone protects the rows.
-    The drains of every thread share it, one statement at a time. It needs a server session of its own: a proxy
-    pooling connections by transaction (PgBouncer's ``pool_mode = transaction``) cannot carry it.
-
-    A child forked from a process that held it neither uses the parent's connection nor believes it holds the
-    lock (:func:`_forget_inherited_locks`): it takes its own, under its own name.
-    """
-
-    def __init__(self, engine: sa.Engine) -> None:
-        self.engine = engine
-        self.pid = os.getpid()
-        #: ``host:pid:random``: the part of the name of each of its drains before the last ``:``.
-        self.name = _process_name(self.pid)
-        self.using = threading.Lock()
-        self.connection: sa.Connection | None = None
-        #: Whether ``connection`` holds the lock (not so in the one case in four billion where a live process's
-        #: name hashes alike, nor for a moment while a claim tests it: taken again at the next drain).
-        self.locked = False
-        #: The names of this process's drains running now: a claim in this process takes over the others' rows.
-        self.drains: set[str] = set()
-        self.counting = threading.Lock()
-        #: Its engine was disposed: a drain still running (another thread) is left its lease's time alone, and
-        #: the next drain takes a new lock.
-        self.closed = False
-
-    @staticmethod
-    def of(engine: sa.Engine) -> _ProcessLock:
-        with _PROCESS_LOCKS_GUARD:
-            lock = _PROCESS_LOCKS.get(id(engine))
-            if lock is None or lock.engine is not engine or lock.pid != os.getpid():
-                lock = _PROCESS_LOCKS[id(engine)] = _ProcessLock(engine)
-                if not sa.event.contains(engine, "engine_disposed", _forget_engine):
-                    sa.event.listen(engine, "engine_disposed", _forget_engine)
-            return lock
-
-    def begin(self, holder: str) -> None:
-        """A drain starts: its lock held (no round trip while the connection stands and holds it)."""
-        with self.counting:
-            self.drains.add(holder)
-        with self.using:
-            self._connect()
-
-    def end(self, holder: str) -> None:
-        with self.counting:
-            self.drains.discard(holder)
-
-    def live(self) -> list[str]:
-        with self.counting:
-            return list(self.drains)
-
-    def execute(self, statement: sa.Executable) -> tuple[list[sa.Row[Any]], bool]:
-        with self.using:
-            connection = self._connect()
-            try:
-                rows = list(connection.execute(statement))
-            except BaseException:
-                # The lock may be gone with the connection: taken again, on a new one, before the next statement.
-                self._drop()
-                raise
-            return rows, self.locked
-
-    def _connect(self) -> sa.Connection:
-        if self.closed:
-            raise sa.exc.ResourceClosedError("the engine of this drain's lock was disposed")
-        connection = self.connection
-        if connection is not None and _told_something(connection):
-            # A server that closes a connection (a restart, ``pg_terminate_backend``) says so first: the lock is
-            # gone, or going. Seen without a round trip; a connection lost without a word is found by its next
-            # renewal.
-            self._drop()
-            connection = None
-        if connection is None:
-            # Each statement its own transaction: no BEGIN and COMMIT around a renewal.
-            connection = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
-            try:
-                # The server notices within half a minute that a machine it talks to went away (its default,
-                # the system's, is two hours), and so gives up the lock of a process whose machine died.
-                if not connection.info.get("smallworld.keepalives"):  # they last as long as the connection
-                    connection.execute(_KEEPALIVES)
-                    connection.info["smallworld.keepalives"] = True
-            except BaseException:
-                connection.invalidate()
-                connection.close()
-                raise
-            self.connection, self.locked = connection, False
-        if not self.locked:
-            try:
-                self.locked = bool(connection.execute(_TAKE, {"name": self.name}).scalar())
-            except BaseException:
-                self._drop()
-                raise
-            if not self.locked:
-                log(logger, logging.WARNING, "mail.drain_lock_shared", holder=self.name)
-        return connection
-
-    def _drop(self) -> None:
-        """Close the connection (the server gives the lock up with it)."""
-        connection, self.connection, self.locked = self.connection, None, False
-        if connection is not None:
-            with contextlib.suppress(sa.exc.SQLAlchemyError):
-                connection.invalidate()
-            connection.close()
-
-
-def _told_something(connection: sa.Connection) -> bool:
-    """Whether the server sent something on an idle connection (a notice that it closes it), or it is unusable."""
-    try:
-        driver = connection.connection.driver_connection
-    except Exception:  # closed, or invalidated
-        return True
-    return server_spoke(driver)
-
-
-#: This process's locks, by engine (``id``, the engine checked too).
-_PROCESS_LOCKS: dict[int, _ProcessLock] = {}
-_PROCESS_LOCKS_GUARD = threading.Lock()
-#: Locks a forked child inherited from its parent: kept, never used nor closed (closing would end the parent's
-#: session, whose socket the child shares).
-_INHERITED: list[_ProcessLock] = []
-
-
-def _forget_engine(engine: sa.Engine) -> None:
-    """An engine disposed (its connections closed): its lock given up with its connection, in this process."""
-    with _PROCESS_LOCKS_GUARD:
-        lock = _PROCESS_LOCKS.get(id(engine))
-        if lock is None or lock.engine is not engine or lock.pid != os.getpid():
-            return
-        del _PROCESS_LOCKS[id(engine)]
-    with lock.using:
-        lock.closed = True
-        lock._drop()
-
-
-def _forget_inherited_locks() -> None:
-    """In a forked child: the parent's locks are not the child's (Celery's prefork pool forks its processes from
-    a parent that may have drained)."""
-    global _PROCESS_LOCKS_GUARD
-    _PROCESS_LOCKS_GUARD = threading.Lock()  # the parent's may have been held by another thread at the fork
-    _INHERITED.extend(_PROCESS_LOCKS.values())
-    _PROCESS_LOCKS.clear()
-
-
-os.register_at_fork(after_in_child=_forget_inherited_locks)
-
-
-class _FileDrainLock(_DrainLock):
-    """An ``flock`` on a file of the drain's own, in a folder beside the SQLite database (every drain of an
-    SQLite database runs on its machine): the kernel gives it up when the process ends, however it ends."""
-
-    def __init__(self, engine: sa.Engine, holder: str) -> None:
-        super().__init__(engine, holder)
-        self.path = _lock_folder(engine.url.database) / _file_name(holder)
-        self.file = open(self.path, "ab")  # noqa: SIM115 (held until release)
-        fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-    def _release(self) -> None:
-        try:
-            self.path.unlink(missing_ok=True)
-        finally:
-            self.file.close()
-
-    @staticmethod
-    def teach(session: Session) -> None:
-        """Give the session's SQLite connection the claim's test of a holder (``outbox_holder_gone``)."""
-        folder = _lock_folder(session.get_bind().engine.url.database)
-        driver = session.connection().connection.driver_connection
-        driver.create_function("outbox_holder_gone", 1, functools.partial(_file_holder_gone, folder))  # type: ignore[union-attr]
-
-
-def _file_holder_gone(folder: Path, holder: str | None) -> int:
-    if holder is None:
-        return 1
-    path = folder / _file_name(holder)
-    try:
-        descriptor = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:  # released, or never taken (a name written by hand)
-        return 1
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return 0
-    else:  # its drain died without releasing it: nobody will ask for this name again
-        path.unlink(missing_ok=True)
-        return 1
-    finally:
-        os.close(descriptor)
-
-
-def _file_name(holder: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]", "_", holder) + ".lock"
-
-
-@functools.cache
-def _lock_folder(database: str | None) -> Path:
-    """Where the drains of an SQLite database keep their locks: beside it (``<database>.drains``); for a
-    database in memory (seen by one process only), a folder of the process's own."""
-    if not database or database == ":memory:" or database.startswith("file::memory:"):
-        folder = Path(tempfile.mkdtemp(prefix="smallworld-drains-"))
-    else:
-        folder = Path(f"{database}.drains")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+#: The outbox's rows as its drains claim them and their leases hold them (``service.domain.leases``).
+_CLAIMS = leases.Claims(_OUTBOX, PENDING, "mail")
+# What the outbox's tests know the drains' leases and locks by, here since the mail drains had them first.
+_Lease, _ProcessLock, _DRAIN_LOCKS, drain_id = leases.Lease, leases.ProcessLock, leases.DRAIN_LOCKS, leases.drain_id
 
 
 class _Outcomes:
@@ -1110,22 +697,6 @@ class _Outcomes:
                 except BaseException:
                     self.session.rollback()
                     raise
-
-
-def _release(session: Session, jobs: list[_Job], now: datetime, holder: str, writing: threading.Lock) -> None:
-    """Give back rows claimed but not tried: due again at once, and the attempt not counted."""
-    with writing:
-        session.execute(
-            sa.update(OutboxMail)
-            .where(
-                col(OutboxMail.id).in_([job.id for job in jobs]),
-                col(OutboxMail.status) == PENDING,
-                col(OutboxMail.claimed_by) == holder,
-            )
-            .values(next_attempt_at=now, attempts=OutboxMail.attempts - 1, claimed_by=None)
-            .execution_options(synchronize_session=False)
-        )
-        session.commit()
 
 
 def outbox_counts(session: Session) -> dict[str, int]:

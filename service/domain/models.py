@@ -381,8 +381,12 @@ class ChatNotice(SQLModel, table=True):
     attempts: int = 0
     last_error: str | None = Field(default=None, max_length=1000)
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+    #: When the row is due. While a drain holds the row (``claimed_by``), the end of its lease: the drain renews
+    #: it while it sends, so a row whose drain died is due again a lease later.
     next_attempt_at: datetime | None = _time(index=True)
     sent_at: datetime | None = _time()
+    #: The drain holding the row while it sends it (``service.domain.leases.drain_id``); ``None`` otherwise.
+    claimed_by: str | None = Field(default=None, max_length=100)
 
 
 class GameNotification(SQLModel, table=True):

@@ -20,7 +20,7 @@ from flask import Flask
 from sqlmodel import Session, col, select
 
 import rules
-from service.domain import admin, chat_notices, delivery, play, tally
+from service.domain import admin, chat_notices, delivery, leases, play, tally
 from service.domain.links import LinkMaker
 from service.domain.models import AuditEntry, ChatNotice, Game, GameStatus, MailStatus, NoticeStatus, OutboxMail, utcnow
 from service.domain.schemas import CreateGame
@@ -247,7 +247,9 @@ def test_a_notice_claimed_by_a_drain_that_died_is_sent_after_its_lease(
 ) -> None:
     new_game(db_session, links, receiver.url)
     now = utcnow()
-    claimed = chat_notices._claim(db_session, now, FAST)  # a drain that claims, then dies
+    alive = leases.DrainLock.of(db_session.get_bind().engine)
+    claimed = chat_notices._claim(db_session, now, FAST, alive)  # a drain that claims, then ends without a word
+    alive.release()
     assert len(claimed) == 1
     assert drain(db_session, now=now + timedelta(seconds=10)).claimed == 0  # another drain leaves it alone
     late = drain(db_session, now=now + timedelta(seconds=FAST.claim_seconds + 1))

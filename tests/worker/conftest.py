@@ -64,6 +64,18 @@ def new_game(app: Flask, players: int = 2, *, seed: str | None = None, **setting
         return game.id or 0
 
 
+def failing_at_the_second(send_one: Callable[..., None]) -> Callable[..., None]:
+    """A drain's send of one row (``send_one``, its report the last argument) that fails, with a fault of the
+    drain's own, at the second row of a batch: the first went out."""
+
+    def send(*args: Any) -> None:
+        if args[-1].sent == 1:
+            raise RuntimeError("a fault in the drain's own code")
+        send_one(*args)
+
+    return send
+
+
 def game_row(app: Flask, game_id: int) -> Game:
     with app.app_context():
         return get_session().get(Game, game_id)  # type: ignore[return-value]

@@ -222,7 +222,7 @@ def test_consecutive_auto_passes_alert_the_host_with_the_admin_link(mail_app: Fl
 def test_the_sweep_ends_a_game_whose_state_is_over_but_still_marked_active_and_tallies_it(mail_app: Flask) -> None:
     game_id = new_game(mail_app)
     over = rules.GameState.from_json(game_row(mail_app, game_id).state)
-    over.phase = "over"  # a hand-repaired row: no domain operation leaves this behind
+    over.phase = rules.Phase.OVER  # a hand-repaired row: no domain operation leaves this behind
     with mail_app.app_context():
         game = get_session().get(Game, game_id)
         game.state = over.to_json()

@@ -26,7 +26,7 @@ from service.domain.models import OutboxMail, utcnow
 from service.infra.db import get_engine, get_session
 from tests.smtp import Received, SMTPServer
 
-from .conftest import outbox
+from .conftest import failing_at_the_second, outbox
 from .test_outbox_delivery import CrashAfterSending, queue
 
 
@@ -210,3 +210,38 @@ def test_a_drain_killed_while_sending_gives_its_rows_up_with_its_process_and_the
     received = smtp(mail_app).mailbox.all()
     assert [r.header("Message-ID") for r in received] == [first.header("Message-ID")] * 2  # the same mail
     assert [(m.status, m.attempts, m.claimed_by) for m in outbox(mail_app)] == [("sent", 2, None)]
+
+
+def test_a_drain_that_fails_while_its_process_lives_on_gives_its_rows_back_at_once(mail_app: Flask) -> None:
+    # Its process lives on (and, on PostgreSQL, holds its lock): no other process's drain may take the rows, and
+    # without their return they would wait for the lease to lapse and a later drain of the same process.
+    queue(mail_app, 3, template="auto_passed")
+
+    class Unopenable:
+        def open(self) -> Any:
+            raise OSError("the relay's client certificate cannot be read")
+
+    with pytest.raises(OSError):
+        run_drain(mail_app, Unopenable())
+    # Given back untried: due at once, the attempt not counted.
+    assert [(m.status, m.attempts, m.claimed_by) for m in outbox(mail_app)] == [("pending", 0, None)] * 3
+    assert run_drain(mail_app).sent == 3  # at once, well within the 20 s lease
+    assert len(smtp(mail_app).mailbox.all()) == 3
+
+
+def test_a_drain_that_fails_midway_gives_back_the_rows_it_had_not_begun_and_keeps_the_one_it_was_sending(
+    mail_app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queue(mail_app, 3, template="auto_passed")
+    send_one = delivery._send_one
+    monkeypatch.setattr(delivery, "_send_one", failing_at_the_second(send_one))
+    with pytest.raises(RuntimeError):
+        run_drain(mail_app)
+    monkeypatch.setattr(delivery, "_send_one", send_one)
+    # The first went out and its outcome is stored; the second may have been with the SMTP server when the drain
+    # failed, so it stays claimed (sent again only once its lease lapsed: at least once); the third is given back.
+    held = [(m.status, m.attempts, m.claimed_by is not None) for m in outbox(mail_app)]
+    assert held == [("sent", 1, False), ("pending", 1, True), ("pending", 0, False)]
+    report = run_drain(mail_app)
+    assert (report.claimed, report.sent) == (1, 1)
+    assert len(smtp(mail_app).mailbox.all()) == 2

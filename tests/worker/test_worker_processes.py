@@ -75,9 +75,10 @@ def test_beat_and_a_worker_ride_out_a_redis_outage_without_a_restart_and_say_so_
             assert ping.apply_async(ignore_result=False).get(timeout=30) == "pong"
             sent_before = beat_log.read_text().count("Sending due task")
 
+            lines_before = len(beat_log.read_text().splitlines())  # a sweep a second until now: load-dependent
             own_redis.stop()
             time.sleep(12)
-            lines_during = len(beat_log.read_text().splitlines())
+            lines_during = len(beat_log.read_text().splitlines()) - lines_before
             own_redis.start()  # empty: no lock, no schedule
             back = time.monotonic()
 
@@ -92,7 +93,8 @@ def test_beat_and_a_worker_ride_out_a_redis_outage_without_a_restart_and_say_so_
     text = beat_log.read_text()
     assert text.count("beat.broker_lost") == 1 and text.count("beat.broker_back") == 1
     assert "Traceback" not in text
-    assert lines_during < 40, f"{lines_during} lines in beat's log by the end of the outage"
+    # A sweep is due every second: a beat that logged each failed try would write 12 lines or more here.
+    assert lines_during < 5, f"{lines_during} lines in beat's log during the outage"
     retries = [line for line in worker_log.read_text().splitlines() if "Trying again in" in line]
     assert len(retries) <= 5, retries  # one per kind, not one per try
     assert worker_back < 10
