@@ -336,6 +336,19 @@ def offers_by_region(type: str, player: int, troop: str = ACTIVE) -> dict[int, A
     return found
 
 
+_CONQUESTS: dict[tuple[int, str], tuple[dict[int, Action], dict[int, Action]]] = {}
+
+
+def conquest_offers(player: int, troop: str = ACTIVE) -> tuple[dict[int, Action], dict[int, Action]]:
+    """``(offers_by_region("conquer", player, troop), offers_by_region("final_conquest", player, troop))``,
+    looked up once (a conquest check offers both, once a step)."""
+    found = _CONQUESTS.get((player, troop))
+    if found is None:
+        pair = (offers_by_region("conquer", player, troop), offers_by_region("final_conquest", player, troop))
+        found = _CONQUESTS.setdefault((player, troop), pair)
+    return found
+
+
 _INT_FIELDS = frozenset(("region", "combo", "target"))
 
 

@@ -84,16 +84,19 @@ def prepare(state: GameState, seat: int, kind: str) -> Troop:
     A step of the Active race ends the In Decline race's moment (rulings: it conquers "before any conquest
     of the Active race").
     """
-    found = acting_troop(state, seat, kind)  # a readable refusal for a troop the player does not have
-    check_may_conquer(state, seat, found, kind)
-    if kind == ACTIVE:
-        ready_troops(state, seat)
+    if kind == ACTIVE and state.players[seat].active is not None and state.phase in (START, CONQUER):
+        # The Active race in its conquests (most steps): acting_troop and check_may_conquer, asked inline.
+        if not state.t.readied:
+            ready_troops(state, seat)
         for declined in state.players[seat].declined:
             if RACES[declined.race].conquers_in_decline:
                 RACES[declined.race].end_declined_conquests(state, seat, declined)
         troop = state.edit_player(seat).active
         assert troop is not None
         return troop
+    found = acting_troop(state, seat, kind)  # a readable refusal for a troop the player does not have
+    check_may_conquer(state, seat, found, kind)
+    assert kind != ACTIVE  # refused by one of the two: the Active race in its conquests went above
     troop = state.edit_troop(seat, found.race)
     RACES[troop.race].ready_declined(state, seat, troop)
     if state.phase == START:

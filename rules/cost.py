@@ -79,6 +79,7 @@ def conquest_candidates(state: GameState, seat: int, troop: Troop, held: list[in
 Defences = dict[int, tuple[tuple[str, int], ...]]
 _NO_MARKS: tuple[Defences, dict[int, str]] = ({}, {})
 _MARKS = "board_marks"  # its key in GameState._by_hook
+_SHIELD = "shield"  # the hook whose abilities with state (``with_state``) a check asks, and their key there
 
 
 def board_marks(state: GameState) -> tuple[Defences, dict[int, str]]:
@@ -139,9 +140,12 @@ class ConquestCheck:
             self.shields: tuple[Ability, ...] = ()
             self.defences, self.immune = _NO_MARKS
         else:
-            self.shields = with_state(state, "shield")
-            cache = state._by_hook  # state.derived, its call saved when the marks are known (a step or two each)
-            marks = None if cache is None else cache.get(_MARKS)
+            # with_state and state.derived, their calls saved when the answers are known (a step or two each)
+            cache = state._by_hook
+            shields = marks = None
+            if cache is not None:
+                shields, marks = cache.get(_SHIELD), cache.get(_MARKS)
+            self.shields = with_state(state, _SHIELD) if shields is None else shields
             self.defences, self.immune = state.derived(_MARKS, board_marks) if marks is None else marks
         #: The regions next to those held, once :meth:`candidates` worked them out (then asked instead of the
         #: neighbours of each region in turn).

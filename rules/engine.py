@@ -13,6 +13,7 @@ from .actions import (
     DECLINED,
     Action,
     IllegalAction,
+    conquest_offers,
     offer,
     offer_at,
     offers_by_region,
@@ -238,7 +239,8 @@ def legal_actions(state: GameState, player: int) -> list[Action]:
     fill, ``count`` tokens to place; for a defender, ``tokens`` holds what each region keeps at least) and
     the abilities' kinds whose ``choice`` is ``"spread"`` or ``"choose"``.
     """
-    if player != awaited(state):
+    phase = state.phase  # awaited(state), inlined (asked every step)
+    if phase == OVER or player != (state.defenders[0] if phase == DEFEND else state.current):
         return []
     if state._held is not None:  # an indexed state answers regions_of without a scan: nothing to remember
         return _legal_actions(state, player, None)
@@ -253,7 +255,8 @@ def legal_choices(state: GameState, player: int) -> tuple[list[Action], list[Con
     regions at random and checks only those drawn (``rules.bots.sample_action``). Call it inside
     ``with state.reading():`` to share the regions_of answers with the offers' checks."""
     offers: list[ConquestOffers] = []
-    if player != awaited(state):
+    phase = state.phase  # awaited(state), inlined (asked every step)
+    if phase == OVER or player != (state.defenders[0] if phase == DEFEND else state.current):
         return [], offers
     if state._held is not None:  # as in legal_actions
         return _legal_actions(state, player, offers), offers
@@ -347,8 +350,7 @@ class ConquestOffers:
         self.refusers = vetoes(state, seat) if refusers is None else refusers
         #: The regions to ask :meth:`at` about (none without a token in hand).
         self.regions = check.candidates() if self.hand >= 1 else ()
-        self._conquer = offers_by_region("conquer", seat, kind)
-        self._final = offers_by_region("final_conquest", seat, kind)
+        self._conquer, self._final = conquest_offers(seat, kind)
 
     def at(self, region: int) -> Action | None:
         """The action conquering ``region`` (one of :attr:`regions`) now, or None."""
