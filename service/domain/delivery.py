@@ -642,8 +642,6 @@ _STORE_OUTCOME = (
 )
 #: The outbox's rows as its drains claim them and their leases hold them (``service.domain.leases``).
 _CLAIMS = leases.Claims(_OUTBOX, PENDING, "mail")
-# What the outbox's tests know the drains' leases and locks by, here since the mail drains had them first.
-_Lease, _ProcessLock, _DRAIN_LOCKS, drain_id = leases.Lease, leases.ProcessLock, leases.DRAIN_LOCKS, leases.drain_id
 
 
 class _Outcomes:

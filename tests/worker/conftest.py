@@ -12,11 +12,12 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from flask import Flask
@@ -33,6 +34,8 @@ from tests.factories import confirmed_game, reseed_new_game
 from tests.processes import service_environment, start, stop
 from tests.smtp import SMTPServer, smtp_server  # noqa: F401  (fixture)
 from worker.tasks.ping import ping
+
+R = TypeVar("R")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -74,6 +77,24 @@ def failing_at_the_second(send_one: Callable[..., None]) -> Callable[..., None]:
         send_one(*args)
 
     return send
+
+
+def beside_rivals(drain: Callable[[], R], started: threading.Event, wait: float) -> tuple[R, list[R]]:
+    """Run ``drain`` in a thread and, once ``started`` is set (its first send under way, which must come within
+    ``wait`` seconds), drain again and again beside it, a rival every 50 ms, until it is done: its report and
+    the rivals'."""
+    reports: list[R] = []
+    slow = threading.Thread(target=lambda: reports.append(drain()))
+    rivals: list[R] = []
+    try:
+        slow.start()
+        assert started.wait(wait)
+        while slow.is_alive():
+            rivals.append(drain())
+            time.sleep(0.05)
+    finally:
+        slow.join()
+    return reports[0], rivals
 
 
 def game_row(app: Flask, game_id: int) -> Game:

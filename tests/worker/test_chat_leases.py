@@ -28,7 +28,7 @@ from service.infra.chat import ChatPolicy
 from service.infra.db import get_engine, get_session
 from tests.chat_receiver import ChatReceiver, chat_receiver
 
-from .conftest import failing_at_the_second, new_game
+from .conftest import beside_rivals, failing_at_the_second, new_game
 
 #: The tests' chat is on this machine: the policy lets it through (the default refuses local addresses).
 POLICY = ChatPolicy(private_hosts=True, timeout=10)
@@ -89,23 +89,15 @@ def slow_drain_among_rivals(
         time.sleep(answer_seconds)
 
     receiver.on_post = slow_chat
-    reports: list[chat_notices.NoticeReport] = []
-    slow = threading.Thread(target=lambda: reports.append(run_drain(app, claim_seconds=claim_seconds)))
-    rivals: list[chat_notices.NoticeReport] = []
     try:
-        slow.start()
-        assert arrived.wait(20)
-        while slow.is_alive():
-            rivals.append(run_drain(app, claim_seconds=claim_seconds))
-            time.sleep(0.05)
+        report, rivals = beside_rivals(lambda: run_drain(app, claim_seconds=claim_seconds), arrived, 20)
     finally:
-        slow.join()
         receiver.on_post = None
     messages = [body["message"] for body in receiver.bodies]
     # Each notice once, though the chat took longer than the lease to answer each.
     assert sorted(messages) == ["Message 0", "Message 1", "Message 2"], messages
     assert notices(app) == [("sent", 1, None)] * 3
-    return reports[0], rivals
+    return report, rivals
 
 
 def test_a_drain_keeps_its_notices_while_a_slow_chat_takes_longer_than_the_lease(

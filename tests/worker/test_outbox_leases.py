@@ -21,12 +21,12 @@ import sqlalchemy as sa
 from flask import Flask
 
 from emails.delivery import backend_from_config
-from service.domain import delivery
+from service.domain import delivery, leases
 from service.domain.models import OutboxMail, utcnow
 from service.infra.db import get_engine, get_session
 from tests.smtp import Received, SMTPServer
 
-from .conftest import failing_at_the_second, outbox
+from .conftest import beside_rivals, failing_at_the_second, outbox
 from .test_outbox_delivery import CrashAfterSending, queue
 
 
@@ -69,7 +69,7 @@ def test_a_claim_names_its_drain_and_lasts_one_lease_from_the_configuration(make
 
 def test_the_default_lease_is_twenty_seconds_and_each_drain_has_its_own_name() -> None:
     assert delivery.MailSettings(sender="x@y.org").lease_seconds == 20
-    first, second = delivery.drain_id(), delivery.drain_id()
+    first, second = leases.drain_id(), leases.drain_id()
     assert first != second and first.rsplit(":", 2)[0] == second.rsplit(":", 2)[0]
 
 
@@ -112,22 +112,14 @@ def slow_drain_among_rivals(
         time.sleep(send_seconds)
 
     smtp(app).mailbox.on_accept = slow_server
-    reports: list[delivery.DeliveryReport] = []
-    slow = threading.Thread(target=lambda: reports.append(run_drain(app, lease_seconds=lease_seconds)))
-    rivals: list[delivery.DeliveryReport] = []
     try:
-        slow.start()
-        assert arrived.wait(10)
-        while slow.is_alive():
-            rivals.append(run_drain(app, lease_seconds=lease_seconds))
-            time.sleep(0.05)
+        report, rivals = beside_rivals(lambda: run_drain(app, lease_seconds=lease_seconds), arrived, 10)
     finally:
-        slow.join()
         smtp(app).mailbox.on_accept = None
     ids = [r.header("Message-ID") for r in smtp(app).mailbox.all()]
     assert len(ids) == len(set(ids)) == 3, ids  # each mail once, though every send took longer than the lease
     assert [(m.status, m.attempts, m.claimed_by) for m in outbox(app)] == [("sent", 1, None)] * 3
-    return reports[0], rivals
+    return report, rivals
 
 
 def test_a_drain_that_lost_its_rows_to_another_sends_none_of_them_and_records_nothing(mail_app: Flask) -> None:
@@ -165,7 +157,7 @@ def test_a_drain_starved_of_cpu_past_its_lease_keeps_its_rows_while_it_lives(
     # Seen under a load of 15: the renewal thread did not get the CPU in time, the lease lapsed while the first
     # mail was still with the SMTP server, and another drain claimed that row and sent it too. Here the
     # renewal thread never renews at all (as if starved for good) and each mail outlasts the lease four times.
-    monkeypatch.setattr(delivery._Lease, "_run", lambda lease: None)
+    monkeypatch.setattr(leases.Lease, "_run", lambda lease: None)
     report, rivals = slow_drain_among_rivals(mail_app, send_seconds=2.0, lease_seconds=0.5)
     # The lease lapsed long ago, but its drain lives: the others found nothing to claim; and before each later
     # mail the drain, its lease not renewed, confirmed in the database that the row was still its own.

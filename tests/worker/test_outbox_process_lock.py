@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from flask import Flask
 
 from emails.delivery import backend_from_config
-from service.domain import delivery
+from service.domain import delivery, leases
 from service.domain.models import OutboxMail, utcnow
 from service.infra.db import get_engine, get_session
 from tests.smtp import Received, SMTPServer
@@ -53,20 +53,20 @@ def run_drain(app: Flask, **values: Any) -> delivery.DeliveryReport:
         )
 
 
-def process_lock(app: Flask) -> delivery._ProcessLock:
-    return delivery._ProcessLock.of(get_engine(app))
+def process_lock(app: Flask) -> leases.ProcessLock:
+    return leases.ProcessLock.of(get_engine(app))
 
 
 def held_elsewhere(other: sa.Connection, name: str) -> bool:
     """Whether a session other than ``other``'s holds the advisory lock ``name`` (it is left as it was)."""
     key = sa.func.hashtext(name)
-    if other.execute(sa.select(sa.func.pg_try_advisory_lock(delivery._DRAIN_LOCKS, key))).scalar():
-        other.execute(sa.select(sa.func.pg_advisory_unlock(delivery._DRAIN_LOCKS, key)))
+    if other.execute(sa.select(sa.func.pg_try_advisory_lock(leases.DRAIN_LOCKS, key))).scalar():
+        other.execute(sa.select(sa.func.pg_advisory_unlock(leases.DRAIN_LOCKS, key)))
         return False
     return True
 
 
-def after_a_first_drain(app: Flask) -> delivery._ProcessLock:
+def after_a_first_drain(app: Flask) -> leases.ProcessLock:
     """The process's lock, once a drain of one mail took it."""
     queue(app, 1, template="auto_passed")
     assert run_drain(app).sent == 1
@@ -112,7 +112,7 @@ def test_a_process_takes_its_lock_at_its_first_drain_and_a_drain_of_one_mail_the
     assert held_elsewhere(other, lock.name)  # kept between drains, for the process's life
     # Each drain had a name of its own under the process's lock.
     assert [m.status for m in outbox(pg_app)] == ["sent", "sent"]
-    assert delivery.drain_id(lock.name).rpartition(":")[0] == lock.name
+    assert leases.drain_id(lock.name).rpartition(":")[0] == lock.name
 
 
 def test_a_drain_takes_the_lock_again_on_a_new_connection_before_it_claims_after_the_connection_was_lost(
@@ -226,10 +226,10 @@ def test_a_lapsed_lease_is_taken_over_only_once_no_lock_of_its_holder_is_held(
     # The lock its holder holds while it lives: its own (first format), or its process's.
     lock = holder if holder.startswith("old-") else holder.rpartition(":")[0]
     key = sa.func.hashtext(lock)
-    assert other.execute(sa.select(sa.func.pg_try_advisory_lock(delivery._DRAIN_LOCKS, key))).scalar()
+    assert other.execute(sa.select(sa.func.pg_try_advisory_lock(leases.DRAIN_LOCKS, key))).scalar()
     assert run_drain(pg_app).claimed == 0  # alive: left alone, however long ago its lease lapsed
     assert [m.claimed_by for m in outbox(pg_app)] == [holder]
-    other.execute(sa.select(sa.func.pg_advisory_unlock(delivery._DRAIN_LOCKS, key)))
+    other.execute(sa.select(sa.func.pg_advisory_unlock(leases.DRAIN_LOCKS, key)))
     assert run_drain(pg_app).sent == 1  # gone: taken over
     assert [(m.status, m.attempts) for m in outbox(pg_app)] == [("sent", 2)]
 
@@ -240,7 +240,7 @@ def test_the_rows_of_a_drain_of_this_process_that_ended_are_taken_over_once_its_
     # The process lives on, and holds its lock; the drain that claimed the row failed and ended.
     queue(pg_app, 1, template="auto_passed")
     lock = process_lock(pg_app)
-    ended, running = delivery.drain_id(lock.name), delivery.drain_id(lock.name)
+    ended, running = leases.drain_id(lock.name), leases.drain_id(lock.name)
     lock.drains.add(running)
     try:
         lapsed = utcnow() - timedelta(seconds=1)
