@@ -7,28 +7,16 @@ Never lose a mail, never send one twice:
   attempt, for rows still due (``FOR UPDATE SKIP LOCKED`` on PostgreSQL; SQLite runs one writer at a
   time). Two workers draining at once get different rows. The claim is committed before any mail goes
   out, and no transaction stays open while the SMTP server answers.
-- The drain **renews its lease** while it sends, from a timer thread on a connection of its own (every
-  quarter of the lease), so a slow SMTP server never makes it lose a row; a drain that dies stops renewing
-  and its rows are due again within one lease, for the next drain (beat sends one every 30 s). A drain
-  sends a row only while its lease on it is known to hold (renewed within the lease, less a margin, or else
-  confirmed in the database just before the send), and records an outcome only for a row it still holds: a
-  row another drain took over is left to that drain.
-- A lease that lapsed is taken over only from a drain that is **gone**, not from one that lives but was
-  kept from the CPU (a renewal thread that got no CPU in time once let a second drain send a mail that
-  the first was still sending). Each drain is under a lock for as long as it runs, one the operating
-  system or the database gives up the moment its process dies: on PostgreSQL a session advisory lock that
-  its worker process takes at its first drain and holds for its life, on a connection it keeps, which
-  renews the leases of its drains (the server drops the lock when the connection closes); a drain's name
-  is its process's lock's name and a random part, so a drain of one mail pays no round trip for the lock.
-  On SQLite (one machine) each drain holds an ``flock`` on a file of its own beside the database. A claim
-  takes a row whose lease lapsed only if it can take its holder's lock, that is, if the holder is gone; or,
-  for a drain of the claiming process itself, if that drain has ended (it failed, its process lives on).
-  So no time limit, and no thread being on time, decides whether a live drain keeps its rows; the lease's
-  time is what is left for a drain whose lock was lost while it lives (the connection to PostgreSQL
-  broken: the process takes its lock again, on a new connection, at the next drain or renewal), and for a
-  crash, after which the rows go out one lease later. A drain that fails while its process lives on gives
-  back at once, for any drain, the rows it had not begun to send. The leases and locks are ``service.domain.leases``'s,
-  shared with the drains of chat notices.
+- The drain **renews its lease** while it sends, from a timer thread (every quarter of the lease), so a slow
+  SMTP server never makes it lose a row; a drain that dies stops renewing and its rows are due again within one
+  lease, for the next drain (beat sends one every 30 s). A drain sends a row only while its lease on it is known
+  to hold (renewed within the lease, less a margin, or else confirmed in the database just before the send), and
+  records an outcome only for a row it still holds: a row another drain took over is left to that drain.
+- A lease that lapsed is taken over only from a drain that is **gone** (its process's lock free), not from
+  one that lives but was kept from the CPU; a drain that fails while its process lives on gives back at once
+  the rows it had not begun to send. After a crash a row goes out again one lease later (at least once),
+  without a crash never twice. How the locks and leases do it is ``service.domain.leases``'s, shared with the
+  drains of chat notices.
 - Each outcome is committed **within a fraction of a second** of its mail (``record_seconds``): sent;
   retry later (a transient failure, with backoff); failed (a permanent refusal, a mail that cannot be
   rendered or composed, or too many attempts; ``last_error`` says why, for the admins); skipped (the
