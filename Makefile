@@ -10,7 +10,12 @@ BIN := $(VENV)/bin
 # pip brings uv (pinned in constraints.txt) into the new environment, and uv installs the rest: the same
 # pinned packages in seconds instead of about 45 s, from uv's own cache once it has run on the machine. Compiled
 # at install, as pip does, so that the first processes (four test workers at once) do not each compile them.
-BOOTSTRAP := $(BIN)/python -m pip install --quiet --constraint constraints.txt uv
+# The environment is made without a pip of its own: the pip of $(PYTHON) installs uv into it (pip 22.3 and newer:
+# --python), 2.7 s against 6.3 s for a new pip first; a Python without pip, or with an older one, gets a pip in
+# the environment (ensurepip) as before.
+BOOTSTRAP := $(PYTHON) -m pip --python $(BIN)/python install --quiet --constraint constraints.txt uv 2>/dev/null \
+	|| { $(BIN)/python -m ensurepip --default-pip >/dev/null \
+	&& $(BIN)/python -m pip install --quiet --constraint constraints.txt uv; }
 INSTALL := $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python --constraint constraints.txt
 
 .PHONY: run test lint constraints compiled test-compiled
@@ -56,7 +61,7 @@ constraints: $(VENV)/.installed-dev
 	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 --upgrade -o constraints.txt
 
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv --without-pip $(VENV)
 
 $(VENV)/.installed: pyproject.toml constraints.txt | $(BIN)/python
 	$(BOOTSTRAP)
