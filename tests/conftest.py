@@ -179,6 +179,48 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: rank.get(item.path, len(rank)))
 
 
+def pytest_collection(session: pytest.Session) -> None:
+    """In a pytest-xdist worker, import the test modules before the collection does, each worker starting at its
+    own place in the list (worker k of n at k/n of it) and going round.
+
+    Every worker collects every test module, and pytest rewrites a module's asserts as it imports it, keeping the
+    result beside it (``__pycache__``). In a fresh clone, where none is kept yet, the four workers of ``make test``
+    rewrote every module at the same moment, each about 5 s of CPU that a warm tree does not spend (bench/README.md,
+    "The test suite"). Each now rewrites its own part first and finds most of the others' parts kept by the time
+    it reaches them. The collection that follows finds the modules imported, and imports again, reporting it as
+    it always does, any module whose import failed here."""
+    worker = getattr(session.config, "workerinput", None)
+    if worker is None or not worker["workerid"].removeprefix("gw").isdigit():
+        return
+    try:
+        from _pytest.pathlib import import_path  # what the collection imports a test module with
+    except ImportError:
+        return
+    config = session.config
+    modules = sorted(set(_test_modules(config)))
+    start = len(modules) * int(worker["workerid"].removeprefix("gw")) // max(1, int(worker["workercount"]))
+    for path in modules[start:] + modules[:start]:
+        with contextlib.suppress(Exception):
+            import_path(
+                path,
+                mode=config.getoption("importmode"),
+                root=config.rootpath,
+                consider_namespace_packages=config.getini("consider_namespace_packages"),
+            )
+
+
+def _test_modules(config: pytest.Config) -> Iterator[Path]:
+    """The test modules under the paths the run was given (``testpaths`` when none)."""
+    here = config.invocation_params.dir
+    for arg in config.args:
+        path = Path(here, arg.split("::")[0])
+        if path.is_file():
+            yield path
+        elif path.is_dir():
+            for pattern in config.getini("python_files"):
+                yield from (found for found in path.rglob(pattern) if "__pycache__" not in found.parts)
+
+
 def service_unavailable(message: str) -> NoReturn:
     """Skip the test, or fail it when the servers are required."""
     if REQUIRE_SERVICES:
