@@ -21,7 +21,10 @@ Two guards, from the configuration (``CHAT_SCHEMES``, ``CHAT_PRIVATE_HOSTS``; th
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
+import sys
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -111,6 +114,25 @@ def _apprise() -> Any:
     import apprise
 
     return apprise
+
+
+def _fresh_pools_in_a_forked_child() -> None:
+    """apprise (2.x) posts through two thread pools kept per process (``apprise.apprise``), made at its first
+    notice. A process forked after its parent had posted inherited them without their threads: every notice it
+    posted waited out the timeout and failed, however often tried (``tests/infra/test_chat.py``). The child
+    makes its own instead, as a process that never posted does. Celery's prefork parent posts nothing, so its
+    pool processes were spared; any other process that posts and then forks was not."""
+    module = sys.modules.get("apprise.apprise")
+    if module is None:
+        return
+    for name in ("_shared_executor", "_coordinator_executor"):
+        if hasattr(module, name):
+            setattr(module, name, None)
+        if hasattr(module, f"{name}_lock"):
+            setattr(module, f"{name}_lock", threading.Lock())  # perhaps held by a thread the fork left behind
+
+
+os.register_at_fork(after_in_child=_fresh_pools_in_a_forked_child)
 
 
 def _asset() -> apprise.AppriseAsset:

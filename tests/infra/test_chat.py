@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import doctest
+import os
+import time
 
 import pytest
 
@@ -100,6 +102,28 @@ def test_sending_posts_the_notice_and_says_why_not_when_it_fails() -> None:
     with pytest.raises(ChatSendError) as down:
         chat.send(receiver.url, "Title", "Body", "info", LOCAL)
     assert not down.value.permanent
+
+
+def test_a_process_forked_after_its_parent_posted_posts_too() -> None:
+    # apprise keeps its thread pools per process: a child must not inherit its parent's, whose threads it lacks.
+    quick = ChatPolicy(private_hosts=True, timeout=3)
+    with chat_receiver() as receiver:
+        chat.send(receiver.url, "Parent", "Body", "info", quick)
+        child = os.fork()
+        if child == 0:
+            try:
+                chat.send(receiver.url, "Child", "Body", "info", quick)
+            except BaseException:
+                os._exit(1)
+            os._exit(0)
+        deadline = time.monotonic() + 30
+        while (waited := os.waitpid(child, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if waited[0] == 0:
+            os.kill(child, 9)
+            os.waitpid(child, 0)
+        assert waited[0] == child and os.waitstatus_to_exitcode(waited[1]) == 0
+        assert [body["title"] for body in receiver.bodies] == ["Parent", "Child"]
 
 
 def test_a_chat_on_this_network_is_never_posted_to_under_the_default_policy() -> None:
