@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -17,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import pytest
 from flask import Flask
@@ -36,6 +37,13 @@ from tests.smtp import SMTPServer, smtp_server  # noqa: F401  (fixture)
 from worker.tasks.ping import ping
 
 R = TypeVar("R")
+
+
+class Drained(Protocol):
+    claimed: int
+
+
+D = TypeVar("D", bound=Drained)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -95,6 +103,46 @@ def beside_rivals(drain: Callable[[], R], started: threading.Event, wait: float)
     finally:
         slow.join()
     return reports[0], rivals
+
+
+def killed_midway(
+    app: Flask, drain: Callable[[], object], on_arrival: Callable[[Callable[[Any], None] | None], None]
+) -> float:
+    """Run ``drain`` in a forked child (its app's connections its own) and SIGKILL it while its peer holds what
+    it sent, so that no ``finally`` of the drain runs: ``on_arrival`` sets the callback the peer (an SMTP server,
+    a chat) calls with each arrival, or clears it with None. The time of the kill."""
+    arrived, hold = threading.Event(), threading.Event()
+
+    def holding(_arrival: Any) -> None:
+        arrived.set()
+        hold.wait(10)
+
+    def drain_in_child() -> None:
+        with app.app_context():
+            get_engine(app).dispose(close=False)  # the parent's connections are not the child's
+        drain()
+
+    on_arrival(holding)
+    child = multiprocessing.get_context("fork").Process(target=drain_in_child)
+    try:
+        child.start()
+        assert arrived.wait(20)
+        assert child.pid is not None
+        os.kill(child.pid, signal.SIGKILL)
+        child.join(10)
+        return time.monotonic()
+    finally:
+        hold.set()
+        on_arrival(None)
+
+
+def once_the_lease_lapsed(drain: Callable[[], D], killed: float) -> D:
+    """Drain every 50 ms until a drain claims something (the lease of the drain killed at ``killed`` lapsed,
+    which must come within 10 s): that drain's report."""
+    while (report := drain()).claimed == 0:
+        assert time.monotonic() - killed < 10, "the lease of a killed drain never lapsed"
+        time.sleep(0.05)
+    return report
 
 
 def game_row(app: Flask, game_id: int) -> Game:

@@ -9,9 +9,6 @@ clock, with a chat on this machine that answers slowly and leases of a second or
 from __future__ import annotations
 
 import json
-import multiprocessing
-import os
-import signal
 import threading
 import time
 import urllib.request
@@ -25,10 +22,10 @@ from sqlmodel import col, select
 from service.domain import chat_notices, leases
 from service.domain.models import ChatNotice, Game
 from service.infra.chat import ChatPolicy
-from service.infra.db import get_engine, get_session
+from service.infra.db import get_session
 from tests.chat_receiver import ChatReceiver, chat_receiver
 
-from .conftest import beside_rivals, failing_at_the_second, new_game
+from .conftest import beside_rivals, failing_at_the_second, killed_midway, new_game, once_the_lease_lapsed
 
 #: The tests' chat is on this machine: the policy lets it through (the default refuses local addresses).
 POLICY = ChatPolicy(private_hosts=True, timeout=10)
@@ -129,32 +126,12 @@ def test_a_drain_killed_while_the_chat_holds_its_notice_gives_it_up_with_its_pro
     # At least once after a crash: a drain killed outright (no ``finally`` runs) while the chat holds its notice
     # gives up its lock with its process, and the next drain posts the notice again once the lease lapsed.
     queue_notices(mail_app, receiver, 1)
-    arrived, hold = threading.Event(), threading.Event()
-
-    def holding_chat(_body: dict[str, Any]) -> None:
-        arrived.set()
-        hold.wait(10)
-
-    def drain_in_child() -> None:
-        with mail_app.app_context():
-            get_engine(mail_app).dispose(close=False)  # the parent's connections are not the child's
-        run_drain(mail_app, post_plainly, claim_seconds=1.0)
-
-    receiver.on_post = holding_chat
-    child = multiprocessing.get_context("fork").Process(target=drain_in_child)
-    try:
-        child.start()
-        assert arrived.wait(20)
-        assert child.pid is not None
-        os.kill(child.pid, signal.SIGKILL)
-        child.join(10)
-        killed = time.monotonic()
-    finally:
-        hold.set()
-        receiver.on_post = None
-    while (report := run_drain(mail_app, claim_seconds=1.0)).claimed == 0:
-        assert time.monotonic() - killed < 10, "the lease of a killed drain never lapsed"
-        time.sleep(0.05)
+    killed = killed_midway(
+        mail_app,
+        lambda: run_drain(mail_app, post_plainly, claim_seconds=1.0),
+        lambda callback: setattr(receiver, "on_post", callback),
+    )
+    report = once_the_lease_lapsed(lambda: run_drain(mail_app, claim_seconds=1.0), killed)
     assert report.sent == 1
     assert [body["message"] for body in receiver.bodies] == ["Message 0"] * 2  # the same notice, again
     assert notices(mail_app) == [("sent", 2, None)]

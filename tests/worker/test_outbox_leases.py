@@ -7,9 +7,6 @@ nor records an outcome for it. These run on the real clock, with leases of a sec
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-import signal
 import threading
 import time
 from collections.abc import Callable
@@ -23,10 +20,10 @@ from flask import Flask
 from emails.delivery import backend_from_config
 from service.domain import delivery, leases
 from service.domain.models import OutboxMail, utcnow
-from service.infra.db import get_engine, get_session
+from service.infra.db import get_session
 from tests.smtp import Received, SMTPServer
 
-from .conftest import beside_rivals, failing_at_the_second, outbox
+from .conftest import beside_rivals, failing_at_the_second, killed_midway, once_the_lease_lapsed, outbox
 from .test_outbox_delivery import CrashAfterSending, queue
 
 
@@ -171,33 +168,13 @@ def test_a_drain_killed_while_sending_gives_its_rows_up_with_its_process_and_the
     # At least once after a crash: a drain killed outright (no ``finally`` runs) while the SMTP server holds its
     # mail gives up its lock with its process, and the next drain sends the same mail again when the lease ends.
     queue(mail_app, 1, template="auto_passed")
-    arrived, hold = threading.Event(), threading.Event()
-
-    def holding_server(_mail: Received) -> None:
-        arrived.set()
-        hold.wait(10)
-
-    def drain_in_child() -> None:
-        with mail_app.app_context():
-            get_engine(mail_app).dispose(close=False)  # the parent's connections are not the child's
-        run_drain(mail_app, lease_seconds=1.0)
-
-    smtp(mail_app).mailbox.on_accept = holding_server
-    child = multiprocessing.get_context("fork").Process(target=drain_in_child)
-    try:
-        child.start()
-        assert arrived.wait(20)
-        assert child.pid is not None
-        os.kill(child.pid, signal.SIGKILL)
-        child.join(10)
-        killed = time.monotonic()
-    finally:
-        hold.set()
-        smtp(mail_app).mailbox.on_accept = None
+    killed = killed_midway(
+        mail_app,
+        lambda: run_drain(mail_app, lease_seconds=1.0),
+        lambda callback: setattr(smtp(mail_app).mailbox, "on_accept", callback),
+    )
     [first] = smtp(mail_app).mailbox.all()
-    while (report := run_drain(mail_app, lease_seconds=1.0)).claimed == 0:
-        assert time.monotonic() - killed < 10, "the lease of a killed drain never lapsed"
-        time.sleep(0.05)
+    report = once_the_lease_lapsed(lambda: run_drain(mail_app, lease_seconds=1.0), killed)
     assert report.sent == 1
     received = smtp(mail_app).mailbox.all()
     assert [r.header("Message-ID") for r in received] == [first.header("Message-ID")] * 2  # the same mail
