@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -146,6 +147,28 @@ def test_the_commands_that_serve_no_request_build_the_app_without_its_web_part(
     assert sorted(app.extensions) == sorted(set(whole.extensions) - web_only)
     assert app.extensions["celery"].conf.broker_url == whole.extensions["celery"].conf.broker_url
     assert sorted(app.cli.commands) == sorted(whole.cli.commands)
+
+
+def imported_by(instance: Path, *command: str) -> set[str]:
+    """The modules ``smallworld <command>`` imports (Python's ``-X importtime`` names each on stderr)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "service", *command],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=service_environment(instance),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return {line.rpartition("|")[2].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+
+
+def test_beat_db_and_serve_start_without_the_admin_commands_and_the_inbound_listener(tmp_path: Path) -> None:
+    # Nearly half such a process's start (service/cli/__init__.py, _AdminCommands): the admin commands' module
+    # is imported by ``smallworld admin``, the listener's by ``smallworld inbound`` as it runs (test_inbound.py).
+    heavy = {"service.domain.admin", "service.cli.admin", "service.domain.inbound", "service.cli.inbound"}
+    for command in (["beat", "--help"], ["db", "--help"], ["serve", "--help"]):
+        assert heavy.isdisjoint(imported_by(tmp_path, *command)), command
+    assert {"service.domain.admin", "service.cli.admin"} <= imported_by(tmp_path, "admin", "--help")
 
 
 def test_the_other_commands_build_the_whole_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import functools
 import ipaddress
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 import click
@@ -27,11 +29,34 @@ from service.infra.supervisor import ChildProcess, supervise
 
 def init_app(app: Flask) -> None:
     """Register the service's commands on ``app.cli`` (and so on ``smallworld``)."""
-    from service.cli.admin import group as admin_group
-    from service.cli.inbound import inbound
-
-    for command in (serve, worker, beat, database, admin_group, demo, inbound):
+    for command in (serve, worker, beat, database, _AdminCommands("admin", help=ADMIN_HELP), demo, inbound_command):
         app.cli.add_command(command)
+
+
+#: What ``smallworld --help`` says of ``smallworld admin`` (service/cli/admin.py).
+ADMIN_HELP = "Manage games and site admins."
+
+
+class _AdminCommands(click.Group):
+    """``smallworld admin``, whose module is imported only when one of its commands is asked for or listed.
+
+    That module brings the domain's admin acts and, through them, the models, the mails and their templates:
+    nearly half of the start of every process that builds an app and never runs an admin command (``beat``,
+    ``serve``'s supervisor, ``db upgrade``), about 0.45 s of CPU each (bench/README.md, "The test suite").
+    ``smallworld --help`` lists it from :data:`ADMIN_HELP` alone; ``inbound`` imports its own module (the
+    domain's inbound mail) the same way, when it runs."""
+
+    @staticmethod
+    def _group() -> click.Group:
+        from service.cli.admin import group
+
+        return group
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return self._group().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        return self._group().get_command(ctx, name)
 
 
 @click.command()
@@ -133,6 +158,39 @@ def beat(celery_args: Sequence[str]) -> None:
         # RedBeat, riding out a Redis outage instead of exiting (service/infra/beat.py).
         celery_args = ["--scheduler", STEADY_REDBEAT, *celery_args]
     _run_celery("beat", celery_args)
+
+
+@click.command("inbound")
+@click.option("--host", default=None, help="Address to listen on (default: SMALLWORLD_INBOUND_HOST, 127.0.0.1).")
+@click.option("--port", default=None, type=int, help="Port (default: SMALLWORLD_INBOUND_PORT, 2525).")
+@click.option("--lmtp", is_flag=True, help="Speak LMTP (RFC 2033) instead of SMTP, for an MTA's lmtp transport.")
+@with_appcontext
+def inbound_command(host: str | None, port: int | None, lmtp: bool) -> None:
+    """Take mail in by SMTP (or LMTP): orders by reply, bounces. Run it behind a real MTA at scale."""
+    # Not named ``inbound``: importing the module service.cli.inbound sets that name on this package.
+    from service.cli.inbound import listener  # the domain's inbound mail: imported by this process alone
+
+    app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
+    logfmt.ROLE = "inbound"
+    server = listener(app, host=host, port=port, lmtp=lmtp)
+    refuse_exposed_development(app, server.hostname)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        server.start()
+    except (OSError, RuntimeError) as error:
+        raise click.ClickException(
+            f"Cannot take mail on {server.hostname}:{server.port} ({error}). Set {PREFIX}_INBOUND_PORT (and "
+            f"{PREFIX}_INBOUND_HOST) to an address and port that are free, or stop what listens there."
+        ) from None
+    protocol = "LMTP" if lmtp else "SMTP"
+    click.echo(f"Taking mail for {app.config['INBOUND_DOMAIN']} by {protocol} on {server.hostname}:{server.port}")
+    try:
+        while not stop.wait(1.0):
+            pass
+    finally:
+        server.stop()
 
 
 #: The scheduler ``smallworld beat`` runs on Redis.

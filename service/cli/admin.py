@@ -22,6 +22,7 @@ import click
 from flask.cli import AppGroup
 from sqlmodel import col, select
 
+from service.cli import ADMIN_HELP
 from service.domain import admin, bot_seats, site_admins
 from service.domain.errors import DomainError
 from service.domain.links import LOGIN_MAX_AGE, current_links
@@ -29,7 +30,7 @@ from service.domain.models import Game, GameStatus, SiteAdmin
 from service.infra.chat import mask
 from service.infra.db import get_session
 
-group = AppGroup("admin", help="Manage games and site admins.")
+group = AppGroup("admin", help=ADMIN_HELP)
 ACTOR = admin.Actor("site admin (command line)")
 
 

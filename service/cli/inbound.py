@@ -1,4 +1,4 @@
-"""``smallworld inbound``: the SMTP (or LMTP) listener that takes mail in (DESIGN §10).
+"""The SMTP (or LMTP) listener that takes mail in (DESIGN §10), which ``smallworld inbound`` runs.
 
 ``smallworld serve`` starts it as one of its processes, on ``SMALLWORLD_INBOUND_HOST`` (127.0.0.1) and
 ``SMALLWORLD_INBOUND_PORT`` (2525); at scale it runs alone, behind a real MTA that hands it the mail for the
@@ -14,22 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
-import threading
 from typing import Any
 
-import click
 from aiosmtpd.controller import Controller
 from aiosmtpd.lmtp import LMTP
 from aiosmtpd.smtp import SMTP
 from flask import Flask, current_app
-from flask.cli import with_appcontext
 
 from service.domain import inbound as inbound_mail
 from service.domain.links import current_links, current_reply_addresses
 from service.domain.outbox import mail_domain
-from service.infra import logfmt
-from service.infra.config import PREFIX
 from service.infra.db import get_session
 from service.infra.logfmt import log
 
@@ -109,35 +103,3 @@ def listener(app: Flask, *, host: str | None = None, port: int | None = None, lm
         lmtp=lmtp,
         max_bytes=int(app.config["INBOUND_MAX_BYTES"]),
     )
-
-
-@click.command("inbound")
-@click.option("--host", default=None, help="Address to listen on (default: SMALLWORLD_INBOUND_HOST, 127.0.0.1).")
-@click.option("--port", default=None, type=int, help="Port (default: SMALLWORLD_INBOUND_PORT, 2525).")
-@click.option("--lmtp", is_flag=True, help="Speak LMTP (RFC 2033) instead of SMTP, for an MTA's lmtp transport.")
-@with_appcontext
-def inbound(host: str | None, port: int | None, lmtp: bool) -> None:
-    """Take mail in by SMTP (or LMTP): orders by reply, bounces. Run it behind a real MTA at scale."""
-    from service.cli import refuse_exposed_development
-
-    app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
-    logfmt.ROLE = "inbound"
-    server = listener(app, host=host, port=port, lmtp=lmtp)
-    refuse_exposed_development(app, server.hostname)
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    try:
-        server.start()
-    except (OSError, RuntimeError) as error:
-        raise click.ClickException(
-            f"Cannot take mail on {server.hostname}:{server.port} ({error}). Set {PREFIX}_INBOUND_PORT (and "
-            f"{PREFIX}_INBOUND_HOST) to an address and port that are free, or stop what listens there."
-        ) from None
-    protocol = "LMTP" if lmtp else "SMTP"
-    click.echo(f"Taking mail for {app.config['INBOUND_DOMAIN']} by {protocol} on {server.hostname}:{server.port}")
-    try:
-        while not stop.wait(1.0):
-            pass
-    finally:
-        server.stop()
