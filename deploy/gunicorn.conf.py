@@ -39,8 +39,8 @@ keepalive = 5
 # Each worker builds its own app, so no database connection is ever shared across a fork.
 preload_app = False
 # Replace each worker after a while, a guard against slow leaks; the jitter keeps them from all restarting
-# at once. A new worker builds its app, about 0.9 s of CPU (bench/README.md, "A web worker's start"): spread
-# over 2,000 requests that was 0.4 ms a request, a tenth of a step's own CPU at full load; over 20,000 it
+# at once. A new worker builds its app, about 1 s of CPU (bench/README.md, "A web worker's start"): spread
+# over 2,000 requests that was 0.46 ms a request, a tenth of a step's own CPU at full load; over 20,000 it
 # is 0.05 ms, and a worker still lives about 3.5 minutes at full load (about 100 requests a second each).
 max_requests = 20000
 max_requests_jitter = 2000
