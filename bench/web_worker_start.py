@@ -18,7 +18,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from pathlib import Path
 
@@ -27,20 +26,18 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.processes import free_port  # noqa: E402
+from tests.deploy.stack import wait_until  # noqa: E402
+from tests.deploy.test_compose import gunicorn_settings  # noqa: E402
+from tests.processes import free_port, service_environment, stop  # noqa: E402
 
 
 def worker_start_cpu() -> float:
     """Seconds of CPU a new gunicorn worker spends until it has answered ``/health`` once."""
     with tempfile.TemporaryDirectory(prefix="smallworld-bench-") as folder:
         port = free_port()
-        env = {name: value for name, value in os.environ.items() if not name.startswith("SMALLWORLD_")}
-        env |= {
-            "SMALLWORLD_INSTANCE_PATH": folder,
-            "WEB_CONCURRENCY": "1",
-            "GUNICORN_BIND": f"127.0.0.1:{port}",
-            "GUNICORN_LOG_LEVEL": "warning",
-        }
+        env = service_environment(
+            Path(folder), WEB_CONCURRENCY="1", GUNICORN_BIND=f"127.0.0.1:{port}", GUNICORN_LOG_LEVEL="warning"
+        )
         subprocess.run([sys.executable, "-m", "service", "db", "upgrade"], env=env, check=True, capture_output=True)
         server = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "--config", "deploy/gunicorn.conf.py", "service:create_app()"],
@@ -50,30 +47,21 @@ def worker_start_cpu() -> float:
             stderr=subprocess.DEVNULL,
         )
         try:
-            for _ in range(300):
-                try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1):
-                        break
-                except OSError:
-                    time.sleep(0.1)
-            else:
-                raise SystemExit("gunicorn did not answer /health within 30 s")
+            wait_until(lambda: urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1), 30, "/health")
             (worker,) = psutil.Process(server.pid).children()
             times = worker.cpu_times()
             return times.user + times.system
         finally:
-            server.terminate()
-            server.wait(30)
+            stop(server)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    settings: dict[str, object] = {"__file__": str(ROOT / "deploy" / "gunicorn.conf.py")}
-    exec(compile((ROOT / "deploy" / "gunicorn.conf.py").read_text(), "gunicorn.conf.py", "exec"), settings)
+    config, _ = gunicorn_settings()
     lives = {
-        "deploy/gunicorn.conf.py": int(settings["max_requests"]) + int(settings["max_requests_jitter"]) / 2,  # type: ignore[call-overload]
+        "deploy/gunicorn.conf.py": config.max_requests + config.max_requests_jitter / 2,
         "before 2026-11-28 (2,000 + 200)": 2000 + 200 / 2,
     }
     print(f"# python bench/web_worker_start.py --runs {args.runs}; load average {os.getloadavg()[0]:.1f}")
