@@ -93,6 +93,11 @@ DEFAULTS: dict[str, Any] = {
     "RATELIMIT_GAMES_PER_HOST": "10 per day",
     # Invitations mailed to one address, whoever sends them:
     "RATELIMIT_INVITATIONS_PER_ADDRESS": "5 per day",
+    # Mails a host has the service send to addresses that never played with that host (invitations, and a seat
+    # given to someone else: the newcomer's invitation and the "changed hands" mail to the player who had it),
+    # per host address and per client address (service/domain/strangers.py):
+    "RATELIMIT_STRANGERS_PER_HOST": "30 per day",
+    "RATELIMIT_STRANGERS_PER_CLIENT": "60 per day",
     # Admin acts on one game (each mails every player), by its host or site admins:
     "RATELIMIT_ADMIN_ACTS": "30 per hour; 200 per day",
     # Players' sign-in links and "mail me my links" asked for, per client address and per address asked for
