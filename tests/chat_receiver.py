@@ -1,8 +1,10 @@
 """A chat for the tests: a tiny HTTP server in a thread that takes apprise's ``json://`` notifications.
 
 It keeps every request's JSON body, answers with the status the test chose (200, or 500 to play a chat
-that fails), and can be stopped to play a chat that is down. ``on_post``, if set, is called with each body
-once it is kept and before the answer (a chat slow to answer, or one that holds a notice).
+that fails) and the body it chose (``answer``: a server's own error text), and can be stopped to play a
+chat that is down. With ``location`` set it answers ``307`` to that address instead (a redirector).
+``on_post``, if set, is called with each body once it is kept and before the answer (a chat slow to
+answer, or one that holds a notice).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ class ChatReceiver:
         self.bodies: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.status = 200
+        self.answer = b""
+        self.location: str | None = None
         self.on_post: Callable[[dict[str, Any]], None] | None = None
         receiver = self
 
@@ -28,12 +32,21 @@ class ChatReceiver:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 receiver.paths.append(self.path)
-                body = json.loads(raw or b"null")
+                try:
+                    body = json.loads(raw or b"null")
+                except ValueError:  # a chat service that posts plain text (ntfy)
+                    body = {"text": raw.decode("utf-8", "replace")}
                 receiver.bodies.append(body)
                 if receiver.on_post is not None:
                     receiver.on_post(body)
-                self.send_response(receiver.status)
+                if receiver.location is not None:
+                    self.send_response(307)
+                    self.send_header("Location", receiver.location)
+                else:
+                    self.send_response(receiver.status)
+                self.send_header("Content-Length", str(len(receiver.answer)))
                 self.end_headers()
+                self.wfile.write(receiver.answer)
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -493,7 +493,7 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
     # same mails (each kind listed below is met in this game); the service's other secrets stay random.
     deal_games_from(monkeypatch, seed)
     # The game's chat is a receiver on this machine; the players may also reply to their mails with orders.
-    app = make_app(BASE_URL=BASE, CHAT_PRIVATE_HOSTS=True, INBOUND_SECRET=INBOUND_SECRET)
+    app = make_app(BASE_URL=BASE, CHAT_LOOPBACK_FOR_TESTS=True, INBOUND_SECRET=INBOUND_SECRET)
     with chat_receiver() as chat:
         table = play_a_whole_game(app, random.Random(seed), chat)
     table.watch.assert_no_leaks()

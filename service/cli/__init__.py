@@ -18,7 +18,8 @@ from collections.abc import Sequence
 
 import click
 from flask import Flask, current_app
-from flask.cli import FlaskGroup, ScriptInfo, with_appcontext
+from flask.cli import FlaskGroup, ScriptInfo, pass_script_info, with_appcontext
+from flask.cli import run_command as flask_run_command
 
 from service.infra import logfmt, queues
 from service.infra.broker import is_embedded, prepare_embedded_broker
@@ -31,6 +32,7 @@ def init_app(app: Flask) -> None:
     """Register the service's commands on ``app.cli`` (and so on ``smallworld``)."""
     for command in (serve, worker, beat, database, _AdminCommands("admin", help=ADMIN_HELP), demo, inbound_command):
         app.cli.add_command(command)
+    app.cli.add_command(run_command)
 
 
 #: What ``smallworld --help`` says of ``smallworld admin`` (service/cli/admin.py).
@@ -127,6 +129,23 @@ def refuse_exposed_development(app: Flask, host: str) -> None:
         f"{PREFIX}_SECRET_KEY to a long random value of your own, e.g. the output of: "
         "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
     )
+
+
+def _guarded_run(info: ScriptInfo, host: str, **options: object) -> None:
+    """Flask's ``run`` (a development server), refusing as ``serve`` does to listen where other machines reach
+    it with the public development key."""
+    refuse_exposed_development(info.load_app(), host)
+    flask_run_command.callback.__wrapped__(info, host=host, **options)  # type: ignore[union-attr]
+
+
+#: ``smallworld run``: Flask's own command, its options and help, behind :func:`refuse_exposed_development`.
+run_command = click.Command(
+    "run",
+    callback=pass_script_info(_guarded_run),
+    params=flask_run_command.params,
+    help=flask_run_command.help,
+    short_help=flask_run_command.short_help,
+)
 
 
 def is_loopback(host: str) -> bool:
@@ -272,6 +291,8 @@ cli = _ServiceGroup(
     create_app=_create_app,
     load_dotenv=False,
 )
+# FlaskGroup's own ``run`` is found before the app's: replaced by the one that refuses an exposed development key.
+cli.add_command(run_command)
 
 
 @click.command()

@@ -5,8 +5,10 @@ sent as a reply to a table-talk mail (the inbound mail path calls it with ``sour
 the reply's Message-ID as ``source_key``), :func:`hide_message` for the host. Each commits.
 
 What a message may be (:func:`checked_text`): 1 to :data:`~emails.table_talk.LONGEST` characters once its
-ends are trimmed, with line breaks and tabs but no other control character and no character that turns
-the text around it (the bidirectional overrides and isolates). A seat may post :data:`RATE` messages in
+ends are trimmed, with line breaks and tabs but no other character that names refuse
+(:data:`service.domain.text.REFUSED_CATEGORIES`: other control characters, the format characters such as
+zero-width spaces and the bidirectional overrides and isolates, private-use and unassigned code points), and
+no personal link (:func:`holds_personal_link`). A seat may post :data:`RATE` messages in
 any :data:`RATE_WINDOW`; past that, :class:`~service.domain.errors.TooMany` says when it may again.
 
 Who gets a message by mail: every other seat of the game that still holds its seat and accepted its
@@ -19,8 +21,10 @@ nothing else.
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -35,6 +39,7 @@ from service.domain import chat_notices
 from service.domain.errors import BadRequest, Conflict, Forbidden, NotFound, TooMany
 from service.domain.models import Game, GameStatus, MessageSource, Player, Seat, TableMessage, utcnow
 from service.domain.outbox import queue_mail
+from service.domain.text import REFUSED_CATEGORIES
 
 #: How many messages one seat may post within :data:`RATE_WINDOW`.
 RATE = 10
@@ -43,18 +48,56 @@ RATE_WINDOW = timedelta(minutes=10)
 #: Games whose table is open: from the invitations until some time after the end (a last word).
 OPEN = (GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED, GameStatus.ENDING, GameStatus.FINISHED)
 
-#: Characters that change the direction of the text around them (Unicode bidi controls): refused, since a
-#: message could use them to make other text read differently.
-BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
-
 #: The field a refusal names (the page's textarea, the API's field).
 FIELD = "text"
 
-#: A personal link of this service (a seat's, an invitation's, a host's…): whoever has it acts in its
-#: owner's name, so a message holding one (pasted, or quoted from a mail in a reply) is refused.
+#: The paths of this service whose links act in their owner's name (a seat's, an invitation's, a host's, a
+#: sign-in's…), followed by a token, perhaps after more path (``/admin/login/<token>``).
 PERSONAL_LINK = re.compile(
-    r"/(?:play|invite|admin|unsubscribe|choices|never|calendar)/\.?[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-.]+"
+    r"/(?:play|invite|admin|unsubscribe|choices|never|calendar|sign-in|games/confirm)/"
+    r"(?:[A-Za-z0-9_\-]+/)*\.?[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-.]+",
+    re.ASCII,
 )
+
+#: The shape of a signed token, whatever the path around it (DESIGN §7: ``itsdangerous`` output, see
+#: service/domain/links.py): a base64url JSON object (``eyJ`` is ``{"``; a compressed one starts with a dot),
+#: perhaps a timestamp, then the signature (27 characters for HMAC-SHA1; 20 or more taken).
+SIGNED_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9_\-.])(?:eyJ[A-Za-z0-9_\-]{4,}|\.[A-Za-z0-9_\-]{8,})(?:\.[A-Za-z0-9_\-]{4,12})?"
+    r"\.[A-Za-z0-9_\-]{20,}",
+    re.ASCII,
+)
+
+
+def decoded(text: str) -> str:
+    """``text`` as a browser or mail reader could turn it into a link: percent-escapes and HTML entities
+    undone until nothing changes (each pass shortens the text, so this ends), then NFKC (full-width letters).
+
+    >>> decoded("/pl%2561y/")
+    '/play/'
+    >>> decoded("&#47;sign&#x2d;in&sol;")
+    '/sign-in/'
+    """
+    while True:
+        undone = html.unescape(urllib.parse.unquote(text))
+        if undone == text:
+            return unicodedata.normalize("NFKC", text)
+        text = undone
+
+
+def holds_personal_link(text: str) -> bool:
+    """Whether ``text`` holds a link that acts in someone's name: by its path or by its token's shape, once
+    decoded (:func:`decoded`).
+
+    >>> holds_personal_link("see /pl%61y/eyJnIjoxLCJzIjowLCJrIjoiYWJjIn0.axcfUA.0Hct4lIPfWc7HoCveh16h7vqEWQ")
+    True
+    >>> holds_personal_link("token eyJnIjoxLCJzIjowLCJrIjoiYWJjIn0.axcfUA.0Hct4lIPfWc7HoCveh16h7vqEWQ, no path")
+    True
+    >>> holds_personal_link("I take Ratmen.Commando next turn; see rules.example.org/page.html")
+    False
+    """
+    plain = decoded(text)
+    return bool(PERSONAL_LINK.search(plain) or SIGNED_TOKEN.search(plain))
 
 
 def checked_text(text: object) -> str:
@@ -76,19 +119,20 @@ def checked_text(text: object) -> str:
         raise BadRequest(
             f"Your message: at most {LONGEST:,} characters (this one has {len(text):,}).", field=FIELD, longest=LONGEST
         )
-    if PERSONAL_LINK.search(text):
+    for character in text:
+        if character in "\n\t":
+            continue
+        # As names (service/domain/text.py): format characters (zero-width, bidi controls) hide or turn text.
+        if unicodedata.category(character) in REFUSED_CATEGORIES:
+            raise BadRequest(
+                f"Your message: it contains an invisible character, U+{ord(character):04X}; remove it.", field=FIELD
+            )
+    if holds_personal_link(text):
         raise BadRequest(
             "Your message: it holds a personal link (one from your mails); whoever has it can act in your name. "
             "Remove it, then send.",
             field=FIELD,
         )
-    for character in text:
-        if character in "\n\t":
-            continue
-        if unicodedata.category(character) in ("Cc", "Cs") or character in BIDI_CONTROLS:
-            raise BadRequest(
-                f"Your message: it contains an invisible character, U+{ord(character):04X}; remove it.", field=FIELD
-            )
     return text
 
 

@@ -11,18 +11,23 @@ Two guards, from the configuration (``CHAT_SCHEMES``, ``CHAT_PRIVATE_HOSTS``; th
 
 - only the chat services of ``CHAT_SCHEMES`` are accepted (apprise also knows local desktop
   notifications, syslog, mail…, which a game has no business with);
-- the worker sends notices to addresses that anyone creating a game chooses, so an address whose server
-  is on a loopback, private, link-local or reserved network is refused unless ``CHAT_PRIVATE_HOSTS`` is
-  set (a self-hosted chat on the same network): otherwise a host could make the worker probe the
-  service's own network. A literal address (or ``localhost``) is refused when given; a name is resolved
-  and checked again before each send.
+- the worker sends notices to addresses that anyone creating a game chooses, so it must not be a way into
+  the service's own network (DESIGN §9). A literal address (or ``localhost``) that is refused is refused
+  when given; and every send runs under :mod:`service.infra.chat_network`: the name is resolved once,
+  the addresses it gives are checked and are the ones connected to, and no redirect is followed. Loopback,
+  link-local (cloud metadata), multicast, unspecified and reserved addresses are always refused; private
+  networks unless ``CHAT_PRIVATE_HOSTS`` is set (a self-hosted chat on the same network). The tests' own
+  chat on ``127.0.0.1`` is reached only with ``CHAT_LOOPBACK_FOR_TESTS``, which production refuses to
+  start with.
+
+When a notice fails the host is told a short class of failure ("the chat service answered 500",
+"redirect refused", "address not allowed", "could not be reached"), never the far side's text.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
-import socket
 import sys
 import threading
 from collections.abc import Iterable, Mapping
@@ -30,6 +35,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from flask import current_app, has_app_context
+
+from service.infra import chat_network
 
 if TYPE_CHECKING:
     import apprise
@@ -88,6 +95,8 @@ class ChatPolicy:
 
     schemes: frozenset[str] = frozenset(DEFAULT_SCHEMES)
     private_hosts: bool = False
+    #: The tests' chat on 127.0.0.1 (``CHAT_LOOPBACK_FOR_TESTS``; production refuses to start with it).
+    loopback: bool = False
     #: Seconds apprise may take over one notice before it gives up (a retry follows).
     timeout: float = 20.0
 
@@ -99,6 +108,7 @@ class ChatPolicy:
         return cls(
             schemes=frozenset(str(s).lower() for s in schemes),
             private_hosts=bool(config.get("CHAT_PRIVATE_HOSTS", False)),
+            loopback=bool(config.get("CHAT_LOOPBACK_FOR_TESTS", False)),
             timeout=float(config.get("CHAT_TIMEOUT") or 20),
         )
 
@@ -192,7 +202,7 @@ def check_chat_url(url: str, policy: ChatPolicy | None = None) -> str:
             + ", ".join(sorted(policy.schemes))
         )
     host = network_host(plugin)
-    if host and not policy.private_hosts and _is_private_name(host):
+    if host and _name_refusal(host, policy):
         raise ChatUrlError(
             f"the chat's server is on a private or local network ({host}), which this service does not post to"
         )
@@ -241,59 +251,50 @@ def network_host(plugin: Any) -> str | None:
 
 
 def send(url: str, title: str, body: str, notify_type: str = "info", policy: ChatPolicy | None = None) -> None:
-    """Post one notice; :class:`ChatSendError` when it did not arrive (``permanent`` when retrying is vain)."""
+    """Post one notice; :class:`ChatSendError` when it did not arrive (``permanent`` when retrying is vain).
+
+    The error's words are a class of failure, never what the chat's server answered: that server is the
+    host's choice, and its text could be anything (an internal service's error page, DESIGN §9)."""
     policy = policy or ChatPolicy.current()
     try:
         check_chat_url(url, policy)
     except ChatUrlError as error:
         raise ChatSendError(f"the chat address is refused: {error}", permanent=True) from None
     plugin = _instantiate(url)
-    host = network_host(plugin)
-    if host and not policy.private_hosts:
-        _check_resolves_publicly(host)
+    plugin.redirects = False  # apprise's own switch; the guard below refuses them whatever a plugin asks
     notifier = _apprise().Apprise(asset=_asset())
     notifier.add(plugin)
-    result = notifier.notify(
-        body=body,
-        title=title,
-        notify_type=notify_type if notify_type in NOTIFY_TYPES else "info",
-        body_format=_apprise().NotifyFormat.TEXT,
-        timeout=policy.timeout,
-    )
+    with chat_network.guarded(private_hosts=policy.private_hosts, loopback=policy.loopback) as guard:
+        result = notifier.notify(
+            body=body,
+            title=title,
+            notify_type=notify_type if notify_type in NOTIFY_TYPES else "info",
+            body_format=_apprise().NotifyFormat.TEXT,
+            timeout=policy.timeout,
+        )
+    if guard.refused:
+        raise ChatSendError(f"address not allowed: {guard.refused[0]}", permanent=True)
+    if guard.redirected:
+        raise ChatSendError(
+            "redirect refused: the chat service answered with a redirect, which this service does not follow",
+            permanent=True,
+        )
     if not result:
-        raise ChatSendError(_failure_words(result, plugin))
+        raise ChatSendError(_failure_words(guard, plugin))
 
 
-def _check_resolves_publicly(host: str) -> None:
-    try:
-        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-    except (OSError, UnicodeError) as error:
-        raise ChatSendError(f"the chat's server name {host} does not resolve: {error}") from None
-    for info in infos:
-        address = str(info[4][0]).split("%", 1)[0]
-        if _is_private_address(address):
-            raise ChatSendError(
-                f"the chat's server {host} is on a private or local network ({address}), which this service "
-                "does not post to",
-                permanent=True,
-            )
-
-
-def _is_private_name(host: str) -> bool:
+def _name_refusal(host: str, policy: ChatPolicy) -> str | None:
+    """Why a server named in a chat address is refused when given (a name is checked again at each send)."""
     host = host.lower().rstrip(".")
-    if host == "localhost" or host.endswith((".localhost", ".local", ".internal")):
-        return True
-    return _is_private_address(host)
-
-
-def _is_private_address(text: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return None if policy.loopback else "a loopback address"
+    if host.endswith((".local", ".internal")):
+        return None if policy.private_hosts else "a private or reserved address"
     try:
-        address = ipaddress.ip_address(text)
+        ipaddress.ip_address(host.split("%", 1)[0])
     except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return not address.is_global or address.is_multicast
+        return None
+    return chat_network.refusal(host, private_hosts=policy.private_hosts, loopback=policy.loopback)
 
 
 def _schemes_of(plugin: Any) -> list[str]:
@@ -311,15 +312,11 @@ def _service_name(plugin: Any) -> str:
     return str(getattr(plugin, "service_name", None) or type(plugin).__name__.removeprefix("Notify"))
 
 
-def _failure_words(result: Any, plugin: Any) -> str:
-    """What apprise said went wrong (its warnings and errors), without the address."""
-    words: list[str] = []
-    try:
-        for entry in result.logs():
-            if entry.level in ("WARNING", "ERROR", "CRITICAL") and entry.message not in words:
-                words.append(str(entry.message))
-    except Exception:  # an older apprise without result logs: say what we know
-        words = []
-    status = getattr(getattr(result, "status", None), "name", None)
-    text = "; ".join(words) or f"{_service_name(plugin)} did not accept the notice"
-    return f"{text} ({status.lower()})" if status and status not in ("FAILURE",) else text
+def _failure_words(guard: chat_network.Guard, plugin: Any) -> str:
+    """What went wrong, as a class of failure: the HTTP status the chat answered, or that none was had."""
+    failed = [status for status in guard.statuses if not 200 <= status < 300]
+    if failed:
+        return f"the chat service answered {failed[-1]}"
+    if guard.statuses:
+        return f"{_service_name(plugin)} did not accept the notice"
+    return "the chat service could not be reached (no connection, or its name does not resolve)"

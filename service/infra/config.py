@@ -63,9 +63,12 @@ DEFAULTS: dict[str, Any] = {
     "SWEEP_SECONDS": 30,
     # Chat notices (service/infra/chat.py, service/domain/chat_notices.py). CHAT_SCHEMES: the apprise
     # services a game's chat may use (a JSON list, or names separated by commas; unset: the built-in list
-    # of chat apps and JSON webhooks). CHAT_PRIVATE_HOSTS: allow chats on private or local networks.
+    # of chat apps and JSON webhooks). CHAT_PRIVATE_HOSTS: allow chats on private networks (never loopback,
+    # link-local or metadata addresses). CHAT_LOOPBACK_FOR_TESTS: the tests' chat on 127.0.0.1; production
+    # refuses to start with it.
     "CHAT_SCHEMES": None,
     "CHAT_PRIVATE_HOSTS": False,
+    "CHAT_LOOPBACK_FOR_TESTS": False,
     # Seconds one notice may take; a notice that fails is retried after CHAT_RETRY_SECONDS, then twice as
     # long each time (at most an hour apart), and marked failed after CHAT_MAX_ATTEMPTS attempts.
     "CHAT_TIMEOUT": 20,
@@ -90,6 +93,11 @@ DEFAULTS: dict[str, Any] = {
     "RATELIMIT_GAMES_PER_HOST": "10 per day",
     # Invitations mailed to one address, whoever sends them:
     "RATELIMIT_INVITATIONS_PER_ADDRESS": "5 per day",
+    # Mails a host has the service send to addresses that never played with that host (invitations, and a seat
+    # given to someone else: the newcomer's invitation and the "changed hands" mail to the player who had it),
+    # per host address and per client address (service/domain/strangers.py):
+    "RATELIMIT_STRANGERS_PER_HOST": "30 per day",
+    "RATELIMIT_STRANGERS_PER_CLIENT": "60 per day",
     # Admin acts on one game (each mails every player), by its host or site admins:
     "RATELIMIT_ADMIN_ACTS": "30 per hour; 200 per day",
     # Players' sign-in links and "mail me my links" asked for, per client address and per address asked for
@@ -177,6 +185,11 @@ def check(config: Mapping[str, Any]) -> None:
             f"{PREFIX}_INBOUND_SECRET must be at least {MIN_INBOUND_SECRET} characters long (it lets a mail "
             "server hand in orders for every player), for example the output of: "
             "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+        )
+    if config["ENV"] == PRODUCTION and config.get("CHAT_LOOPBACK_FOR_TESTS"):
+        raise ConfigurationError(
+            f"{PREFIX}_CHAT_LOOPBACK_FOR_TESTS is for the tests' own chat server: in production it would let "
+            "anyone creating a game make the worker post to this machine's own services. Unset it."
         )
     secret = config["SECRET_KEY"]
     if config["ENV"] == PRODUCTION and (not secret or secret == DEFAULT_SECRET_KEY):

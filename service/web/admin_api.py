@@ -35,9 +35,9 @@ from service.domain.schemas import (
 )
 from service.infra.chat import mask, service_name
 from service.infra.db import get_session
+from service.web import hosting
 from service.web.access import game_from_admin_token
 from service.web.api_spec import ERRORS, LIMITED_ERRORS, bearer_token, domain_error, refuse_unreadable_bodies, spec
-from service.web.rate_limits import mail_quotas
 
 bp = Blueprint("admin_api", __name__, url_prefix="/api/admin")
 bp.register_error_handler(DomainError, domain_error)
@@ -161,10 +161,7 @@ def change_settings(game_id: int, json: ChangeSettings) -> Any:
 def replace(game_id: int, json: ReplacePlayer) -> Any:
     """Give a seat to a new player; the seat's old links stop working."""
     _game(game_id)
-    mail_quotas().check_invitations([json.email])  # an invitation goes to the new address
-    game = admin.replace_player(get_session(), game_id, admin.HOST, current_links(), json.seat, json.email, json.name)
-    mail_quotas().note_invitations([json.email])
-    return _view(game)
+    return _view(hosting.replace_player(game_id, admin.HOST, json.seat, json.email, json.name))
 
 
 @bp.post("/games/<int:game_id>/bot")

@@ -18,14 +18,20 @@ What strangers could use to mail strangers (DESIGN §9) is limited too:
 - ``RATELIMIT_INVITATIONS_PER_ADDRESS``: invitations mailed to one address (at a host's confirmation, or
   when a host gives a seat to it), whoever sends them. A game that would go over is refused when created,
   naming the address; the count is taken when the invitations go.
+- ``RATELIMIT_STRANGERS_PER_HOST`` and ``RATELIMIT_STRANGERS_PER_CLIENT``: mails a host has the service send
+  to addresses that never played with that host (``service.domain.strangers``): invitations at a game's
+  confirmation, and, when a seat is given to someone else, the newcomer's invitation and the "the seat changed
+  hands" mail to the player who had it. Per host address and per client address, whichever game it is for.
+  Refused before anything is mailed, naming the addresses; counted when the mails go.
 - ``RATELIMIT_ADMIN_ACTS``: admin acts on one game (the admin API's and the admin page's), each of which
   mails every player.
 - ``RATELIMIT_SIGN_IN`` (per client address) and ``RATELIMIT_SIGN_IN_PER_ADDRESS`` (per address asked for):
   players' sign-in links and "mail me my links" (``service.web.pages.me``). Over the second, the page answers
   as ever and nothing is mailed, so the answer never tells whether an address plays here.
 
-The last three are counted here by hand (:class:`MailQuotas`) in the same storage, since what they count is
-inside the request (its body) or happens later (a confirmation).
+The per-address, per-host and stranger limits are counted here by hand (:class:`MailQuotas`) in the same
+storage, since what they count is inside the request (its body), needs the database (who played with whom) or
+happens later (a confirmation).
 
 Counters live in ``RATELIMIT_STORAGE_URI``: ``memory://`` by default (each web process counts alone, which
 suits the embedded mode), ``redis://…`` at scale so every web process shares them. If that storage stops
@@ -463,6 +469,52 @@ class MailQuotas:
         for email in emails:
             for item in parse_many(current_app.config[setting]):
                 self._run("hit", item, self._key(kind, email))
+
+    def _stranger_counters(self, host: str) -> list[tuple[str, RateLimitItem, tuple[str, ...]]]:
+        config = current_app.config
+        return [
+            (setting, item, key)
+            for setting, key in (
+                ("RATELIMIT_STRANGERS_PER_HOST", self._key("strangers-of-host", host)),
+                ("RATELIMIT_STRANGERS_PER_CLIENT", self._key("strangers-of-client", client_address())),
+            )
+            for item in parse_many(config[setting])
+        ]
+
+    def check_strangers(self, host: str, strangers: list[str]) -> None:
+        """:class:`TooMany` naming ``strangers`` if mailing them would put ``host``, or the client asking, over
+        its daily limit of mail to addresses that never played with the host."""
+        if not self.enabled or not strangers:
+            return
+        for setting, item, key in self._stranger_counters(host):
+            if not self._run_cost("test", item, key, len(strangers)):
+                wait = self._reset_in(item, key)
+                limit = current_app.config[setting]
+                who = (
+                    f"{host} has had the service mail as many of them as a host may (at most {limit})"
+                    if setting.endswith("HOST")
+                    else f"as many mails to such addresses went from your address as may (at most {limit})"
+                )
+                raise TooMany(
+                    f"{', '.join(strangers)}: never played with {host}, and {who}. Try again {_later(wait)}, or "
+                    f"choose someone who has played with {host}.",
+                    retry_after=wait,
+                    field="email",
+                    addresses=strangers,
+                )
+
+    def note_strangers(self, host: str, strangers: list[str]) -> None:
+        """Count mails gone to ``strangers`` (checked before with :meth:`check_strangers`)."""
+        if self.enabled and strangers:
+            for _, item, key in self._stranger_counters(host):
+                self._run_cost("hit", item, key, len(strangers))
+
+    def _run_cost(self, method: str, item: RateLimitItem, key: tuple[str, ...], cost: int) -> bool:
+        try:
+            return bool(getattr(self._strategy(), method)(item, *key, cost=cost))
+        except Exception as error:  # the storage went away: count here meanwhile
+            logger.warning("rate limit storage unreachable for %s: %r", key[1], error)
+            return bool(getattr(self._fallback, method)(item, *key, cost=cost))
 
     @property
     def enabled(self) -> bool:

@@ -29,7 +29,7 @@ from tests.chat_receiver import ChatReceiver, chat_receiver
 from tests.factories import confirmed_game
 
 #: The tests' chat is on this machine: the policy lets it through (the default refuses local addresses).
-POLICY = ChatPolicy(private_hosts=True, timeout=5)
+POLICY = ChatPolicy(loopback=True, timeout=5)
 FAST = chat_notices.NoticeSettings(max_attempts=3, retry_seconds=60)
 LINK = re.compile(r"https?://|/play/|/invite/|/admin/|/calendar/|/unsubscribe/")
 
@@ -44,7 +44,7 @@ def receiver() -> Iterator[ChatReceiver]:
 def local_chats() -> Iterator[None]:
     """An app context whose policy allows a chat on this machine (for the create request's check)."""
     app = Flask(__name__)
-    app.config.update(CHAT_PRIVATE_HOSTS=True)
+    app.config.update(CHAT_LOOPBACK_FOR_TESTS=True)
     with app.app_context():
         yield
 

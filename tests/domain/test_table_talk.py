@@ -152,3 +152,75 @@ def test_no_talk_before_the_host_confirms_the_game_nor_from_a_removed_seat(
 
 def test_the_doctests() -> None:
     assert doctest.testmod(table_talk).failed == 0
+
+
+def _every_personal_link(links: LinkMaker) -> list[str]:
+    return [
+        links.turn_url(1, 0, "seat-secret-abc"),
+        links.invite_url(1, 2, "seat-secret-abc"),
+        links.admin_url(1, "host-secret-abc"),
+        links.login_url(7, "admin-secret-abc", 3),
+        links.sign_in_url(9, "sign-in-secret"),
+        links.confirm_url(1, "host-secret-abc", "Europe/Paris"),
+        links.choices_url(4),
+        links.unsubscribe_url(4, "reminders"),
+        links.block_url("p1@example.org"),
+        links.address_calendar_url(4),
+    ]
+
+
+def _disguised(link: str) -> list[str]:
+    """The ways a link was slipped past the filter: its path or token escaped, or the token on another path."""
+    path = link.removeprefix("https://smallworld.example")
+    kind, token = path[1:].split("/", 1)[0], path.rsplit("/", 1)[1].removesuffix(".ics")
+    wide = kind.translate({c: c + 0xFEE0 for c in range(0x61, 0x7B)})  # ｐｌａｙ
+    return [
+        f"my link: {link}",
+        f"my link: https://smallworld.example/{kind[:2]}%{ord(kind[2]):02x}{kind[3:]}{path[1 + len(kind) :]}",
+        "my link: https://smallworld.example" + path.replace("/", "%252F"),
+        "my link: https://smallworld.example" + path.replace("/", "&#47;").replace(".", "&period;"),
+        f"the token alone: {token}",
+        f"elsewhere: https://short.example/r/{token}?x=1",
+        f"escaped token: {token.replace('.', '%2E')}",
+        f"full-width path: https://smallworld.example/{wide}/{token}",
+    ]
+
+
+def test_a_personal_link_is_refused_however_it_is_written(db_session: Session, links: LinkMaker) -> None:
+    # Issue 32, finding 8: /pl%61y/<token>, /sign-in/… and /admin/login/… links went through.
+    game = new_game(db_session, links)
+    for link in _every_personal_link(links):
+        for text in _disguised(link):
+            with pytest.raises(BadRequest) as refused:
+                table_talk.post_message(db_session, game, 0, text, MessageSource.PAGE)
+            assert "personal link" in refused.value.message, text
+            assert refused.value.extra["field"] == "text"
+    assert table_talk.messages_of(db_session, game.id or 0) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I attack Hill.Forest next: see https://rules.example.org/page.html#conquest",
+        "100% sure: 50%25 of the time it works &amp; that's fine",
+        "version 1.2.3 vs 10.20.30, eyJ is how base64 JSON starts",
+        "Tokens on my turn: 4 Ratmen. 2 Trolls. GG!",
+    ],
+)
+def test_ordinary_talk_with_dots_links_and_escapes_is_taken(db_session: Session, links: LinkMaker, text: str) -> None:
+    game = new_game(db_session, links)
+    posted = table_talk.post_message(db_session, game, 0, text, MessageSource.PAGE)
+    assert posted.text == text
+
+
+@pytest.mark.parametrize(
+    "character",
+    ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u2066", "\u202e", "\U000e0041", "\ue000"],
+)
+def test_a_format_character_is_refused_as_in_names(db_session: Session, links: LinkMaker, character: str) -> None:
+    # Issue 32, finding 8: zero-width characters were taken in table talk while names refused them.
+    game = new_game(db_session, links)
+    with pytest.raises(BadRequest) as refused:
+        table_talk.post_message(db_session, game, 0, f"my pl{character}ay link", MessageSource.PAGE)
+    assert f"U+{ord(character):04X}" in refused.value.message and refused.value.extra["field"] == "text"
+    assert table_talk.messages_of(db_session, game.id or 0) == []

@@ -13,7 +13,7 @@ from service.infra.chat import ChatPolicy, ChatSendError, ChatUrlError, check_ch
 from tests.chat_receiver import chat_receiver
 
 STRICT = ChatPolicy()
-LOCAL = ChatPolicy(private_hosts=True, timeout=5)
+LOCAL = ChatPolicy(loopback=True, timeout=5)
 
 
 def test_the_documented_examples() -> None:
@@ -106,7 +106,7 @@ def test_sending_posts_the_notice_and_says_why_not_when_it_fails() -> None:
 
 def test_a_process_forked_after_its_parent_posted_posts_too() -> None:
     # apprise keeps its thread pools per process: a child must not inherit its parent's, whose threads it lacks.
-    quick = ChatPolicy(private_hosts=True, timeout=3)
+    quick = ChatPolicy(loopback=True, timeout=3)
     with chat_receiver() as receiver:
         chat.send(receiver.url, "Parent", "Body", "info", quick)
         child = os.fork()

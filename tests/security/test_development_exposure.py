@@ -8,8 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import click
+import flask.cli
 import pytest
+from click.testing import CliRunner
 from flask import Flask
+from flask.cli import ScriptInfo
 from flask.testing import FlaskCliRunner
 
 import service.cli as cli
@@ -55,3 +59,40 @@ def test_the_mailbox_answers_only_this_machine(app: Flask, address: str, status:
     assert answer.status_code == status
     home = client.get("/", environ_base={"REMOTE_ADDR": address}).get_data(as_text=True)
     assert ("/mailbox/" in home) is (status == 200), "the link to it is shown only where it answers"
+
+
+@pytest.fixture
+def nothing_served(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Flask's development server, recorded instead of started."""
+    served: list[tuple[str, int]] = []
+    monkeypatch.setattr(flask.cli, "run_simple", lambda host, port, *args, **kwargs: served.append((host, port)))
+    return served
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.4", "smallworld.example"])
+def test_run_refuses_a_reachable_host_with_the_public_development_key(
+    app: Flask, nothing_served: list[tuple[str, int]], host: str
+) -> None:
+    # Issue 32, finding 8: ``smallworld run`` (Flask's) served the public development key to the network.
+    smallworld = CliRunner()
+    result = smallworld.invoke(cli.cli, ["run", "--host", host], obj=ScriptInfo(create_app=lambda: app))
+    assert result.exit_code != 0
+    assert "SMALLWORLD_SECRET_KEY" in result.output and "127.0.0.1" in result.output
+    assert nothing_served == []
+
+
+def test_run_listens_on_this_machine_or_with_a_key_of_its_own(
+    make_app: Callable[..., Flask], nothing_served: list[tuple[str, int]]
+) -> None:
+    default = make_app()
+    result = default.test_cli_runner().invoke(args=["run", "--host", "127.0.0.1", "--port", "5077"])
+    assert result.exit_code == 0, result.output
+    own_key = make_app(SECRET_KEY="a-long-random-key-of-this-machine", INSTANCE_PATH=default.instance_path + "-k")
+    result = own_key.test_cli_runner().invoke(args=["run", "--host", "0.0.0.0"])
+    assert result.exit_code == 0, result.output
+    assert nothing_served == [("127.0.0.1", 5077), ("0.0.0.0", 5000)]
+
+
+def test_smallworld_run_is_the_guarded_one() -> None:
+    # ``smallworld run`` finds FlaskGroup's own commands first: the group's ``run`` must be the guarded one too.
+    assert cli.cli.get_command(click.Context(cli.cli), "run") is cli.run_command

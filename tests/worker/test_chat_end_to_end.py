@@ -43,7 +43,7 @@ def chat() -> Iterator[ChatReceiver]:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory, chat: ChatReceiver) -> Iterator[WorkerStack]:
     # The chat is a receiver on this machine; a notice is tried twice, then marked failed.
-    with worker_stack(tmp_path_factory, CHAT_PRIVATE_HOSTS=True, CHAT_MAX_ATTEMPTS=2) as stack:
+    with worker_stack(tmp_path_factory, CHAT_LOOPBACK_FOR_TESTS=True, CHAT_MAX_ATTEMPTS=2) as stack:
         yield stack
 
 

@@ -28,7 +28,7 @@ from tests.chat_receiver import ChatReceiver, chat_receiver
 from .conftest import beside_rivals, failing_at_the_second, killed_midway, new_game, once_the_lease_lapsed
 
 #: The tests' chat is on this machine: the policy lets it through (the default refuses local addresses).
-POLICY = ChatPolicy(private_hosts=True, timeout=10)
+POLICY = ChatPolicy(loopback=True, timeout=10)
 
 
 @pytest.fixture

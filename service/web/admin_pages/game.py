@@ -26,19 +26,19 @@ from werkzeug.wrappers import Response
 import rules
 from emails import times
 from service.domain import admin, bot_seats, chat_notices, table_talk, views, watching
-from service.domain.errors import BadRequest, Conflict, DomainError
+from service.domain.errors import BadRequest, Conflict, DomainError, TooMany
 from service.domain.games import seats_of, settings_of
 from service.domain.links import current_links
 from service.domain.models import Game, GameStatus, MailStatus, OutboxMail, Player, SeatController
 from service.domain.schemas import HOUR, ChangeSettings, ReplacePlayer
 from service.infra.chat import mask, service_name
 from service.infra.db import get_session
+from service.web import hosting
 from service.web.access import game_from_admin_token
 from service.web.admin_pages.access import Manager, manager_for, remember_host
 from service.web.admin_pages.audit_log import MAIL_NAMES, audit_lines
 from service.web.pages.game_summary import deadline
 from service.web.pages.lobby import REMINDER_CHOICES
-from service.web.rate_limits import mail_quotas
 
 bp = Blueprint("admin_game", __name__)
 
@@ -264,6 +264,13 @@ def _run(game_id: int, done: str, act: Any) -> Response:
     """Run one act; flash its outcome (the domain's refusal as it is) and go back to the page."""
     try:
         act()
+    except TooMany as error:
+        # A limit on mail to strangers (DESIGN §9): 429 with Retry-After, the page showing why.
+        flash(error.message, "refusal")
+        answer = Response(page(game_id), status=429)
+        if isinstance(error.extra.get("retry_after"), int):
+            answer.headers["Retry-After"] = str(error.extra["retry_after"])
+        return answer
     except DomainError as error:
         flash(error.message, "refusal")
     else:
@@ -397,11 +404,7 @@ def replace(game_id: int) -> Response:
             )
         except ValidationError as error:
             raise BadRequest(_first_error(error, {"seat": "Seat", "email": "Email", "name": "Name"})) from None
-        mail_quotas().check_invitations([asked.email])  # an invitation goes to the new address
-        admin.replace_player(
-            get_session(), game_id, manager.actor, current_links(), asked.seat, str(asked.email), asked.name
-        )
-        mail_quotas().note_invitations([asked.email])
+        hosting.replace_player(game_id, manager.actor, asked.seat, str(asked.email), asked.name)
 
     return _run(
         game_id,
