@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from urllib.parse import unquote
 
 from flask import Flask, current_app
 from itsdangerous import BadSignature, TimestampSigner, URLSafeSerializer, URLSafeTimedSerializer
@@ -31,12 +32,106 @@ CALENDAR = "calendar"  # a calendar feed (.ics): an address's deadlines, or one 
 SIGN_IN = "sign_in"  # an address's emailed sign-in link (My games)
 WATCH = "watch"  # a game's read-only watch link, for spectators
 CHOICES = "choices"  # an address's page of mail choices (every mail's footer)
-PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE, LOGIN, CONFIRM, BLOCK, CALENDAR, SIGN_IN, WATCH, CHOICES)
-#: Purposes whose tokens carry no time: the same payload always signs to the same token. A calendar feed's
-#: address is subscribed to once and then fetched for months, so every mail gives the same one (and a mail
-#: sent again is the very same mail, DESIGN §6); it never expires, so it needs no time. The page of mail
-#: choices is in every mail's footer: untimed too, so that a mail sent again is the very same mail.
-UNTIMED = frozenset({CALENDAR, WATCH, CHOICES})
+
+
+@dataclass(frozen=True)
+class LinkKind:
+    """A kind of signed link: the one place that says what its token is for, where it goes in a URL, whether
+    it must be kept secret, and whether it carries the time it was signed.
+
+    ``paths`` are the URL rules that take its token, as the web's routes spell them up to the token
+    (``<token>``; a rule that goes on after it, such as ``/games/<int:game_id>/watch/<token>/history``, is
+    covered by its beginning). A ``secret`` kind's token is a credential: no access log keeps it
+    (:func:`redacted_path`, used by every web server's log: ``service.web.access_log``), and a test checks
+    that every route taking a token is one of these paths.
+    """
+
+    purpose: str
+    paths: tuple[str, ...]
+    secret: bool = True
+    timed: bool = True
+
+
+#: Every kind of signed link. A calendar feed's address is subscribed to once and then fetched for months,
+#: so every mail gives the same one (and a mail sent again is the very same mail, DESIGN §6): it carries no
+#: time. The page of mail choices is in every mail's footer: untimed too, so that a mail sent again is the
+#: very same mail. Every kind is secret: each opens something of one address or one game (even a watch link,
+#: which its host may end, and "never invite me again", which names the address).
+KINDS = (
+    LinkKind(TURN, ("/play/<token>",)),
+    LinkKind(INVITE, ("/invite/<token>",)),
+    LinkKind(ADMIN, ("/admin/<token>",)),
+    LinkKind(UNSUBSCRIBE, ("/unsubscribe/<token>",)),
+    LinkKind(LOGIN, ("/admin/login/<token>",)),
+    LinkKind(CONFIRM, ("/games/confirm/<token>",)),
+    LinkKind(BLOCK, ("/never/<token>",)),
+    LinkKind(CALENDAR, ("/calendar/<token>",), timed=False),
+    LinkKind(SIGN_IN, ("/sign-in/<token>",)),
+    LinkKind(WATCH, ("/games/<int:game_id>/watch/<token>",), timed=False),
+    LinkKind(CHOICES, ("/choices/<token>",), timed=False),
+)
+PURPOSES = tuple(kind.purpose for kind in KINDS)
+#: Purposes whose tokens carry no time: the same payload always signs to the same token (:class:`LinkKind`).
+UNTIMED = frozenset(kind.purpose for kind in KINDS if not kind.timed)
+#: The URL rules of every secret kind, up to its token.
+SECRET_PATHS = tuple(path for kind in KINDS if kind.secret for path in kind.paths)
+
+
+#: What stands where a token would: the segment, up to the next ``/``, ``?``, ``#`` or space, if it has a dot
+#: (itsdangerous's ``payload.signature``) or is long (a token cut short, changed, or followed by ``.ics`` is
+#: hidden all the same); a short word without a dot is a page's name (``/admin/games``), left as it is.
+_TOKEN = r"[^/?#\s]*\.[^/?#\s]*|[^/?#\s]{16,}"
+
+
+def _path_pattern(rule: str, group: str) -> str:
+    """A regular expression of ``rule`` (``/games/<int:game_id>/watch/<token>``) whose group ``group`` is the
+    token (:data:`_TOKEN`)."""
+    parts = []
+    for literal in re.findall(r"[^<]+|<[^>]*>", rule):
+        if literal == "<token>":
+            parts.append(f"(?P<{group}>{_TOKEN})")
+        elif literal.startswith("<"):
+            parts.append(r"[^/?#\s]+")
+        else:
+            parts.append(re.escape(literal))
+    return "".join(parts) + r"(?=$|[/?#\s])"
+
+
+#: Any secret kind's path at the start of a path; the longest rules first (``/admin/login/…`` before ``/admin/…``).
+_SECRET_PATH = re.compile(
+    "^(?:"
+    + "|".join(
+        f"(?:{_path_pattern(rule, f'token{number}')})"
+        for number, rule in enumerate(sorted(SECRET_PATHS, key=len, reverse=True))
+    )
+    + ")"
+)
+#: What stands in a log for a secret token.
+HIDDEN = "…"
+
+
+def redacted_path(path: str) -> str:
+    """``path`` (with its query, if any) with the token of a secret link kind replaced by ``…``.
+
+    The path is read as the web reads it, its %-escapes decoded: ``/pl%61y/<token>`` is a turn link too.
+
+    >>> redacted_path("/play/eyJnIjoxfQ.abc.d-_f?x=1")
+    '/play/…?x=1'
+    >>> redacted_path("/games/3/watch/eyJnIjozfQ.sig/history"), redacted_path("/calendar/eyJwIjoxfQ.s.ics")
+    ('/games/3/watch/…/history', '/calendar/…')
+    >>> redacted_path("/admin/login/eyJ.x.y"), redacted_path("/pl%61y/eyJ.x.y")
+    ('/admin/login/…', '/play/…')
+    >>> redacted_path("/api/games/3"), redacted_path("/admin/games/3")
+    ('/api/games/3', '/admin/games/3')
+    """
+    for candidate in (path, unquote(path)):
+        found = _SECRET_PATH.match(candidate)
+        if found is not None:
+            token = next(name for name, value in found.groupdict().items() if value is not None)
+            start, end = found.span(token)
+            return candidate[:start] + HIDDEN + candidate[end:]
+    return path
+
 
 #: What an expired link's refusal says.
 EXPIRED = "This link has expired. Ask the game's host for a new one."
