@@ -4,8 +4,10 @@ takes a token is a secret link kind's, and the logs of every web server the serv
 
 from __future__ import annotations
 
+import contextlib
 import doctest
 import logging
+import subprocess
 import sys
 import time
 import urllib.error
@@ -82,21 +84,19 @@ def _request_every_kind(port: int) -> list[str]:
         except urllib.error.HTTPError as refused:  # the test's tokens are signed with another key: refused
             assert refused.code in (403, 404, 410, 429), (path, refused.code)  # 429: bad links from one client
     quoted = "/pl%61y/" + tokens[0]
-    try:
+    with contextlib.suppress(urllib.error.HTTPError):
         urllib.request.urlopen(f"http://127.0.0.1:{port}{quoted}", timeout=20).close()
-    except urllib.error.HTTPError:
-        pass
     return tokens
 
 
-def _wait_for(port: int, process: object, log: Path) -> None:
+def _wait_for(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + 60
     while True:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
                 return
         except OSError:
-            assert getattr(process, "poll")() is None, log.read_text()
+            assert process.poll() is None, log.read_text()
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.2)
 
@@ -116,12 +116,17 @@ def test_no_log_of_any_web_server_keeps_a_token_of_any_kind(server: str, tmp_pat
     env = service_environment(tmp_path / "instance", GUNICORN_BIND=f"127.0.0.1:{port}", WEB_CONCURRENCY="1")
     log = tmp_path / "web.log"
     if server == "production":
-        import subprocess
-
         subprocess.run([SMALLWORLD, "db", "upgrade"], env=env, check=True, capture_output=True)
         with log.open("wb") as output:
             process = subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "--config", str(DEPLOY / "gunicorn.conf.py"), "service:create_app()"],
+                [
+                    sys.executable,
+                    "-m",
+                    "gunicorn",
+                    "--config",
+                    str(DEPLOY / "gunicorn.conf.py"),
+                    "service:create_app()",
+                ],  # noqa: E501
                 env=env,
                 stdout=output,
                 stderr=subprocess.STDOUT,
@@ -130,8 +135,6 @@ def test_no_log_of_any_web_server_keeps_a_token_of_any_kind(server: str, tmp_pat
     elif server == "serve":
         process = start(["serve", "--port", str(port)], env, log)
     else:
-        import subprocess
-
         subprocess.run([SMALLWORLD, "db", "upgrade"], env=env, check=True, capture_output=True)
         process = start(["run", "--port", str(port), "--no-reload", "--no-debugger"], env, log)
     try:
