@@ -510,7 +510,7 @@ def _answer(
         grammar=answer.grammar,
         orders=grammar.describe(state, seat.seat, seat_names(state, names)) if awaited and state else [],
         step_key=game.step_key if awaited else None,
-        turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret),
+        turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret, serial=player.links_serial),
         # The reader's own coins only (DESIGN §4); everyone's are in the final table once it is over.
         coins=state.players[seat.seat].coins if state is not None and not finished else None,
         board=board_summary(state, names, seat.seat) if state is not None else None,

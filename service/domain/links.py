@@ -239,6 +239,34 @@ def signer_for(secret_key: str | bytes, old_keys: Sequence[str | bytes] = ()) ->
     return Signer(keys=[*old_keys, secret_key])
 
 
+def with_serial(payload: dict[str, Any], serial: int) -> dict[str, Any]:
+    """``payload`` with the address's ``links_serial`` (``Player.links_serial``) under ``n``, left out while it is
+    0: the links of an address that never signed out everywhere read as they did before the serial existed.
+
+    "Sign out everywhere" moves the serial on (``service.domain.sign_in.sign_out_everywhere``): every link of
+    the address made before (turn, invitation, sign-in, choices, calendar) then names an older serial and is
+    refused (:func:`serial_of`), while the links made after it (the next turn mail's) carry the new one.
+
+    >>> with_serial({"p": 7}, 0), with_serial({"p": 7}, 2)
+    ({'p': 7}, {'p': 7, 'n': 2})
+    """
+    return {**payload, "n": serial} if serial else payload
+
+
+def serial_of(payload: dict[str, Any]) -> int | None:
+    """The ``links_serial`` a link's payload names (0 if none: a link made before it existed or while it was 0),
+    or ``None`` if what it names is not a serial."""
+    serial = payload.get("n", 0)
+    return serial if isinstance(serial, int) and not isinstance(serial, bool) and serial >= 0 else None
+
+
+#: What a link made before its address signed out everywhere gets.
+SIGNED_OUT = (
+    "This link no longer works: its address signed out everywhere since it was made. Your next game mail has a "
+    "new one, and signing in again (a sign-in link comes by mail) shows all your games."
+)
+
+
 #: Turn and admin links keep working this long after the game ends (to see the final table and history).
 DAYS_AFTER_END = 30
 
@@ -253,11 +281,12 @@ class LinkMaker:
     def url(self, path: str) -> str:
         return self.base_url.rstrip("/") + path
 
-    def turn_token(self, game_id: int, seat: int, secret: str, at: datetime | None = None) -> str:
-        return self.signer.sign(TURN, {"g": game_id, "s": seat, "k": secret}, at)
+    def turn_token(self, game_id: int, seat: int, secret: str, *, serial: int, at: datetime | None = None) -> str:
+        """A seat's turn token; ``serial``: its player's ``links_serial`` now (:func:`with_serial`)."""
+        return self.signer.sign(TURN, with_serial({"g": game_id, "s": seat, "k": secret}, serial), at)
 
-    def invite_token(self, game_id: int, seat: int, secret: str) -> str:
-        return self.signer.sign(INVITE, {"g": game_id, "s": seat, "k": secret})
+    def invite_token(self, game_id: int, seat: int, secret: str, *, serial: int) -> str:
+        return self.signer.sign(INVITE, with_serial({"g": game_id, "s": seat, "k": secret}, serial))
 
     def admin_token(self, game_id: int, secret: str) -> str:
         return self.signer.sign(ADMIN, {"g": game_id, "k": secret})
@@ -269,12 +298,13 @@ class LinkMaker:
             payload["w"] = kind
         return self.signer.sign(UNSUBSCRIBE, payload)
 
-    def turn_url(self, game_id: int, seat: int, secret: str, at: datetime | None = None) -> str:
-        """The seat's turn link; ``at``: the time to sign it with (see :meth:`Signer.sign`)."""
-        return self.url(f"/play/{self.turn_token(game_id, seat, secret, at)}")
+    def turn_url(self, game_id: int, seat: int, secret: str, *, serial: int, at: datetime | None = None) -> str:
+        """The seat's turn link; ``serial``: its player's ``links_serial``; ``at``: the time to sign it with
+        (see :meth:`Signer.sign`)."""
+        return self.url(f"/play/{self.turn_token(game_id, seat, secret, serial=serial, at=at)}")
 
-    def invite_url(self, game_id: int, seat: int, secret: str) -> str:
-        return self.url(f"/invite/{self.invite_token(game_id, seat, secret)}")
+    def invite_url(self, game_id: int, seat: int, secret: str, *, serial: int) -> str:
+        return self.url(f"/invite/{self.invite_token(game_id, seat, secret, serial=serial)}")
 
     def admin_url(self, game_id: int, secret: str) -> str:
         return self.url(f"/admin/{self.admin_token(game_id, secret)}")
@@ -301,23 +331,28 @@ class LinkMaker:
         """The absolute link that turns off ``kind`` of mail for the player (see :meth:`unsubscribe_token`)."""
         return self.url(f"/unsubscribe/{self.unsubscribe_token(player_id, kind)}")
 
-    def choices_url(self, player_id: int) -> str:
+    def choices_url(self, player_id: int, *, serial: int) -> str:
         """The page where an address chooses which mails it gets (every mail's footer): it names the address
-        (a player row) and nothing else, and needs no sign-in."""
-        return self.url(f"/choices/{self.signer.sign(CHOICES, {'p': player_id})}")
+        (a player row) and nothing else, and needs no sign-in; ``serial``: the player's ``links_serial``."""
+        return self.url(f"/choices/{self.signer.sign(CHOICES, with_serial({'p': player_id}, serial))}")
 
-    def address_calendar_url(self, player_id: int) -> str:
-        """The calendar feed of every deadline in every game of an address (a player row), with its own turn
-        links: as personal as those links (``service.domain.calendar``)."""
-        return self.url(f"/calendar/{self.signer.sign(CALENDAR, {'p': player_id})}.ics")
+    def address_calendar_url(self, player_id: int, *, serial: int, calendar_serial: int) -> str:
+        """The calendar feed of every deadline in every game of an address (a player row)
+        (``service.domain.calendar``); ``serial`` and ``calendar_serial``: the player's ``links_serial`` and
+        ``calendar_serial`` (moving either on ends the link)."""
+        payload = with_serial({"p": player_id}, serial)
+        if calendar_serial:
+            payload["c"] = calendar_serial
+        return self.url(f"/calendar/{self.signer.sign(CALENDAR, payload)}.ics")
 
     def game_calendar_url(self, game_id: int) -> str:
         """The calendar feed of one game's deadlines: public information only (whose turn, until when)."""
         return self.url(f"/calendar/{self.signer.sign(CALENDAR, {'g': game_id})}.ics")
 
-    def sign_in_url(self, sign_in_id: int, secret: str) -> str:
-        """An address's sign-in link (``service.domain.sign_in``): good once, for ``SIGN_IN_MAX_AGE``."""
-        return self.url(f"/sign-in/{self.signer.sign(SIGN_IN, {'i': sign_in_id, 'k': secret})}")
+    def sign_in_url(self, sign_in_id: int, secret: str, *, serial: int) -> str:
+        """An address's sign-in link (``service.domain.sign_in``): good once, for ``SIGN_IN_MAX_AGE``, and until
+        the address signs out everywhere (``serial``: its ``links_serial``)."""
+        return self.url(f"/sign-in/{self.signer.sign(SIGN_IN, with_serial({'i': sign_in_id, 'k': secret}, serial))}")
 
     def watch_token(self, game_id: int, serial: int) -> str:
         return self.signer.sign(WATCH, {"g": game_id, "n": serial})
