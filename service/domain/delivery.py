@@ -581,12 +581,12 @@ def _reply_address(job: _Job, links: LinkMaker, settings: MailSettings) -> str |
         return None
     addresses = ReplyAddresses(links.signer, settings.reply_domain)
     if job.template == "table_talk":
-        return addresses.for_talk(job.game_id, job.seat, job.seat_secret)
+        return addresses.for_talk(job.game_id, job.seat, job.seat_secret, serial=job.links_serial)
     step = _context_value(job, "step_key")
     if not isinstance(step, str):
         return None
     try:
-        return addresses.for_step(job.game_id, job.seat, job.seat_secret, step)
+        return addresses.for_step(job.game_id, job.seat, job.seat_secret, step, serial=job.links_serial)
     except ValueError:  # a step key of another shape (a row written by hand): no reply address
         return None
 

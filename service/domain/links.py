@@ -394,21 +394,24 @@ class ReplyAddresses:
 
     An HMAC (SHA-256, 80 bits, lower-case hex) keeps the address short: a local part holds at most 64
     characters (RFC 5321 §4.5.3.1.1), which an itsdangerous token would not fit. Signed with the newest
-    key; every key of the rotation list verifies.
+    key; every key of the rotation list verifies. The seat's player's ``links_serial`` is signed with the
+    secret (only once it moved: the addresses of an address that never signed out everywhere read as before),
+    so "sign out everywhere" ends the reply addresses of the mails already sent as it ends their links.
     """
 
     signer: Signer
     domain: str
     local_part: str = "play"
 
-    def for_step(self, game_id: int, seat: int, secret: str, step_key: str) -> str:
+    def for_step(self, game_id: int, seat: int, secret: str, step_key: str, *, serial: int) -> str:
         turn, current, defender = step_key.split(":")
         body = f"{game_id}-{seat}-{turn}-{current}-{'x' if defender == '-' else defender}"
-        return self._address(body, self._mac(self.signer.keys[-1], f"step:{game_id}:{seat}:{step_key}", secret))
+        message = f"step:{game_id}:{seat}:{step_key}"
+        return self._address(body, self._mac(self.signer.keys[-1], message, _keyed(secret, serial)))
 
-    def for_talk(self, game_id: int, seat: int, secret: str) -> str:
+    def for_talk(self, game_id: int, seat: int, secret: str, *, serial: int) -> str:
         body = f"talk-{game_id}-{seat}"
-        return self._address(body, self._mac(self.signer.keys[-1], f"talk:{game_id}:{seat}", secret))
+        return self._address(body, self._mac(self.signer.keys[-1], f"talk:{game_id}:{seat}", _keyed(secret, serial)))
 
     def read(self, address: str) -> ReplyToken | None:
         """The token of ``address`` if it is one of our reply addresses (any local part before the ``+``;
@@ -428,13 +431,15 @@ class ReplyAddresses:
             return ReplyToken(int(game), int(seat), None, mac)
         return None
 
-    def verify(self, token: ReplyToken, secret: str) -> bool:
-        """Whether ``token`` was signed for its seat while it had ``secret`` (with any key of the rotation)."""
+    def verify(self, token: ReplyToken, secret: str, *, serial: int) -> bool:
+        """Whether ``token`` was signed for its seat while it had ``secret`` and its player ``serial`` (their
+        ``links_serial``), with any key of the rotation."""
         if token.step_key is None:
             message = f"talk:{token.game_id}:{token.seat}"
         else:
             message = f"step:{token.game_id}:{token.seat}:{token.step_key}"
-        return any(hmac.compare_digest(self._mac(key, message, secret), token.mac) for key in self.signer.keys)
+        keyed = _keyed(secret, serial)
+        return any(hmac.compare_digest(self._mac(key, message, keyed), token.mac) for key in self.signer.keys)
 
     def _address(self, body: str, mac: str) -> str:
         return f"{self.local_part}+{body}-{mac}@{self.domain}"
@@ -443,6 +448,11 @@ class ReplyAddresses:
     def _mac(key: str | bytes, message: str, secret: str) -> str:
         raw = key.encode() if isinstance(key, str) else key
         return hmac.new(raw, f"smallworld.reply:{message}:{secret}".encode(), hashlib.sha256).hexdigest()[:20]
+
+
+def _keyed(secret: str, serial: int) -> str:
+    """A seat's secret with its player's ``links_serial`` (:func:`with_serial`: nothing added while it is 0)."""
+    return f"{secret}:n{serial}" if serial else secret
 
 
 #: A site admin's sign-in link is good for this long (seconds), and once.
