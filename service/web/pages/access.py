@@ -1,8 +1,9 @@
 """Who is looking at a page: the seat whose signed link started the browser session (DESIGN §7).
 
-Opening ``/play/<token>`` or ``/invite/<token>`` stores ``{"game", "seat", "secret"}`` in the signed
-session cookie (``service.web.links_pages``). Every page checks it again against the seat's row, so a session
-dies as soon as the host gives the seat to someone else (the secret rotates) or removes it.
+Opening ``/play/<token>`` or ``/invite/<token>`` (directly, or through My games) stores ``{"game", "seat",
+"secret", "n"}`` in the signed session cookie (``service.web.links_pages``). Every page checks it again against
+the seat's row, so a session dies as soon as the host gives the seat to someone else (the secret rotates) or
+removes it, or its player signs out everywhere (``n``: their ``links_serial`` then, which it moves on).
 """
 
 from __future__ import annotations
