@@ -71,7 +71,9 @@ def main() -> None:
     token = token_of(turn.context["turn_url"])
     with app.app_context():
         seat = get_session().exec(select(Seat).where(Seat.game_id == game_id, Seat.seat == 0)).one()
-        address = app.extensions["smallworld.reply_addresses"].for_step(game_id, 0, seat.secret, turn.step_key)
+        address = app.extensions["smallworld.reply_addresses"].for_step(
+            game_id, 0, seat.secret, turn.step_key, serial=0
+        )
 
     def api() -> None:
         assert client.get(f"/api/games/{game_id}/legal-actions", headers=bearer(token)).status_code == 200

@@ -11,22 +11,18 @@ optional). The service's own settings are the ``SMALLWORLD_*`` variables (README
 - ``GUNICORN_TIMEOUT`` (30): seconds before a stuck worker is killed and replaced.
 - ``GUNICORN_LOG_LEVEL`` (``info``).
 
-Access log lines never carry a signed link: the token in ``/play/…``, ``/invite/…``, ``/admin/…`` and
-``/unsubscribe/…`` is replaced by ``…`` (a log is read by more people than the players), and the
-``Authorization`` header is not logged.
+Access log lines never carry a signed link: the token of every secret link kind (``/play/…``, ``/sign-in/…``,
+``/calendar/…``: ``service.domain.links.KINDS``) is replaced by ``…`` (a log is read by more people than the
+players), and the ``Authorization`` header is not logged (``service.web.access_log``).
 """
 
 from __future__ import annotations
 
-import functools
 import multiprocessing
 import os
-import re
-from typing import Any
-
-from gunicorn.glogging import Logger
 
 from service.infra.logfmt import gunicorn_logconfig
+from service.web.access_log import ACCESS_LOG_FORMAT, RedactingLogger
 
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", min(multiprocessing.cpu_count() * 2 + 1, 8)))
@@ -55,84 +51,10 @@ control_socket_disable = True
 accesslog = "-"
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
-access_log_format = '%(h)s "%(m)s %(U)s%(q)s %(H)s" %(s)s %(B)s %(M)sms "%(a)s"'
+access_log_format = ACCESS_LOG_FORMAT
 # gunicorn's own lines, its access log and the app's: one line format with the workers and beat (time in UTC,
 # level, web[pid], logger, message, game), repeated warnings collapsed (service/infra/logfmt.py).
 logconfig_dict = gunicorn_logconfig("web")
 
-#: A signed link in a path: the purpose, then the token (itsdangerous: payload.timestamp.signature).
-SIGNED_PATH = re.compile(r"^(/(?:play|invite|admin/login|admin|unsubscribe))/[\w-]+\.[\w-]+\.[\w-]+(?=$|[/?\s])")
-
-
-@functools.lru_cache(maxsize=4)
-def names_header_or_environ(access_log_format: str) -> bool:
-    """Whether ``access_log_format`` names a request or response header or an environ value.
-
-    >>> names_header_or_environ(access_log_format), names_header_or_environ('%(h)s "%({x-request-id}i)s"')
-    (False, True)
-    """
-    return re.search(r"%\(\{[^}]*\}[ioe]\)", access_log_format) is not None
-
-
-def redacted(path: str) -> str:
-    """``path`` without its signed token, if it has one.
-
-    >>> redacted("/play/eyJnIjoxfQ.abc.d-_f")
-    '/play/…'
-    >>> redacted("/admin/login/eyJ.x.y")
-    '/admin/login/…'
-    >>> redacted("/api/games/3")
-    '/api/games/3'
-    >>> redacted("/admin/games/3")
-    '/admin/games/3'
-    """
-    return SIGNED_PATH.sub(r"\1/…", path)
-
-
-#: What gunicorn's atoms other than the headers' and the environ's (``{…}i``, ``{…}o``, ``{…}e``) read of the
-#: environ.
-PLAIN_ATOMS_ENVIRON = (
-    "REMOTE_ADDR",
-    "REQUEST_METHOD",
-    "RAW_URI",
-    "SERVER_PROTOCOL",
-    "PATH_INFO",
-    "QUERY_STRING",
-    "HTTP_REFERER",
-    "HTTP_USER_AGENT",
-    "HTTP_AUTHORIZATION",  # %(u)s: the user of Basic authentication
-)
-
-
-class _Answer:
-    """A response as gunicorn's atoms read it, without its headers."""
-
-    headers = ()
-
-    def __init__(self, resp: Any) -> None:
-        self.status = resp.status
-        self.sent = getattr(resp, "sent", None)
-
-
-class RedactingLogger(Logger):
-    """gunicorn's logger, with signed tokens cut out of the request line and path it logs.
-
-    gunicorn makes an atom of every request header, response header and environ value of every request
-    (some fifty), whatever the format uses; unless the format names one of those (``%({name}i)s`` …), only
-    the others are made: this format's line is the same, at half the cost (30 µs a request).
-    """
-
-    def atoms(self, resp: Any, req: Any, environ: Any, request_time: Any) -> dict[str, Any]:
-        if not names_header_or_environ(self.cfg.access_log_format):
-            resp, req = _Answer(resp), ()
-            environ = {name: environ[name] for name in PLAIN_ATOMS_ENVIRON if name in environ}
-        atoms: dict[str, Any] = super().atoms(resp, req, environ, request_time)
-        if isinstance(atoms.get("U"), str):
-            atoms["U"] = redacted(atoms["U"])
-        if isinstance(atoms.get("r"), str):  # "GET /play/<token> HTTP/1.1"
-            method, _, rest = atoms["r"].partition(" ")
-            atoms["r"] = f"{method} {redacted(rest)}"
-        return atoms
-
-
+# Signed links are cut out of every line (service.web.access_log, from the list of link kinds).
 logger_class = RedactingLogger

@@ -62,6 +62,7 @@ def create_app(config: Mapping[str, Any] | None = None, *, web: bool = True) -> 
 def _add_web(app: Flask) -> None:
     """The pages, the JSON API, the admin pages, the signed links' pages and their request hooks."""
     from service.web import (
+        access_log,
         admin_pages,
         api,
         api_docs,
@@ -76,6 +77,7 @@ def _add_web(app: Flask) -> None:
         unsubscribe,
     )
 
+    access_log.init_app(app)
     security.init_app(app)
     rate_limits.init_app(app)
     app.register_blueprint(health.blueprint)

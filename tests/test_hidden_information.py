@@ -9,7 +9,8 @@ every step; at each new game turn, every seat's history (API), game page, turn p
 the players' turns, and another player's alone) too,
 the host's admin page, the game page without a seat (refused), each seat's calendar feed (from its turn
 mails) and the game's own feed, each seat's My games (signed in by mail: the sign-in and "mail me my links"
-mails are scanned too), the game's watch pages (by its watch link, and public) and the list of public games,
+mails are scanned too; seat 2 makes a new calendar link there: its old feed's 410 page and its new feed are
+scanned), the game's watch pages (by its watch link, and public) and the list of public games,
 as seen by nobody in particular. At each new game turn the seat on turn writes at the table (table talk:
 mailed to the others, shown on every page, told to the chat); seat 0 chose a daily digest on its page of
 mail choices (linked from every mail, scanned with the pages), and gets one at each new turn. The game has
@@ -276,6 +277,21 @@ class Table:
                 get_session(), self.app.extensions["smallworld.links"], now=utcnow() + timedelta(days=self.digest_days)
             )
 
+    def new_calendar_link(self, seat: int) -> None:
+        """ "Make a new calendar link" on My games: the old feed's page (410) and the new feed are scanned too."""
+        client = self.signed_in[seat]
+        page = client.get("/me").get_data(as_text=True)
+        old, csrf = FEED.search(page), re.search(r'name="csrf_token" value="([^"]+)"', page)
+        assert old and csrf
+        assert client.post("/me/calendar-link", data={"csrf_token": csrf.group(1)}).status_code == 303
+        gone = self.api.get(old.group(1))
+        assert gone.status_code == 410
+        self.watch.scan_text(gone.get_data(as_text=True), seat, "a replaced calendar link")
+        new = FEED.search(client.get("/me").get_data(as_text=True))
+        assert new and new.group(1) != old.group(1)
+        self.feeds[seat] = new.group(1)
+        self.feed(seat, new.group(1))
+
     def feed(self, seat: int | None, path: str) -> None:
         response = self.api.get(path)
         assert response.status_code == 200 and response.mimetype == "text/calendar", (seat, path)
@@ -384,6 +400,7 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
     assert sorted(table.choices) == [0, 1, 2], "every seat's mails link its page of mail choices"
     table.choose_a_digest(0)
     table.look_around(pages=True)
+    table.new_calendar_link(2)
 
     last_step, last_turn = None, None
     for _ in range(3000):

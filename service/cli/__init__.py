@@ -92,7 +92,7 @@ def serve(host: str, port: int) -> None:
                 "-m",
                 "gunicorn",
                 "--config",
-                "python:service.infra.gunicorn_serve",
+                "python:service.web.gunicorn_serve",
                 "--bind",
                 address,
                 "--workers",

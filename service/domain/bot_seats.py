@@ -65,7 +65,7 @@ def give_seat_to_bot(
             player_name=row.display_name,
             seat=seat,
             reason=reason,
-            take_back_url=links.turn_url(game.id or 0, seat, row.secret),
+            take_back_url=links.turn_url(game.id or 0, seat, row.secret, serial=player.links_serial),
             event=entry.id or 0,
         )
         queue_mail(session, player, message, now=now)

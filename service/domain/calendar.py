@@ -3,9 +3,12 @@
 Two feeds, each behind a signed link (purpose ``calendar``, ``service.domain.links``):
 
 - **an address's** (:func:`address_feed`): the current deadline of every running game in which the
-  address holds a seat, each event carrying that address's own turn link (the seat's signed turn URL).
-  It is as personal as the turn links in it: it is given only to that address, in its turn mails and
-  on its game pages. :func:`address_feed_url` gives its link, for any page that lists an address's games.
+  address holds a seat, each event linking to My games (``/me``), never to a seat: a feed is fetched for
+  months, by calendar services, and its link is in every turn mail's footer, so it must not open a seat.
+  It is given only to that address, in its turn mails and on its game pages and My games. Its link carries
+  the address's ``links_serial`` and ``calendar_serial`` (``service.domain.links``): "make a new calendar
+  link" on My games (:func:`new_calendar_link`) ends the old one alone, "sign out everywhere" ends it with
+  the address's other links; the old one then gets 410 and a page saying so (``service.web.calendar_feeds``).
 - **a game's** (:func:`game_feed`): the same deadlines of one game, public information only: whose turn
   it is and until when. No link, no coins.
 
@@ -21,13 +24,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
-from service.domain.links import LinkMaker
+from service.domain.links import LinkMaker, serial_of
 from service.domain.models import Game, GameAction, GameStatus, Player, Seat
 from service.domain.play import awaited_seat
 
@@ -60,29 +63,27 @@ class Deadline:
 
 
 def address_feed(session: Session, player_id: int, links: LinkMaker) -> bytes:
-    """Every current deadline of every running game of the address (player row), with its turn links."""
+    """Every current deadline of every running game of the address (player row), each linking to My games."""
     seats = session.exec(
-        select(Seat.game_id, Seat.seat, Seat.secret)
+        select(Seat.game_id, Seat.seat)
         .join(Game, col(Game.id) == col(Seat.game_id))
         .where(Seat.player_id == player_id, Seat.removed == sa.false(), Game.status == GameStatus.ACTIVE)
     ).all()
-    mine = {game_id: (seat, secret) for game_id, seat, secret in seats}
+    mine = dict(seats)
     calendar = _calendar("Small World by Mail: my deadlines", links)
+    # My games, where a signed-in browser opens each seat (a sign-in link comes by mail): no link of the feed
+    # opens a seat by itself, so the feed is the same at every fetch and a leaked one acts for nobody.
+    my_games = links.url("/me")
     for deadline in _deadlines(session, mine):
-        seat, secret = mine[deadline.game_id]
-        yours = deadline.seat == seat
+        yours = deadline.seat == mine[deadline.game_id]
         what = ("your redeployment" if deadline.defending else "your turn") if yours else _whose(deadline)
-        # Signed with the time the step began, not now: an unchanged feed reads the same at every fetch, so
-        # calendar apps polling it get 304 to its ETag (a link signed now would change every second).
-        url = links.turn_url(deadline.game_id, seat, secret, at=deadline.changed_at)
         event = _event(deadline, links, summary=f"{what[0].upper()}{what[1:]}: {deadline.game_name}")
         event.add(
             "description",
             f"Deadline of {what} in {deadline.game_name} (game turn {deadline.turn}). "
-            f"{'Play it' if yours else 'Your seat in the game'}: {url}\n"
-            "This link is yours alone: whoever has it can act in your name in this game.",
+            f"{'Play it' if yours else 'Your games'} from your game mail, or from My games: {my_games}",
         )
-        event.add("url", url)
+        event.add("url", my_games)
         calendar.add_component(event)
     return bytes(calendar.to_ical())
 
@@ -103,8 +104,32 @@ def game_feed(session: Session, game_id: int, links: LinkMaker) -> bytes:
 def address_feed_url(session: Session, email: str, links: LinkMaker) -> str | None:
     """The link of the calendar feed of an address (every deadline of its games); ``None`` for an address
     that is no player's. For the pages that list an address's games ("My games")."""
-    player_id = session.exec(select(Player.id).where(Player.email == email.strip().lower())).first()
-    return links.address_calendar_url(player_id) if player_id is not None else None
+    player = session.exec(select(Player).where(Player.email == email.strip().lower())).first()
+    if player is None or player.id is None:
+        return None
+    return links.address_calendar_url(player.id, serial=player.links_serial, calendar_serial=player.calendar_serial)
+
+
+def new_calendar_link(session: Session, email: str) -> bool:
+    """ "Make a new calendar link" (My games): move the address's ``calendar_serial`` on, so the feed's old link
+    gets 410 (a calendar app or service that had it stops getting deadlines) and a new one is shown. Nothing
+    else of the address changes. Returns whether the address is a player's (only then has it a feed)."""
+    moved = session.exec(
+        sa.update(Player)
+        .where(col(Player.email) == email.strip().lower())
+        .values(calendar_serial=col(Player.calendar_serial) + 1)
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    return bool(moved.rowcount)
+
+
+def feed_is_current(player: Player, payload: dict[str, Any]) -> bool:
+    """Whether an address's feed link (its token's ``payload``) carries the player's serials as they are now:
+    not replaced by a new calendar link, not made before the address signed out everywhere."""
+    calendar_serial = payload.get("c", 0)
+    current = isinstance(calendar_serial, int) and calendar_serial == player.calendar_serial
+    return current and serial_of(payload) == player.links_serial
 
 
 # -- internals --------------------------------------------------------------------------------------------

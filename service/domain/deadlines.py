@@ -423,7 +423,7 @@ def _queue_reminders(session: Session, links: LinkMaker, game: Game, clock: Cloc
             game_id=game.id or 0,
             game_name=game.name,
             player_name=seat.display_name,
-            turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret),
+            turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret, serial=player.links_serial),
             deadline_at=clock.deadline_at,
             step_key=game.step_key,
             before_seconds=before,

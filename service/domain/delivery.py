@@ -152,6 +152,9 @@ class _Job:
     wants_messages: bool
     #: The reader's choice for the mail's game (``GameNotification``), else their address's default.
     notify: str
+    #: The reader's ``Player.links_serial`` and ``calendar_serial``: the links of the mail carry them.
+    links_serial: int
+    calendar_serial: int
     game_notify: str | None
     game_created_at: datetime | None
     game_status: str | None
@@ -301,6 +304,8 @@ def _claim_statements(dialect: str, batch_size: int) -> tuple[sa.Update, sa.Sele
             col(Player.wants_notices),
             col(Player.wants_messages),
             col(Player.notify),
+            col(Player.links_serial),
+            col(Player.calendar_serial),
             col(GameNotification.mode).label("game_notify"),
             col(Game.created_at).label("game_created_at"),
             col(Game.status).label("game_status"),
@@ -340,7 +345,13 @@ def _job(row: sa.RowMapping) -> _Job:
     # A mail to an address that is not a player's (no player row): the defaults of a new player.
     if values["player_id"] is None:
         values.update(
-            time_zone="UTC", wants_reminders=True, wants_notices=True, wants_messages=True, notify=NotifyMode.EVERY
+            time_zone="UTC",
+            wants_reminders=True,
+            wants_notices=True,
+            wants_messages=True,
+            notify=NotifyMode.EVERY,
+            links_serial=0,
+            calendar_serial=0,
         )
     return _Job(**values)
 
@@ -497,13 +508,15 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
         unsubscribe = links.unsubscribe_url(job.player_id, _UNSUBSCRIBE_KINDS[category])
     game_url = None
     if job.game_id is not None and job.seat is not None and job.seat_secret:
-        game_url = links.turn_url(job.game_id, job.seat, job.seat_secret)
+        game_url = links.turn_url(job.game_id, job.seat, job.seat_secret, serial=job.links_serial)
     # Every mail to a player links their page of mail choices (emails.render.CHOICES_MESSAGES says which).
-    choices_url = _untimed_url(links, CHOICES, job.player_id) if job.player_id is not None else None
+    choices_url = None
+    if job.player_id is not None:
+        choices_url = _untimed_url(links, CHOICES, job.player_id, job.links_serial)
     # The mails about a deadline offer the reader's calendar feed (every deadline of their games).
     calendar_url = None
     if job.player_id is not None and job.template in CALENDAR_MESSAGES:
-        calendar_url = _untimed_url(links, CALENDAR, job.player_id)
+        calendar_url = _untimed_url(links, CALENDAR, job.player_id, job.links_serial, job.calendar_serial)
     reply_to = _reply_address(job, links, settings)
     # The mail is written as of its row's creation: its Date, and the time left it states. A retry thus
     # sends the very same mail (see the module's docstring). A row that is not a valid message raises
@@ -532,17 +545,26 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
     return rendered, envelope
 
 
-def _untimed_url(links: LinkMaker, purpose: str, player_id: int) -> str:
+def _untimed_url(
+    links: LinkMaker, purpose: str, player_id: int, links_serial: int = 0, calendar_serial: int = 0
+) -> str:
     """A player's link that carries no time (``links.UNTIMED``): their page of mail choices (``CHOICES``) or
-    calendar feed (``CALENDAR``). Each is the same in every mail to the player, so it is signed once and kept
-    (signing was a tenth of the time of a mail); kept by the keys it is signed with."""
-    return _signed_once(tuple(links.signer.keys), links.base_url, purpose, player_id)
+    calendar feed (``CALENDAR``). Each is the same in every mail to the player while their serials stay, so it
+    is signed once and kept (signing was a tenth of the time of a mail); kept by the keys it is signed with
+    and the serials it carries."""
+    serials = (links_serial, calendar_serial if purpose == CALENDAR else 0)
+    return _signed_once(tuple(links.signer.keys), links.base_url, purpose, player_id, serials)
 
 
 @functools.lru_cache(maxsize=4096)
-def _signed_once(keys: tuple[str | bytes, ...], base_url: str, purpose: str, player_id: int) -> str:
+def _signed_once(
+    keys: tuple[str | bytes, ...], base_url: str, purpose: str, player_id: int, serials: tuple[int, int]
+) -> str:
     links = LinkMaker(Signer(keys), base_url)
-    return links.choices_url(player_id) if purpose == CHOICES else links.address_calendar_url(player_id)
+    serial, calendar_serial = serials
+    if purpose == CHOICES:
+        return links.choices_url(player_id, serial=serial)
+    return links.address_calendar_url(player_id, serial=serial, calendar_serial=calendar_serial)
 
 
 #: The domain of the Message-IDs and threads, from the sender (the same for every mail of a drain).
@@ -559,12 +581,12 @@ def _reply_address(job: _Job, links: LinkMaker, settings: MailSettings) -> str |
         return None
     addresses = ReplyAddresses(links.signer, settings.reply_domain)
     if job.template == "table_talk":
-        return addresses.for_talk(job.game_id, job.seat, job.seat_secret)
+        return addresses.for_talk(job.game_id, job.seat, job.seat_secret, serial=job.links_serial)
     step = _context_value(job, "step_key")
     if not isinstance(step, str):
         return None
     try:
-        return addresses.for_step(job.game_id, job.seat, job.seat_secret, step)
+        return addresses.for_step(job.game_id, job.seat, job.seat_secret, step, serial=job.links_serial)
     except ValueError:  # a step key of another shape (a row written by hand): no reply address
         return None
 

@@ -311,13 +311,19 @@ def _reply(
     now: datetime,
 ) -> Outcome:
     seat_row = session.exec(select(Seat).where(Seat.game_id == token.game_id, Seat.seat == token.seat)).first()
-    if seat_row is None or seat_row.removed or not replies.verify(token, seat_row.secret):
-        # Forged, cut short, or signed for a seat that changed hands since: not ours to answer.
-        why = "the reply address is not valid (or its seat changed hands)"
+    player = session.get(Player, seat_row.player_id) if seat_row is not None else None
+    # Forged, cut short, signed for a seat that changed hands since, or before its player signed out
+    # everywhere (``links.with_serial``): not ours to answer.
+    if seat_row is None or player is None or seat_row.removed:
+        verified = False
+    else:
+        verified = replies.verify(token, seat_row.secret, serial=player.links_serial)
+    if not verified:
+        why = "the reply address is not valid (or its seat changed hands, or its address signed out everywhere)"
         return _note(session, identity, address, via, InboundKind.UNMATCHED, sender, why, now)
+    assert seat_row is not None and player is not None
     game = session.get(Game, token.game_id)
-    player = session.get(Player, seat_row.player_id)
-    assert game is not None and player is not None
+    assert game is not None
     if token.step_key is None:
         return _talk(session, message, identity, address, game, seat_row, player, via, sender, now)
     claimed = _claim(session, identity, address, via, InboundKind.ORDERS, sender, game, seat_row.seat, player, now)
@@ -510,7 +516,7 @@ def _answer(
         grammar=answer.grammar,
         orders=grammar.describe(state, seat.seat, seat_names(state, names)) if awaited and state else [],
         step_key=game.step_key if awaited else None,
-        turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret),
+        turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret, serial=player.links_serial),
         # The reader's own coins only (DESIGN §4); everyone's are in the final table once it is over.
         coins=state.players[seat.seat].coins if state is not None and not finished else None,
         board=board_summary(state, names, seat.seat) if state is not None else None,

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from urllib.parse import unquote
 
 from flask import Flask, current_app
 from itsdangerous import BadSignature, TimestampSigner, URLSafeSerializer, URLSafeTimedSerializer
@@ -31,12 +32,106 @@ CALENDAR = "calendar"  # a calendar feed (.ics): an address's deadlines, or one 
 SIGN_IN = "sign_in"  # an address's emailed sign-in link (My games)
 WATCH = "watch"  # a game's read-only watch link, for spectators
 CHOICES = "choices"  # an address's page of mail choices (every mail's footer)
-PURPOSES = (TURN, INVITE, ADMIN, UNSUBSCRIBE, LOGIN, CONFIRM, BLOCK, CALENDAR, SIGN_IN, WATCH, CHOICES)
-#: Purposes whose tokens carry no time: the same payload always signs to the same token. A calendar feed's
-#: address is subscribed to once and then fetched for months, so every mail gives the same one (and a mail
-#: sent again is the very same mail, DESIGN §6); it never expires, so it needs no time. The page of mail
-#: choices is in every mail's footer: untimed too, so that a mail sent again is the very same mail.
-UNTIMED = frozenset({CALENDAR, WATCH, CHOICES})
+
+
+@dataclass(frozen=True)
+class LinkKind:
+    """A kind of signed link: the one place that says what its token is for, where it goes in a URL, whether
+    it must be kept secret, and whether it carries the time it was signed.
+
+    ``paths`` are the URL rules that take its token, as the web's routes spell them up to the token
+    (``<token>``; a rule that goes on after it, such as ``/games/<int:game_id>/watch/<token>/history``, is
+    covered by its beginning). A ``secret`` kind's token is a credential: no access log keeps it
+    (:func:`redacted_path`, used by every web server's log: ``service.web.access_log``), and a test checks
+    that every route taking a token is one of these paths.
+    """
+
+    purpose: str
+    paths: tuple[str, ...]
+    secret: bool = True
+    timed: bool = True
+
+
+#: Every kind of signed link. A calendar feed's address is subscribed to once and then fetched for months,
+#: so every mail gives the same one (and a mail sent again is the very same mail, DESIGN §6): it carries no
+#: time. The page of mail choices is in every mail's footer: untimed too, so that a mail sent again is the
+#: very same mail. Every kind is secret: each opens something of one address or one game (even a watch link,
+#: which its host may end, and "never invite me again", which names the address).
+KINDS = (
+    LinkKind(TURN, ("/play/<token>",)),
+    LinkKind(INVITE, ("/invite/<token>",)),
+    LinkKind(ADMIN, ("/admin/<token>",)),
+    LinkKind(UNSUBSCRIBE, ("/unsubscribe/<token>",)),
+    LinkKind(LOGIN, ("/admin/login/<token>",)),
+    LinkKind(CONFIRM, ("/games/confirm/<token>",)),
+    LinkKind(BLOCK, ("/never/<token>",)),
+    LinkKind(CALENDAR, ("/calendar/<token>",), timed=False),
+    LinkKind(SIGN_IN, ("/sign-in/<token>",)),
+    LinkKind(WATCH, ("/games/<int:game_id>/watch/<token>",), timed=False),
+    LinkKind(CHOICES, ("/choices/<token>",), timed=False),
+)
+PURPOSES = tuple(kind.purpose for kind in KINDS)
+#: Purposes whose tokens carry no time: the same payload always signs to the same token (:class:`LinkKind`).
+UNTIMED = frozenset(kind.purpose for kind in KINDS if not kind.timed)
+#: The URL rules of every secret kind, up to its token.
+SECRET_PATHS = tuple(path for kind in KINDS if kind.secret for path in kind.paths)
+
+
+#: What stands where a token would: the segment, up to the next ``/``, ``?``, ``#`` or space, if it has a dot
+#: (itsdangerous's ``payload.signature``) or is long (a token cut short, changed, or followed by ``.ics`` is
+#: hidden all the same); a short word without a dot is a page's name (``/admin/games``), left as it is.
+_TOKEN = r"[^/?#\s]*\.[^/?#\s]*|[^/?#\s]{16,}"
+
+
+def _path_pattern(rule: str, group: str) -> str:
+    """A regular expression of ``rule`` (``/games/<int:game_id>/watch/<token>``) whose group ``group`` is the
+    token (:data:`_TOKEN`)."""
+    parts = []
+    for literal in re.findall(r"[^<]+|<[^>]*>", rule):
+        if literal == "<token>":
+            parts.append(f"(?P<{group}>{_TOKEN})")
+        elif literal.startswith("<"):
+            parts.append(r"[^/?#\s]+")
+        else:
+            parts.append(re.escape(literal))
+    return "".join(parts) + r"(?=$|[/?#\s])"
+
+
+#: Any secret kind's path at the start of a path; the longest rules first (``/admin/login/…`` before ``/admin/…``).
+_SECRET_PATH = re.compile(
+    "^(?:"
+    + "|".join(
+        f"(?:{_path_pattern(rule, f'token{number}')})"
+        for number, rule in enumerate(sorted(SECRET_PATHS, key=len, reverse=True))
+    )
+    + ")"
+)
+#: What stands in a log for a secret token.
+HIDDEN = "…"
+
+
+def redacted_path(path: str) -> str:
+    """``path`` (with its query, if any) with the token of a secret link kind replaced by ``…``.
+
+    The path is read as the web reads it, its %-escapes decoded: ``/pl%61y/<token>`` is a turn link too.
+
+    >>> redacted_path("/play/eyJnIjoxfQ.abc.d-_f?x=1")
+    '/play/…?x=1'
+    >>> redacted_path("/games/3/watch/eyJnIjozfQ.sig/history"), redacted_path("/calendar/eyJwIjoxfQ.s.ics")
+    ('/games/3/watch/…/history', '/calendar/…')
+    >>> redacted_path("/admin/login/eyJ.x.y"), redacted_path("/pl%61y/eyJ.x.y")
+    ('/admin/login/…', '/play/…')
+    >>> redacted_path("/api/games/3"), redacted_path("/admin/games/3")
+    ('/api/games/3', '/admin/games/3')
+    """
+    for candidate in (path, unquote(path)):
+        found = _SECRET_PATH.match(candidate)
+        if found is not None:
+            token = next(name for name, value in found.groupdict().items() if value is not None)
+            start, end = found.span(token)
+            return candidate[:start] + HIDDEN + candidate[end:]
+    return path
+
 
 #: What an expired link's refusal says.
 EXPIRED = "This link has expired. Ask the game's host for a new one."
@@ -144,6 +239,34 @@ def signer_for(secret_key: str | bytes, old_keys: Sequence[str | bytes] = ()) ->
     return Signer(keys=[*old_keys, secret_key])
 
 
+def with_serial(payload: dict[str, Any], serial: int) -> dict[str, Any]:
+    """``payload`` with the address's ``links_serial`` (``Player.links_serial``) under ``n``, left out while it is
+    0: the links of an address that never signed out everywhere read as they did before the serial existed.
+
+    "Sign out everywhere" moves the serial on (``service.domain.sign_in.sign_out_everywhere``): every link of
+    the address made before (turn, invitation, sign-in, choices, calendar) then names an older serial and is
+    refused (:func:`serial_of`), while the links made after it (the next turn mail's) carry the new one.
+
+    >>> with_serial({"p": 7}, 0), with_serial({"p": 7}, 2)
+    ({'p': 7}, {'p': 7, 'n': 2})
+    """
+    return {**payload, "n": serial} if serial else payload
+
+
+def serial_of(payload: dict[str, Any]) -> int | None:
+    """The ``links_serial`` a link's payload names (0 if none: a link made before it existed or while it was 0),
+    or ``None`` if what it names is not a serial."""
+    serial = payload.get("n", 0)
+    return serial if isinstance(serial, int) and not isinstance(serial, bool) and serial >= 0 else None
+
+
+#: What a link made before its address signed out everywhere gets.
+SIGNED_OUT = (
+    "This link no longer works: its address signed out everywhere since it was made. Your next game mail has a "
+    "new one, and signing in again (a sign-in link comes by mail) shows all your games."
+)
+
+
 #: Turn and admin links keep working this long after the game ends (to see the final table and history).
 DAYS_AFTER_END = 30
 
@@ -158,11 +281,12 @@ class LinkMaker:
     def url(self, path: str) -> str:
         return self.base_url.rstrip("/") + path
 
-    def turn_token(self, game_id: int, seat: int, secret: str, at: datetime | None = None) -> str:
-        return self.signer.sign(TURN, {"g": game_id, "s": seat, "k": secret}, at)
+    def turn_token(self, game_id: int, seat: int, secret: str, *, serial: int, at: datetime | None = None) -> str:
+        """A seat's turn token; ``serial``: its player's ``links_serial`` now (:func:`with_serial`)."""
+        return self.signer.sign(TURN, with_serial({"g": game_id, "s": seat, "k": secret}, serial), at)
 
-    def invite_token(self, game_id: int, seat: int, secret: str) -> str:
-        return self.signer.sign(INVITE, {"g": game_id, "s": seat, "k": secret})
+    def invite_token(self, game_id: int, seat: int, secret: str, *, serial: int) -> str:
+        return self.signer.sign(INVITE, with_serial({"g": game_id, "s": seat, "k": secret}, serial))
 
     def admin_token(self, game_id: int, secret: str) -> str:
         return self.signer.sign(ADMIN, {"g": game_id, "k": secret})
@@ -174,12 +298,13 @@ class LinkMaker:
             payload["w"] = kind
         return self.signer.sign(UNSUBSCRIBE, payload)
 
-    def turn_url(self, game_id: int, seat: int, secret: str, at: datetime | None = None) -> str:
-        """The seat's turn link; ``at``: the time to sign it with (see :meth:`Signer.sign`)."""
-        return self.url(f"/play/{self.turn_token(game_id, seat, secret, at)}")
+    def turn_url(self, game_id: int, seat: int, secret: str, *, serial: int, at: datetime | None = None) -> str:
+        """The seat's turn link; ``serial``: its player's ``links_serial``; ``at``: the time to sign it with
+        (see :meth:`Signer.sign`)."""
+        return self.url(f"/play/{self.turn_token(game_id, seat, secret, serial=serial, at=at)}")
 
-    def invite_url(self, game_id: int, seat: int, secret: str) -> str:
-        return self.url(f"/invite/{self.invite_token(game_id, seat, secret)}")
+    def invite_url(self, game_id: int, seat: int, secret: str, *, serial: int) -> str:
+        return self.url(f"/invite/{self.invite_token(game_id, seat, secret, serial=serial)}")
 
     def admin_url(self, game_id: int, secret: str) -> str:
         return self.url(f"/admin/{self.admin_token(game_id, secret)}")
@@ -206,23 +331,28 @@ class LinkMaker:
         """The absolute link that turns off ``kind`` of mail for the player (see :meth:`unsubscribe_token`)."""
         return self.url(f"/unsubscribe/{self.unsubscribe_token(player_id, kind)}")
 
-    def choices_url(self, player_id: int) -> str:
+    def choices_url(self, player_id: int, *, serial: int) -> str:
         """The page where an address chooses which mails it gets (every mail's footer): it names the address
-        (a player row) and nothing else, and needs no sign-in."""
-        return self.url(f"/choices/{self.signer.sign(CHOICES, {'p': player_id})}")
+        (a player row) and nothing else, and needs no sign-in; ``serial``: the player's ``links_serial``."""
+        return self.url(f"/choices/{self.signer.sign(CHOICES, with_serial({'p': player_id}, serial))}")
 
-    def address_calendar_url(self, player_id: int) -> str:
-        """The calendar feed of every deadline in every game of an address (a player row), with its own turn
-        links: as personal as those links (``service.domain.calendar``)."""
-        return self.url(f"/calendar/{self.signer.sign(CALENDAR, {'p': player_id})}.ics")
+    def address_calendar_url(self, player_id: int, *, serial: int, calendar_serial: int) -> str:
+        """The calendar feed of every deadline in every game of an address (a player row)
+        (``service.domain.calendar``); ``serial`` and ``calendar_serial``: the player's ``links_serial`` and
+        ``calendar_serial`` (moving either on ends the link)."""
+        payload = with_serial({"p": player_id}, serial)
+        if calendar_serial:
+            payload["c"] = calendar_serial
+        return self.url(f"/calendar/{self.signer.sign(CALENDAR, payload)}.ics")
 
     def game_calendar_url(self, game_id: int) -> str:
         """The calendar feed of one game's deadlines: public information only (whose turn, until when)."""
         return self.url(f"/calendar/{self.signer.sign(CALENDAR, {'g': game_id})}.ics")
 
-    def sign_in_url(self, sign_in_id: int, secret: str) -> str:
-        """An address's sign-in link (``service.domain.sign_in``): good once, for ``SIGN_IN_MAX_AGE``."""
-        return self.url(f"/sign-in/{self.signer.sign(SIGN_IN, {'i': sign_in_id, 'k': secret})}")
+    def sign_in_url(self, sign_in_id: int, secret: str, *, serial: int) -> str:
+        """An address's sign-in link (``service.domain.sign_in``): good once, for ``SIGN_IN_MAX_AGE``, and until
+        the address signs out everywhere (``serial``: its ``links_serial``)."""
+        return self.url(f"/sign-in/{self.signer.sign(SIGN_IN, with_serial({'i': sign_in_id, 'k': secret}, serial))}")
 
     def watch_token(self, game_id: int, serial: int) -> str:
         return self.signer.sign(WATCH, {"g": game_id, "n": serial})
@@ -264,21 +394,24 @@ class ReplyAddresses:
 
     An HMAC (SHA-256, 80 bits, lower-case hex) keeps the address short: a local part holds at most 64
     characters (RFC 5321 §4.5.3.1.1), which an itsdangerous token would not fit. Signed with the newest
-    key; every key of the rotation list verifies.
+    key; every key of the rotation list verifies. The seat's player's ``links_serial`` is signed with the
+    secret (only once it moved: the addresses of an address that never signed out everywhere read as before),
+    so "sign out everywhere" ends the reply addresses of the mails already sent as it ends their links.
     """
 
     signer: Signer
     domain: str
     local_part: str = "play"
 
-    def for_step(self, game_id: int, seat: int, secret: str, step_key: str) -> str:
+    def for_step(self, game_id: int, seat: int, secret: str, step_key: str, *, serial: int) -> str:
         turn, current, defender = step_key.split(":")
         body = f"{game_id}-{seat}-{turn}-{current}-{'x' if defender == '-' else defender}"
-        return self._address(body, self._mac(self.signer.keys[-1], f"step:{game_id}:{seat}:{step_key}", secret))
+        message = f"step:{game_id}:{seat}:{step_key}"
+        return self._address(body, self._mac(self.signer.keys[-1], message, _keyed(secret, serial)))
 
-    def for_talk(self, game_id: int, seat: int, secret: str) -> str:
+    def for_talk(self, game_id: int, seat: int, secret: str, *, serial: int) -> str:
         body = f"talk-{game_id}-{seat}"
-        return self._address(body, self._mac(self.signer.keys[-1], f"talk:{game_id}:{seat}", secret))
+        return self._address(body, self._mac(self.signer.keys[-1], f"talk:{game_id}:{seat}", _keyed(secret, serial)))
 
     def read(self, address: str) -> ReplyToken | None:
         """The token of ``address`` if it is one of our reply addresses (any local part before the ``+``;
@@ -298,13 +431,15 @@ class ReplyAddresses:
             return ReplyToken(int(game), int(seat), None, mac)
         return None
 
-    def verify(self, token: ReplyToken, secret: str) -> bool:
-        """Whether ``token`` was signed for its seat while it had ``secret`` (with any key of the rotation)."""
+    def verify(self, token: ReplyToken, secret: str, *, serial: int) -> bool:
+        """Whether ``token`` was signed for its seat while it had ``secret`` and its player ``serial`` (their
+        ``links_serial``), with any key of the rotation."""
         if token.step_key is None:
             message = f"talk:{token.game_id}:{token.seat}"
         else:
             message = f"step:{token.game_id}:{token.seat}:{token.step_key}"
-        return any(hmac.compare_digest(self._mac(key, message, secret), token.mac) for key in self.signer.keys)
+        keyed = _keyed(secret, serial)
+        return any(hmac.compare_digest(self._mac(key, message, keyed), token.mac) for key in self.signer.keys)
 
     def _address(self, body: str, mac: str) -> str:
         return f"{self.local_part}+{body}-{mac}@{self.domain}"
@@ -313,6 +448,11 @@ class ReplyAddresses:
     def _mac(key: str | bytes, message: str, secret: str) -> str:
         raw = key.encode() if isinstance(key, str) else key
         return hmac.new(raw, f"smallworld.reply:{message}:{secret}".encode(), hashlib.sha256).hexdigest()[:20]
+
+
+def _keyed(secret: str, serial: int) -> str:
+    """A seat's secret with its player's ``links_serial`` (:func:`with_serial`: nothing added while it is 0)."""
+    return f"{secret}:n{serial}" if serial else secret
 
 
 #: A site admin's sign-in link is good for this long (seconds), and once.

@@ -138,6 +138,12 @@ class Player(SQLModel, table=True):
     #: cleared when the address answers a mail (``service.domain.inbound``).
     bouncing_since: datetime | None = _time()
     bounce_reason: str | None = Field(default=None, max_length=300)
+    #: Moved on by "sign out everywhere" (``service.domain.sign_in``): every link of the address carries the
+    #: serial it was made with (``service.domain.links.with_serial``), so the older ones stop working.
+    links_serial: int = 0
+    #: Moved on by "make a new calendar link" (``service.domain.calendar.new_calendar_link``): ends the address's
+    #: calendar feed link, and no other (its link carries ``links_serial`` too).
+    calendar_serial: int = 0
 
 
 #: Only the games still inviting, by id: the deadline sweep's check for a game whose every seat accepted but

@@ -89,6 +89,7 @@ def my_games(session: Session, email: str, links: LinkMaker | None = None) -> My
             col(Seat.display_name),
             col(Seat.accepted_at),
             col(Player.time_zone),
+            col(Player.links_serial),
             col(Game.id),
             col(Game.name),
             col(Game.status),
@@ -130,7 +131,9 @@ def my_games(session: Session, email: str, links: LinkMaker | None = None) -> My
             status=status.value,
             seat=row.seat,
             seat_name=row.display_name,
-            url=_link(links, row.id, row.seat, row.secret, row.accepted_at is not None) if links else "",
+            url=_link(links, row.id, row.seat, row.secret, row.accepted_at is not None, row.links_serial)
+            if links
+            else "",
             to_accept=to_accept,
             # A game started at once waits for a seat that has not accepted yet: its invitation comes first.
             waiting_for_me=row.seat in awaited_seats,
@@ -167,7 +170,7 @@ def seat_link(session: Session, email: str, game_id: int, seat: int, links: Link
     """The signed link of ``email``'s seat ``seat`` in game ``game_id`` (its turn link, or its invitation while
     not accepted), or ``None`` if that seat is not the address's in a listed game."""
     row = session.execute(
-        sa.select(col(Seat.secret), col(Seat.accepted_at))
+        sa.select(col(Seat.secret), col(Seat.accepted_at), col(Player.links_serial))
         .join(Player, col(Player.id) == col(Seat.player_id))
         .join(Game, col(Game.id) == col(Seat.game_id))
         .where(
@@ -180,11 +183,14 @@ def seat_link(session: Session, email: str, game_id: int, seat: int, links: Link
     ).first()
     if row is None:
         return None
-    return _link(links, game_id, seat, row.secret, row.accepted_at is not None)
+    return _link(links, game_id, seat, row.secret, row.accepted_at is not None, row.links_serial)
 
 
-def _link(links: LinkMaker, game_id: int, seat: int, secret: str, accepted: bool) -> str:
-    return links.turn_url(game_id, seat, secret) if accepted else links.invite_url(game_id, seat, secret)
+def _link(links: LinkMaker, game_id: int, seat: int, secret: str, accepted: bool, serial: int) -> str:
+    """The seat's link, with its player's ``links_serial``: "sign out everywhere" ends it with the others."""
+    if accepted:
+        return links.turn_url(game_id, seat, secret, serial=serial)
+    return links.invite_url(game_id, seat, secret, serial=serial)
 
 
 def _sorted(keyed: list[tuple[Any, MyGame]]) -> list[MyGame]:

@@ -153,6 +153,11 @@ def choices_of(session: Session, player_id: int) -> Choices:
     )
 
 
+def player_of(session: Session, email: str) -> Player | None:
+    """The player row of an address, if it has one."""
+    return session.exec(select(Player).where(Player.email == email.strip().lower())).first()
+
+
 def player_id_of(session: Session, email: str) -> int | None:
     """The player row of an address (whose choices the page of choices shows), if it has one."""
     return session.exec(select(Player.id).where(Player.email == email.strip().lower())).first()

@@ -26,6 +26,8 @@ class PlayerRow:
     id: int
     email: str
     time_zone: str
+    #: ``Player.links_serial``: a turn link or a browser's seat made before it moved on no longer opens the seat.
+    links_serial: int
 
 
 @dataclass(frozen=True, slots=True)

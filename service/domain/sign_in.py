@@ -28,7 +28,7 @@ from sqlmodel import Session, col, select
 from emails.messages import SeatLink, SignInLink, YourLinks
 from service.domain import block_list
 from service.domain.errors import Forbidden
-from service.domain.links import SIGN_IN, SIGN_IN_MAX_AGE, LinkError, LinkMaker
+from service.domain.links import SIGN_IN, SIGN_IN_MAX_AGE, LinkError, LinkMaker, serial_of
 from service.domain.models import Game, GameStatus, Player, Seat, SignIn, utcnow
 from service.domain.outbox import queue_mail
 
@@ -92,9 +92,8 @@ def request_sign_in(session: Session, email: str, links: LinkMaker, now: datetim
     session.add(row)
     session.flush()
     assert row.id is not None
-    mail = SignInLink(
-        sign_in_url=links.sign_in_url(row.id, row.link_secret), valid_minutes=SIGN_IN_MAX_AGE // 60, sign_in_id=row.id
-    )
+    url = links.sign_in_url(row.id, row.link_secret, serial=links_serial(session, email))
+    mail = SignInLink(sign_in_url=url, valid_minutes=SIGN_IN_MAX_AGE // 60, sign_in_id=row.id)
     queue_mail(session, email, mail, now=now)
     session.commit()
     return True
@@ -114,7 +113,7 @@ def from_sign_in_token(session: Session, links: LinkMaker, token: str, now: date
         raise Forbidden(NOT_VALID)
     if row.used_at is not None:
         raise Forbidden(USED)
-    if row.ended_at is not None:
+    if row.ended_at is not None or serial_of(payload) != links_serial(session, row.email):
         raise Forbidden(ENDED)
     if now - row.created_at > timedelta(seconds=SIGN_IN_MAX_AGE):
         raise Forbidden(EXPIRED)
@@ -172,15 +171,34 @@ def sign_out(session: Session, sign_in_id: int, now: datetime | None = None) -> 
 
 
 def sign_out_everywhere(session: Session, email: str, now: datetime | None = None) -> int:
-    """End every session of ``email``, and every sign-in link of it still unused. Returns how many."""
+    """End every session of ``email`` and every sign-in link of it still unused, and move its
+    ``links_serial`` on: every link of the address made until now (turn and invitation links in mails
+    already sent, the seats browsers opened through them or through My games, its calendar feed and page of
+    mail choices) stops working (``service.domain.links.with_serial``). The mails written from now on carry
+    the new serial, so the next turn mail's link works; a mail written before and still on its way (seconds,
+    or a retry after a refused delivery) carries the old one: My games, after signing in again, has them all.
+    Returns how many sessions and sign-in links ended."""
+    email = normalise_email(email)
     ended = session.exec(
         sa.update(SignIn)
-        .where(col(SignIn.email) == normalise_email(email), col(SignIn.ended_at).is_(None))
+        .where(col(SignIn.email) == email, col(SignIn.ended_at).is_(None))
         .values(ended_at=now or utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    session.exec(
+        sa.update(Player)
+        .where(col(Player.email) == email)
+        .values(links_serial=col(Player.links_serial) + 1)
         .execution_options(synchronize_session=False)
     )
     session.commit()
     return int(ended.rowcount or 0)
+
+
+def links_serial(session: Session, email: str) -> int:
+    """The ``links_serial`` of ``email`` (0 for an address that is no player's: a host who does not play)."""
+    serial = session.exec(select(Player.links_serial).where(Player.email == normalise_email(email))).first()
+    return serial or 0
 
 
 def mail_links(session: Session, game_id: int, email: str, links: LinkMaker, now: datetime | None = None) -> bool:
@@ -207,9 +225,9 @@ def mail_links(session: Session, game_id: int, email: str, links: LinkMaker, now
     seats: list[SeatLink] = [
         {
             "name": seat.display_name,
-            "url": links.turn_url(game_id, seat.seat, seat.secret)
+            "url": links.turn_url(game_id, seat.seat, seat.secret, serial=player.links_serial)
             if seat.accepted_at is not None
-            else links.invite_url(game_id, seat.seat, seat.secret),
+            else links.invite_url(game_id, seat.seat, seat.secret, serial=player.links_serial),
             "accepted": seat.accepted_at is not None,
         }
         for seat, _, _ in rows

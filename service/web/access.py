@@ -14,8 +14,18 @@ from sqlmodel import Session, select
 
 from service.domain import views
 from service.domain.errors import Forbidden
-from service.domain.links import ADMIN, DAYS_AFTER_END, INVITE, INVITE_MAX_AGE, TURN, LinkError, LinkMaker
-from service.domain.models import AuditEntry, Game, Seat, utcnow
+from service.domain.links import (
+    ADMIN,
+    DAYS_AFTER_END,
+    INVITE,
+    INVITE_MAX_AGE,
+    SIGNED_OUT,
+    TURN,
+    LinkError,
+    LinkMaker,
+    serial_of,
+)
+from service.domain.models import AuditEntry, Game, Player, Seat, utcnow
 from service.domain.rows import (
     GAME_COLUMNS,
     GAME_SELECTED,
@@ -63,8 +73,8 @@ def seat_from_token(session: Session, links: LinkMaker, token: str, purpose: str
     if row is None:
         _game(session, payload["g"])  # says "not valid" or "expired" as for any other link
         raise Forbidden(REVOKED)
-    game, seat = row
-    _check_seat(game, seat, payload)
+    game, seat, links_serial = row
+    _check_seat(game, seat, payload, links_serial)
     return game, seat
 
 
@@ -78,7 +88,7 @@ def rows_from_token(session: Session, links: LinkMaker, token: str) -> tuple[Gam
         _game(session, payload["g"])  # says "not valid" or "expired" as for any other link
         raise Forbidden(REVOKED)
     game, seat = game_row(row), seat_row(row, len(GAME_COLUMNS))
-    _check_seat(game, seat, payload)
+    _check_seat(game, seat, payload, seat.player.links_serial)
     return game, seat
 
 
@@ -120,7 +130,7 @@ def at_table_from_token(session: Session, links: LinkMaker, token: str) -> AtTab
     if table is None:
         _game(session, payload["g"])  # says "not valid" or "expired" as for any other link
         raise Forbidden(REVOKED)
-    _check_seat(table.game, table.seat, payload)
+    _check_seat(table.game, table.seat, payload, table.seat.player.links_serial)
     return table
 
 
@@ -131,18 +141,26 @@ def _linked_payload(links: LinkMaker, purpose: str, token: str) -> dict:
     return payload
 
 
-def _check_seat(game: Game | GameRow, seat: Seat | SeatRow, payload: dict) -> None:
+def _check_seat(game: Game | GameRow, seat: Seat | SeatRow, payload: dict, links_serial: int) -> None:
     _check_not_expired(game)
     if seat.secret != payload.get("k"):
         raise Forbidden(REVOKED)
     if seat.removed:
         raise Forbidden("This seat was removed from the game by its host.")
+    # A link made before its seat's player signed out everywhere (``links.with_serial``): a leaked one (a mail
+    # read by someone else, a sign-in link used by someone else who then opened My games) ends there. The
+    # mails written after it carry the new serial.
+    if serial_of(payload) != links_serial:
+        raise Forbidden(SIGNED_OUT)
 
 
 #: The game and seat a link names, built once: the callers use both as the ORM's objects (a step goes on to
 #: change the game, the invitation pages read most of the seat), so only the statement's building is saved.
-_LINKED = select(Game, Seat).where(
-    Game.id == sa.bindparam("link_game"), Seat.game_id == Game.id, Seat.seat == sa.bindparam("link_seat")
+_LINKED = select(Game, Seat, Player.links_serial).where(
+    Game.id == sa.bindparam("link_game"),
+    Seat.game_id == Game.id,
+    Seat.seat == sa.bindparam("link_seat"),
+    Player.id == Seat.player_id,
 )
 _AUDIT: sa.Table = AuditEntry.__table__  # type: ignore[attr-defined]
 #: :func:`rows_from_token`'s statement, built once: the game's columns and its seat's with the seat's player.

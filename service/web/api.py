@@ -16,7 +16,7 @@ from werkzeug.exceptions import HTTPException
 from service.domain import admin, games, lobby, play, previews, views
 from service.domain.errors import BadRequest, DomainError, Forbidden
 from service.domain.links import INVITE, current_links
-from service.domain.models import SeatController
+from service.domain.models import Player, SeatController
 from service.domain.rows import GameRow
 from service.domain.schemas import (
     Accepted,
@@ -112,11 +112,13 @@ def accept_invitation(json: AcceptInvitation) -> Any:
     game = lobby.accept_invitation(
         session, game.id or 0, seat.seat, current_links(), name=json.name, time_zone=json.time_zone
     )
+    player = session.get(Player, seat.player_id)
+    serial = player.links_serial if player is not None else 0
     return Accepted(
         game_id=game.id or 0,
         seat=seat.seat,
         status=game.status,
-        turn_url=current_links().turn_url(game.id or 0, seat.seat, seat.secret),
+        turn_url=current_links().turn_url(game.id or 0, seat.seat, seat.secret, serial=serial),
     )
 
 

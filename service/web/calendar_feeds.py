@@ -2,8 +2,10 @@
 
 The token says which (``service.domain.links``, purpose ``calendar``); the feed itself is
 ``service.domain.calendar``. A tampered token, or one naming a game or an address that does not exist,
-gets 403 and a short page saying so, never a feed. Calendar apps fetch these often, so the answer has
-an ETag and a short cache lifetime; it is private (an address's feed holds its turn links).
+gets 403 and a short page saying so, never a feed; an address's link replaced by a new one ("make a new
+calendar link" on My games) or made before the address signed out everywhere gets 410 and a page saying so.
+Calendar apps fetch these often, so the answer has an ETag and a short cache lifetime; it is private (an
+address's feed lists its games).
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ NOT_VALID = (
     "This calendar link is not valid: it may have been cut short or changed. Copy it again from your game's mail "
     "or page."
 )
+REPLACED = (
+    "This calendar link no longer works: a new one was made on My games, or its address signed out everywhere. "
+    "Subscribe to the new link shown on My games (sign in there with a link that comes by mail)."
+)
 
 
 @bp.get("/calendar/<token>.ics")
@@ -36,8 +42,11 @@ def feed(token: str) -> Any:
         return _refused(str(error))
     db = get_session()
     player_id, game_id = payload.get("p"), payload.get("g")
-    if isinstance(player_id, int) and game_id is None and db.get(Player, player_id) is not None:
-        body = calendar.address_feed(db, player_id, links)
+    player = db.get(Player, player_id) if isinstance(player_id, int) and game_id is None else None
+    if player is not None and player.id is not None:
+        if not calendar.feed_is_current(player, payload):
+            return _refused(REPLACED, 410)
+        body = calendar.address_feed(db, player.id, links)
         name = "smallworld-deadlines.ics"
     elif isinstance(game_id, int) and player_id is None and db.get(Game, game_id) is not None:
         body = calendar.game_feed(db, game_id, links)
@@ -52,5 +61,6 @@ def feed(token: str) -> Any:
     return response.make_conditional(request)
 
 
-def _refused(message: str) -> Any:
-    return render_template("refused.html", heading="This calendar link does not work", message=message), 403
+def _refused(message: str, status: int = 403) -> Any:
+    page = render_template("refused.html", heading="This calendar link does not work", message=message)
+    return page, status

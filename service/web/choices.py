@@ -20,32 +20,47 @@ from werkzeug.wrappers import Response
 
 from service.domain import notifications
 from service.domain.errors import BadRequest, DomainError
-from service.domain.links import CHOICES, LinkError, current_links
-from service.domain.models import NotifyMode
+from service.domain.links import CHOICES, SIGNED_OUT, LinkError, current_links, serial_of
+from service.domain.models import NotifyMode, Player
 from service.infra.db import get_session
 
 bp = Blueprint("choices", __name__)
 
 
-def _player_id(token: str) -> int | None:
+class _Refused(Exception):
+    """A link to the page that does not work; ``message`` says why."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+NOT_VALID = (
+    "This link to your mail choices is not valid: it may have been cut short or changed. Every mail from a game "
+    "has one in its footer."
+)
+
+
+def _player_id(token: str) -> int:
+    """The player the link is for; :class:`_Refused` if it is not valid, or made before its address signed out
+    everywhere (``links.with_serial``)."""
     try:
         payload = current_links().signer.verify(CHOICES, token)
     except LinkError:
-        return None
+        raise _Refused(NOT_VALID) from None
     player_id = payload.get("p")
-    return player_id if isinstance(player_id, int) else None
+    if not isinstance(player_id, int):
+        raise _Refused(NOT_VALID)
+    player = get_session().get(Player, player_id)
+    if player is None:
+        raise _Refused(NOT_VALID)
+    if serial_of(payload) != player.links_serial:
+        raise _Refused(SIGNED_OUT)
+    return player_id
 
 
-def _refused() -> tuple[str, int]:
-    return (
-        render_template(
-            "refused.html",
-            heading="This link does not work",
-            message="This link to your mail choices is not valid: it may have been cut short or changed. "
-            "Every mail from a game has one in its footer.",
-        ),
-        403,
-    )
+def _refused(message: str = NOT_VALID) -> tuple[str, int]:
+    return render_template("refused.html", heading="This link does not work", message=message), 403
 
 
 def _page(token: str, choices: notifications.Choices, error: str | None = None, form: Any = None) -> str:
@@ -62,9 +77,10 @@ def _page(token: str, choices: notifications.Choices, error: str | None = None, 
 
 @bp.get("/choices/<token>")
 def page(token: str) -> Any:
-    player_id = _player_id(token)
-    if player_id is None:
-        return _refused()
+    try:
+        player_id = _player_id(token)
+    except _Refused as refused:
+        return _refused(refused.message)
     try:
         choices = notifications.choices_of(get_session(), player_id)
     except DomainError:
@@ -74,9 +90,10 @@ def page(token: str) -> Any:
 
 @bp.post("/choices/<token>")
 def save(token: str) -> Response | Any:
-    player_id = _player_id(token)
-    if player_id is None:
-        return _refused()
+    try:
+        player_id = _player_id(token)
+    except _Refused as refused:
+        return _refused(refused.message)
     db = get_session()
     form = request.form
     try:

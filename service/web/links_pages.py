@@ -42,12 +42,16 @@ main { font-family: system-ui, sans-serif; max-width: 36rem; margin: 3rem auto; 
 </main></html>"""
 
 
-def start_seat_session(game_id: int, seat: int, secret: str) -> None:
-    """Remember the seat in the signed session cookie (the secret lets a replaced seat's session die).
+def start_seat_session(game_id: int, seat: Seat) -> None:
+    """Remember the seat in the signed session cookie: the secret lets a replaced seat's session die, the
+    player's ``links_serial`` a session of an address that signed out everywhere since
+    (``service.web.pages.access``).
 
     Only the seat is replaced: a host who also plays keeps the admin right this browser holds.
     """
-    session["seat"] = {"game": game_id, "seat": seat, "secret": secret}
+    player = get_session().get(Player, seat.player_id)
+    serial = player.links_serial if player is not None else 0
+    session["seat"] = {"game": game_id, "seat": seat.seat, "secret": seat.secret, "n": serial}
     session.permanent = True
 
 
@@ -57,7 +61,7 @@ def open_turn_link(token: str) -> Any:
         game, seat = seat_from_token(get_session(), current_links(), token)
     except DomainError as error:
         return render_template_string(REFUSED, message=error.message), error.status
-    start_seat_session(game.id or 0, seat.seat, seat.secret)
+    start_seat_session(game.id or 0, seat)
     return redirect(url_for("links.seat_home", game_id=game.id))
 
 
@@ -70,7 +74,7 @@ def open_invitation(token: str) -> Any:
     except DomainError as error:
         return render_template_string(REFUSED, message=error.message), error.status
     if seat.accepted_at is not None:
-        start_seat_session(game.id or 0, seat.seat, seat.secret)
+        start_seat_session(game.id or 0, seat)
         return redirect(url_for("links.seat_home", game_id=game.id))
     player = db.get(Player, seat.player_id)
     assert player is not None
@@ -97,7 +101,7 @@ def accept_invitation(token: str) -> Any:
         return _invitation_page(game, seat, player, form, messages(error, FIELDS)), 400
     except DomainError as error:
         return _invitation_page(game, seat, player, form, [error.message]), error.status
-    start_seat_session(game.id or 0, seat.seat, seat.secret)
+    start_seat_session(game.id or 0, seat)
     return redirect(url_for("links.seat_home", game_id=game.id), code=303)
 
 

@@ -96,7 +96,7 @@ def confirm(token: str) -> Any:
         message=f"Stop sending {NAMES[kind]} to {player.email}?",
         what=NAMES[kind],
         form=True,
-        choices_url=current_links().choices_url(player.id or 0),
+        choices_url=current_links().choices_url(player.id or 0, serial=player.links_serial),
     )
 
 
@@ -117,7 +117,7 @@ def unsubscribe(token: str) -> Any:
         message=f"You will get no more {NAMES[kind]} at {player.email}.",
         what=NAMES[kind],
         form=False,
-        choices_url=current_links().choices_url(player.id or 0),
+        choices_url=current_links().choices_url(player.id or 0, serial=player.links_serial),
     )
 
 

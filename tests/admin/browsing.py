@@ -66,7 +66,7 @@ def admin_path(app: Flask, game_id: int) -> str:
 def turn_path(app: Flask, game_id: int, seat: int) -> str:
     with Session(get_engine(app)) as session:
         row = session.exec(select(Seat).where(Seat.game_id == game_id, Seat.seat == seat)).one()
-        return path_of(app, app.extensions["smallworld.links"].turn_url(game_id, seat, row.secret))
+        return path_of(app, app.extensions["smallworld.links"].turn_url(game_id, seat, row.secret, serial=0))
 
 
 def host(app: Flask, game_id: int) -> Any:

@@ -71,7 +71,7 @@ def test_the_host_sees_the_chat_masked_and_the_players_never_see_it(chat_app: Fl
     with Session(get_engine(chat_app)) as session:
         seat = session.exec(select(Seat).where(Seat.game_id == game_id, Seat.seat == 0)).one()
     with chat_app.app_context():
-        token = token_of(current_links().turn_url(game_id, 0, seat.secret))
+        token = token_of(current_links().turn_url(game_id, 0, seat.secret, serial=0))
     player = chat_app.test_client()
     answer = player.get(f"/api/games/{game_id}", headers=bearer(token)).get_data(as_text=True)
     assert "discord" not in answer.lower()

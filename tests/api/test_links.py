@@ -108,7 +108,7 @@ def test_links_signed_with_an_old_key_still_work_after_rotation(make_app: Any, t
     created = create_game(client, new_game_body(2, start_when_all_accepted=False)).get_json()
     with Session(get_engine(old_app)) as session:
         seat = session.exec(select(Seat).where(Seat.game_id == created["id"], Seat.seat == 0)).one()
-    old_token = LinkMaker(signer_for("old-key"), "").turn_token(created["id"], 0, seat.secret)
+    old_token = LinkMaker(signer_for("old-key"), "").turn_token(created["id"], 0, seat.secret, serial=0)
 
     rotated = create_app(
         {
@@ -120,7 +120,7 @@ def test_links_signed_with_an_old_key_still_work_after_rotation(make_app: Any, t
     )
     new_client = rotated.test_client()
     assert new_client.get(f"/api/games/{created['id']}", headers=bearer(old_token)).status_code == 200
-    new_token = rotated.extensions["smallworld.links"].turn_token(created["id"], 0, seat.secret)
+    new_token = rotated.extensions["smallworld.links"].turn_token(created["id"], 0, seat.secret, serial=0)
     assert new_token != old_token
     dropped = create_app({"TESTING": True, "INSTANCE_PATH": str(tmp_path / "rot"), "SECRET_KEY": "new-key"})
     assert dropped.test_client().get(f"/api/games/{created['id']}", headers=bearer(old_token)).status_code == 403

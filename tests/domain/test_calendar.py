@@ -1,7 +1,8 @@
 """service.domain.calendar: an address's feed and a game's feed, read back with icalendar.
 
 Events follow the clock (an extension moves the event, keeping its UID), a finished or cancelled game's
-events disappear, the address's feed carries its own turn links and the game's feed carries none.
+events disappear, the address's feed links to My games (never a seat's turn link) and the game's feed carries
+no link; a new calendar link ends the old one alone.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from sqlmodel import Session, select
 
 import rules
 from service.domain import admin, calendar, play, tally
-from service.domain.links import LinkMaker
+from service.domain.links import CALENDAR, LinkMaker
 from service.domain.models import Game, GameStatus, Player, Seat
 from service.domain.schemas import CreateGame
 from tests.factories import confirmed_game
@@ -63,15 +64,20 @@ def events(feed: bytes) -> list[Any]:
     return list(parsed.walk("VEVENT"))
 
 
-def test_an_address_feed_lists_the_deadline_of_each_of_its_games_with_its_own_turn_link(
+def test_an_address_feed_lists_the_deadline_of_each_of_its_games_linking_to_my_games_not_to_a_seat(
     db_session: Session, links: LinkMaker
 ) -> None:
+    """A feed is fetched for months by calendar services and its link is in every turn mail's footer: its events
+    link to My games, where a signed-in browser opens the seat, never to the seat's own turn link."""
     first = new_game(db_session, links, "Friday", ["ann@example.org", "bob@example.org"])
     second = new_game(db_session, links, "Sunday", ["bob@example.org", "cid@example.org"])
     new_game(db_session, links, "Elsewhere", ["dan@example.org", "eve@example.org"])
     bob = player(db_session, "bob@example.org")
 
-    found = events(calendar.address_feed(db_session, bob.id or 0, links))
+    feed = calendar.address_feed(db_session, bob.id or 0, links)
+    found = events(feed)
+    unfolded = feed.replace(b"\r\n ", b"")
+    assert b"/play/" not in unfolded and b"/invite/" not in unfolded
 
     assert len(found) == 2
     by_game = {str(e["summary"]).rsplit(": ", 1)[1]: e for e in found}
@@ -83,11 +89,9 @@ def test_an_address_feed_lists_the_deadline_of_each_of_its_games_with_its_own_tu
         db_session.refresh(game)
         event = by_game[game.name]
         seat = db_session.exec(select(Seat).where(Seat.game_id == game.id, Seat.player_id == bob.id)).one()
-        # The seat's own turn link, signed with the time its step began (the event's stamp), so that the feed
-        # reads the same at every fetch.
-        turn_url = links.turn_url(game.id or 0, seat.seat, seat.secret, at=event.decoded("dtstamp"))
-        assert str(event["url"]) == turn_url
-        assert turn_url in str(event["description"])
+        assert seat.secret not in unfolded.decode()
+        assert str(event["url"]) == links.url("/me")
+        assert links.url("/me") in str(event["description"])
         assert event.decoded("dtstart") == whole(game.deadline_at)
         assert int(event["sequence"]) == game.version
         assert str(event["uid"]) == f"game-{game.id}-seat-{0}-step-{game.step_key.replace(':', '-')}@smallworld.example"  # type: ignore[union-attr]
@@ -151,11 +155,33 @@ def test_a_seat_given_to_someone_else_leaves_the_old_players_feed(db_session: Se
     assert events(calendar.address_feed(db_session, bob.id or 0, links)) == []
     zoe = player(db_session, "zoe@example.org")
     (event,) = events(calendar.address_feed(db_session, zoe.id or 0, links))
-    assert "/play/" in str(event["url"])
+    assert str(event["summary"]) == "Ann's turn: Friday"
 
 
 def test_the_feed_url_of_an_address(db_session: Session, links: LinkMaker) -> None:
     new_game(db_session, links, "Friday", ["ann@example.org", "bob@example.org"])
     ann = player(db_session, "ann@example.org")
-    assert calendar.address_feed_url(db_session, " Ann@Example.org ", links) == links.address_calendar_url(ann.id or 0)
+    assert calendar.address_feed_url(db_session, " Ann@Example.org ", links) == links.address_calendar_url(
+        ann.id or 0, serial=0, calendar_serial=0
+    )
     assert calendar.address_feed_url(db_session, "nobody@example.org", links) is None
+
+
+def test_a_new_calendar_link_ends_the_old_one_alone(db_session: Session, links: LinkMaker) -> None:
+    """ "Make a new calendar link" (My games) moves the address's calendar serial on: its old feed link is no
+    longer current, the new one is, and nothing else of the address changes (its turn links keep working)."""
+    new_game(db_session, links, "Friday", ["ann@example.org", "bob@example.org"])
+    old = calendar.address_feed_url(db_session, "ann@example.org", links)
+    assert old is not None
+    old_payload = links.signer.verify(CALENDAR, old.rsplit("/", 1)[1].removesuffix(".ics"))
+
+    assert calendar.new_calendar_link(db_session, "ANN@example.org")
+    ann = player(db_session, "ann@example.org")
+    db_session.refresh(ann)
+    new = calendar.address_feed_url(db_session, "ann@example.org", links)
+    assert new is not None and new != old
+    new_payload = links.signer.verify(CALENDAR, new.rsplit("/", 1)[1].removesuffix(".ics"))
+    assert not calendar.feed_is_current(ann, old_payload)
+    assert calendar.feed_is_current(ann, new_payload)
+    assert (ann.links_serial, ann.calendar_serial) == (0, 1)
+    assert not calendar.new_calendar_link(db_session, "nobody@example.org")

@@ -199,3 +199,31 @@ def test_a_mail_that_breaks_the_reading_is_recorded_and_answered_202_never_500(
     monkeypatch.undo()
     # The next mail is read as ever.
     assert post_mail(table.app, reply_to(turn, "pick 1")).get_json()["outcomes"][0]["kind"] == "orders"
+
+
+def test_a_reply_address_made_before_its_player_signed_out_everywhere_is_refused(table: MailTable) -> None:
+    """The reply address is the credential, like the turn link: "sign out everywhere" ends those of the mails
+    already sent (orders and table talk); the next mail's address works."""
+    from service.domain import sign_in, table_talk
+    from service.infra.db import get_session
+
+    turn = turn_mail(table)
+    version = table.game().version
+    with table.app.app_context():
+        session = get_session()
+        table_talk.post_message(session, session.get(type(table.game()), table.game_id), 0, "Peace on the hills?")
+    [talk] = [m for m in table.deliver() if "Peace on the hills" in m.text]
+    with table.app.app_context():
+        sign_in.sign_out_everywhere(get_session(), "p0@example.org")
+        sign_in.sign_out_everywhere(get_session(), "p1@example.org")
+    for old in (reply_to(turn, "pick 1"), reply_to(talk, "Deal.", signature="Bob")):
+        outcome = post_mail(table.app, old).get_json()["outcomes"][0]
+        assert outcome["kind"] == "unmatched", outcome
+    assert table.game().version == version and not table.deliver()
+
+    with table.app.app_context():
+        session = get_session()
+        table_talk.post_message(session, session.get(type(table.game()), table.game_id), 0, "Still there?")
+    [again] = [m for m in table.deliver() if "Still there" in m.text]
+    assert again.header("Reply-To") != talk.header("Reply-To")
+    assert post_mail(table.app, reply_to(again, "Yes.", signature="Bob")).get_json()["outcomes"][0]["kind"] == "talk"

@@ -51,3 +51,22 @@ def test_a_kept_token_gives_a_copy_of_its_payload_and_is_kept_per_purpose() -> N
     assert signer.verify(TURN, token) == {"g": 1, "s": 0, "k": "secret"}
     with pytest.raises(LinkError):  # each purpose signs with its own salt
         signer.verify(ADMIN, token)
+
+
+def test_a_link_carries_its_addresss_serial_only_once_it_moved_so_older_links_read_the_same() -> None:
+    """``links.with_serial``: an address that never signed out everywhere (serial 0) gets the very tokens it got
+    before the serial existed (a mail written again is the same mail); a moved serial is in the payload, and a
+    payload without one reads as 0."""
+    from service.domain.links import CALENDAR, CHOICES, LinkMaker, serial_of
+
+    maker = LinkMaker(signer_for("k" * 32), "https://example.org")
+    began = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+    before = maker.signer.sign(TURN, {"g": 1, "s": 0, "k": "secret"}, at=began)
+    assert maker.turn_token(1, 0, "secret", serial=0, at=began) == before
+    moved = maker.signer.verify(TURN, maker.turn_token(1, 0, "secret", serial=3, at=began))
+    assert moved == {"g": 1, "s": 0, "k": "secret", "n": 3} and serial_of(moved) == 3
+    assert serial_of({"g": 1}) == 0
+    assert serial_of({"n": "3"}) is None and serial_of({"n": True}) is None and serial_of({"n": -1}) is None
+    assert maker.choices_url(7, serial=0) == maker.url(f"/choices/{maker.signer.sign(CHOICES, {'p': 7})}")
+    feed = maker.address_calendar_url(7, serial=2, calendar_serial=5).rsplit("/", 1)[1].removesuffix(".ics")
+    assert maker.signer.verify(CALENDAR, feed) == {"p": 7, "n": 2, "c": 5}

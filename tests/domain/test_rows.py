@@ -23,14 +23,21 @@ def test_a_game_row_as_read_has_no_changes_and_records_each_column_set() -> None
 
 def test_the_records_are_made_from_a_rows_columns_in_their_fields_order() -> None:
     game_values = tuple(range(len(rows.GAME_COLUMNS)))
-    seat_values = (2, "Ann", "s3cret", None, False, SeatController.BOT, None, 41, "ann@example.org", "Europe/Paris")
+    seat_values = (2, "Ann", "s3cret", None, False, SeatController.BOT, None, 41, "ann@example.org", "Europe/Paris", 0)
     row = (*game_values, *seat_values, True)
     game = rows.game_row(row)
     assert [getattr(game, name) for name in rows.GAME_COLUMNS] == list(game_values)
     assert game.changed == set()
     seat = rows.seat_row(row, len(rows.GAME_COLUMNS))
     assert seat == rows.SeatRow(
-        2, "Ann", "s3cret", None, False, SeatController.BOT, None, rows.PlayerRow(41, "ann@example.org", "Europe/Paris")
+        2,
+        "Ann",
+        "s3cret",
+        None,
+        False,
+        SeatController.BOT,
+        None,
+        rows.PlayerRow(41, "ann@example.org", "Europe/Paris", 0),
     )
     assert len(rows.SEAT_SELECTED) == len(seat_values)
     assert [c.name for c in rows.GAME_SELECTED] == list(rows.GAME_COLUMNS)

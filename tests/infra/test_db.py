@@ -103,7 +103,7 @@ def test_a_database_that_cannot_be_reached_gets_503_with_retry_after_on_pages_an
     # The app's engine now points where nothing listens (port 9, discard), as during a database restart.
     app.extensions["smallworld.db"] = make_engine("postgresql+psycopg://postgres@127.0.0.1:9/nowhere")
     client = app.test_client()
-    link = app.extensions["smallworld.links"].turn_url(1, 0, "secret")
+    link = app.extensions["smallworld.links"].turn_url(1, 0, "secret", serial=0)
     page = client.get(urlsplit(link).path)
     assert page.status_code == 503, page.status_code
     assert page.headers["Retry-After"] == "5"

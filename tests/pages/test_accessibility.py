@@ -68,7 +68,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                 "live": server,
                 "game_id": game_id,
                 "admin": admin_url,
-                "turn": {seat.seat: links.turn_url(game_id, seat.seat, seat.secret) for seat, _ in seats},
+                "turn": {seat.seat: links.turn_url(game_id, seat.seat, seat.secret, serial=0) for seat, _ in seats},
             }
 
 

@@ -47,7 +47,7 @@ def start_game(app: Flask, players: int = 2, *, seed: str | None = None, **setti
         if seed is not None:
             reseed_new_game(session, game_id, seed)
         paths = [
-            links.turn_url(game_id, seat.seat, seat.secret).removeprefix(links.base_url)
+            links.turn_url(game_id, seat.seat, seat.secret, serial=0).removeprefix(links.base_url)
             for seat, _ in games.seats_of(session, game_id)
         ]
     return game_id, paths
@@ -475,7 +475,7 @@ def test_the_pages_of_a_game_still_inviting(app: Flask) -> None:
         game, _ = confirmed_game(session, request, links)
         game_id = game.id or 0
         seat = games.seats_of(session, game_id)[0][0]
-        invite = links.invite_url(game_id, 0, seat.secret).removeprefix(links.base_url)
+        invite = links.invite_url(game_id, 0, seat.secret, serial=0).removeprefix(links.base_url)
     client = app.test_client()
     page = client.get(invite)  # the invitation and its button: opening it accepts nothing
     accepted = client.post(invite, data={"csrf_token": csrf_of(page.text), "name": "A"}, follow_redirects=True)

@@ -60,7 +60,7 @@ def start(live: LiveServer, name: str, emails: list[str]) -> tuple[int, list[str
     with Session(get_engine(live.app)) as session:
         game, _ = confirmed_game(session, request, links)
         return game.id or 0, [
-            links.turn_url(game.id or 0, s.seat, s.secret) for s, _ in games.seats_of(session, game.id or 0)
+            links.turn_url(game.id or 0, s.seat, s.secret, serial=0) for s, _ in games.seats_of(session, game.id or 0)
         ]
 
 

@@ -62,7 +62,7 @@ def start(live: LiveServer, name: str, emails: list[str]) -> tuple[int, list[str
     with Session(get_engine(live.app)) as session:
         game, _ = confirmed_game(session, request, links)
         return game.id or 0, [
-            links.turn_url(game.id or 0, s.seat, s.secret) for s, _ in games.seats_of(session, game.id or 0)
+            links.turn_url(game.id or 0, s.seat, s.secret, serial=0) for s, _ in games.seats_of(session, game.id or 0)
         ]
 
 
@@ -209,7 +209,7 @@ def test_the_page_of_choices_has_no_serious_or_critical_accessibility_violation(
     game_id, _ = start(live, f"Axe choices {width}", [f"c{width}@example.org", f"d{width}@example.org"])
     with Session(get_engine(live.app)) as session:
         player = session.exec(select(Player).where(Player.email == f"d{width}@example.org")).one()
-        url = live.app.extensions["smallworld.links"].choices_url(player.id or 0)
+        url = live.app.extensions["smallworld.links"].choices_url(player.id or 0, serial=0)
     page.set_viewport_size(viewport)
     settled(page, lambda: page.goto(url))
     expect(page.get_by_label(f"Axe choices {width}")).to_be_visible()

@@ -52,7 +52,7 @@ def new_game(live: LiveServer, name: str) -> tuple[int, str]:
         game_id = game.id or 0
         reseed_new_game(session, game_id, "turn-steps")
         seat = games.seats_of(session, game_id)[0][0]
-        return game_id, links.turn_url(game_id, 0, seat.secret)
+        return game_id, links.turn_url(game_id, 0, seat.secret, serial=0)
 
 
 def plain_combo(live: LiveServer, game_id: int) -> int:

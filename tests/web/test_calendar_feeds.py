@@ -52,7 +52,7 @@ def delivered(app: Flask) -> dict[str, list[str]]:
     return mails
 
 
-def test_the_turn_mail_offers_the_readers_feed_whose_event_links_to_their_turn(make_app: Any) -> None:
+def test_the_turn_mail_offers_the_readers_feed_whose_event_links_to_my_games_not_to_the_seat(make_app: Any) -> None:
     app = make_app(BASE_URL=BASE)
     client = app.test_client()
     started_game(client)
@@ -68,13 +68,13 @@ def test_the_turn_mail_offers_the_readers_feed_whose_event_links_to_their_turn(m
     assert response.mimetype == "text/calendar"
     assert "private" in response.headers["Cache-Control"]
     (event,) = Calendar.from_ical(response.data).walk("VEVENT")
-    turn_url = re.search(re.escape(BASE) + r"/play/\S+", turn_mail)
+    turn_url = re.search(re.escape(BASE) + r"/play/(\S+)", turn_mail)
     assert turn_url is not None
-    # The same seat's turn link; the feed's is signed with the time the step began (so that the feed reads
-    # the same at every fetch), the mail's with the time it was written: the same payload either way.
-    event_link, mail_link = str(event["url"]).rpartition("/")[2], turn_url.group(0).rpartition("/")[2]
-    assert str(event["url"]).removesuffix(event_link) == turn_url.group(0).removesuffix(mail_link)
-    assert event_link.split(".")[0] == mail_link.split(".")[0]
+    # The feed is fetched for months and its link is in every turn mail: it opens no seat. Its event links to
+    # My games, where a signed-in browser opens the seat; neither the turn link nor its token is in it.
+    assert str(event["url"]) == f"{BASE}/me"
+    unfolded = response.data.replace(b"\r\n ", b"")
+    assert b"/play/" not in unfolded and turn_url.group(1).split(".")[0].encode() not in unfolded
     assert str(event["summary"]) == "Your turn: Calendar night"
 
     # Calendar apps poll: an unchanged feed reads the same later (its links too), and answers 304 to its ETag.
@@ -83,8 +83,8 @@ def test_the_turn_mail_offers_the_readers_feed_whose_event_links_to_their_turn(m
     assert later.data == response.data and later.headers["ETag"] == response.headers["ETag"]
     again = client.get(feed_url.removeprefix(BASE), headers={"If-None-Match": response.headers["ETag"]})
     assert again.status_code == 304
-    # And the event's link opens the seat's turn.
-    assert client.get(str(event["url"]).removeprefix(BASE)).status_code in (200, 302, 303)
+    # And the event's link is My games (which asks this browser, not signed in, to sign in).
+    assert client.get(str(event["url"]).removeprefix(BASE)).headers["Location"].endswith("/sign-in")
 
 
 def test_a_tampered_or_foreign_token_gets_403_and_a_page_that_says_so(make_app: Any) -> None:
@@ -96,7 +96,7 @@ def test_a_tampered_or_foreign_token_gets_403_and_a_page_that_says_so(make_app: 
         good = links.game_calendar_url(game_id).removeprefix(BASE)
         turn_token = links.signer.sign(TURN, {"g": game_id, "s": 0, "k": "whatever"})
         unknown_game = links.game_calendar_url(game_id + 1000).removeprefix(BASE)
-        unknown_player = links.address_calendar_url(99999).removeprefix(BASE)
+        unknown_player = links.address_calendar_url(99999, serial=0, calendar_serial=0).removeprefix(BASE)
     assert client.get(good).status_code == 200
     token = good.removeprefix("/calendar/").removesuffix(".ics")
     tampered = "/calendar/" + token[:-3] + ("AAA" if not token.endswith("AAA") else "BBB") + ".ics"
@@ -133,6 +133,10 @@ def test_an_address_has_one_feed_address_whichever_mail_gives_it(make_app: Any) 
     app = make_app(BASE_URL=BASE)
     with app.app_context():
         links = current_links()
-        first = links.address_calendar_url(4)
-        assert links.address_calendar_url(4) == first != links.address_calendar_url(5)
-        assert links.game_calendar_url(4) not in (first, links.address_calendar_url(4))
+        first = links.address_calendar_url(4, serial=0, calendar_serial=0)
+        assert (
+            links.address_calendar_url(4, serial=0, calendar_serial=0)
+            == first
+            != links.address_calendar_url(5, serial=0, calendar_serial=0)
+        )
+        assert links.game_calendar_url(4) not in (first, links.address_calendar_url(4, serial=0, calendar_serial=0))

@@ -52,7 +52,7 @@ def seat_client(app: Flask, game_id: int, seat: int) -> Any:
     """A browser holding ``seat`` (it opened the seat's link)."""
     with app.app_context():
         row = get_session().exec(select(Seat).where(Seat.game_id == game_id, Seat.seat == seat)).one()
-        url = app.extensions["smallworld.links"].turn_url(game_id, seat, row.secret)
+        url = app.extensions["smallworld.links"].turn_url(game_id, seat, row.secret, serial=0)
     client = app.test_client()
     assert client.get(url.removeprefix(BASE)).status_code == 302
     return client

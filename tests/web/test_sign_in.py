@@ -300,3 +300,125 @@ def test_the_domain_never_mails_an_unknown_or_blocked_address(app: Flask) -> Non
         assert sign_in.request_sign_in(session, ANN, links) is False
         assert sign_in.mail_links(session, 1, ANN, links) is False
     assert len(mails(app, "sign_in")) == 1
+
+
+def accepted_game(app: Flask, emails: list[str], name: str = "A game") -> dict[str, Any]:
+    game = game_of(app, emails, name=name)
+    for seat, mail in invitations(app, game["id"]).items():
+        accept = app.test_client().post(
+            "/api/invitations/accept", headers={"Authorization": f"Bearer {token_of(mail.context['invite_url'])}"}
+        )
+        assert accept.status_code == 200, (seat, accept.get_json())
+    return game
+
+
+def path_of(url: str) -> str:
+    return url.removeprefix("https://smallworld.example")
+
+
+def test_signing_out_everywhere_ends_the_seats_opened_through_my_games_and_every_link_made_before(
+    app: Flask,
+) -> None:
+    """A leaked sign-in link used by someone else: they open Ann's seat through My games and keep its turn link.
+    "Sign out everywhere" ends it all (their browser's seat, the turn link they kept, the turn links of the mails
+    Ann got so far, as page and as the API's bearer token, her page of mail choices, her calendar feed), and
+    nothing of Bob's; the links written after it (the next mail's) work."""
+    game = accepted_game(app, [ANN, BOB])
+    game_id = game["id"]
+    (ann_turn,) = [m.context["turn_url"] for m in mails(app, "your_turn", to=ANN)]
+    bob_invitation = invitations(app, game_id)[1].context["turn_url"]
+    intruder = signed_in_client(app, ANN)
+    me = intruder.get("/me").get_data(as_text=True)
+    choices = re.search(r'href="https://smallworld\.example(/choices/[^"]+)"', me)
+    feed = re.search(r"https://smallworld\.example(/calendar/[A-Za-z0-9_\-.]+\.ics)", me)
+    assert choices and feed
+    kept = intruder.get(f"/me/games/{game_id}/0").headers["Location"]
+    assert intruder.get(path_of(kept)).status_code == 302  # the seat opens in the intruder's browser
+    assert intruder.get(f"/games/{game_id}").status_code == 200
+    for path in (path_of(ann_turn), choices.group(1), feed.group(1)):
+        assert app.test_client().get(path).status_code in (200, 302), path
+
+    ann = signed_in_client(app, ANN)
+    assert ann.post("/sign-out-everywhere", data={"csrf_token": csrf_of(ann, "/me")}).status_code == 303
+
+    assert intruder.get("/me").status_code == 302
+    seat_page = intruder.get(f"/games/{game_id}")
+    assert seat_page.status_code == 403 and "signed out everywhere" in seat_page.get_data(as_text=True)
+    for turn_link in (kept, ann_turn):
+        refused = app.test_client().get(path_of(turn_link))
+        assert refused.status_code == 403 and "signed out everywhere" in refused.get_data(as_text=True)
+        api = app.test_client().get(f"/api/games/{game_id}", headers={"Authorization": f"Bearer {token_of(turn_link)}"})
+        assert api.status_code == 403, api.get_json()
+    assert app.test_client().get(choices.group(1)).status_code == 403
+    gone = app.test_client().get(feed.group(1))
+    assert gone.status_code == 410 and "My games" in gone.get_data(as_text=True)
+    # Bob's links are his own: untouched.
+    assert app.test_client().get(path_of(bob_invitation)).status_code == 302
+
+    # The links made from now on carry the new serial: "mail me my links", My games after signing in again.
+    asker = app.test_client()
+    asked = asker.post(f"/games/{game_id}/links", data={"email": ANN, "csrf_token": csrf_of(asker, "/sign-in")})
+    assert asked.status_code == 200
+    (fresh,) = [seat["url"] for seat in mails(app, "your_links", to=ANN)[-1].context["seats"]]
+    browser = app.test_client()
+    assert browser.get(path_of(fresh)).status_code == 302
+    assert browser.get(f"/games/{game_id}").status_code == 200
+    again = signed_in_client(app, ANN)
+    assert again.get(path_of(again.get(f"/me/games/{game_id}/0").headers["Location"])).status_code == 302
+    new_me = again.get("/me").get_data(as_text=True)
+    new_feed = re.search(r"https://smallworld\.example(/calendar/[A-Za-z0-9_\-.]+\.ics)", new_me)
+    assert new_feed and new_feed.group(1) != feed.group(1)
+    assert app.test_client().get(new_feed.group(1)).status_code == 200
+
+
+def test_the_next_turn_mail_after_signing_out_everywhere_has_a_working_link(app: Flask) -> None:
+    """Mails in flight: a player who signed out everywhere gets the next turn mail with a link that works."""
+    game = accepted_game(app, [ANN, BOB])
+    game_id = game["id"]
+    (ann_turn,) = [m.context["turn_url"] for m in mails(app, "your_turn", to=ANN)]
+    ann = signed_in_client(app, ANN)
+    assert ann.post("/sign-out-everywhere", data={"csrf_token": csrf_of(ann, "/me")}).status_code == 303
+    assert app.test_client().get(path_of(ann_turn)).status_code == 403
+    # Bob's turn passes by its deadline (the sweep's own operation) twice: Ann's turn comes again, with a mail.
+    from service.domain import play
+    from service.domain.links import current_links
+
+    with app.app_context(), Session(get_engine(app)) as session:
+        game_row = session.get(Game, game_id)
+        assert game_row is not None
+        play.auto_pass(session, game_id, 0, current_links())
+        play.auto_pass(session, game_id, 1, current_links())
+    later = [m.context["turn_url"] for m in mails(app, "your_turn", to=ANN)]
+    assert len(later) == 2 and later[-1] != ann_turn
+    browser = app.test_client()
+    assert browser.get(path_of(later[-1])).status_code == 302
+    assert browser.get(f"/games/{game_id}").status_code == 200
+
+
+def test_a_new_calendar_link_ends_the_old_feed_with_a_410_and_nothing_else(app: Flask) -> None:
+    game = accepted_game(app, [ANN, BOB], name="Ann starts")
+    (ann_turn,) = [m.context["turn_url"] for m in mails(app, "your_turn", to=ANN)]
+    client = signed_in_client(app, ANN)
+    page = client.get("/me").get_data(as_text=True)
+    (old,) = set(re.findall(r"https://smallworld\.example(/calendar/[A-Za-z0-9_\-.]+\.ics)", page))
+    assert "Make a new calendar link" in page
+    # A POST with the page's CSRF token: without it, refused and nothing changes.
+    assert client.post("/me/calendar-link").status_code == 400
+    assert app.test_client().get(old).status_code == 200
+    moved = client.post("/me/calendar-link", data={"csrf_token": csrf_of(client, "/me")})
+    assert moved.status_code == 303 and moved.headers["Location"].endswith("/me")
+    page = client.get("/me").get_data(as_text=True)
+    (new,) = set(re.findall(r"https://smallworld\.example(/calendar/[A-Za-z0-9_\-.]+\.ics)", page))
+    assert new != old
+    gone = app.test_client().get(old)
+    assert gone.status_code == 410
+    assert "a new one was made on My games" in gone.get_data(as_text=True)
+    assert "BEGIN:VCALENDAR" not in gone.get_data(as_text=True)
+    (event,) = Calendar.from_ical(app.test_client().get(new).data).walk("VEVENT")
+    assert str(event["summary"]) == "Your turn: Ann starts" and str(event["url"]) == "https://smallworld.example/me"
+    # Nothing else of the address changed: still signed in, the turn link of the mail still works.
+    assert client.get("/me").status_code == 200
+    assert app.test_client().get(path_of(ann_turn)).status_code == 302
+    # Signed out, the form asks to sign in first.
+    assert app.test_client().post("/me/calendar-link").status_code in (302, 303, 400)
+    assert game["id"]

@@ -1,8 +1,9 @@
 """Who is looking at a page: the seat whose signed link started the browser session (DESIGN §7).
 
-Opening ``/play/<token>`` or ``/invite/<token>`` stores ``{"game", "seat", "secret"}`` in the signed
-session cookie (``service.web.links_pages``). Every page checks it again against the seat's row, so a session
-dies as soon as the host gives the seat to someone else (the secret rotates) or removes it.
+Opening ``/play/<token>`` or ``/invite/<token>`` (directly, or through My games) stores ``{"game", "seat",
+"secret", "n"}`` in the signed session cookie (``service.web.links_pages``). Every page checks it again against
+the seat's row, so a session dies as soon as the host gives the seat to someone else (the secret rotates) or
+removes it, or its player signs out everywhere (``n``: their ``links_serial`` then, which it moves on).
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ from service.infra.db import get_session
 from service.web.access import REVOKED, AtTable, at_table
 
 OPEN_YOUR_LINK = "Open the link from your game's email: it opens your seat in this browser."
+SIGNED_OUT_HERE = (
+    "You signed out everywhere, so this browser no longer opens your seat. Open the link from your next game "
+    "mail, or sign in again (a sign-in link comes by mail) and open the game from My games."
+)
 
 
 class PageRefused(Exception):
@@ -91,7 +96,7 @@ def viewer_for(game_id: int) -> Viewer:
     if row is None:
         raise _refused(OPEN_YOUR_LINK)
     seat, player, game = row
-    _check_seat(mine, seat)
+    _check_seat(mine, seat, player.links_serial)
     return Viewer(game=game, seat=seat, player=player)
 
 
@@ -102,7 +107,7 @@ def seated_for(game_id: int) -> Seated:
     table = at_table(get_session(), game_id, number) if isinstance(number, int) else None
     if table is None:
         raise _refused(OPEN_YOUR_LINK)
-    _check_seat(mine, table.seat)
+    _check_seat(mine, table.seat, table.seat.player.links_serial)
     return Seated(table)
 
 
@@ -114,10 +119,13 @@ def _session_seat(game_id: int) -> dict:
     return mine
 
 
-def _check_seat(mine: dict, seat: Seat | SeatRow) -> None:
-    """Refused when the seat was given to someone else (its secret rotated) or removed."""
+def _check_seat(mine: dict, seat: Seat | SeatRow, links_serial: int) -> None:
+    """Refused when the seat was given to someone else (its secret rotated) or removed, or when its player
+    signed out everywhere since this browser opened it (a session kept before ``n`` existed counts as 0)."""
     if seat.secret != mine.get("secret") or seat.removed:
         raise _refused(REVOKED if not seat.removed else "This seat was removed from the game by its host.")
+    if mine.get("n", 0) != links_serial:
+        raise _refused(SIGNED_OUT_HERE)
 
 
 def _refused(message: str) -> PageRefused:

@@ -24,7 +24,7 @@ from emails.times import zone as zone_of
 from service.domain import admin, games, lobby, play, records, rematch, story, table_talk, views
 from service.domain.errors import BadRequest, DomainError
 from service.domain.links import current_links
-from service.domain.models import ActionKind, Game, GameAction, GameResult, GameStatus, MessageSource
+from service.domain.models import ActionKind, Game, GameAction, GameResult, GameStatus, MessageSource, Player
 from service.domain.text import checked, known_zone
 from service.infra.db import get_session
 from service.web import hosting
@@ -111,7 +111,7 @@ def game_page(viewer: Viewer, talk: dict[str, Any] | None = None) -> str:
         host=viewer.player.email == viewer.game.host_email,
         rematch_started=rematch.started(db, game_id) is not None if view.result is not None else False,
         resigned=viewer.seat.resigned_at is not None,
-        calendar=calendar_links(viewer.player.id or 0, game_id),
+        calendar=calendar_links(viewer.player, game_id),
         talk=talk or board_context(viewer),
     )
 
@@ -174,11 +174,14 @@ def hide_message(game_id: int, message_id: int) -> Response:
     return redirect(f"{_talk_back(game_id)}#{TALK_ANCHOR}", code=303)
 
 
-def calendar_links(player_id: int, game_id: int) -> dict[str, str]:
-    """The viewer's calendar feed (every deadline of their games, with their links) and the game's own
-    (public: whose turn, until when), each in its ``webcal://`` form and its ``https://`` one."""
+def calendar_links(player: Player, game_id: int) -> dict[str, str]:
+    """The viewer's calendar feed (every deadline of their games) and the game's own (public: whose turn,
+    until when), each in its ``webcal://`` form and its ``https://`` one."""
     links = current_links()
-    mine, game = links.address_calendar_url(player_id), links.game_calendar_url(game_id)
+    mine = links.address_calendar_url(
+        player.id or 0, serial=player.links_serial, calendar_serial=player.calendar_serial
+    )
+    game = links.game_calendar_url(game_id)
     return {"mine": mine, "mine_webcal": webcal(mine), "game": game, "game_webcal": webcal(game)}
 
 

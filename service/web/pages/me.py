@@ -26,7 +26,7 @@ from werkzeug.wrappers import Response
 
 from emails import times
 from emails.render import webcal
-from service.domain import my_games, notifications, records, sign_in
+from service.domain import calendar, my_games, notifications, records, sign_in
 from service.domain.errors import BadRequest, DomainError
 from service.domain.links import SIGN_IN_MAX_AGE, current_links
 from service.domain.models import GameStatus, SignIn
@@ -164,11 +164,13 @@ def my_games_page() -> Any:
         for part, kind, title, empty, games in parts
     ]
     record = records.address_record(get_session(), row.email)
-    player_id = notifications.player_id_of(get_session(), row.email)
-    choices_url = current_links().choices_url(player_id) if player_id is not None else None
+    player = notifications.player_of(get_session(), row.email)
+    choices_url = None
+    if player is not None and player.id is not None:
+        choices_url = current_links().choices_url(player.id, serial=player.links_serial)
     # Every deadline of every game of the address, in the player's calendar app (the same feed as the mails').
-    feed = current_links().address_calendar_url(player_id) if player_id is not None else None
-    calendar = {"https": feed, "webcal": webcal(feed)} if feed else None
+    feed = calendar.address_feed_url(get_session(), row.email, current_links())
+    calendar_links = {"https": feed, "webcal": webcal(feed)} if feed else None
     return render_template(
         "me/games.html",
         listing=listing,
@@ -176,7 +178,7 @@ def my_games_page() -> Any:
         zone=zone.key,
         record=record,
         choices_url=choices_url,
-        calendar=calendar,
+        calendar=calendar_links,
     )
 
 
@@ -243,6 +245,18 @@ def open_seat(game_id: int, seat: int) -> Any:
     return redirect(link)
 
 
+@bp.post("/me/calendar-link")
+def new_calendar_link() -> Response:
+    """ "Make a new calendar link": the feed's old link gets 410 from now on, the new one is on My games."""
+    row = signed_in()
+    if row is None:
+        flash("Sign in first: a sign-in link comes by mail.", "refusal")
+        return redirect(url_for(".sign_in_page"), code=303)
+    if calendar.new_calendar_link(get_session(), row.email):
+        flash("A new calendar link is below: the old one no longer works. Subscribe to the new one.", "done")
+    return redirect(url_for(".my_games_page"), code=303)
+
+
 @bp.post("/sign-out")
 def sign_out() -> Response:
     row = signed_in()
@@ -259,7 +273,11 @@ def sign_out_everywhere() -> Response:
     if row is not None:
         sign_in.sign_out_everywhere(get_session(), row.email)
     session.pop(ADDRESS, None)
-    flash("Signed out everywhere: every session of your address, and every sign-in link, stopped working.", "done")
+    flash(
+        "Signed out everywhere: every session of your address, every seat opened in a browser, every sign-in link "
+        "and the links in the game mails you got so far stopped working. The next game mail brings new links.",
+        "done",
+    )
     return redirect(url_for(".sign_in_page"), code=303)
 
 
