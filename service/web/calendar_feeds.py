@@ -12,7 +12,7 @@ from typing import Any
 
 from flask import Blueprint, Response, render_template, request
 
-from service.domain import calendar
+from service.domain import block_list, calendar
 from service.domain.links import CALENDAR, LinkError, current_links
 from service.domain.models import Game, Player
 from service.infra.db import get_session
@@ -36,7 +36,9 @@ def feed(token: str) -> Any:
         return _refused(str(error))
     db = get_session()
     player_id, game_id = payload.get("p"), payload.get("g")
-    if isinstance(player_id, int) and game_id is None and db.get(Player, player_id) is not None:
+    player = db.get(Player, player_id) if isinstance(player_id, int) and game_id is None else None
+    # An erased address's feed (service.domain.privacy) ends with it: it would list its seats' new links.
+    if isinstance(player_id, int) and player is not None and not block_list.is_erased(player.email):
         body = calendar.address_feed(db, player_id, links)
         name = "smallworld-deadlines.ics"
     elif isinstance(game_id, int) and player_id is None and db.get(Game, game_id) is not None:
