@@ -114,6 +114,9 @@ DEFAULTS: dict[str, Any] = {
     "INBOUND_MAX_BYTES": 1_000_000,
     # Answers mailed to one address per hour at most; orders beyond it are still carried out.
     "INBOUND_ANSWERS_PER_HOUR": 30,
+    # Days a mail's body (and the record of a mail that came in) is kept; then the hourly retention sweep
+    # purges it (service/domain/retention.py, docs/PRIVACY.md).
+    "MAIL_RETENTION_DAYS": 30,
 }
 
 #: The shortest ``SMALLWORLD_INBOUND_SECRET`` accepted: a shared secret an MTA sends with every mail.
@@ -177,6 +180,11 @@ def check(config: Mapping[str, Any]) -> None:
             f"{PREFIX}_INBOUND_SECRET must be at least {MIN_INBOUND_SECRET} characters long (it lets a mail "
             "server hand in orders for every player), for example the output of: "
             "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+        )
+    days = config.get("MAIL_RETENTION_DAYS")
+    if isinstance(days, bool) or not isinstance(days, int) or days < 1:
+        raise ConfigurationError(
+            f"{PREFIX}_MAIL_RETENTION_DAYS is {days!r}; set it to a whole number of days, 1 or more (default 30)."
         )
     secret = config["SECRET_KEY"]
     if config["ENV"] == PRODUCTION and (not secret or secret == DEFAULT_SECRET_KEY):

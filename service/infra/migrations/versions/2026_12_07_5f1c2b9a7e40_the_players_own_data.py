@@ -17,7 +17,6 @@ import sqlalchemy as sa
 import sqlmodel.sql.sqltypes
 from alembic import op
 
-
 revision: str = "5f1c2b9a7e40"
 down_revision: str | None = "d4a8c3e61f27"
 branch_labels: str | Sequence[str] | None = None
