@@ -43,7 +43,7 @@ def a_running_game(app: Flask) -> dict[str, Any]:
 def test_my_games_offers_my_data_and_says_what_is_kept(app: Flask) -> None:
     a_running_game(app)
     page = signed_in_client(app, BOB).get("/me").get_data(as_text=True)
-    assert 'href="/me/data" download>Download my data<' in page
+    assert 'href="/me/data" download hx-boost="false">Download my data<' in page
     assert 'href="/me/delete">Delete my address<' in page and 'href="/privacy"' in page
     kept = app.test_client().get("/privacy").get_data(as_text=True)
     assert "for 21 days, then it is erased" in kept, "the page tells the retention set"
