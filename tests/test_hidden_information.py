@@ -16,7 +16,12 @@ mail choices (linked from every mail, scanned with the pages), and gets one at e
 a chat (a local JSON receiver): every notice it gets is scanned as seen by nobody in particular, and none
 may hold a signed link. At turn 3 the host gives seat 1 to the house bot (its "the house bot plays your
 seat" mail, the page with the way back, the bot's steps in the history are scanned with the rest); at turn 5
-the player takes the seat back.
+the player takes the seat back. Every third turn each seat downloads its data from My games (its games, its
+mails so far, its messages): scanned as a page is, and holding no other seat's address and no link.
+
+A second game: a player deletes their address at turn 3 (service/domain/privacy.py), and every page, answer,
+mail and chat notice the others and the spectators get from then on is scanned likewise; none holds the erased
+address or name, nor does any row of the database.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ import pytest
 from flask import Flask
 
 from service.domain import privacy
+from service.domain.notifications import player_id_of
+from service.infra.db import get_session
 from tests.security.conftest import bearer, body, created_and_confirmed, invitations, mails, token_of
 from tests.web.test_sign_in import csrf_of, signed_in_client
 
@@ -76,6 +78,12 @@ def test_delete_asks_for_the_box_then_erases_the_address_and_signs_out(app: Flas
     seats = invitations(app, game["id"])
     ann_link, bob_link = (token_of(seats[n].context["turn_url"]) for n in (0, 1))
     client = signed_in_client(app, BOB)
+    with app.app_context():
+        links, bob_id = app.extensions["smallworld.links"], player_id_of(get_session(), BOB)
+        assert bob_id is not None
+        personal = [links.choices_url(bob_id), links.address_calendar_url(bob_id)]
+    personal = [url.removeprefix("https://smallworld.example") for url in personal]
+    assert all(app.test_client().get(path).status_code == 200 for path in personal)
     bob_browser = app.test_client()
     assert bob_browser.get(f"/play/{bob_link}").status_code == 302, "Bob's seat opens in his browser"
     page = client.get("/me/delete").get_data(as_text=True)
@@ -103,3 +111,6 @@ def test_delete_asks_for_the_box_then_erases_the_address_and_signs_out(app: Flas
     # Bob's old link no longer opens the seat, nor does the browser it opened it in.
     assert app.test_client().get(f"/play/{bob_link}").status_code == 403
     assert bob_browser.get(f"/games/{game['id']}").status_code == 403
+    # Nor do the links of his mails' footers: his page of mail choices, his calendar feed (it would list the
+    # seat's new turn link).
+    assert [app.test_client().get(path).status_code for path in personal] == [403, 403]
