@@ -108,6 +108,7 @@ def test_every_text_column_says_whether_it_may_hold_an_address() -> None:
 def test_deleting_an_address_leaves_it_and_its_names_in_no_table(db_session: Session, links: LinkMaker) -> None:
     running, inviting = _scenario(db_session, links)
     assert "players.email" in _found(db_session, ADDRESS) and "outbox.context" in _found(db_session, NAME)
+    admin_secret = inviting.admin_secret
 
     forgotten = privacy.forget_address(db_session, ADDRESS, links)
 
@@ -115,6 +116,9 @@ def test_deleting_an_address_leaves_it_and_its_names_in_no_table(db_session: Ses
     assert _found(db_session, ADDRESS) == []
     assert _found(db_session, NAME) == []
     assert _found(db_session, "zeb.ulon") == []
+    # The game it hosts goes on under the stand-in, with a new admin link (the old one was mailed to it only).
+    hosted = db_session.get(Game, inviting.id)
+    assert hosted is not None and block_list.is_erased(hosted.host_email) and hosted.admin_secret != admin_secret
     # Only a digest is kept, so that no game names the address again.
     assert db_session.get(ErasedAddress, block_list.address_digest(ADDRESS)) is not None
 
