@@ -13,13 +13,14 @@ import factory
 from sqlmodel import Session, select
 
 import rules
-from service.domain import lobby
+from service.domain import block_list, lobby
 from service.domain.links import LinkMaker
 from service.domain.models import (
     AuditEntry,
     BlockedAddress,
     ChatNotice,
     DigestSent,
+    ErasedAddress,
     Game,
     GameAction,
     GameNotification,
@@ -180,6 +181,15 @@ class BlockedAddressFactory(Base):
         model = BlockedAddress
 
     email = factory.Sequence(lambda n: f"never{n}@example.org")
+
+
+class ErasedAddressFactory(Base):
+    """What is kept of an address erased on its owner's request: its digest (``service.domain.privacy``)."""
+
+    class Meta:
+        model = ErasedAddress
+
+    digest = factory.Sequence(lambda n: block_list.address_digest(f"erased{n}@example.org"))
 
 
 class ReminderSentFactory(Base):

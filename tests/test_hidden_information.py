@@ -17,7 +17,12 @@ mail choices (linked from every mail, scanned with the pages), and gets one at e
 a chat (a local JSON receiver): every notice it gets is scanned as seen by nobody in particular, and none
 may hold a signed link. At turn 3 the host gives seat 1 to the house bot (its "the house bot plays your
 seat" mail, the page with the way back, the bot's steps in the history are scanned with the rest); at turn 5
-the player takes the seat back.
+the player takes the seat back. Every third turn each seat downloads its data from My games (its games, its
+mails so far, its messages): scanned as a page is, and holding no other seat's address and no link.
+
+A second game: a player deletes their address at turn 3 (service/domain/privacy.py), and every page, answer,
+mail and chat notice the others and the spectators get from then on is scanned likewise; none holds the erased
+address or name, nor does any row of the database.
 """
 
 from __future__ import annotations
@@ -34,13 +39,14 @@ from email.utils import make_msgid
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from flask import Flask
-from sqlmodel import select
+from sqlmodel import SQLModel, select
 
 import rules
 from emails.delivery import to_bytes
 from rules.bots import Budget, concrete
-from service.domain import bot_seats, chat_notices, deadlines, delivery, house_bot, notifications, tally
+from service.domain import bot_seats, chat_notices, deadlines, delivery, house_bot, notifications, privacy, tally
 from service.domain.models import Game, utcnow
 from service.infra.chat import ChatPolicy
 from service.infra.db import get_session
@@ -128,6 +134,8 @@ class Table:
         #: The host gave a seat to the house bot; the steps the bot played.
         self.bot_given = False
         self.bot_steps = 0
+        #: The seats' "Download my data" files scanned.
+        self.downloads = 0
 
     def bot_plays(self, seat: int) -> bool:
         with self.app.app_context():
@@ -249,6 +257,22 @@ class Table:
             assert client.post(path, data={"csrf_token": csrf}).status_code == 303
             self.signed_in[seat] = client
 
+    def download_my_data(self, seat: int, client: Any) -> dict[str, Any]:
+        """The seat's "Download my data" (service/domain/privacy.py): its mails, its messages, its games, and
+        nothing another player may not see: no coins of theirs, no address of theirs, no link at all."""
+        response = client.get("/me/data")
+        assert response.status_code == 200 and response.headers["Content-Disposition"].startswith("attachment")
+        document = response.get_json()
+        assert document["mails_to_you"], "the download tells the mails the seat got"
+        if not self.finished:
+            self.watch.scan_json(document, seat, "Download my data")
+        text = response.get_data(as_text=True)
+        others = [address for number, address in enumerate(self.emails) if number != seat]
+        assert not any(address in text for address in others), "another player's address in the download"
+        assert not re.search(r"https?://|/(play|invite|admin|calendar|choices|sign-in|never)/", text), "a link"
+        self.downloads += 1
+        return document
+
     def say(self, seat: int, text: str) -> None:
         """The seat writes at the game's table from its game page (mailed to the others, told to the chat)."""
         client = self.pages[seat]
@@ -354,6 +378,8 @@ class Table:
                 response = client.get("/me")
                 assert response.status_code == 200 and "My games" in response.get_data(as_text=True)
                 self.watch.scan_text(response.get_data(as_text=True), seat, "My games")
+                if state["turn"] % 3 == 1:  # every third turn: it tells every mail the seat got so far
+                    self.download_my_data(seat, client)
             for path in (*self.watch_paths, "/games/public"):
                 self.spectate(path)
             # The host is a player too (seat 0): the game's admin page must not tell them the others' coins.
@@ -362,12 +388,15 @@ class Table:
             self.watch.scan_text(response.get_data(as_text=True), 0, "admin page")
 
 
-def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Table:
+def seated_table(app: Flask, chat: ChatReceiver, names: list[str] | None = None, **settings: Any) -> tuple[Table, str]:
+    """A game of three (``names``, by default Player 0 to 2) in ``ask`` mode with ``settings``, its chat, every
+    seat accepted, in its browser, signed in by mail (My games), seat 0 on a daily digest, the game public;
+    every page looked at once. Returns the table and the host's admin token."""
     table = Table(app, players=3, chat=chat)
     body = {
         "name": "Secret coins",
-        "players": [{"name": f"Player {i}", "email": e} for i, e in enumerate(table.emails)],
-        "settings": {"redeploy": "ask", "reminders_before_seconds": [3600], "auto_pass_alert_after": 1},
+        "players": [{"name": n, "email": e} for n, e in zip(names or NAMES, table.emails, strict=True)],
+        "settings": {"redeploy": "ask", "reminders_before_seconds": [3600], "auto_pass_alert_after": 1, **settings},
         "chat_url": chat.url,
     }
     created = create_game(table.api, body)
@@ -400,6 +429,15 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
     assert sorted(table.choices) == [0, 1, 2], "every seat's mails link its page of mail choices"
     table.choose_a_digest(0)
     table.look_around(pages=True)
+    return table, admin
+
+
+#: The seats' names, unless a test gives its own.
+NAMES = [f"Player {i}" for i in range(3)]
+
+
+def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Table:
+    table, admin = seated_table(app, chat)
     table.new_calendar_link(2)
 
     last_step, last_turn = None, None
@@ -530,6 +568,7 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
     ):
         assert kind in subjects, f"no {kind!r} mail in this game: {sorted(table.templates)}"
     assert table.watch.scanned > 500
+    assert table.downloads >= 6, "every seat's download was scanned, more than once"
     assert table.answers_scanned >= 3, "answers to orders by mail were scanned"
     assert table.since_scanned > 10, "the turn mails told the other players' turns, and were scanned"
     assert len(table.feeds) == 3, "every seat's turn mails offered its calendar feed"
@@ -541,3 +580,106 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
         final = get_session().exec(select(Game).where(Game.id == table.game_id)).one()
     over = [m for m in table.backend.sent if "is over" in str(m["Subject"])]
     assert over and all(str(row["coins"]) in "\n".join(text_parts(over[0])) for row in final.result or [])
+
+
+def test_after_a_player_deletes_their_address_the_pages_tell_neither_it_nor_anyones_coins(
+    make_app: Callable[..., Flask], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seat 2 (Zebulon) talks at the table, downloads its data, then deletes its address from My games
+    (service/domain/privacy.py) at turn 3: the house bot plays the seat from then on, as the host set. Every
+    page, API answer, mail, feed and chat notice the others and the spectators get afterwards is scanned for
+    hidden coins as before, and none of them, nor any row of the database, holds the erased address or name."""
+    monkeypatch.setattr(rules, "new_game", with_canaries(rules.new_game))
+    deal_games_from(monkeypatch, 29)
+    app = make_app(BASE_URL=BASE, CHAT_PRIVATE_HOSTS=True, INBOUND_SECRET=INBOUND_SECRET)
+    erased, name = "p2@example.org", "Zebulon"
+    rnd = random.Random(29)
+    with chat_receiver() as chat:
+        table, _ = seated_table(app, chat, ["Ann", "Bob", name], resigned_seats="bot")
+        play_until_turn(table, rnd, 3)
+        table.say(2, f"{name} here: see you at the end.")
+        table.deliver()
+        assert table.download_my_data(2, table.signed_in[2])["messages_at_the_tables"]
+
+        browser = table.signed_in[2]
+        page = browser.get("/me/delete").get_data(as_text=True)
+        deleted = browser.post("/me/delete", data={"csrf_token": _csrf(page), "understood": "yes"})
+        assert deleted.status_code == 200, deleted.get_data(as_text=True)[:300]
+        # The seat is the former player's now: its links, pages and session no longer open anything.
+        assert table.pages[2].get(f"/games/{table.game_id}").status_code == 403
+        for seen in (table.tokens, table.pages, table.signed_in, table.feeds, table.choices):
+            seen.pop(2, None)
+        chat_before = len(chat.bodies)
+        mails_before = len(table.backend.sent)
+        table.deliver()
+        table.look_around(pages=True)
+        play_until_turn(table, rnd, 6)
+        assert table.bot_steps > 0, "the house bot played the erased seat"
+
+        seen = [str(body) for body in chat.bodies[chat_before:]]
+        seen += ["\n".join(text_parts(message)) for message in table.backend.sent[mails_before:]]
+        for seat, client in sorted(table.pages.items()):
+            for path in ("", "/history", "/history?player=2", "/turn"):
+                seen.append(client.get(f"/games/{table.game_id}{path}").get_data(as_text=True))
+            seen.append(
+                table.api.get(f"/api/games/{table.game_id}/history", headers=_bearer(table, seat)).get_data(
+                    as_text=True
+                )
+            )
+            seen.append(table.signed_in[seat].get("/me/data").get_data(as_text=True))
+        for path in (*table.watch_paths, "/games/public"):
+            seen.append(app.test_client().get(path).get_data(as_text=True))
+    table.watch.assert_no_leaks()
+    table.watch.confirm_own_coins_seen([0, 1])
+    assert privacy.FORMER_PLAYER in "\n".join(seen)
+    for text in seen:
+        assert erased not in text and name not in text, text[:500]
+    with app.app_context():
+        session = get_session()
+        for table_name, table_model in SQLModel.metadata.tables.items():
+            for column in table_model.columns:
+                if not isinstance(getattr(column.type, "impl_instance", column.type), sa.String | sa.JSON):
+                    continue
+                for needle in (erased, name.lower()):
+                    where = sa.func.lower(sa.cast(column, sa.Text)).contains(needle, autoescape=True)
+                    count = session.execute(sa.select(sa.func.count()).select_from(table_model).where(where)).scalar()
+                    assert not count, f"{needle} in {table_name}.{column.name}"
+
+
+def _bearer(table: Table, seat: int) -> dict[str, str]:
+    return {"Authorization": f"Bearer {table.tokens[seat]}"}
+
+
+def play_until_turn(table: Table, rnd: random.Random, turn: int) -> None:
+    """Random legal steps by the seats the game waits for (the house bot's, as the worker plays them) until
+    game turn ``turn``; every page looked at at each new turn, the API at each step."""
+    last_turn = None
+    for _ in range(2000):
+        state = table.state()
+        assert state is not None and not (table.finished or table.ending)
+        if state["turn"] >= turn:
+            return
+        if state["turn"] != last_turn:
+            table.look_around(pages=True)
+            last_turn = state["turn"]
+        seat = min(rules.awaiting(rules.GameState.from_json(state)))
+        if table.bot_plays(seat):
+            with table.app.app_context():
+                played = house_bot.play_bot_turns(
+                    get_session(), table.game_id, table.app.extensions["smallworld.links"], budget=BOT_BUDGET
+                )
+            table.bot_steps += played.steps
+            table.deliver()
+            continue
+        legal = table.get(seat, f"/api/games/{table.game_id}/legal-actions")
+        action = concrete(rules.Action.from_json(rnd.choice(legal["actions"])), rnd).to_json()
+        done = table.api.post(
+            f"/api/games/{table.game_id}/actions",
+            headers=_bearer(table, seat),
+            json={"version": legal["version"], "action": action},
+        )
+        assert done.status_code == 200, done.get_json()
+        table.watch.note(table.state())
+        table.watch.scan_json(done.get_json(), seat, f"POST actions {action['type']}")
+        table.deliver()
+    raise AssertionError(f"turn {turn} never came")

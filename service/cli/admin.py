@@ -9,10 +9,13 @@ smallworld admin redeploy GAME ask     defenders' redeploy mode
 smallworld admin replace GAME SEAT EMAIL NAME / remove GAME SEAT
 smallworld admin bot GAME SEAT         the house bot plays SEAT until its player takes it back
 smallworld admin games                 the games, soonest deadline first
+smallworld admin export-address EMAIL  what the service keeps about an address, as JSON (its owner's copy)
+smallworld admin forget-address EMAIL --yes   erase an address, on its owner's request received by other means
 """
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 from datetime import timedelta
@@ -23,7 +26,7 @@ from flask.cli import AppGroup
 from sqlmodel import col, select
 
 from service.cli import ADMIN_HELP
-from service.domain import admin, bot_seats, site_admins
+from service.domain import admin, bot_seats, privacy, site_admins
 from service.domain.errors import DomainError
 from service.domain.links import LOGIN_MAX_AGE, current_links
 from service.domain.models import Game, GameStatus, SiteAdmin
@@ -191,3 +194,49 @@ def chat(game_id: int, chat_url: str | None, remove: bool) -> None:
         raise click.UsageError("Give a chat address, or --remove")
     game = _run(admin.set_chat_url, game_id, ACTOR, None if remove else chat_url)
     click.echo(f"game {game.id}: chat {mask(game.chat_url) or 'none'}")
+
+
+@group.command("export-address")
+@click.argument("email")
+def export_address(email: str) -> None:
+    """Print what the service keeps about EMAIL as JSON, as "Download my data" gives it to a signed-in player
+    (service/domain/privacy.py): for a request received by other means, to send to that address only."""
+    session = get_session()
+    document = privacy.export(session, email)
+    session.rollback()
+    click.echo(json.dumps(document, ensure_ascii=False, indent=2))
+
+
+@group.command("forget-address")
+@click.argument("email")
+@click.option("--yes", is_flag=True, help="Erase it: without this flag, only say what would be erased.")
+def forget_address(email: str, yes: bool) -> None:
+    """Erase EMAIL from the service, as "Delete my address" does (service/domain/privacy.py): its names become
+    "A former player" in every game, its running seats go to the house bot or the auto-pass as each host set,
+    no mail goes to it again. Cannot be undone; without --yes, nothing is done."""
+    session = get_session()
+    email = email.strip().lower()
+    known = privacy.export(session, email)
+    session.rollback()
+    games, hosted = known["games"], known["hosted_games"]
+    running = [g for g in games if g["status"] in ("inviting", "active", "paused") and not g["resigned_at"]]
+    summary = (
+        f"{email}: {len(games)} game(s) played ({len(running)} under way), {len(hosted)} hosted, "
+        f"{len(known['mails_to_you'])} mail(s) written to it, {len(known['mails_from_you'])} from it"
+    )
+    if not yes:
+        click.echo(summary)
+        raise click.ClickException("Nothing was erased: add --yes to erase this address for good.")
+    try:
+        forgotten = privacy.forget_address(session, email, current_links())
+    except DomainError as error:
+        raise click.ClickException(error.message) from None
+    if not forgotten.known:
+        click.echo(f"{email} was not known here: nothing to erase; no game may name it from now on.")
+        return
+    click.echo(summary)
+    left = ", ".join(f"game {g}: {how}" for g, how in sorted(forgotten.seats_left.items())) or "none"
+    click.echo(f"Erased. Seats left to their games ({left}); {forgotten.mails_cancelled} mail(s) not sent.")
+    if forgotten.seats_not_settled:
+        games_left = ", ".join(str(g) for g in forgotten.seats_not_settled)
+        click.echo(f"Games {games_left} moved on meanwhile: their deadlines will pass the erased seat.")

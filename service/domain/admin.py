@@ -370,11 +370,20 @@ def resend_mail(session: Session, game_id: int, mail_id: int, actor: Actor) -> O
     mail = session.get(OutboxMail, mail_id)
     if mail is None or mail.game_id != game_id:
         raise NotFound("There is no such mail in this game")
+    if mail.body_purged_at is not None:
+        # service.domain.retention: what the mail said is no longer kept, so it cannot be written again.
+        raise Conflict(
+            "That mail's body was purged after the retention period (or its address erased): it cannot be resent"
+        )
     # Conditional, so that two clicks (or two admins) put the mail back once, and a mail that is not
     # failed (pending, being sent, sent) is left alone.
     moved = session.exec(
         sa.update(OutboxMail)
-        .where(col(OutboxMail.id) == mail_id, col(OutboxMail.status) == MailStatus.FAILED)
+        .where(
+            col(OutboxMail.id) == mail_id,
+            col(OutboxMail.status) == MailStatus.FAILED,
+            col(OutboxMail.body_purged_at).is_(None),
+        )
         .values(status=MailStatus.PENDING, attempts=0, next_attempt_at=utcnow())
         .execution_options(synchronize_session=False)
     )

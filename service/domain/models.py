@@ -254,7 +254,10 @@ class InboundMail(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     message_key: str = Field(max_length=64, unique=True)
-    received_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+    #: Indexed: rows older than ``SMALLWORLD_MAIL_RETENTION_DAYS`` are deleted (``service.domain.retention``).
+    received_at: datetime = Field(
+        default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False, index=True)
+    )
     #: ``smtp``, ``lmtp`` or ``http``.
     via: str = Field(max_length=8)
     kind: InboundKind = Field(sa_type=EnumString(InboundKind, 12))
@@ -318,6 +321,9 @@ class TurnStart(SQLModel, table=True):
 #: Only the rows still to send, by game and recipient in the order written: a mail of a game to a reader waits
 #: for those written before it (``service.domain.delivery``).
 _MAIL_PENDING = sa.text("status = 'pending'")
+#: Only the rows whose body is still kept, by age: the retention sweep finds those to purge among them alone
+#: (``service.domain.retention``), not among every mail ever sent.
+_MAIL_BODY_KEPT = sa.text("body_purged_at IS NULL")
 
 
 class OutboxMail(SQLModel, table=True):
@@ -333,6 +339,7 @@ class OutboxMail(SQLModel, table=True):
             postgresql_where=_MAIL_PENDING,
             sqlite_where=_MAIL_PENDING,
         ),
+        sa.Index("ix_outbox_body_kept", "created_at", postgresql_where=_MAIL_BODY_KEPT, sqlite_where=_MAIL_BODY_KEPT),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -359,6 +366,9 @@ class OutboxMail(SQLModel, table=True):
     #: A mail about one step of a game (``Game.step_key``: "your turn", "redeploy needed", a reminder): it
     #: is dropped, not sent, once the game has moved past that step.
     step_key: str | None = Field(default=None, max_length=32)
+    #: When the retention sweep emptied the mail's body (``context``) and last error, ``SMALLWORLD_MAIL_RETENTION_DAYS``
+    #: after it was written (``service.domain.retention``); the row's kind, recipient and times stay.
+    body_purged_at: datetime | None = _time()
 
 
 class ChatNotice(SQLModel, table=True):
@@ -523,6 +533,17 @@ class BlockedAddress(SQLModel, table=True):
     __tablename__ = "blocked_addresses"
 
     email: str = Field(primary_key=True, max_length=320)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
+
+
+class ErasedAddress(SQLModel, table=True):
+    """An address whose owner had it erased ("Delete my address", ``service.domain.privacy``), kept only as a
+    digest (``block_list.address_digest``): no game may name it again, as a player or as the host, and no mail
+    goes to it, until its owner allows invitations again by the "never invite me again" link of an old mail."""
+
+    __tablename__ = "erased_addresses"
+
+    digest: str = Field(primary_key=True, max_length=64)
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
 
 

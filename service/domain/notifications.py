@@ -38,7 +38,7 @@ from sqlmodel import Session, col, select
 from emails import times
 from emails.messages import DailyDigest, DigestGame, DigestTalk
 from emails.render import DIGEST, ESSENTIAL, NOTICE, REMINDER, TALK
-from service.domain import my_games, table_talk
+from service.domain import block_list, my_games, table_talk
 from service.domain.errors import BadRequest, NotFound
 from service.domain.links import LinkMaker
 from service.domain.models import DigestSent, Game, GameNotification, GameStatus, NotifyMode, Player, Seat, utcnow
@@ -123,9 +123,10 @@ CHOOSABLE = (GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED)
 
 
 def choices_of(session: Session, player_id: int) -> Choices:
-    """The address's choices and its games that may still mail (:class:`NotFound` for an unknown player)."""
+    """The address's choices and its games that may still mail (:class:`NotFound` for an unknown player, or
+    one whose address was erased: its old mails' links open nothing)."""
     player = session.get(Player, player_id)
-    if player is None:
+    if player is None or block_list.is_erased(player.email):
         raise NotFound("There is no such address.")
     rows = session.execute(
         sa.select(col(Game.id), col(Game.name), col(Game.status), col(GameNotification.mode))

@@ -17,6 +17,7 @@ from flask import current_app, has_app_context
 from sqlmodel import Session
 
 from emails.messages import GameMessage, Message
+from service.domain import block_list
 from service.domain.models import MailStatus, OutboxMail, Player, utcnow
 from service.domain.rows import PlayerRow
 from service.infra.db import dialect_insert
@@ -92,16 +93,20 @@ def insert_mail_row(
     either way (``INSERT … ON CONFLICT (dedupe_key) DO NOTHING``): no read first, and two transactions
     racing to write the same event's mail cannot both write it, nor fail on the unique key.
 
-    A mail to someone who is not a player names its address in ``to_email`` instead of a ``player``;
+    No row is written to an erased address (``block_list.is_erased``). A mail to someone who is not a player
+    names its address in ``to_email`` instead of a ``player``;
     ``now`` is when the event happened (default: the real time), the mail's date. ``step_key`` names the
     step of the game a mail is about (``Game.step_key``): delivery drops it once the game moved past it.
     """
     if (player is None) == (to_email is None):
         raise ValueError("a mail goes to a player or to an address, exactly one of them")
+    address = player.email if player is not None else str(to_email)
+    if block_list.is_erased(address):
+        return False  # an erased address (service.domain.privacy): no mail goes to it again
     values = {
         "game_id": game_id,
         "player_id": player.id if player is not None else None,
-        "to_email": player.email if player is not None else str(to_email),
+        "to_email": address,
         "template": template,
         "context": context,
         "message_id": f"<{uuid.uuid4().hex}@{mail_domain()}>",

@@ -122,6 +122,9 @@ DEFAULTS: dict[str, Any] = {
     "INBOUND_MAX_BYTES": 1_000_000,
     # Answers mailed to one address per hour at most; orders beyond it are still carried out.
     "INBOUND_ANSWERS_PER_HOUR": 30,
+    # Days a mail's body (and the record of a mail that came in) is kept; then the hourly retention sweep
+    # purges it (service/domain/retention.py, docs/PRIVACY.md).
+    "MAIL_RETENTION_DAYS": 30,
 }
 
 #: The shortest ``SMALLWORLD_INBOUND_SECRET`` accepted: a shared secret an MTA sends with every mail.
@@ -190,6 +193,11 @@ def check(config: Mapping[str, Any]) -> None:
         raise ConfigurationError(
             f"{PREFIX}_CHAT_LOOPBACK_FOR_TESTS is for the tests' own chat server: in production it would let "
             "anyone creating a game make the worker post to this machine's own services. Unset it."
+        )
+    days = config.get("MAIL_RETENTION_DAYS")
+    if isinstance(days, bool) or not isinstance(days, int) or days < 1:
+        raise ConfigurationError(
+            f"{PREFIX}_MAIL_RETENTION_DAYS is {days!r}; set it to a whole number of days, 1 or more (default 30)."
         )
     secret = config["SECRET_KEY"]
     if config["ENV"] == PRODUCTION and (not secret or secret == DEFAULT_SECRET_KEY):

@@ -46,16 +46,30 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "schedule": timedelta(seconds=30),
         "options": {"expires": EXPIRES},
     },
+    # Mail bodies and inbound records older than SMALLWORLD_MAIL_RETENTION_DAYS (service/domain/retention.py):
+    # hourly, whatever the sweeps' period; one missed (beat or workers down) leaves its rows to the next.
+    "purge-old-mail": {
+        "task": "worker.tasks.housekeeping.purge_old_mail",
+        "schedule": timedelta(hours=1),
+        "options": {"expires": 3000},
+    },
 }
+
+#: The entries of :data:`BEAT_SCHEDULE` that keep their own period: the others are the sweeps.
+OWN_PERIOD = frozenset({"purge-old-mail"})
 
 
 def beat_schedule(sweep_seconds: float = 30) -> dict[str, dict[str, Any]]:
-    """:data:`BEAT_SCHEDULE` with the sweeps every ``sweep_seconds`` (``SMALLWORLD_SWEEP_SECONDS``).
+    """:data:`BEAT_SCHEDULE` with the sweeps every ``sweep_seconds`` (``SMALLWORLD_SWEEP_SECONDS``); the
+    entries of :data:`OWN_PERIOD` as they are.
 
     A sweep not taken by a worker before the next one is due expires: a backlog would repeat the same work.
     """
     schedule = {}
     for name, entry in BEAT_SCHEDULE.items():
+        if name in OWN_PERIOD:
+            schedule[name] = entry
+            continue
         expires = min(EXPIRES, max(1, sweep_seconds - 1))
         schedule[name] = entry | {"schedule": timedelta(seconds=sweep_seconds), "options": {"expires": expires}}
     return schedule

@@ -14,7 +14,7 @@ from typing import Any
 
 from flask import Blueprint, Response, render_template, request
 
-from service.domain import calendar
+from service.domain import block_list, calendar
 from service.domain.links import CALENDAR, LinkError, current_links
 from service.domain.models import Game, Player
 from service.infra.db import get_session
@@ -44,6 +44,9 @@ def feed(token: str) -> Any:
     player_id, game_id = payload.get("p"), payload.get("g")
     player = db.get(Player, player_id) if isinstance(player_id, int) and game_id is None else None
     if player is not None and player.id is not None:
+        # An erased address's feed (service.domain.privacy) ends with it, as does one replaced by a new link.
+        if block_list.is_erased(player.email):
+            return _refused(NOT_VALID)
         if not calendar.feed_is_current(player, payload):
             return _refused(REPLACED, 410)
         body = calendar.address_feed(db, player.id, links)

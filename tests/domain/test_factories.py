@@ -27,6 +27,7 @@ FACTORIES = [
     factories.GameNotificationFactory,
     factories.DigestSentFactory,
     factories.SignInFactory,
+    factories.ErasedAddressFactory,
 ]
 
 

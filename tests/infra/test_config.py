@@ -83,5 +83,22 @@ def test_an_unknown_choice_is_refused_with_the_allowed_ones(
         create_app()
 
 
+@pytest.mark.parametrize("value", ["0", "-3", "thirty", "2.5", "true"])
+def test_a_mail_retention_that_is_not_a_whole_number_of_days_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("SMALLWORLD_INSTANCE_PATH", str(tmp_path))
+    monkeypatch.setenv("SMALLWORLD_MAIL_RETENTION_DAYS", value)
+    with pytest.raises(ConfigurationError, match="SMALLWORLD_MAIL_RETENTION_DAYS .* 1 or more"):
+        create_app()
+
+
+def test_mail_is_kept_30_days_unless_told_otherwise(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SMALLWORLD_INSTANCE_PATH", str(tmp_path))
+    assert create_app().config["MAIL_RETENTION_DAYS"] == 30
+    monkeypatch.setenv("SMALLWORLD_MAIL_RETENTION_DAYS", "7")
+    assert create_app().config["MAIL_RETENTION_DAYS"] == 7
+
+
 def test_the_examples_in_the_docstrings_hold() -> None:
     assert doctest.testmod(service.infra.config).failed == 0

@@ -171,6 +171,40 @@ def check(page: Page, name: str, size: dict[str, int], artifacts: Path) -> None:
     assert width <= size["width"], f"{name} at {size['width']}px: the page is {width}px wide"
 
 
+def test_my_data_downloads_and_my_address_is_deleted_from_my_games(site: dict[str, Any], new_context: Any) -> None:
+    """Dee, with a game of her own, signs in, downloads her data from My games, then deletes her address: the
+    confirmation page's box must be ticked before its button does anything (service/domain/privacy.py)."""
+    live: LiveServer = site["live"]
+    links = live.app.extensions["smallworld.links"]
+    with Session(get_engine(live.app)) as session:
+        request = CreateGame.model_validate(
+            {
+                "name": "Dee's game",
+                "players": [{"name": n, "email": address(n)} for n in ("Dee", "Eve")],
+                "settings": {"start_when_all_accepted": False},
+            }
+        )
+        game, _ = confirmed_game(session, request, links)
+        lobby.accept_invitation(session, game.id or 0, 0, links)
+    page = new_context(viewport=DESKTOP, accept_downloads=True).new_page()
+    sign_in(page, site, "Dee")
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Download my data").click()
+    assert download.value.suggested_filename.startswith("smallworld-my-data-")
+    assert '"address": "dee@example.org"' in Path(download.value.path()).read_text()
+
+    settled(page, lambda: page.get_by_role("link", name="Delete my address").click())
+    expect(page.get_by_role("heading", name="Delete my address", level=1)).to_be_visible()
+    page.get_by_role("button", name="Delete my address").click()  # the box is required: the browser stays
+    expect(page.get_by_role("heading", name="Delete my address", level=1)).to_be_visible()
+    expect(page.locator("main").get_by_role("alert")).to_have_count(0)  # nor did the server refuse it: not sent
+    page.get_by_label("I understand: this cannot be undone.").check()
+    settled(page, lambda: page.get_by_role("button", name="Delete my address").click())
+    expect(page.get_by_role("heading", name="Your address is deleted")).to_be_visible()
+    settled(page, lambda: page.goto(f"{live.url}/me"))
+    expect(page.get_by_role("heading", name="Sign in to see your games")).to_be_visible()
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_the_new_pages_pass_axe(site: dict[str, Any], new_context: Any, size: dict[str, int], artifacts: Path) -> None:
     live: LiveServer = site["live"]
@@ -193,6 +227,8 @@ def test_the_new_pages_pass_axe(site: dict[str, Any], new_context: Any, size: di
     visit("sign-in-link", sign_in_link(site, "Cyd"))
     settled(page, lambda: page.get_by_role("button", name="Sign in").click())
     check(page, "my-games", size, artifacts)
+    visit("delete-my-address", f"{live.url}/me/delete")
+    visit("privacy", f"{live.url}/privacy")
     visit("watch", site["watch_url"])
     visit("watch-history", f"{site['watch_url']}/history")
     visit("public-games", f"{live.url}/games/public")

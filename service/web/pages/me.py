@@ -9,6 +9,10 @@
   other running games, the finished ones with results; each row opens the seat by its own signed link
   (``/me/games/<id>/<seat>`` sends the signed-in browser on to it, so the page itself holds no link).
 - ``POST /sign-out``, ``POST /sign-out-everywhere``.
+- ``/me/data``: "Download my data", a JSON file of what the service keeps about the address
+  (``service.domain.privacy.export``); ``/me/delete``: "Delete my address", a page that says what it does and
+  whose button (a POST, with its CSRF token and a box to tick) erases the address (``privacy.forget_address``)
+  and signs the browser out. ``/privacy``: what is kept, and for how long (``docs/PRIVACY.md``).
 - ``POST /games/<id>/links``: "mail me my links", from a game's public pages, without signing in: one mail
   with the address's own links to that game, under the same limits and with the same answer for any address.
 
@@ -18,6 +22,7 @@ for (``RATELIMIT_SIGN_IN_PER_ADDRESS``, :meth:`MailQuotas.take_sign_in_mail`).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -26,10 +31,10 @@ from werkzeug.wrappers import Response
 
 from emails import times
 from emails.render import webcal
-from service.domain import calendar, my_games, notifications, records, sign_in
+from service.domain import calendar, my_games, notifications, privacy, records, sign_in
 from service.domain.errors import BadRequest, DomainError
 from service.domain.links import SIGN_IN_MAX_AGE, current_links
-from service.domain.models import GameStatus, SignIn
+from service.domain.models import GameStatus, SignIn, utcnow
 from service.domain.text import checked, mail_address
 from service.infra.db import get_session
 from service.web.pages.game_summary import deadline
@@ -279,6 +284,61 @@ def sign_out_everywhere() -> Response:
         "done",
     )
     return redirect(url_for(".sign_in_page"), code=303)
+
+
+@bp.get("/me/data")
+def download_my_data() -> Any:
+    """Download my data: the address's data as a JSON file (``privacy.export``), never kept in a cache."""
+    row = signed_in()
+    if row is None:
+        flash("Sign in first: a sign-in link comes by mail.", "refusal")
+        return redirect(url_for(".sign_in_page"))
+    db = get_session()
+    document = privacy.export(db, row.email)
+    db.rollback()  # read only: end the transaction before the file goes out
+    response = current_app.response_class(
+        json.dumps(document, ensure_ascii=False, indent=2) + "\n", mimetype="application/json"
+    )
+    name = f"smallworld-my-data-{utcnow():%Y-%m-%d}.json"
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+#: The box to tick on the page of "Delete my address".
+CONFIRM_FIELD = "understood"
+
+
+@bp.get("/me/delete")
+def delete_my_address_page() -> Any:
+    row = signed_in()
+    if row is None:
+        flash("Sign in first: a sign-in link comes by mail.", "refusal")
+        return redirect(url_for(".sign_in_page"))
+    return render_template("me/delete.html", email=row.email, errors=[], field=CONFIRM_FIELD)
+
+
+@bp.post("/me/delete")
+def delete_my_address() -> Any:
+    """Erase the signed-in address (``privacy.forget_address``), once its box is ticked; then sign out."""
+    row = signed_in()
+    if row is None:
+        flash("Sign in first: a sign-in link comes by mail.", "refusal")
+        return redirect(url_for(".sign_in_page"), code=303)
+    if request.form.get(CONFIRM_FIELD) != "yes":
+        error = "Tick the box to say you understand: deleting your address cannot be undone."
+        return render_template("me/delete.html", email=row.email, errors=[error], field=CONFIRM_FIELD), 400
+    email = row.email
+    privacy.forget_address(get_session(), email, current_links())
+    session.pop(ADDRESS, None)
+    current_app.logger.info("erased an address on its owner's request")
+    return render_template("me/deleted.html")
+
+
+@bp.get("/privacy")
+def privacy_page() -> Any:
+    """What the service keeps about a player, and for how long."""
+    return render_template("privacy.html", days=int(current_app.config["MAIL_RETENTION_DAYS"]))
 
 
 @bp.post("/games/<int:game_id>/links")
