@@ -409,6 +409,9 @@ class GameOver(GameMessage):
 #: a reply to a game that is not running, a reply without an order in it, a reply for a seat the house bot
 #: plays now.
 Answered = Literal["orders", "late", "not_running", "no_orders", "bot_seat"]
+#: The step a reply answered, that ended before all of the reply was carried out: a defender's redeployment,
+#: or the seat's turn.
+StepOver = Literal["redeployment", "turn"]
 
 
 class OrdersAnswer(GameMessage):
@@ -430,6 +433,11 @@ class OrdersAnswer(GameMessage):
     reason: str | None = None
     #: The orders after the one that failed, not tried.
     not_tried: list[str] = []
+    #: The step the reply answered ended before the end of the reply (DESIGN §10: a reply address names one
+    #: step): the order that went no further into the next step, as written, and the orders not applied.
+    step_over: StepOver | None = None
+    cut: str | None = None
+    left: list[str] = []
     #: The first line that was not read as an order.
     stopped_at: str | None = None
     #: What the seat may do now, as orders (empty when nothing is awaited from it).

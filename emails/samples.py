@@ -479,6 +479,26 @@ VARIANTS: dict[str, Sample] = {
             turns=10,
         ),
     ),
+    "orders_answer-step_over": Sample(
+        OrdersAnswer(
+            **_COMMON,
+            seat=1,
+            inbound_id=56,
+            answered="orders",
+            done=["Bob placed 2 tokens in hand: region 5 (Hill) 3, region 9 (Forest) 2", "Bob ended his redeployment"],
+            step_over="redeployment",
+            cut="end",
+            left=["conquer 11"],
+            orders=ORDERS,
+            step_key="4:1:-",
+            turn_url=TURN_URL,
+            coins=12,
+            board=BOARD,
+            turn=4,
+            turns=10,
+        ),
+        reply_address=REPLY_ADDRESS,
+    ),
     "orders_answer-no_orders": Sample(
         OrdersAnswer(
             **_COMMON,

@@ -45,7 +45,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
 import rules
-from emails.messages import BounceAlert, OrdersAnswer
+from emails.messages import BounceAlert, OrdersAnswer, StepOver
 from rules import orders as grammar
 from service.domain import play, table_talk
 from service.domain.errors import DomainError
@@ -295,6 +295,12 @@ class _Answer:
     not_tried: list[str] = field(default_factory=list)
     stopped_at: str | None = None
     grammar: list[str] = field(default_factory=list)
+    #: The step the reply answered ended before all of it was carried out: ``"redeployment"`` (a defender's)
+    #: or ``"turn"``; the order carried on no further, as written (it went on into the next step), and the
+    #: orders not applied.
+    step_over: StepOver | None = None
+    cut: str | None = None
+    left: list[str] = field(default_factory=list)
 
 
 def _reply(
@@ -341,7 +347,7 @@ def _reply(
         answer = _Answer("no_orders", stopped_at=read.stopped_at, grammar=grammar.grammar())
         kind = InboundKind.ORDERS
     else:
-        answer = _carry_out(session, game.id or 0, seat_row.seat, read, links, now)
+        answer = _carry_out(session, game.id or 0, seat_row.seat, token.step_key, read, links, now)
         answer.stopped_at = read.stopped_at
         kind = InboundKind.ORDERS
     game = session.get(Game, token.game_id)
@@ -405,9 +411,10 @@ def _plain_text(message: EmailMessage) -> str:
 
 
 def _carry_out(
-    session: Session, game_id: int, seat: int, read: grammar.Orders, links: LinkMaker, now: datetime
+    session: Session, game_id: int, seat: int, step: str, read: grammar.Orders, links: LinkMaker, now: datetime
 ) -> _Answer:
-    """Apply the orders in turn through ``play.submit_action``; stop at the first that fails."""
+    """Apply the orders in turn through ``play.submit_action``, for the step ``step`` only (DESIGN §10: a
+    reply address names one step); stop at the first that fails, or as soon as that step is over."""
     answer = _Answer("orders")
     names: list[str] = []
     for index, order in enumerate(read.orders):
@@ -415,12 +422,18 @@ def _carry_out(
             answer.failed, answer.reason = order.text, order.problem
             answer.not_tried = [o.text for o in read.orders[index + 1 :]]
             return answer
+        done_before = len(answer.done)
         for intent in grammar.intents(order):
             for _ in range(MAX_STEPS_PER_ORDER):
                 game = session.get(Game, game_id)
                 assert game is not None
                 session.refresh(game)
                 state = play.load_state(game)
+                if game.step_key != step:
+                    # The step answered is over (a defender's redeployment ended, the turn passed): the rest of
+                    # the reply was written for it, not for the next step, even one that awaits the same seat.
+                    _step_over(answer, step, state, seat, order, read.orders[index + 1 :], done_before)
+                    return answer
                 if not names:
                     names = seat_names(state, {s.seat: s.display_name for s, _ in seats_of(session, game_id)})
                 action = None
@@ -439,6 +452,25 @@ def _carry_out(
                 if not intent.repeats:
                     break
     return answer
+
+
+def _step_over(
+    answer: _Answer,
+    step: str,
+    state: rules.GameState,
+    seat: int,
+    order: grammar.Order,
+    later: Sequence[grammar.Order],
+    done_before: int,
+) -> None:
+    """Note in ``answer`` what of a reply was left when the step it answered ended: the order under way if
+    it would have gone on into the next step, and the orders not reached. Nothing when nothing was left."""
+    started = len(answer.done) > done_before
+    left = ([] if started else [order.text]) + [o.text for o in later]
+    cut = order.text if started and seat in rules.awaiting(state) else None
+    if left or cut:
+        answer.step_over = "redeployment" if step.rsplit(":", 1)[-1] != "-" else "turn"
+        answer.left, answer.cut = left, cut
 
 
 def _cost_of(state: rules.GameState, action: rules.Action | None) -> str:
@@ -463,6 +495,8 @@ def _summary(answer: _Answer) -> str:
     parts = [answer.answered, f"{len(answer.done)} step(s) done"]
     if answer.failed:
         parts.append(f"failed: {answer.failed!r}: {answer.reason}")
+    if answer.step_over:
+        parts.append(f"the {answer.step_over} ended: {len(answer.left)} order(s) not applied")
     return "; ".join(parts)
 
 
@@ -506,6 +540,9 @@ def _answer(
         failed=answer.failed,
         reason=answer.reason,
         not_tried=answer.not_tried,
+        step_over=answer.step_over,
+        cut=answer.cut,
+        left=answer.left,
         stopped_at=answer.stopped_at,
         grammar=answer.grammar,
         orders=grammar.describe(state, seat.seat, seat_names(state, names)) if awaited and state else [],

@@ -9,6 +9,7 @@ import pytest
 from flask import Flask
 from sqlmodel import select
 
+import rules
 from tests.mail_players import INBOUND_SECRET, MailTable, mail_settings, post_mail, reply_to
 from tests.smtp import Received, SMTPServer, smtp_server  # noqa: F401  (fixture)
 
@@ -199,3 +200,70 @@ def test_a_mail_that_breaks_the_reading_is_recorded_and_answered_202_never_500(
     monkeypatch.undo()
     # The next mail is read as ever.
     assert post_mail(table.app, reply_to(turn, "pick 1")).get_json()["outcomes"][0]["kind"] == "orders"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def defended_table(
+    request: pytest.FixtureRequest,
+    make_app: Callable[..., Flask],
+    smtp_server: SMTPServer,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> MailTable:
+    """A two-player game in ``ask`` mode, played at random up to a defender's redeployment; on SQLite and on
+    PostgreSQL. With two players the defender's own turn comes next: the one a reply must not touch. Dealt
+    from a seed, so that every run meets the same defence (in turn 2)."""
+    from tests.conftest import deal_games_from
+    from tests.pages.steps import play_randomly_until
+
+    deal_games_from(monkeypatch, "a defender's end")
+
+    settings = mail_settings(smtp_server)
+    if request.param == "postgres":
+        settings |= {"DATABASE_URL": request.getfixturevalue("postgres_url")}
+        settings |= {"BROKER_URL": request.getfixturevalue("redis_url")}
+    table = MailTable(make_app(**settings), smtp_server, players=2)
+    table.create(redeploy="ask")
+    reached = play_randomly_until(table.app, table.game_id, seed=3, done=lambda state: state.phase == "defend")
+    state = rules.GameState.from_json(table.game().state or {})
+    assert reached and state.turn < state.turns, "the seed no longer deals a defence before the last turn"
+    return table
+
+
+def test_a_defenders_end_ends_their_redeployment_only_never_their_own_next_turn(defended_table: MailTable) -> None:
+    # Issue 32, finding 1: "end" in a reply to "you were attacked" went on into the defender's own turn.
+    from service.domain.models import GameAction, OutboxMail
+    from service.infra.db import get_session
+
+    table = defended_table
+    state = rules.GameState.from_json(table.game().state or {})
+    defender = state.defenders[0]
+    [attacked] = [m for m in table.deliver() if "you were attacked" in (m.header("Subject") or "")]
+    assert table.seat_of(attacked) == defender
+    version = table.game().version
+
+    outcome = post_mail(table.app, reply_to(attacked, "end\nconquer 1"))
+    assert outcome.get_json()["outcomes"][0]["kind"] == "orders"
+
+    game = table.game()
+    after = rules.GameState.from_json(game.state or {})
+    assert after.phase != "defend" and rules.awaiting(after) == {defender}, "the defender's own turn is awaited"
+    assert game.step_key == f"{after.turn}:{defender}:-"
+    with table.app.app_context():
+        session = get_session()
+        steps = session.exec(select(GameAction).where(GameAction.game_id == table.game_id)).all()
+        kinds = [(step.seat, (step.action or {}).get("type")) for step in steps if step.version > version]
+        turn_mails = session.exec(
+            select(OutboxMail).where(OutboxMail.template == "your_turn", OutboxMail.to_email == table.emails[defender])
+        ).all()
+    # The redeployment only: its placements, then its end; nothing of the defender's own turn.
+    assert kinds and kinds[-1] == (defender, "end_turn"), kinds
+    assert all(seat == defender for seat, _ in kinds) and [k for _, k in kinds].count("end_turn") == 1, kinds
+    assert game.version == version + len(kinds)
+    assert turn_mails and turn_mails[-1].status != "skipped", "the defender's turn mail goes out"
+
+    mails = table.deliver()
+    [answer] = [m for m in mails if m.rcpt_tos == (table.emails[defender],) and "conquer 1" in m.text]
+    text = words(answer)
+    assert "Your redeployment ended" in text and "not applied" in text, text
+    assert '"conquer 1"' in text
+    assert any("your turn" in (m.header("Subject") or "").lower() for m in mails if m.rcpt_tos == answer.rcpt_tos)
