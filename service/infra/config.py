@@ -114,6 +114,17 @@ DEFAULTS: dict[str, Any] = {
     "INBOUND_MAX_BYTES": 1_000_000,
     # Answers mailed to one address per hour at most; orders beyond it are still carried out.
     "INBOUND_ANSWERS_PER_HOUR": 30,
+    # What one mail may cost to read (service/domain/inbound.py, InboundSettings, which says why each is so):
+    # mails read per seat and hour (more are refused unread, SMTP 450, HTTP 429), MIME parts and nesting
+    # (a mail with more is refused before it is parsed, SMTP 554, HTTP 422), the characters and lines of a
+    # reply read for orders or table talk, and the CPU seconds the reading may take (over it: SMTP 451,
+    # HTTP 503).
+    "INBOUND_MAILS_PER_SEAT_PER_HOUR": 60,
+    "INBOUND_MAX_PARTS": 100,
+    "INBOUND_MAX_DEPTH": 10,
+    "INBOUND_REPLY_CHARS": 6_000,
+    "INBOUND_REPLY_LINES": 200,
+    "INBOUND_CPU_SECONDS": 1.0,
 }
 
 #: The shortest ``SMALLWORLD_INBOUND_SECRET`` accepted: a shared secret an MTA sends with every mail.
