@@ -267,3 +267,136 @@ def test_a_defenders_end_ends_their_redeployment_only_never_their_own_next_turn(
     assert "Your redeployment ended" in text and "not applied" in text, text
     assert '"conquer 1"' in text
     assert any("your turn" in (m.header("Subject") or "").lower() for m in mails if m.rcpt_tos == answer.rcpt_tos)
+
+
+# -- what one mail may cost (issue 32, finding 2) --------------------------------------------------------------
+def wide_reply(turn: Received, parts: int) -> bytes:
+    """A reply to ``turn`` with ``parts`` flat MIME parts, ``pick 1`` in the first."""
+    head = (
+        f"From: {turn.rcpt_tos[0]}\r\nTo: {turn.header('Reply-To')}\r\nSubject: Re: wide\r\n"
+        f"Message-ID: <wide-{parts}@example.org>\r\nMIME-Version: 1.0\r\n"
+        'Content-Type: multipart/mixed; boundary="b"\r\n\r\n'
+    )
+    rest = "--b\r\nContent-Type: text/plain\r\n\r\nx\r\n" * (parts - 1)
+    return (head + "--b\r\nContent-Type: text/plain\r\n\r\npick 1\r\n" + rest + "--b--\r\n").encode()
+
+
+def deep_reply(turn: Received, depth: int) -> bytes:
+    """A reply to ``turn`` whose text, ``pick 1``, lies ``depth`` containers deep (a multipart in each)."""
+    head = (
+        f"From: {turn.rcpt_tos[0]}\r\nTo: {turn.header('Reply-To')}\r\nSubject: Re: deep\r\n"
+        f"Message-ID: <deep-{depth}@example.org>\r\nMIME-Version: 1.0\r\n"
+    )
+    body = "Content-Type: text/plain\r\n\r\npick 1\r\n"
+    for level in range(depth):
+        body = f'Content-Type: multipart/mixed; boundary="b{level}"\r\n\r\n--b{level}\r\n{body}--b{level}--\r\n'
+    return (head + body).encode()
+
+
+def test_only_the_first_lines_of_a_reply_are_read_and_long_lines_are_kept_whole(table: MailTable) -> None:
+    # The reply parser's time grows with the square of the lines: it reads 200 lines at most (InboundSettings).
+    turn = turn_mail(table)
+    version = table.game().version
+    outcome = post_mail(table.app, reply_to(turn, "\n" * 1_000 + "pick 1")).get_json()["outcomes"][0]
+    assert outcome["kind"] == "orders" and outcome["detail"].startswith("no_orders"), outcome
+    assert table.game().version == version, "an order past the lines read is not carried out"
+    [answer] = table.deliver()
+    assert "Nothing was done: your mail had no order I could read" in words(answer)
+    # A table-talk reply of one long paragraph (a line of 1,500 characters) is posted whole.
+    from service.domain import table_talk
+    from service.domain.models import TableMessage
+    from service.infra.db import get_session
+
+    with table.app.app_context():
+        session = get_session()
+        table_talk.post_message(session, session.get(type(table.game()), table.game_id), 0, "Peace?")
+    [talk] = [m for m in table.deliver() if "Peace?" in m.text]
+    paragraph = " ".join(["On the hills we stay, and you keep off the mountains."] * 28)
+    assert 1_400 < len(paragraph) < 2_000
+    assert post_mail(table.app, reply_to(talk, paragraph, signature="Bob")).get_json()["outcomes"][0]["kind"] == "talk"
+    with table.app.app_context():
+        posted = get_session().exec(select(TableMessage).order_by(TableMessage.id)).all()  # type: ignore[arg-type]
+    assert posted[-1].text == paragraph
+
+
+def test_a_seat_flooded_with_mail_has_the_rest_refused_before_it_is_parsed(
+    make_app: Callable[..., Flask],
+    smtp_server: SMTPServer,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from service.domain import inbound
+
+    table = MailTable(make_app(**mail_settings(smtp_server, INBOUND_MAILS_PER_SEAT_PER_HOUR=2)), smtp_server, 2)
+    table.create()
+    turn = turn_mail(table)
+    for _ in range(2):
+        assert post_mail(table.app, reply_to(turn, "help")).status_code == 202
+    assert len(table.deliver()) == 2
+    parsed = []
+    real = inbound.parse_message
+    monkeypatch.setattr(inbound, "parse_message", lambda *a, **k: parsed.append(1) or real(*a, **k))
+    version = table.game().version
+    refused = post_mail(table.app, reply_to(turn, "pick 1"))
+    assert refused.status_code == 429 and refused.headers["Retry-After"] == "3600"
+    assert refused.get_json()["outcomes"][0] == {
+        "kind": "refused",
+        "detail": refused.get_json()["outcomes"][0]["detail"],
+        "answered": False,
+        "duplicate": False,
+        "refused": "rate",
+    }
+    assert not parsed, "the mail's body was parsed before its seat's limit was checked"
+    assert table.game().version == version and not table.deliver(), "not carried out, not answered"
+    row = table.inbound()[-1]
+    assert (row.kind, row.game_id, row.seat, row.answered) == ("refused", table.game_id, 0, False)
+    # Another From changes nothing: the reply address names the seat.
+    assert post_mail(table.app, reply_to(turn, "help", sender="p1@example.org")).status_code == 429
+
+
+def test_a_mail_with_too_many_parts_or_too_deep_is_refused_recorded_and_not_answered(
+    table: MailTable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from service.domain import inbound
+
+    turn = turn_mail(table)
+    version = table.game().version
+    # 20,000 flat parts: refused on the raw bytes, never parsed.
+    monkeypatch.setattr(inbound, "parse_message", lambda *a, **k: pytest.fail("parsed"))
+    wide = post_mail(table.app, wide_reply(turn, 20_000))
+    assert wide.status_code == 422 and "more than 100 MIME parts" in wide.get_json()["error"]
+    assert wide.get_json()["outcomes"][0]["refused"] == "shape"
+    monkeypatch.undo()
+    # Just over the limits, as parsed.
+    for raw in (wide_reply(turn, 101), deep_reply(turn, 11)):
+        refused = post_mail(table.app, raw)
+        assert refused.status_code == 422, refused.get_json()
+        assert refused.get_json()["outcomes"][0]["kind"] == "refused"
+    assert [row.kind for row in table.inbound()] == ["refused"] * 3
+    assert table.game().version == version and not table.deliver()
+    # At the limits, read.
+    assert post_mail(table.app, deep_reply(turn, 10)).status_code == 202
+    assert table.game().version == version + 1
+    at_most = post_mail(table.app, wide_reply(turn, 100))
+    assert at_most.status_code == 202 and at_most.get_json()["outcomes"][0]["kind"] == "orders"
+
+
+def test_a_mail_over_the_cpu_budget_is_refused_for_now_and_read_when_handed_in_again(
+    make_app: Callable[..., Flask],
+    smtp_server: SMTPServer,  # noqa: F811
+) -> None:
+    app = make_app(**mail_settings(smtp_server, INBOUND_CPU_SECONDS=0))
+    table = MailTable(app, smtp_server, players=2)
+    table.create()
+    turn = turn_mail(table)
+    version = table.game().version
+    message = reply_to(turn, "pick 1")
+    over = post_mail(app, message)
+    assert over.status_code == 503 and over.headers["Retry-After"] == "60"
+    assert over.get_json()["outcomes"][0]["refused"] == "budget"
+    assert "of CPU" in over.get_json()["error"]
+    assert [row.kind for row in table.inbound()] == ["refused"]
+    assert table.game().version == version and not table.deliver()
+    app.config["INBOUND_CPU_SECONDS"] = 1.0
+    again = post_mail(app, message)
+    assert again.status_code == 202 and again.get_json()["outcomes"][0]["kind"] == "orders"
+    assert table.game().version == version + 1
