@@ -325,7 +325,7 @@ SAMPLES: dict[str, Sample] = {
             player_name="Chloé",
             seat=2,
             address="chloe@example.org",
-            reason="550 5.1.1 The email account that you tried to reach does not exist",
+            reason="5.1.1",
             admin_url=ADMIN_URL,
             inbound_id=53,
         ),

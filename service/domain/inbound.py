@@ -12,8 +12,11 @@ commits what it does and never raises for a bad mail: each outcome is a row of `
 - Automatic mail is never read as orders and never answered (no mail loops): RFC 3834 ``Auto-Submitted``
   (anything but ``no``), ``Precedence: bulk``/``junk``/``list``/``auto_reply``, ``X-Autoreply`` and its
   kin, an empty envelope sender, reports (``multipart/report``: delivery status notifications, read
-  receipts). A delivery status notification (RFC 3464) that says delivery failed marks the failed
-  address as bouncing and tells the hosts of its running games (``BounceAlert``).
+  receipts). A delivery status notification (RFC 3464) that says delivery failed, for a mail we sent
+  to that address (the report's copy of the mail's headers names its ``Message-ID``), marks the address
+  as bouncing and tells the hosts of its running games (``BounceAlert``), in fixed words from the
+  report's status code (``emails.messages.bounce_reason``): never the report's own text. A report that
+  names no mail of ours (anyone can send one) marks nobody.
 - The reply's own text is read (quoted text and signature stripped by mail-parser-reply), its first
   lines as orders (``rules.orders``), each applied in turn through the same domain operation as the turn
   page (``play.submit_action``); reading stops at the first order that fails. The answer
@@ -55,7 +58,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
 import rules
-from emails.messages import BounceAlert, OrdersAnswer, StepOver
+from emails.messages import BounceAlert, OrdersAnswer, StepOver, bounce_reason
 from rules import orders as grammar
 from service.domain import play, table_talk
 from service.domain.errors import DomainError
@@ -67,6 +70,7 @@ from service.domain.models import (
     InboundKind,
     InboundMail,
     MessageSource,
+    OutboxMail,
     Player,
     Seat,
     SeatController,
@@ -276,8 +280,9 @@ def _receive(
     identity = message_id or hashlib.sha256(raw).hexdigest()
 
     if is_delivery_report(head):
-        failed = bounced_addresses(parse_message(raw, settings, budget)) or []
-        return [_bounce(session, identity, failed, links, via, sender, now)]
+        report = parse_message(raw, settings, budget)
+        failed = bounced_addresses(report) or []
+        return [_bounce(session, identity, failed, reported_message_ids(report), links, via, sender, now)]
     automatic = automatic_reason(head, envelope_sender)
     if automatic:
         return [_note(session, identity, "", via, InboundKind.AUTO_REPLY, sender, automatic, now)]
@@ -473,8 +478,10 @@ def is_delivery_report(message: Message) -> bool:
 
 
 def bounced_addresses(message: Message) -> list[tuple[str, str]] | None:
-    """The addresses a delivery status notification (RFC 3464) says delivery failed for, with the reason:
-    ``None`` if ``message`` is not a DSN (an empty list: a DSN that reports no failure, e.g. "delayed")."""
+    """The addresses a delivery status notification (RFC 3464) says delivery failed for, with the reason in
+    fixed words from its status code (``bounce_reason``; its ``Diagnostic-Code`` is never read: anyone can
+    write a report): ``None`` if ``message`` is not a DSN (an empty list: a DSN that reports no failure,
+    e.g. "delayed")."""
     if not is_delivery_report(message):
         return None
     failed: list[tuple[str, str]] = []
@@ -488,10 +495,29 @@ def bounced_addresses(message: Message) -> list[tuple[str, str]] | None:
                 continue
             recipient = str(block.get("Final-Recipient", "") or block.get("Original-Recipient", "") or "")
             address = recipient.split(";", 1)[-1].strip().strip("<>").lower()
-            diagnostic = " ".join(str(block.get("Diagnostic-Code", "") or "").split(";", 1)[-1].split())
             if "@" in address:
-                failed.append((address, (diagnostic or f"status {status or 'failed'}")[:300]))
+                failed.append((address[:320], bounce_reason(status[:40])))
     return failed
+
+
+def reported_message_ids(message: Message) -> set[str]:
+    """The ``Message-ID`` of the mail a delivery report returns, from its copy of the mail's headers
+    (``text/rfc822-headers``, RFC 6522) or of the whole mail (``message/rfc822``)."""
+    found: set[str] = set()
+    for part in message.walk():
+        kind = part.get_content_type()
+        if kind == "text/rfc822-headers":
+            content = part.get_payload(decode=True)
+            text = content.decode("utf-8", "replace") if isinstance(content, bytes) else str(content or "")
+            returned: Message | None = email.message_from_string(text[:20_000])
+        elif kind in ("message/rfc822", "message/global"):
+            payload = part.get_payload()
+            returned = payload[0] if isinstance(payload, list) and payload and isinstance(payload[0], Message) else None
+        else:
+            continue
+        if returned is not None:
+            found.update(value.strip()[:200] for value in returned.get_all("Message-ID") or [])
+    return {value for value in found if value}
 
 
 def _status_blocks(part: Message) -> list[Message]:
@@ -869,6 +895,7 @@ def _bounce(
     session: Session,
     identity: str,
     failed: list[tuple[str, str]],
+    returned: set[str],
     links: LinkMaker,
     via: str,
     sender: str,
@@ -880,10 +907,14 @@ def _bounce(
     except IntegrityError:
         session.rollback()
         return Outcome(InboundKind.BOUNCE, "this bounce was read before", duplicate=True)
-    marked = []
+    marked, unknown = [], []
     for address, reason in failed:
         player = session.exec(select(Player).where(sa.func.lower(Player.email) == address.lower())).first()
         if player is None:
+            continue
+        if not _we_sent(session, returned, player):
+            # A forged report (or one that returns no copy of the mail): nobody is marked on its word.
+            unknown.append(address)
             continue
         newly = player.bouncing_since is None
         player.bouncing_since = player.bouncing_since or now
@@ -892,11 +923,27 @@ def _bounce(
         marked.append(address)
         if newly:
             _tell_hosts(session, player, reason, row.id or 0, links, now)
-    row.outcome = (f"marked {', '.join(marked)} as bouncing" if marked else "no address of a player failed")[:1000]
+    outcome = f"marked {', '.join(marked)} as bouncing" if marked else "no address of a player failed"
+    if unknown:
+        outcome += f"; not marked, as the report names no mail of ours to them: {', '.join(unknown)}"
+    row.outcome = outcome[:1000]
     session.add(row)
     session.commit()
-    log(logger, logging.INFO, "inbound.bounce", marked=len(marked), reported=len(failed))
+    log(logger, logging.INFO, "inbound.bounce", marked=len(marked), unverified=len(unknown), reported=len(failed))
     return _outcome(row, InboundKind.BOUNCE, row.outcome)
+
+
+def _we_sent(session: Session, returned: set[str], player: Player) -> bool:
+    """Whether one of the ``Message-ID`` values a report returns is of a mail we sent to ``player``."""
+    if not returned:
+        return False
+    sent = session.exec(
+        select(OutboxMail.id).where(
+            col(OutboxMail.message_id).in_(sorted(returned)[:20]),
+            sa.func.lower(OutboxMail.to_email) == player.email.lower(),
+        )
+    ).first()
+    return sent is not None
 
 
 def _tell_hosts(

@@ -400,3 +400,42 @@ def test_a_mail_over_the_cpu_budget_is_refused_for_now_and_read_when_handed_in_a
     again = post_mail(app, message)
     assert again.status_code == 202 and again.get_json()["outcomes"][0]["kind"] == "orders"
     assert table.game().version == version + 1
+
+
+# -- delivery reports (issue 32, finding 8) ----------------------------------------------------------------------
+def test_a_forged_delivery_report_marks_nobody_and_no_report_text_reaches_a_mail(table: MailTable) -> None:
+    from service.domain.models import Player
+    from service.infra.db import get_session
+    from tests.mail_players import dsn
+
+    phishing = "550 5.1.1 re-confirm your seat at https://evil.example/login"
+    to = "smallworld@smallworld.example"
+    table.deliver()
+    sent_to_p1 = [m for m in table.smtp.mailbox.all() if m.rcpt_tos == ("p1@example.org",)]
+    [sent_to_p0, *_] = [m for m in table.smtp.mailbox.all() if m.rcpt_tos == ("p0@example.org",)]
+
+    def bouncing() -> tuple[object, str | None]:
+        with table.app.app_context():
+            player = get_session().exec(select(Player).where(Player.email == "p1@example.org")).one()
+            return player.bouncing_since, player.bounce_reason
+
+    # From anyone, with no copy of a mail of ours, or with a Message-ID that is not of a mail we sent to p1.
+    for forged in (
+        dsn(to, "p1@example.org", diagnostic=phishing, sender="attacker@evil.example"),
+        dsn(to, "p1@example.org", diagnostic=phishing, returned="<made-up@smallworld.example>"),
+        dsn(to, "p1@example.org", diagnostic=phishing, returned=sent_to_p0.header("Message-ID")),
+    ):
+        outcome = post_mail(table.app, forged).get_json()["outcomes"][0]
+        assert outcome["kind"] == "bounce" and "not marked" in outcome["detail"], outcome
+    assert bouncing() == (None, None) and not table.deliver(), "nobody marked, the host not told"
+
+    # A report of a mail we did send to p1: marked, and the host told in fixed words from the status code.
+    genuine = dsn(to, "p1@example.org", diagnostic=phishing, returned=sent_to_p1[-1].header("Message-ID"))
+    assert post_mail(table.app, genuine).get_json()["outcomes"][0]["detail"] == "marked p1@example.org as bouncing"
+    since, reason = bouncing()
+    assert since is not None and reason == "5.1.1 mailbox unknown"
+    [alert] = table.deliver()
+    assert alert.rcpt_tos == ("p0@example.org",) and "mail to Player 1 bounces" in (alert.header("Subject") or "")
+    assert "5.1.1 mailbox unknown" in words(alert)
+    for text in (alert.text, alert.html or ""):
+        assert "evil.example" not in text and "re-confirm" not in text
