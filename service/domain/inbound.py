@@ -47,7 +47,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from email.message import EmailMessage, Message
-from email.parser import BytesHeaderParser
+from email.parser import HeaderParser
 from email.utils import getaddresses, parseaddr
 from enum import StrEnum
 from typing import Any
@@ -318,9 +318,18 @@ def _receive(
 
 
 def parse_head(raw: bytes) -> Message:
-    """The mail's header block alone, values as written (no header is decoded or parsed further): what is
-    read of a mail before its seat's limits are known."""
-    return BytesHeaderParser().parsebytes(raw)
+    """The mail's header block alone, read as UTF-8, values as written (no header is decoded or parsed
+    further): what is read of a mail before its seat's limits are known.
+
+    >>> parse_head("From: Jörg <jörg@example.org>\\r\\nTo: a@example.org\\r\\n\\r\\nbody".encode())["From"]
+    'Jörg <jörg@example.org>'
+    """
+    end = _HEAD_END.search(raw)
+    block = raw[: end.end()] if end is not None else raw
+    return HeaderParser().parsestr(block.decode("utf-8", "replace"), headersonly=True)
+
+
+_HEAD_END = re.compile(rb"\r?\n\r?\n")
 
 
 def parse_message(raw: bytes, settings: InboundSettings | None = None, budget: CpuBudget | None = None) -> EmailMessage:
