@@ -114,7 +114,7 @@ class InboundSettings:
     #: length): orders are 40 short lines at most (``rules.orders.MAX_ORDERS``), a table-talk message 2,000
     #: characters (``emails.table_talk.LONGEST``), and the quote header that ends a reply comes right after
     #: them; the rest of a mail is the quoted mail it answers. Cut at the end of a line.
-    reply_chars: int = 6_000
+    reply_chars: int = 4_000
     reply_lines: int = 200
     #: Lines longer than this are kept out of the reply parser (none is a quote header or a signature) and
     #: put back in the reply as they were: the parser's time is quadratic in a line's length.
