@@ -1,6 +1,6 @@
 """Mail that comes in (DESIGN §10): orders by reply, replies to table talk, bounces and automatic answers.
 
-Two ways in, one code path: the SMTP/LMTP listener (``service.infra.inbound_server``) and ``POST
+Two ways in, one code path: the SMTP/LMTP listener (``service.cli.inbound``) and ``POST
 /inbound/mail`` (``service.web.inbound_mail``) both hand the raw message to :func:`receive`, which
 commits what it does and never raises for a bad mail: each outcome is a row of ``inbound_mail``.
 
@@ -19,9 +19,11 @@ commits what it does and never raises for a bad mail: each outcome is a row of `
   names no mail of ours (anyone can send one) marks nobody.
 - The reply's own text is read (quoted text and signature stripped by mail-parser-reply), its first
   lines as orders (``rules.orders``), each applied in turn through the same domain operation as the turn
-  page (``play.submit_action``); reading stops at the first order that fails. The answer
-  (``OrdersAnswer``) says what was done, what failed and why, what may be done from there, and shows the
-  board. A reply to a step that is over changes nothing and says so.
+  page (``play.submit_action``); reading stops at the first order that fails, and at the end of the step
+  the reply address names (a defender's redeployment ended, the turn passed: the rest was written for
+  that step, not for the next, even one that awaits the same seat). The answer (``OrdersAnswer``) says
+  what was done, what failed and why, which orders were left when the step ended, what may be done from
+  there, and shows the board. A reply to a step that is over changes nothing and says so.
 - Answers are limited per address and hour (``SMALLWORLD_INBOUND_ANSWERS_PER_HOUR``); orders beyond the
   limit are still carried out.
 - What one mail may cost is bounded (DESIGN §9: mail from strangers; every limit is in
