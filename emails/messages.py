@@ -24,6 +24,7 @@ emails.messages.MessageError: auto_passed: unknown field coins
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal, NotRequired
@@ -34,6 +35,7 @@ from pydantic import (
     ConfigDict,
     PlainSerializer,
     ValidationError,
+    field_validator,
     model_validator,
     with_config,
 )
@@ -409,6 +411,9 @@ class GameOver(GameMessage):
 #: a reply to a game that is not running, a reply without an order in it, a reply for a seat the house bot
 #: plays now.
 Answered = Literal["orders", "late", "not_running", "no_orders", "bot_seat"]
+#: The step a reply answered, that ended before all of the reply was carried out: a defender's redeployment,
+#: or the seat's turn.
+StepOver = Literal["redeployment", "turn"]
 
 
 class OrdersAnswer(GameMessage):
@@ -430,6 +435,11 @@ class OrdersAnswer(GameMessage):
     reason: str | None = None
     #: The orders after the one that failed, not tried.
     not_tried: list[str] = []
+    #: The step the reply answered ended before the end of the reply (DESIGN §10: a reply address names one
+    #: step): the order that went no further into the next step, as written, and the orders not applied.
+    step_over: StepOver | None = None
+    cut: str | None = None
+    left: list[str] = []
     #: The first line that was not read as an order.
     stopped_at: str | None = None
     #: What the seat may do now, as orders (empty when nothing is awaited from it).
@@ -450,6 +460,52 @@ class OrdersAnswer(GameMessage):
         return f"inbound:{self.inbound_id}:answer"
 
 
+#: What a delivery status code (RFC 3463) says, in a host's words: by the whole code, else by its class and
+#: subject. A delivery report's own text (its ``Diagnostic-Code``, its human part) never reaches a mail nor a
+#: page: anyone can send a report, and a forged one carried "re-confirm your seat at https://evil.example".
+BOUNCE_STATUSES = {
+    "1.1": "mailbox unknown",
+    "1.2": "domain unknown",
+    "1.3": "address malformed",
+    "1.6": "mailbox moved",
+    "1.10": "domain takes no mail",
+    "2.1": "mailbox disabled",
+    "2.2": "mailbox full",
+    "2.3": "message too large for the mailbox",
+    "4.4": "no route to the domain's mail server",
+    "4.7": "delivery timed out",
+    "7.1": "refused by the receiving server",
+}
+BOUNCE_SUBJECTS = {
+    "0": "undelivered",
+    "1": "address problem",
+    "2": "mailbox problem",
+    "3": "receiving mail system problem",
+    "4": "network or routing problem",
+    "5": "mail delivery protocol problem",
+    "6": "message content problem",
+    "7": "refused by policy",
+}
+_STATUS = re.compile(r"(?<![0-9.])([245])\.([0-9]{1,3})\.([0-9]{1,3})(?![0-9.])")
+
+
+def bounce_reason(status: str) -> str:
+    """The fixed words for the first delivery status code (RFC 3463) in ``status``: never ``status``'s other
+    text.
+
+    >>> bounce_reason("5.1.1"), bounce_reason("550 5.1.1 No such user"), bounce_reason("5.3.9")
+    ('5.1.1 mailbox unknown', '5.1.1 mailbox unknown', '5.3.9 receiving mail system problem')
+    >>> bounce_reason("re-confirm your seat at https://evil.example/login")
+    'undelivered'
+    """
+    found = _STATUS.search(status)
+    if found is None:
+        return "undelivered"
+    kind, subject, detail = found.groups()
+    code = f"{kind}.{subject}.{detail}"
+    return f"{code} {BOUNCE_STATUSES.get(f'{subject}.{detail}') or BOUNCE_SUBJECTS.get(subject, 'undelivered')}"
+
+
 class BounceAlert(GameMessage):
     """To the host: mail to a player's address bounces (a delivery status notification said so)."""
 
@@ -458,10 +514,17 @@ class BounceAlert(GameMessage):
     player_name: str
     seat: int
     address: str
+    #: Why, as :func:`bounce_reason` words it from the report's status code: whatever is given here is
+    #: reduced to those words (a mail queued before held the report's own text).
     reason: str
     admin_url: str
     #: The bounce (``InboundMail.id``) that marked the address.
     inbound_id: int
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def _fixed_words(cls, reason: object) -> str:
+        return bounce_reason(str(reason))
 
     @property
     def dedupe_key(self) -> str:

@@ -147,3 +147,44 @@ def post_mail(app: Flask, message: EmailMessage | bytes) -> Any:
         content_type="message/rfc822",
         headers={"Authorization": f"Bearer {INBOUND_SECRET}"},
     )
+
+
+def dsn(
+    to: str,
+    failed: str,
+    *,
+    returned: str | None = None,
+    diagnostic: str = "550 5.1.1 No such user",
+    status: str = "5.1.1",
+    sender: str = "Mail Delivery System <MAILER-DAEMON@mx.example.org>",
+) -> bytes:
+    """A delivery status notification (RFC 3464), as an MTA writes it, saying the mail to ``failed`` could
+    not be delivered; with the returned mail's headers (``text/rfc822-headers``) naming ``returned`` as its
+    ``Message-ID``, when given."""
+    boundary = "dsn-boundary-42"
+    headers = (
+        (
+            f"--{boundary}\r\nContent-Type: text/rfc822-headers\r\n\r\n"
+            f"From: Small World <smallworld@smallworld.example>\r\nTo: {failed}\r\n"
+            f"Subject: Your turn\r\nMessage-ID: {returned}\r\n"
+        )
+        if returned
+        else ""
+    )
+    return (
+        f"From: {sender}\r\n"
+        f"To: {to}\r\n"
+        f"Subject: Undelivered Mail Returned to Sender\r\n"
+        f"Message-ID: {make_msgid(domain='mx.example.org')}\r\n"
+        f"Auto-Submitted: auto-replied\r\n"
+        f"MIME-Version: 1.0\r\n"
+        f'Content-Type: multipart/report; report-type=delivery-status; boundary="{boundary}"\r\n\r\n'
+        f"--{boundary}\r\nContent-Type: text/plain\r\n\r\n"
+        f"This is the mail system: your message could not be delivered. {diagnostic}\r\n"
+        f"--{boundary}\r\nContent-Type: message/delivery-status\r\n\r\n"
+        f"Reporting-MTA: dns; mx.example.org\r\n\r\n"
+        f"Final-Recipient: rfc822; {failed}\r\nAction: failed\r\nStatus: {status}\r\n"
+        f"Diagnostic-Code: smtp; {diagnostic}\r\n"
+        f"{headers}"
+        f"--{boundary}--\r\n"
+    ).encode()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Iterator
-from email.utils import make_msgid
 
 import pytest
 from flask import Flask
@@ -26,7 +25,7 @@ from service.domain.models import InboundKind, OutboxMail, Player
 from service.infra.db import get_session
 from tests.conftest import deal_games_from
 from tests.hidden_information import CoinWatch, with_canaries
-from tests.mail_players import MailTable, mail_settings, post_mail, reply_to, send_smtp, send_smtp_bytes
+from tests.mail_players import MailTable, dsn, mail_settings, post_mail, reply_to, send_smtp, send_smtp_bytes
 from tests.processes import free_port
 from tests.smtp import Received, SMTPServer, smtp_server  # noqa: F401  (fixture)
 
@@ -113,28 +112,6 @@ def choose(offered: list[str], rnd: random.Random) -> str:
     if "decline" in by_word and rnd.random() < 0.1:
         return "decline"
     return "end"
-
-
-def dsn(to: str, failed: str) -> bytes:
-    """A delivery status notification (RFC 3464), as an MTA writes it, saying the mail to ``failed`` could
-    not be delivered."""
-    boundary = "dsn-boundary-42"
-    return (
-        f"From: Mail Delivery System <MAILER-DAEMON@mx.example.org>\r\n"
-        f"To: {to}\r\n"
-        f"Subject: Undelivered Mail Returned to Sender\r\n"
-        f"Message-ID: {make_msgid(domain='mx.example.org')}\r\n"
-        f"Auto-Submitted: auto-replied\r\n"
-        f"MIME-Version: 1.0\r\n"
-        f'Content-Type: multipart/report; report-type=delivery-status; boundary="{boundary}"\r\n\r\n'
-        f"--{boundary}\r\nContent-Type: text/plain\r\n\r\n"
-        f"This is the mail system: your message could not be delivered.\r\n"
-        f"--{boundary}\r\nContent-Type: message/delivery-status\r\n\r\n"
-        f"Reporting-MTA: dns; mx.example.org\r\n\r\n"
-        f"Final-Recipient: rfc822; {failed}\r\nAction: failed\r\nStatus: 5.1.1\r\n"
-        f"Diagnostic-Code: smtp; 550 5.1.1 No such user\r\n"
-        f"--{boundary}--\r\n"
-    ).encode()
 
 
 def test_a_whole_game_by_mail_only(
@@ -224,14 +201,15 @@ def test_a_whole_game_by_mail_only(
 
         if not bounced and state.turn == 2:
             # The third player's mail bounces: the address is marked and the host (seat 0) told.
-            bounce = dsn("smallworld@smallworld.example", table.emails[2])
+            [returned] = [m for m in smtp_server.mailbox.all() if m.rcpt_tos == (table.emails[2],)][-1:]
+            bounce = dsn("smallworld@smallworld.example", table.emails[2], returned=returned.header("Message-ID"))
             send_smtp_bytes(port, bounce, "smallworld@smallworld.example")
             bounced = True
             deliver()
             assert any("mail to Player 2 bounces" in s for s in subjects[-2:]), "the host heard of it"
             with app.app_context():
                 marked = get_session().exec(select(Player).where(Player.email == table.emails[2])).one()
-                assert marked.bouncing_since is not None and "No such user" in (marked.bounce_reason or "")
+                assert marked.bouncing_since is not None and marked.bounce_reason == "5.1.1 mailbox unknown"
         if not late and state.turn >= 3 and seat == 0:
             # A reply to seat 0's first turn mail, long over: a clear answer, nothing changed.
             version = table.game().version

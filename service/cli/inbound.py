@@ -7,7 +7,9 @@ It is no relay: it takes mail only for the inbound domain and the sender's own a
 come), refusing every other recipient at ``RCPT TO``. Each mail goes to the same domain operation as
 ``POST /inbound/mail`` (``service.domain.inbound.receive``), in a worker thread with its own database
 session; the reply is 250 whatever the mail said (a bad mail is recorded, never retried), 552 for a mail
-over the size limit, 451 (try again later) while the database is out of reach.
+over the size limit, 451 (try again later) while the database is out of reach. A mail refused unread for
+one of the inbound path's other limits (``inbound.Refusal``, recorded) gets ``REFUSALS``' answer: 554 for
+too many MIME parts (for good), 450 while its seat had its mails for the hour, 451 over the CPU budget.
 """
 
 from __future__ import annotations
@@ -28,6 +30,13 @@ from service.infra.db import get_session
 from service.infra.logfmt import log
 
 logger = logging.getLogger(__name__)
+
+#: The SMTP answer to a mail refused unread (RFC 5321 §4.2, enhanced status codes of RFC 3463).
+REFUSALS = {
+    inbound_mail.Refusal.SHAPE: "554 5.6.0 Refused: {detail}",
+    inbound_mail.Refusal.RATE: "450 4.7.1 Too many mails for this address this hour, try again later: {detail}",
+    inbound_mail.Refusal.BUDGET: "451 4.3.0 The mail took too long to read, try again later: {detail}",
+}
 
 
 class InboundHandler:
@@ -77,6 +86,11 @@ class InboundHandler:
             except Exception as error:  # never drop the connection over one mail: recorded, answered 250
                 log(logger, logging.ERROR, "inbound.handler_failed", error=repr(error)[:300])
                 return "250 2.0.0 Accepted"
+        refusals = [outcome.refusal for outcome in outcomes if outcome.refusal is not None]
+        if refusals and len(refusals) == len(outcomes):
+            # One mail, one answer: refused when no recipient's copy was read.
+            detail = " ".join(outcomes[0].detail.split())[:200]
+            return REFUSALS[refusals[0]].format(detail=detail)
         self.received += 1
         kinds = ",".join(str(outcome.kind) for outcome in outcomes)
         return f"250 2.0.0 Accepted ({kinds})"

@@ -1,6 +1,6 @@
 """Mail that comes in (DESIGN §10): orders by reply, replies to table talk, bounces and automatic answers.
 
-Two ways in, one code path: the SMTP/LMTP listener (``service.infra.inbound_server``) and ``POST
+Two ways in, one code path: the SMTP/LMTP listener (``service.cli.inbound``) and ``POST
 /inbound/mail`` (``service.web.inbound_mail``) both hand the raw message to :func:`receive`, which
 commits what it does and never raises for a bad mail: each outcome is a row of ``inbound_mail``.
 
@@ -12,15 +12,26 @@ commits what it does and never raises for a bad mail: each outcome is a row of `
 - Automatic mail is never read as orders and never answered (no mail loops): RFC 3834 ``Auto-Submitted``
   (anything but ``no``), ``Precedence: bulk``/``junk``/``list``/``auto_reply``, ``X-Autoreply`` and its
   kin, an empty envelope sender, reports (``multipart/report``: delivery status notifications, read
-  receipts). A delivery status notification (RFC 3464) that says delivery failed marks the failed
-  address as bouncing and tells the hosts of its running games (``BounceAlert``).
+  receipts). A delivery status notification (RFC 3464) that says delivery failed, for a mail we sent
+  to that address (the report's copy of the mail's headers names its ``Message-ID``), marks the address
+  as bouncing and tells the hosts of its running games (``BounceAlert``), in fixed words from the
+  report's status code (``emails.messages.bounce_reason``): never the report's own text. A report that
+  names no mail of ours (anyone can send one) marks nobody.
 - The reply's own text is read (quoted text and signature stripped by mail-parser-reply), its first
   lines as orders (``rules.orders``), each applied in turn through the same domain operation as the turn
-  page (``play.submit_action``); reading stops at the first order that fails. The answer
-  (``OrdersAnswer``) says what was done, what failed and why, what may be done from there, and shows the
-  board. A reply to a step that is over changes nothing and says so.
+  page (``play.submit_action``); reading stops at the first order that fails, and at the end of the step
+  the reply address names (a defender's redeployment ended, the turn passed: the rest was written for
+  that step, not for the next, even one that awaits the same seat). The answer (``OrdersAnswer``) says
+  what was done, what failed and why, which orders were left when the step ended, what may be done from
+  there, and shows the board. A reply to a step that is over changes nothing and says so.
 - Answers are limited per address and hour (``SMALLWORLD_INBOUND_ANSWERS_PER_HOUR``); orders beyond the
   limit are still carried out.
+- What one mail may cost is bounded (DESIGN §9: mail from strangers; every limit is in
+  :class:`InboundSettings`): its size; before anything is parsed, its MIME parts and containers counted on
+  the raw bytes, and the mails its seat had this hour (only its header block is parsed for that); then the
+  parts and nesting as parsed; the characters and lines of a reply given to the reply parser (whose time
+  grows with the square of a reply's lines); and the CPU time of the whole reading. A mail over a limit is
+  recorded as ``refused`` (:class:`Refusal` says why, and whether the refusal is for good), never a 500.
 """
 
 from __future__ import annotations
@@ -29,14 +40,18 @@ import email
 import email.policy
 import hashlib
 import html
+import itertools
 import logging
 import re
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from email.message import EmailMessage, Message
+from email.parser import HeaderParser
 from email.utils import getaddresses, parseaddr
+from enum import StrEnum
 from typing import Any
 
 import sqlalchemy as sa
@@ -45,7 +60,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
 import rules
-from emails.messages import BounceAlert, OrdersAnswer
+from emails.messages import BounceAlert, OrdersAnswer, StepOver, bounce_reason
 from rules import orders as grammar
 from service.domain import play, table_talk
 from service.domain.errors import DomainError
@@ -57,6 +72,7 @@ from service.domain.models import (
     InboundKind,
     InboundMail,
     MessageSource,
+    OutboxMail,
     Player,
     Seat,
     SeatController,
@@ -78,15 +94,93 @@ RECIPIENT_HEADERS = ("Delivered-To", "X-Original-To", "Envelope-To", "X-Envelope
 
 @dataclass(frozen=True)
 class InboundSettings:
+    """Every limit of the inbound path (``SMALLWORLD_INBOUND_*``): what one mail may cost to read.
+
+    The figures behind the defaults are ``bench/inbound_parse.py``'s (bench/README.md).
+    """
+
+    #: A larger mail is refused unread (SMTP 552, HTTP 413).
     max_bytes: int = 1_000_000
+    #: Answer mails to one address per hour; orders beyond them are still carried out, unanswered.
     answers_per_hour: int = 30
+    #: Mails read for one seat per hour, orders and table talk alike (a table-talk address never expires);
+    #: more are refused before their body is parsed, for now (SMTP 450, HTTP 429).
+    mails_per_seat_per_hour: int = 60
+    #: MIME parts in one mail, and how deep containers nest. A reply has a handful of each (a text, its
+    #: HTML, a picture or two; a forwarded mail or two); a mail with more is refused for good (SMTP 554,
+    #: HTTP 422), by an upper bound counted on the raw bytes before parsing (the parser reads every part:
+    #: 20,000 flat parts cost seconds), then exactly once parsed.
+    max_parts: int = 100
+    max_depth: int = 10
+    #: The reply's text read (the reply parser's time grows with the square of its lines and of a line's
+    #: length): orders are 40 short lines at most (``rules.orders.MAX_ORDERS``), a table-talk message 2,000
+    #: characters (``emails.table_talk.LONGEST``), and the quote header that ends a reply comes right after
+    #: them; the rest of a mail is the quoted mail it answers. Cut at the end of a line.
+    reply_chars: int = 4_000
+    reply_lines: int = 200
+    #: Lines longer than this are kept out of the reply parser (none is a quote header or a signature) and
+    #: put back in the reply as they were: the parser's time is quadratic in a line's length.
+    long_line: int = 200
+    #: Addresses read from the envelope or the recipient headers, at most.
+    max_recipients: int = 20
+    #: CPU seconds the reading of one mail may take (the parsing, the reply parser, the orders); checked
+    #: between its stages, each bounded by the limits above. Over it, the mail is refused for now
+    #: (SMTP 451, HTTP 503): on a loaded machine it may pass later.
+    cpu_seconds: float = 1.0
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> InboundSettings:
         return cls(
             max_bytes=int(config["INBOUND_MAX_BYTES"]),
             answers_per_hour=int(config["INBOUND_ANSWERS_PER_HOUR"]),
+            mails_per_seat_per_hour=int(config["INBOUND_MAILS_PER_SEAT_PER_HOUR"]),
+            max_parts=int(config["INBOUND_MAX_PARTS"]),
+            max_depth=int(config["INBOUND_MAX_DEPTH"]),
+            reply_chars=int(config["INBOUND_REPLY_CHARS"]),
+            reply_lines=int(config["INBOUND_REPLY_LINES"]),
+            cpu_seconds=float(config["INBOUND_CPU_SECONDS"]),
         )
+
+
+class Refusal(StrEnum):
+    """Why a mail was refused unread (recorded as ``refused``); the listener and the endpoint answer each in
+    their own protocol's terms."""
+
+    #: More MIME parts or deeper nesting than :class:`InboundSettings` allows: the mail itself is at fault.
+    SHAPE = "shape"
+    #: Its seat had its mails for this hour: it may be handed in again later.
+    RATE = "rate"
+    #: Reading it took more CPU than :attr:`InboundSettings.cpu_seconds`: it may pass later.
+    BUDGET = "budget"
+
+    @property
+    def permanent(self) -> bool:
+        """Whether handing the same mail in again is useless (SMTP 5xx) rather than worth a retry (4xx)."""
+        return self is Refusal.SHAPE
+
+
+class Refused(Exception):
+    """A mail over one of :class:`InboundSettings`' limits (raised inside :func:`receive`, recorded there)."""
+
+    def __init__(self, refusal: Refusal, why: str) -> None:
+        super().__init__(why)
+        self.refusal = refusal
+        self.why = why
+
+
+@dataclass
+class CpuBudget:
+    """The CPU time a mail's reading may take (this thread's, so other mails read at once do not count)."""
+
+    seconds: float
+    started: float = field(default_factory=time.thread_time)
+
+    def check(self, stage: str) -> None:
+        """Raise :class:`Refused` if the reading has taken more than its budget by the end of ``stage``."""
+        spent = time.thread_time() - self.started
+        if spent > self.seconds:
+            why = f"reading it took {spent:.3f} s of CPU by the end of {stage}, over the {self.seconds:g} s allowed"
+            raise Refused(Refusal.BUDGET, why)
 
 
 @dataclass
@@ -99,6 +193,8 @@ class Outcome:
     answered: bool = False
     #: The same mail was read before: nothing done again.
     duplicate: bool = False
+    #: Why it was refused unread (``kind`` is ``refused``).
+    refusal: Refusal | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -106,6 +202,7 @@ class Outcome:
             "detail": self.detail,
             "answered": self.answered,
             "duplicate": self.duplicate,
+            "refused": str(self.refusal) if self.refusal else None,
         }
 
 
@@ -133,13 +230,19 @@ def receive(
 
     ``recipients``: the envelope's (SMTP ``RCPT TO``); without them, the recipient headers are read.
     ``envelope_sender``: SMTP ``MAIL FROM`` (empty for bounces and automatic mail), when known.
-    Raises only :class:`TooLarge` and :class:`Unavailable`; anything else a mail causes is recorded.
+    Raises only :class:`TooLarge` and :class:`Unavailable`; anything else a mail causes is recorded (a mail
+    over another limit as ``refused``, with its :class:`Refusal`).
     """
     if len(raw) > settings.max_bytes:
         raise TooLarge(f"The mail is larger than {settings.max_bytes} bytes")
     now = now or utcnow()
+    budget = CpuBudget(settings.cpu_seconds)
     try:
-        return _receive(session, raw, links, replies, settings, via, recipients, envelope_sender, now)
+        return _receive(session, raw, links, replies, settings, via, recipients, envelope_sender, now, budget)
+    except Refused as refused:
+        session.rollback()
+        log(logger, logging.WARNING, "inbound.refused", via=via, refusal=str(refused.refusal), why=refused.why[:200])
+        return [_refuse(session, raw, "", via, "", refused.refusal, refused.why, now)]
     except OperationalError as error:
         session.rollback()
         raise Unavailable("The database is out of reach; hand the mail in again later") from error
@@ -166,32 +269,186 @@ def _receive(
     recipients: Sequence[str],
     envelope_sender: str | None,
     now: datetime,
+    budget: CpuBudget,
 ) -> list[Outcome]:
-    message = parse_message(raw)
-    sender = _sender(message)
-    message_id = str(message.get("Message-ID", "") or "").strip()[:998]
+    # Before the body is parsed: its shape on the raw bytes, then its header block alone (what kind of mail,
+    # for which seats, and whether they had their mails this hour).
+    too_many = mime_shape_refusal(raw, settings)
+    if too_many:
+        raise Refused(Refusal.SHAPE, too_many)
+    head = parse_head(raw)
+    sender = _sender(head)
+    message_id = _header(head, "Message-ID")[:998]
     identity = message_id or hashlib.sha256(raw).hexdigest()
 
-    failed = bounced_addresses(message)
-    if failed is not None:
-        return [_bounce(session, message, identity, failed, links, via, sender, now)]
-    automatic = automatic_reason(message, envelope_sender)
+    if is_delivery_report(head):
+        report = parse_message(raw, settings, budget)
+        failed = bounced_addresses(report) or []
+        return [_bounce(session, identity, failed, reported_message_ids(report), links, via, sender, now)]
+    automatic = automatic_reason(head, envelope_sender)
     if automatic:
         return [_note(session, identity, "", via, InboundKind.AUTO_REPLY, sender, automatic, now)]
 
-    tokens = _tokens(message, recipients, replies)
+    tokens = _tokens(head, recipients, replies, settings)
     if not tokens:
         return [_note(session, identity, "", via, InboundKind.UNMATCHED, sender, "no reply address of ours", now)]
-    outcomes = []
+    outcomes: list[Outcome] = []
+    readable: list[tuple[str, ReplyToken, Seat, bool]] = []
     for address, token in tokens:
-        outcomes.append(_reply(session, message, identity, address, token, links, replies, settings, via, sender, now))
+        seat_row = session.exec(select(Seat).where(Seat.game_id == token.game_id, Seat.seat == token.seat)).first()
+        player = session.get(Player, seat_row.player_id) if seat_row is not None else None
+        if (
+            seat_row is None
+            or player is None
+            or seat_row.removed
+            or not replies.verify(token, seat_row.secret, serial=player.links_serial)
+        ):
+            # Forged, cut short, signed for a seat that changed hands since, or before its player signed out
+            # everywhere (``links.with_serial``): not ours to answer.
+            why = "the reply address is not valid (or its seat changed hands, or its address signed out everywhere)"
+            outcomes.append(_note(session, identity, address, via, InboundKind.UNMATCHED, sender, why, now))
+            continue
+        read = _mails_this_hour(session, seat_row, now)
+        if read >= settings.mails_per_seat_per_hour:
+            why = f"its seat had {read} mails read this hour, the most allowed: hand it in again later"
+            log(logger, logging.WARNING, "inbound.seat_limited", game=token.game_id, seat=token.seat, read=read)
+            outcomes.append(_refuse(session, raw, address, via, sender, Refusal.RATE, why, now, seat=seat_row))
+            continue
+        readable.append((address, token, seat_row, _may_answer(session, seat_row, settings, now)))
+    if not readable:
+        return outcomes
+    message = parse_message(raw, settings, budget)
+    text = reply_text(message, settings, budget)
+    for address, token, seat_row, may_answer in readable:
+        outcomes.append(
+            _reply(session, text, identity, address, token, seat_row, may_answer, links, via, sender, now, budget)
+        )
     return outcomes
 
 
-def parse_message(raw: bytes) -> EmailMessage:
-    """The mail, parsed leniently (``email`` records defects instead of failing)."""
+def parse_head(raw: bytes) -> Message:
+    """The mail's header block alone, read as UTF-8, values as written (no header is decoded or parsed
+    further): what is read of a mail before its seat's limits are known.
+
+    >>> parse_head("From: Jörg <jörg@example.org>\\r\\nTo: a@example.org\\r\\n\\r\\nbody".encode())["From"]
+    'Jörg <jörg@example.org>'
+    """
+    end = _HEAD_END.search(raw)
+    block = raw[: end.end()] if end is not None else raw
+    return HeaderParser().parsestr(block.decode("utf-8", "replace"), headersonly=True)
+
+
+_HEAD_END = re.compile(rb"\r?\n\r?\n")
+
+
+def parse_message(raw: bytes, settings: InboundSettings | None = None, budget: CpuBudget | None = None) -> EmailMessage:
+    """The mail, parsed leniently (``email`` records defects instead of failing); :class:`Refused` if its
+    parts or their nesting are over ``settings``' limits, or the parsing over the budget."""
+    settings = settings or InboundSettings()
     parsed: EmailMessage = email.message_from_bytes(raw, policy=email.policy.default)
+    if budget is not None:
+        budget.check("the parsing")
+    parts, depth = mime_shape(parsed, settings.max_parts)
+    if parts > settings.max_parts or depth > settings.max_depth:
+        why = f"{parts} MIME parts nested {depth} deep; at most {settings.max_parts} parts, {settings.max_depth} deep"
+        raise Refused(Refusal.SHAPE, why)
     return parsed
+
+
+# -- what one mail may cost ----------------------------------------------------------------------------------
+_CONTAINER = re.compile(rb"(?im)^content-type:[ \t\r\n]*(?:multipart|message)/")
+_BOUNDARY = re.compile(rb'(?i)\bboundary\*?[0-9]*\*?[ \t]*=[ \t]*(?:"([^"\r\n]{1,200})"|([^\s;"]{1,200}))')
+
+
+def mime_shape_refusal(raw: bytes, settings: InboundSettings) -> str | None:
+    """Why ``raw`` has too many MIME parts, by an upper bound counted on its bytes without parsing it, or
+    None. Containers: every ``Content-Type: multipart/`` or ``message/`` line; parts: every line that opens
+    a part of a boundary declared anywhere in the mail (a boundary declared in pieces, RFC 2231, is matched
+    by its first piece: a prefix of the whole).
+
+    >>> mail = b'Content-Type: multipart/mixed; boundary="b"\\n\\n' + b"--b\\n\\nhi\\n" * 3 + b"--b--\\n"
+    >>> mime_shape_refusal(mail, InboundSettings(max_parts=3)) is None
+    True
+    >>> mime_shape_refusal(mail, InboundSettings(max_parts=2))
+    'more than 2 MIME parts'
+    """
+    if _more_than(_CONTAINER.finditer(raw), settings.max_parts):
+        return f"more than {settings.max_parts} MIME containers"
+    boundaries: set[bytes] = set()
+    for found in _BOUNDARY.finditer(raw):
+        boundaries.add(found.group(1) or found.group(2))
+        if len(boundaries) > settings.max_parts:
+            return f"more than {settings.max_parts} MIME boundaries"
+    if not boundaries:
+        return None
+    alternatives = b"|".join(re.escape(b) for b in sorted(boundaries, key=len, reverse=True))
+    if _more_than(re.finditer(rb"(?m)^--(?:" + alternatives + rb")(?!--)", raw), settings.max_parts):
+        return f"more than {settings.max_parts} MIME parts"
+    return None
+
+
+def _more_than(found: Iterable[object], most: int) -> bool:
+    """Whether ``found`` has more than ``most`` items (read no further than that)."""
+    return sum(1 for _ in itertools.islice(found, most + 1)) > most
+
+
+def mime_shape(message: Message, most: int) -> tuple[int, int]:
+    """The MIME parts under a parsed mail's top (counting stops past ``most``) and how many containers deep
+    the deepest lies: a plain mail is ``(0, 0)``, a text with its HTML ``(2, 1)``.
+
+    >>> from email.message import EmailMessage
+    >>> mail = EmailMessage(); mail.set_content("hi"); mail.add_alternative("<p>hi</p>", subtype="html")
+    >>> mime_shape(mail, 100)
+    (2, 1)
+    """
+    parts = depth = 0
+    pending: list[tuple[Message, int]] = [(message, 0)]
+    while pending and parts <= most:
+        part, level = pending.pop()
+        depth = max(depth, level)
+        payload = part.get_payload() if part.is_multipart() else None
+        if isinstance(payload, list):
+            children = [child for child in payload if isinstance(child, Message)]
+            parts += len(children)
+            pending.extend((child, level + 1) for child in children)
+    return parts, depth
+
+
+def _mails_this_hour(session: Session, seat: Seat, now: datetime) -> int:
+    """Mails read for the seat in the hour before ``now`` (refused ones do not count)."""
+    return session.exec(
+        select(sa.func.count())
+        .select_from(InboundMail)
+        .where(
+            col(InboundMail.game_id) == seat.game_id,
+            col(InboundMail.seat) == seat.seat,
+            col(InboundMail.kind) != InboundKind.REFUSED,
+            col(InboundMail.received_at) >= now - timedelta(hours=1),
+        )
+    ).one()
+
+
+def _may_answer(session: Session, seat: Seat, settings: InboundSettings, now: datetime) -> bool:
+    """Whether the seat's address may have one more answer this hour (``answers_per_hour``)."""
+    answered = session.exec(
+        select(sa.func.count())
+        .select_from(InboundMail)
+        .where(
+            col(InboundMail.player_id) == seat.player_id,
+            col(InboundMail.answered) == sa.true(),
+            col(InboundMail.received_at) >= now - timedelta(hours=1),
+        )
+    ).one()
+    if answered >= settings.answers_per_hour:
+        log(logger, logging.WARNING, "inbound.answer_limited", game=seat.game_id, seat=seat.seat, answered=answered)
+        return False
+    return True
+
+
+def _header(message: Message, name: str, longest: int = 4_000) -> str:
+    """A header's value as written, its first ``longest`` characters (a header may be as long as the mail)."""
+    value = message.get(name)
+    return str(value or "")[:longest].strip()
 
 
 # -- what kind of mail ---------------------------------------------------------------------------------------
@@ -210,10 +467,10 @@ def automatic_reason(message: Message, envelope_sender: str | None = None) -> st
     >>> automatic_reason(EmailMessage()) is None
     True
     """
-    submitted = str(message.get("Auto-Submitted", "") or "").strip().lower()
+    submitted = _header(message, "Auto-Submitted").lower()
     if submitted and submitted.split(";")[0].strip() != "no":
         return f"Auto-Submitted: {submitted[:60]}"
-    precedence = str(message.get("Precedence", "") or "").strip().lower()
+    precedence = _header(message, "Precedence").lower()
     if precedence in _PRECEDENCE:
         return f"Precedence: {precedence}"
     for name in _AUTOMATIC_HEADERS:
@@ -221,22 +478,29 @@ def automatic_reason(message: Message, envelope_sender: str | None = None) -> st
             return f"{name} header"
     if message.get_content_type() == "multipart/report":
         return f"a report ({message.get_param('report-type') or 'unknown type'})"
-    if str(message.get("X-Auto-Response-Suppress", "") or "").strip().lower() in ("all", "oof"):
+    if _header(message, "X-Auto-Response-Suppress").lower() in ("all", "oof"):
         return "an automatic answer (X-Auto-Response-Suppress)"
     if envelope_sender is not None and envelope_sender.strip("<> ") == "":
         return "an empty envelope sender (a bounce or an automatic mail)"
-    local = parseaddr(str(message.get("From", "") or ""))[1].split("@")[0].lower()
+    local = parseaddr(_header(message, "From"))[1].split("@")[0].lower()
     if local in ("mailer-daemon", "postmaster"):
         return f"sent by {local}"
     return None
 
 
-def bounced_addresses(message: Message) -> list[tuple[str, str]] | None:
-    """The addresses a delivery status notification (RFC 3464) says delivery failed for, with the reason:
-    ``None`` if ``message`` is not a DSN (an empty list: a DSN that reports no failure, e.g. "delayed")."""
+def is_delivery_report(message: Message) -> bool:
+    """Whether ``message`` (its header block is enough) is a delivery status notification (RFC 3464)."""
     if message.get_content_type() != "multipart/report":
-        return None
-    if str(message.get_param("report-type") or "").lower() != "delivery-status":
+        return False
+    return str(message.get_param("report-type") or "").lower() == "delivery-status"
+
+
+def bounced_addresses(message: Message) -> list[tuple[str, str]] | None:
+    """The addresses a delivery status notification (RFC 3464) says delivery failed for, with the reason in
+    fixed words from its status code (``bounce_reason``; its ``Diagnostic-Code`` is never read: anyone can
+    write a report): ``None`` if ``message`` is not a DSN (an empty list: a DSN that reports no failure,
+    e.g. "delayed")."""
+    if not is_delivery_report(message):
         return None
     failed: list[tuple[str, str]] = []
     for part in message.walk():
@@ -249,10 +513,29 @@ def bounced_addresses(message: Message) -> list[tuple[str, str]] | None:
                 continue
             recipient = str(block.get("Final-Recipient", "") or block.get("Original-Recipient", "") or "")
             address = recipient.split(";", 1)[-1].strip().strip("<>").lower()
-            diagnostic = " ".join(str(block.get("Diagnostic-Code", "") or "").split(";", 1)[-1].split())
             if "@" in address:
-                failed.append((address, (diagnostic or f"status {status or 'failed'}")[:300]))
+                failed.append((address[:320], bounce_reason(status[:40])))
     return failed
+
+
+def reported_message_ids(message: Message) -> set[str]:
+    """The ``Message-ID`` of the mail a delivery report returns, from its copy of the mail's headers
+    (``text/rfc822-headers``, RFC 6522) or of the whole mail (``message/rfc822``)."""
+    found: set[str] = set()
+    for part in message.walk():
+        kind = part.get_content_type()
+        if kind == "text/rfc822-headers":
+            content = part.get_payload(decode=True)
+            text = content.decode("utf-8", "replace") if isinstance(content, bytes) else str(content or "")
+            returned: Message | None = email.message_from_string(text[:20_000])
+        elif kind in ("message/rfc822", "message/global"):
+            payload = part.get_payload()
+            returned = payload[0] if isinstance(payload, list) and payload and isinstance(payload[0], Message) else None
+        else:
+            continue
+        if returned is not None:
+            found.update(value.strip()[:200] for value in returned.get_all("Message-ID") or [])
+    return {value for value in found if value}
 
 
 def _status_blocks(part: Message) -> list[Message]:
@@ -266,13 +549,16 @@ def _status_blocks(part: Message) -> list[Message]:
 
 
 # -- the reply address ---------------------------------------------------------------------------------------
-def _tokens(message: Message, recipients: Sequence[str], replies: ReplyAddresses) -> list[tuple[str, ReplyToken]]:
-    """The reply addresses of ours the mail came to (the envelope's, else its headers'), once each."""
+def _tokens(
+    message: Message, recipients: Sequence[str], replies: ReplyAddresses, settings: InboundSettings
+) -> list[tuple[str, ReplyToken]]:
+    """The reply addresses of ours the mail came to (the envelope's, else its headers'), once each; of the
+    first ``settings.max_recipients`` addresses."""
     if recipients:
-        candidates: Iterable[str] = recipients
+        candidates: Iterable[str] = recipients[: settings.max_recipients]
     else:
-        values = [str(v) for name in RECIPIENT_HEADERS for v in (message.get_all(name) or [])]
-        candidates = [address for _, address in getaddresses(values)]
+        values = [str(v)[:4_000] for name in RECIPIENT_HEADERS for v in (message.get_all(name) or [])[:10]]
+        candidates = [address for _, address in getaddresses(values)][: settings.max_recipients]
     found: dict[str, tuple[str, ReplyToken]] = {}
     for address in candidates:
         token = replies.read(address)
@@ -282,7 +568,7 @@ def _tokens(message: Message, recipients: Sequence[str], replies: ReplyAddresses
 
 
 def _sender(message: Message) -> str:
-    return parseaddr(str(message.get("From", "") or ""))[1][:320]
+    return parseaddr(_header(message, "From"))[1][:320]
 
 
 # -- a reply -------------------------------------------------------------------------------------------------
@@ -295,44 +581,40 @@ class _Answer:
     not_tried: list[str] = field(default_factory=list)
     stopped_at: str | None = None
     grammar: list[str] = field(default_factory=list)
+    #: The step the reply answered ended before all of it was carried out: ``"redeployment"`` (a defender's)
+    #: or ``"turn"``; the order carried on no further, as written (it went on into the next step), and the
+    #: orders not applied.
+    step_over: StepOver | None = None
+    cut: str | None = None
+    left: list[str] = field(default_factory=list)
 
 
 def _reply(
     session: Session,
-    message: EmailMessage,
+    text: str,
     identity: str,
     address: str,
     token: ReplyToken,
+    seat_row: Seat,
+    may_answer: bool,
     links: LinkMaker,
-    replies: ReplyAddresses,
-    settings: InboundSettings,
     via: str,
     sender: str,
     now: datetime,
+    budget: CpuBudget,
 ) -> Outcome:
-    seat_row = session.exec(select(Seat).where(Seat.game_id == token.game_id, Seat.seat == token.seat)).first()
-    player = session.get(Player, seat_row.player_id) if seat_row is not None else None
-    # Forged, cut short, signed for a seat that changed hands since, or before its player signed out
-    # everywhere (``links.with_serial``): not ours to answer.
-    if seat_row is None or player is None or seat_row.removed:
-        verified = False
-    else:
-        verified = replies.verify(token, seat_row.secret, serial=player.links_serial)
-    if not verified:
-        why = "the reply address is not valid (or its seat changed hands, or its address signed out everywhere)"
-        return _note(session, identity, address, via, InboundKind.UNMATCHED, sender, why, now)
-    assert seat_row is not None and player is not None
     game = session.get(Game, token.game_id)
-    assert game is not None
+    player = session.get(Player, seat_row.player_id)
+    assert game is not None and player is not None
     if token.step_key is None:
-        return _talk(session, message, identity, address, game, seat_row, player, via, sender, now)
+        return _talk(session, text, identity, address, game, seat_row, player, via, sender, now)
+    read = grammar.parse(text)
+    budget.check("the reading of the orders")
     claimed = _claim(session, identity, address, via, InboundKind.ORDERS, sender, game, seat_row.seat, player, now)
     if claimed is None:
         return Outcome(InboundKind.ORDERS, "this mail was read before: nothing done again", duplicate=True)
     row, row_id = claimed, claimed.id or 0
 
-    text = reply_text(message)
-    read = grammar.parse(text)
     if game.status != GameStatus.ACTIVE:
         answer = _Answer("not_running")
         kind = InboundKind.LATE
@@ -347,14 +629,14 @@ def _reply(
         answer = _Answer("no_orders", stopped_at=read.stopped_at, grammar=grammar.grammar())
         kind = InboundKind.ORDERS
     else:
-        answer = _carry_out(session, game.id or 0, seat_row.seat, read, links, now)
+        answer = _carry_out(session, game.id or 0, seat_row.seat, token.step_key, read, links, now)
         answer.stopped_at = read.stopped_at
         kind = InboundKind.ORDERS
     game = session.get(Game, token.game_id)
     assert game is not None
     session.refresh(game)
     summary = _summary(answer)
-    answered = _answer(session, game, seat_row, player, row_id, answer, links, settings, now)
+    answered = may_answer and _answer(session, game, seat_row, player, row_id, answer, links, now)
     row = session.get(InboundMail, row_id) or row
     # The player answered: their address works.
     session.refresh(player)
@@ -371,15 +653,39 @@ def _reply(
     return _outcome(row, kind, summary, answered=answered)
 
 
-def reply_text(message: EmailMessage) -> str:
+def reply_text(message: EmailMessage, settings: InboundSettings | None = None, budget: CpuBudget | None = None) -> str:
     """The reply's own text: its plain-text part (or its HTML as text), without the quoted mail it answers
-    and without the signature (mail-parser-reply), and without lines quoted with ``>``."""
-    text = _plain_text(message)
+    and without the signature (mail-parser-reply), and without lines quoted with ``>``.
+
+    Only the text's first ``settings.reply_chars`` characters and ``reply_lines`` lines are read, and lines
+    longer than ``long_line`` go round the reply parser, whose time grows with the square of the lines and
+    of a line's length (bench/inbound_parse.py).
+    """
+    settings = settings or InboundSettings()
+    lines = _plain_text(message, settings).splitlines()[: settings.reply_lines]
+    if budget is not None:
+        budget.check("the decoding of the text")
+    # A long line is no quote header nor signature: the parser sees a mark (private-use characters, taken
+    # out of the text first) and the line is put back in its place afterwards.
+    long_lines: dict[str, str] = {}
+    shown = []
+    for number, line in enumerate(lines):
+        line = line.replace("\ue000", "").replace("\ue001", "")
+        if len(line) > settings.long_line:
+            mark = f"\ue000{number}\ue001"
+            long_lines[mark] = line
+            line = mark
+        shown.append(line)
+    text = "\n".join(shown)
     try:
         parsed = _reply_parser().read(text=text)
         body = parsed.replies[0].body if parsed.replies else text
     except Exception:  # the parser's own trouble with a strange mail: read the text as it is
         body = text
+    if budget is not None:
+        budget.check("the reply parser")
+    if long_lines:
+        body = re.sub("\ue000[0-9]+\ue001", lambda mark: long_lines.get(mark.group(), ""), body)
     return "\n".join(line for line in body.splitlines() if not line.lstrip().startswith(">"))
 
 
@@ -394,7 +700,9 @@ def _reply_parser() -> EmailReplyParser:
     return parser
 
 
-def _plain_text(message: EmailMessage) -> str:
+def _plain_text(message: EmailMessage, settings: InboundSettings) -> str:
+    """The text of the mail's plain-text part (else its HTML's), its first ``settings.reply_chars``
+    characters cut at the end of a line."""
     part = message.get_body(preferencelist=("plain", "html"))
     if part is None:
         return ""
@@ -404,16 +712,38 @@ def _plain_text(message: EmailMessage) -> str:
         payload = part.get_payload(decode=True)
         content = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
     if part.get_content_type() == "text/html":
-        content = re.sub(r"(?is)<(script|style|blockquote).*?</\1>", "", content)
+        # Markup is most of an HTML mail: four times the text's length of it is read, then stripped.
+        content = _without_elements(content[: 4 * settings.reply_chars], ("script", "style", "blockquote"))
         content = re.sub(r"(?i)<br\s*/?>|</p>|</div>|</li>", "\n", content)
         content = html.unescape(re.sub(r"<[^>]+>", "", content))
-    return content[:20_000]
+    if len(content) > settings.reply_chars:
+        content = content[: settings.reply_chars]
+        content = content[: content.rfind("\n") + 1] if "\n" in content else content
+    return content
+
+
+def _without_elements(content: str, names: Sequence[str]) -> str:
+    """``content`` (HTML) without the elements named and what they hold, in one pass (a regular expression
+    with a lazy ``.*?`` would be quadratic on many opening tags). One left open runs to the end.
+
+    >>> _without_elements("a<style>x</style>b<blockquote>quoted", ("style", "blockquote"))
+    'ab'
+    """
+    opening = re.compile(r"(?i)<(" + "|".join(names) + r")\b")
+    kept, at = [], 0
+    while (found := opening.search(content, at)) is not None:
+        kept.append(content[at : found.start()])
+        closing = re.compile(rf"(?i)</{found.group(1)}\s*>").search(content, found.end())
+        at = closing.end() if closing is not None else len(content)
+    kept.append(content[at:])
+    return "".join(kept)
 
 
 def _carry_out(
-    session: Session, game_id: int, seat: int, read: grammar.Orders, links: LinkMaker, now: datetime
+    session: Session, game_id: int, seat: int, step: str, read: grammar.Orders, links: LinkMaker, now: datetime
 ) -> _Answer:
-    """Apply the orders in turn through ``play.submit_action``; stop at the first that fails."""
+    """Apply the orders in turn through ``play.submit_action``, for the step ``step`` only (DESIGN §10: a
+    reply address names one step); stop at the first that fails, or as soon as that step is over."""
     answer = _Answer("orders")
     names: list[str] = []
     for index, order in enumerate(read.orders):
@@ -421,12 +751,18 @@ def _carry_out(
             answer.failed, answer.reason = order.text, order.problem
             answer.not_tried = [o.text for o in read.orders[index + 1 :]]
             return answer
+        done_before = len(answer.done)
         for intent in grammar.intents(order):
             for _ in range(MAX_STEPS_PER_ORDER):
                 game = session.get(Game, game_id)
                 assert game is not None
                 session.refresh(game)
                 state = play.load_state(game)
+                if game.step_key != step:
+                    # The step answered is over (a defender's redeployment ended, the turn passed): the rest of
+                    # the reply was written for it, not for the next step, even one that awaits the same seat.
+                    _step_over(answer, step, state, seat, order, read.orders[index + 1 :], done_before)
+                    return answer
                 if not names:
                     names = seat_names(state, {s.seat: s.display_name for s, _ in seats_of(session, game_id)})
                 action = None
@@ -445,6 +781,25 @@ def _carry_out(
                 if not intent.repeats:
                     break
     return answer
+
+
+def _step_over(
+    answer: _Answer,
+    step: str,
+    state: rules.GameState,
+    seat: int,
+    order: grammar.Order,
+    later: Sequence[grammar.Order],
+    done_before: int,
+) -> None:
+    """Note in ``answer`` what of a reply was left when the step it answered ended: the order under way if
+    it would have gone on into the next step, and the orders not reached. Nothing when nothing was left."""
+    started = len(answer.done) > done_before
+    left = ([] if started else [order.text]) + [o.text for o in later]
+    cut = order.text if started and seat in rules.awaiting(state) else None
+    if left or cut:
+        answer.step_over = "redeployment" if step.rsplit(":", 1)[-1] != "-" else "turn"
+        answer.left, answer.cut = left, cut
 
 
 def _cost_of(state: rules.GameState, action: rules.Action | None) -> str:
@@ -469,6 +824,8 @@ def _summary(answer: _Answer) -> str:
     parts = [answer.answered, f"{len(answer.done)} step(s) done"]
     if answer.failed:
         parts.append(f"failed: {answer.failed!r}: {answer.reason}")
+    if answer.step_over:
+        parts.append(f"the {answer.step_over} ended: {len(answer.left)} order(s) not applied")
     return "; ".join(parts)
 
 
@@ -480,23 +837,10 @@ def _answer(
     inbound_id: int,
     answer: _Answer,
     links: LinkMaker,
-    settings: InboundSettings,
     now: datetime,
 ) -> bool:
-    """Queue the answer mail, unless the address had its answers for this hour. Returns whether it did."""
-    since = now - timedelta(hours=1)
-    answered = session.exec(
-        select(sa.func.count())
-        .select_from(InboundMail)
-        .where(
-            col(InboundMail.player_id) == player.id,
-            col(InboundMail.answered) == sa.true(),
-            col(InboundMail.received_at) >= since,
-        )
-    ).one()
-    if answered >= settings.answers_per_hour:
-        log(logger, logging.WARNING, "inbound.answer_limited", game=game.id, seat=seat.seat, answered=answered)
-        return False
+    """Queue the answer mail (the address's answers this hour were counted before: ``_may_answer``).
+    Returns whether it did."""
     state = rules.GameState.from_json(game.state) if game.state else None
     names = {s.seat: s.display_name for s, _ in seats_of(session, game.id or 0)}
     awaited = state is not None and game.status == GameStatus.ACTIVE and seat.seat in rules.awaiting(state)
@@ -512,6 +856,9 @@ def _answer(
         failed=answer.failed,
         reason=answer.reason,
         not_tried=answer.not_tried,
+        step_over=answer.step_over,
+        cut=answer.cut,
+        left=answer.left,
         stopped_at=answer.stopped_at,
         grammar=answer.grammar,
         orders=grammar.describe(state, seat.seat, seat_names(state, names)) if awaited and state else [],
@@ -528,7 +875,7 @@ def _answer(
 
 def _talk(
     session: Session,
-    message: EmailMessage,
+    text: str,
     identity: str,
     address: str,
     game: Game,
@@ -544,7 +891,7 @@ def _talk(
     if claimed is None:
         return Outcome(InboundKind.TALK, "this mail was read before: nothing done again", duplicate=True)
     row, row_id = claimed, claimed.id or 0
-    text = reply_text(message).strip()
+    text = text.strip()
     try:
         posted = table_talk.post_message(
             session, game, seat.seat, text, MessageSource.MAIL, now=now, source_key=identity[:200]
@@ -564,9 +911,9 @@ def _talk(
 # -- a bounce ------------------------------------------------------------------------------------------------
 def _bounce(
     session: Session,
-    message: Message,
     identity: str,
     failed: list[tuple[str, str]],
+    returned: set[str],
     links: LinkMaker,
     via: str,
     sender: str,
@@ -578,10 +925,14 @@ def _bounce(
     except IntegrityError:
         session.rollback()
         return Outcome(InboundKind.BOUNCE, "this bounce was read before", duplicate=True)
-    marked = []
+    marked, unknown = [], []
     for address, reason in failed:
         player = session.exec(select(Player).where(sa.func.lower(Player.email) == address.lower())).first()
         if player is None:
+            continue
+        if not _we_sent(session, returned, player):
+            # A forged report (or one that returns no copy of the mail): nobody is marked on its word.
+            unknown.append(address)
             continue
         newly = player.bouncing_since is None
         player.bouncing_since = player.bouncing_since or now
@@ -590,11 +941,27 @@ def _bounce(
         marked.append(address)
         if newly:
             _tell_hosts(session, player, reason, row.id or 0, links, now)
-    row.outcome = (f"marked {', '.join(marked)} as bouncing" if marked else "no address of a player failed")[:1000]
+    outcome = f"marked {', '.join(marked)} as bouncing" if marked else "no address of a player failed"
+    if unknown:
+        outcome += f"; not marked, as the report names no mail of ours to them: {', '.join(unknown)}"
+    row.outcome = outcome[:1000]
     session.add(row)
     session.commit()
-    log(logger, logging.INFO, "inbound.bounce", marked=len(marked), reported=len(failed))
+    log(logger, logging.INFO, "inbound.bounce", marked=len(marked), unverified=len(unknown), reported=len(failed))
     return _outcome(row, InboundKind.BOUNCE, row.outcome)
+
+
+def _we_sent(session: Session, returned: set[str], player: Player) -> bool:
+    """Whether one of the ``Message-ID`` values a report returns is of a mail we sent to ``player``."""
+    if not returned:
+        return False
+    sent = session.exec(
+        select(OutboxMail.id).where(
+            col(OutboxMail.message_id).in_(sorted(returned)[:20]),
+            sa.func.lower(OutboxMail.to_email) == player.email.lower(),
+        )
+    ).first()
+    return sent is not None
 
 
 def _tell_hosts(
@@ -682,6 +1049,32 @@ def _note(
         session.rollback()
         return Outcome(kind, f"{why} (read before)", duplicate=True)
     return _outcome(row, kind, why)
+
+
+def _refuse(
+    session: Session,
+    raw: bytes,
+    address: str,
+    via: str,
+    sender: str,
+    refusal: Refusal,
+    why: str,
+    now: datetime,
+    *,
+    seat: Seat | None = None,
+) -> Outcome:
+    """Record a mail refused unread, under a key of this attempt's own: handed in again, it is read again
+    (a refusal for now may pass later; one for good is refused again alike)."""
+    identity = f"refused:{hashlib.sha256(raw).hexdigest()}:{now.isoformat()}"
+    fields = {"game_id": seat.game_id, "seat": seat.seat, "player_id": seat.player_id} if seat is not None else {}
+    outcome = f"refused ({refusal}): {why}"
+    try:
+        row = _record(session, identity, address, via, InboundKind.REFUSED, sender, outcome=outcome, now=now, **fields)
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        return Outcome(InboundKind.REFUSED, outcome, refusal=refusal)
+    return Outcome(InboundKind.REFUSED, outcome, row.id, refusal=refusal)
 
 
 def _outcome(row: InboundMail, kind: InboundKind, detail: str, *, answered: bool = False) -> Outcome:

@@ -241,6 +241,8 @@ class InboundKind(StrEnum):
     UNMATCHED = "unmatched"
     #: Not a mail that could be read at all.
     MALFORMED = "malformed"
+    #: Over one of the inbound path's limits (``service.domain.inbound.Refusal`` says which): not read.
+    REFUSED = "refused"
 
 
 class InboundMail(SQLModel, table=True):

@@ -125,6 +125,17 @@ DEFAULTS: dict[str, Any] = {
     # Days a mail's body (and the record of a mail that came in) is kept; then the hourly retention sweep
     # purges it (service/domain/retention.py, docs/PRIVACY.md).
     "MAIL_RETENTION_DAYS": 30,
+    # What one mail may cost to read (service/domain/inbound.py, InboundSettings, which says why each is so):
+    # mails read per seat and hour (more are refused unread, SMTP 450, HTTP 429), MIME parts and nesting
+    # (a mail with more is refused before it is parsed, SMTP 554, HTTP 422), the characters and lines of a
+    # reply read for orders or table talk, and the CPU seconds the reading may take (over it: SMTP 451,
+    # HTTP 503).
+    "INBOUND_MAILS_PER_SEAT_PER_HOUR": 60,
+    "INBOUND_MAX_PARTS": 100,
+    "INBOUND_MAX_DEPTH": 10,
+    "INBOUND_REPLY_CHARS": 4_000,
+    "INBOUND_REPLY_LINES": 200,
+    "INBOUND_CPU_SECONDS": 1.0,
 }
 
 #: The shortest ``SMALLWORLD_INBOUND_SECRET`` accepted: a shared secret an MTA sends with every mail.

@@ -7,7 +7,10 @@ the password of HTTP basic authentication (``https://mta:SECRET@host/inbound/mai
 time: 401 without credentials, 403 with wrong ones or when no secret is configured. A mail larger than
 ``SMALLWORLD_INBOUND_MAX_BYTES`` gets 413. Every mail that could be read is answered 202 with what
 became of it, whatever it was (a bad mail is the sender's problem, not the MTA's: it must not retry); a
-database out of reach gets 503 with ``Retry-After``, so the MTA hands the mail in again later.
+database out of reach gets 503 with ``Retry-After``, so the MTA hands the mail in again later. A mail refused
+unread for one of the inbound path's other limits (``inbound.Refusal``, recorded) gets ``REFUSALS``' status:
+422 for too many MIME parts (for good), 429 while its seat had its mails for the hour, 503 over the CPU
+budget (both with ``Retry-After``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,13 @@ from service.domain.links import current_links, current_reply_addresses
 from service.infra.db import get_session
 
 bp = Blueprint("inbound_mail", __name__)
+
+#: The HTTP status of a mail refused unread, and the ``Retry-After`` of a refusal for now.
+REFUSALS = {
+    inbound.Refusal.SHAPE: (422, None),
+    inbound.Refusal.RATE: (429, "3600"),
+    inbound.Refusal.BUDGET: (503, "60"),
+}
 
 
 def _refusal(status: int, message: str, **headers: str) -> Any:
@@ -81,7 +91,16 @@ def receive_mail() -> Any:
         return _refusal(413, str(error))
     except inbound.Unavailable as error:
         return _refusal(503, str(error), **{"Retry-After": "60"})
-    return jsonify({"outcomes": [outcome.to_json() for outcome in outcomes]}), 202
+    body = {"outcomes": [outcome.to_json() for outcome in outcomes]}
+    refusals = [outcome.refusal for outcome in outcomes if outcome.refusal is not None]
+    if refusals and len(refusals) == len(outcomes):
+        status, retry = REFUSALS[refusals[0]]
+        response = jsonify({"error": f"The mail was refused: {outcomes[0].detail}", **body})
+        response.status_code = status
+        if retry:
+            response.headers["Retry-After"] = retry
+        return response
+    return jsonify(body), 202
 
 
 def _inbound_size_limit() -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import email.policy
 import smtplib
 import time
 from collections.abc import Callable
+from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
@@ -75,6 +77,48 @@ def test_a_mail_over_the_limit_is_refused_at_data(make_app: Callable[..., Flask]
         assert "552" in str(refused.value)
     finally:
         server.stop()
+
+
+def test_a_mail_over_the_inbound_limits_gets_an_smtp_refusal_and_is_recorded(
+    make_app: Callable[..., Flask],
+    smtp_server: SMTPServer,  # noqa: F811
+) -> None:
+    # Issue 32, finding 2: 554 for good (too many MIME parts), 450 and 451 for now (the seat's mails this hour,
+    # the CPU budget); each recorded as refused, none answered.
+    from tests.domain.test_inbound import wide_reply
+
+    app = make_app(**mail_settings(smtp_server, INBOUND_MAILS_PER_SEAT_PER_HOUR=1))
+    table = MailTable(app, smtp_server, players=2)
+    table.create()
+    [turn] = [m for m in table.deliver() if "your turn" in (m.header("Subject") or "").lower()]
+    address = str(turn.header("Reply-To"))
+    version = table.game().version
+    server = listener(app, port=free_port())
+    server.start()
+
+    def refusal(mail: bytes | EmailMessage) -> tuple[int, str]:
+        raw = mail.as_bytes(policy=email.policy.SMTP) if isinstance(mail, EmailMessage) else mail
+        with smtplib.SMTP("127.0.0.1", server.port, timeout=30) as client:
+            try:
+                client.sendmail("p0@example.org", [address], raw)
+            except smtplib.SMTPDataError as refused:
+                return refused.smtp_code, refused.smtp_error.decode()
+        return 250, ""
+
+    try:
+        assert refusal(reply_to(turn, "help")) == (250, "")
+        code, text = refusal(wide_reply(turn, 20_000))
+        assert code == 554 and text.startswith("5.6.0") and "MIME parts" in text
+        code, text = refusal(reply_to(turn, "pick 1"))
+        assert code == 450 and text.startswith("4.7.1")
+        app.config.update(INBOUND_MAILS_PER_SEAT_PER_HOUR=10, INBOUND_CPU_SECONDS=0)
+        code, text = refusal(reply_to(turn, "pick 1"))
+        assert code == 451 and text.startswith("4.3.0") and "of CPU" in text
+    finally:
+        server.stop()
+    assert [row.kind for row in table.inbound()] == ["orders", "refused", "refused", "refused"]
+    assert table.game().version == version, "no refused mail's 'pick 1' was carried out"
+    assert len(table.deliver()) == 1, "only the mail read was answered"
 
 
 @pytest.mark.processes

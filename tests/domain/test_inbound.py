@@ -9,6 +9,7 @@ import pytest
 from flask import Flask
 from sqlmodel import select
 
+import rules
 from tests.mail_players import INBOUND_SECRET, MailTable, mail_settings, post_mail, reply_to
 from tests.smtp import Received, SMTPServer, smtp_server  # noqa: F401  (fixture)
 
@@ -227,3 +228,242 @@ def test_a_reply_address_made_before_its_player_signed_out_everywhere_is_refused
     [again] = [m for m in table.deliver() if "Still there" in m.text]
     assert again.header("Reply-To") != talk.header("Reply-To")
     assert post_mail(table.app, reply_to(again, "Yes.", signature="Bob")).get_json()["outcomes"][0]["kind"] == "talk"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def defended_table(
+    request: pytest.FixtureRequest,
+    make_app: Callable[..., Flask],
+    smtp_server: SMTPServer,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> MailTable:
+    """A two-player game in ``ask`` mode, played at random up to a defender's redeployment; on SQLite and on
+    PostgreSQL. With two players the defender's own turn comes next: the one a reply must not touch. Dealt
+    from a seed, so that every run meets the same defence (in turn 2)."""
+    from tests.conftest import deal_games_from
+    from tests.pages.steps import play_randomly_until
+
+    deal_games_from(monkeypatch, "a defender's end")
+
+    settings = mail_settings(smtp_server)
+    if request.param == "postgres":
+        settings |= {"DATABASE_URL": request.getfixturevalue("postgres_url")}
+        settings |= {"BROKER_URL": request.getfixturevalue("redis_url")}
+    table = MailTable(make_app(**settings), smtp_server, players=2)
+    table.create(redeploy="ask")
+    reached = play_randomly_until(table.app, table.game_id, seed=3, done=lambda state: state.phase == "defend")
+    state = rules.GameState.from_json(table.game().state or {})
+    assert reached and state.turn < state.turns, "the seed no longer deals a defence before the last turn"
+    return table
+
+
+def test_a_defenders_end_ends_their_redeployment_only_never_their_own_next_turn(defended_table: MailTable) -> None:
+    # Issue 32, finding 1: "end" in a reply to "you were attacked" went on into the defender's own turn.
+    from service.domain.models import GameAction, OutboxMail
+    from service.infra.db import get_session
+
+    table = defended_table
+    state = rules.GameState.from_json(table.game().state or {})
+    defender = state.defenders[0]
+    [attacked] = [m for m in table.deliver() if "you were attacked" in (m.header("Subject") or "")]
+    assert table.seat_of(attacked) == defender
+    version = table.game().version
+
+    outcome = post_mail(table.app, reply_to(attacked, "end\nconquer 1"))
+    assert outcome.get_json()["outcomes"][0]["kind"] == "orders"
+
+    game = table.game()
+    after = rules.GameState.from_json(game.state or {})
+    assert after.phase != "defend" and rules.awaiting(after) == {defender}, "the defender's own turn is awaited"
+    assert game.step_key == f"{after.turn}:{defender}:-"
+    with table.app.app_context():
+        session = get_session()
+        steps = session.exec(select(GameAction).where(GameAction.game_id == table.game_id)).all()
+        kinds = [(step.seat, (step.action or {}).get("type")) for step in steps if step.version > version]
+        turn_mails = session.exec(
+            select(OutboxMail).where(OutboxMail.template == "your_turn", OutboxMail.to_email == table.emails[defender])
+        ).all()
+    # The redeployment only: its placements, then its end; nothing of the defender's own turn.
+    assert kinds and kinds[-1] == (defender, "end_turn"), kinds
+    assert all(seat == defender for seat, _ in kinds) and [k for _, k in kinds].count("end_turn") == 1, kinds
+    assert game.version == version + len(kinds)
+    assert turn_mails and turn_mails[-1].status != "skipped", "the defender's turn mail goes out"
+
+    mails = table.deliver()
+    [answer] = [m for m in mails if m.rcpt_tos == (table.emails[defender],) and "conquer 1" in m.text]
+    text = words(answer)
+    assert "Your redeployment ended" in text and "not applied" in text, text
+    assert '"conquer 1"' in text
+    assert any("your turn" in (m.header("Subject") or "").lower() for m in mails if m.rcpt_tos == answer.rcpt_tos)
+
+
+# -- what one mail may cost (issue 32, finding 2) --------------------------------------------------------------
+def wide_reply(turn: Received, parts: int) -> bytes:
+    """A reply to ``turn`` with ``parts`` flat MIME parts, ``pick 1`` in the first."""
+    head = (
+        f"From: {turn.rcpt_tos[0]}\r\nTo: {turn.header('Reply-To')}\r\nSubject: Re: wide\r\n"
+        f"Message-ID: <wide-{parts}@example.org>\r\nMIME-Version: 1.0\r\n"
+        'Content-Type: multipart/mixed; boundary="b"\r\n\r\n'
+    )
+    rest = "--b\r\nContent-Type: text/plain\r\n\r\nx\r\n" * (parts - 1)
+    return (head + "--b\r\nContent-Type: text/plain\r\n\r\npick 1\r\n" + rest + "--b--\r\n").encode()
+
+
+def deep_reply(turn: Received, depth: int) -> bytes:
+    """A reply to ``turn`` whose text, ``pick 1``, lies ``depth`` containers deep (a multipart in each)."""
+    head = (
+        f"From: {turn.rcpt_tos[0]}\r\nTo: {turn.header('Reply-To')}\r\nSubject: Re: deep\r\n"
+        f"Message-ID: <deep-{depth}@example.org>\r\nMIME-Version: 1.0\r\n"
+    )
+    body = "Content-Type: text/plain\r\n\r\npick 1\r\n"
+    for level in range(depth):
+        body = f'Content-Type: multipart/mixed; boundary="b{level}"\r\n\r\n--b{level}\r\n{body}--b{level}--\r\n'
+    return (head + body).encode()
+
+
+def test_only_the_first_lines_of_a_reply_are_read_and_long_lines_are_kept_whole(table: MailTable) -> None:
+    # The reply parser's time grows with the square of the lines: it reads 200 lines at most (InboundSettings).
+    turn = turn_mail(table)
+    version = table.game().version
+    outcome = post_mail(table.app, reply_to(turn, "\n" * 1_000 + "pick 1")).get_json()["outcomes"][0]
+    assert outcome["kind"] == "orders" and outcome["detail"].startswith("no_orders"), outcome
+    assert table.game().version == version, "an order past the lines read is not carried out"
+    [answer] = table.deliver()
+    assert "Nothing was done: your mail had no order I could read" in words(answer)
+    # A table-talk reply of one long paragraph (a line of 1,500 characters) is posted whole.
+    from service.domain import table_talk
+    from service.domain.models import TableMessage
+    from service.infra.db import get_session
+
+    with table.app.app_context():
+        session = get_session()
+        table_talk.post_message(session, session.get(type(table.game()), table.game_id), 0, "Peace?")
+    [talk] = [m for m in table.deliver() if "Peace?" in m.text]
+    paragraph = " ".join(["On the hills we stay, and you keep off the mountains."] * 28)
+    assert 1_400 < len(paragraph) < 2_000
+    assert post_mail(table.app, reply_to(talk, paragraph, signature="Bob")).get_json()["outcomes"][0]["kind"] == "talk"
+    with table.app.app_context():
+        posted = get_session().exec(select(TableMessage).order_by(TableMessage.id)).all()  # type: ignore[arg-type]
+    assert posted[-1].text == paragraph
+
+
+def test_a_seat_flooded_with_mail_has_the_rest_refused_before_it_is_parsed(
+    make_app: Callable[..., Flask],
+    smtp_server: SMTPServer,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from service.domain import inbound
+
+    table = MailTable(make_app(**mail_settings(smtp_server, INBOUND_MAILS_PER_SEAT_PER_HOUR=2)), smtp_server, 2)
+    table.create()
+    turn = turn_mail(table)
+    for _ in range(2):
+        assert post_mail(table.app, reply_to(turn, "help")).status_code == 202
+    assert len(table.deliver()) == 2
+    parsed = []
+    real = inbound.parse_message
+    monkeypatch.setattr(inbound, "parse_message", lambda *a, **k: parsed.append(1) or real(*a, **k))
+    version = table.game().version
+    refused = post_mail(table.app, reply_to(turn, "pick 1"))
+    assert refused.status_code == 429 and refused.headers["Retry-After"] == "3600"
+    assert refused.get_json()["outcomes"][0] == {
+        "kind": "refused",
+        "detail": refused.get_json()["outcomes"][0]["detail"],
+        "answered": False,
+        "duplicate": False,
+        "refused": "rate",
+    }
+    assert not parsed, "the mail's body was parsed before its seat's limit was checked"
+    assert table.game().version == version and not table.deliver(), "not carried out, not answered"
+    row = table.inbound()[-1]
+    assert (row.kind, row.game_id, row.seat, row.answered) == ("refused", table.game_id, 0, False)
+    # Another From changes nothing: the reply address names the seat.
+    assert post_mail(table.app, reply_to(turn, "help", sender="p1@example.org")).status_code == 429
+
+
+def test_a_mail_with_too_many_parts_or_too_deep_is_refused_recorded_and_not_answered(
+    table: MailTable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from service.domain import inbound
+
+    turn = turn_mail(table)
+    version = table.game().version
+    # 20,000 flat parts: refused on the raw bytes, never parsed.
+    monkeypatch.setattr(inbound, "parse_message", lambda *a, **k: pytest.fail("parsed"))
+    wide = post_mail(table.app, wide_reply(turn, 20_000))
+    assert wide.status_code == 422 and "more than 100 MIME parts" in wide.get_json()["error"]
+    assert wide.get_json()["outcomes"][0]["refused"] == "shape"
+    monkeypatch.undo()
+    # Just over the limits, as parsed.
+    for raw in (wide_reply(turn, 101), deep_reply(turn, 11)):
+        refused = post_mail(table.app, raw)
+        assert refused.status_code == 422, refused.get_json()
+        assert refused.get_json()["outcomes"][0]["kind"] == "refused"
+    assert [row.kind for row in table.inbound()] == ["refused"] * 3
+    assert table.game().version == version and not table.deliver()
+    # At the limits, read.
+    assert post_mail(table.app, deep_reply(turn, 10)).status_code == 202
+    assert table.game().version == version + 1
+    at_most = post_mail(table.app, wide_reply(turn, 100))
+    assert at_most.status_code == 202 and at_most.get_json()["outcomes"][0]["kind"] == "orders"
+
+
+def test_a_mail_over_the_cpu_budget_is_refused_for_now_and_read_when_handed_in_again(
+    make_app: Callable[..., Flask],
+    smtp_server: SMTPServer,  # noqa: F811
+) -> None:
+    app = make_app(**mail_settings(smtp_server, INBOUND_CPU_SECONDS=0))
+    table = MailTable(app, smtp_server, players=2)
+    table.create()
+    turn = turn_mail(table)
+    version = table.game().version
+    message = reply_to(turn, "pick 1")
+    over = post_mail(app, message)
+    assert over.status_code == 503 and over.headers["Retry-After"] == "60"
+    assert over.get_json()["outcomes"][0]["refused"] == "budget"
+    assert "of CPU" in over.get_json()["error"]
+    assert [row.kind for row in table.inbound()] == ["refused"]
+    assert table.game().version == version and not table.deliver()
+    app.config["INBOUND_CPU_SECONDS"] = 1.0
+    again = post_mail(app, message)
+    assert again.status_code == 202 and again.get_json()["outcomes"][0]["kind"] == "orders"
+    assert table.game().version == version + 1
+
+
+# -- delivery reports (issue 32, finding 8) ----------------------------------------------------------------------
+def test_a_forged_delivery_report_marks_nobody_and_no_report_text_reaches_a_mail(table: MailTable) -> None:
+    from service.domain.models import Player
+    from service.infra.db import get_session
+    from tests.mail_players import dsn
+
+    phishing = "550 5.1.1 re-confirm your seat at https://evil.example/login"
+    to = "smallworld@smallworld.example"
+    table.deliver()
+    sent_to_p1 = [m for m in table.smtp.mailbox.all() if m.rcpt_tos == ("p1@example.org",)]
+    [sent_to_p0, *_] = [m for m in table.smtp.mailbox.all() if m.rcpt_tos == ("p0@example.org",)]
+
+    def bouncing() -> tuple[object, str | None]:
+        with table.app.app_context():
+            player = get_session().exec(select(Player).where(Player.email == "p1@example.org")).one()
+            return player.bouncing_since, player.bounce_reason
+
+    # From anyone, with no copy of a mail of ours, or with a Message-ID that is not of a mail we sent to p1.
+    for forged in (
+        dsn(to, "p1@example.org", diagnostic=phishing, sender="attacker@evil.example"),
+        dsn(to, "p1@example.org", diagnostic=phishing, returned="<made-up@smallworld.example>"),
+        dsn(to, "p1@example.org", diagnostic=phishing, returned=sent_to_p0.header("Message-ID")),
+    ):
+        outcome = post_mail(table.app, forged).get_json()["outcomes"][0]
+        assert outcome["kind"] == "bounce" and "not marked" in outcome["detail"], outcome
+    assert bouncing() == (None, None) and not table.deliver(), "nobody marked, the host not told"
+
+    # A report of a mail we did send to p1: marked, and the host told in fixed words from the status code.
+    genuine = dsn(to, "p1@example.org", diagnostic=phishing, returned=sent_to_p1[-1].header("Message-ID"))
+    assert post_mail(table.app, genuine).get_json()["outcomes"][0]["detail"] == "marked p1@example.org as bouncing"
+    since, reason = bouncing()
+    assert since is not None and reason == "5.1.1 mailbox unknown"
+    [alert] = table.deliver()
+    assert alert.rcpt_tos == ("p0@example.org",) and "mail to Player 1 bounces" in (alert.header("Subject") or "")
+    assert "5.1.1 mailbox unknown" in words(alert)
+    for text in (alert.text, alert.html or ""):
+        assert "evil.example" not in text and "re-confirm" not in text

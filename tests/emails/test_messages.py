@@ -141,3 +141,19 @@ def test_a_message_renders_as_its_template_with_its_context() -> None:
 
 def test_the_doctests() -> None:
     assert doctest.testmod(messages).failed == 0
+
+
+def test_a_bounce_alert_says_only_fixed_words_from_the_status_code_never_a_report_s_text() -> None:
+    # Issue 32, finding 8: a forged report's Diagnostic-Code carried a phishing link to the host.
+    from emails.messages import BounceAlert
+
+    common = {"game_id": 1, "game_name": "G", "player_name": "Bob", "seat": 1, "address": "b@example.org"}
+    common |= {"admin_url": "https://smallworld.example/admin/x", "inbound_id": 3}
+    for given, shown in (
+        ("550 5.1.1 re-confirm your seat at https://evil.example/login", "5.1.1 mailbox unknown"),
+        ("5.2.2", "5.2.2 mailbox full"),
+        ("re-confirm your seat at https://evil.example/login", "undelivered"),
+    ):
+        alert = BounceAlert(**common, reason=given)
+        assert alert.reason == shown
+        assert BounceAlert.model_validate(alert.context()).reason == shown
