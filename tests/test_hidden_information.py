@@ -591,7 +591,7 @@ def test_after_a_player_deletes_their_address_the_pages_tell_neither_it_nor_anyo
     hidden coins as before, and none of them, nor any row of the database, holds the erased address or name."""
     monkeypatch.setattr(rules, "new_game", with_canaries(rules.new_game))
     deal_games_from(monkeypatch, 29)
-    app = make_app(BASE_URL=BASE, CHAT_PRIVATE_HOSTS=True, INBOUND_SECRET=INBOUND_SECRET)
+    app = make_app(BASE_URL=BASE, CHAT_LOOPBACK_FOR_TESTS=True, INBOUND_SECRET=INBOUND_SECRET)
     erased, name = "p2@example.org", "Zebulon"
     rnd = random.Random(29)
     with chat_receiver() as chat:

@@ -14,6 +14,7 @@ import pytest
 from flask import Flask
 
 from service.domain import privacy
+from service.domain.models import Player
 from service.domain.notifications import player_id_of
 from service.infra.db import get_session
 from tests.security.conftest import bearer, body, created_and_confirmed, invitations, mails, token_of
@@ -81,7 +82,12 @@ def test_delete_asks_for_the_box_then_erases_the_address_and_signs_out(app: Flas
     with app.app_context():
         links, bob_id = app.extensions["smallworld.links"], player_id_of(get_session(), BOB)
         assert bob_id is not None
-        personal = [links.choices_url(bob_id), links.address_calendar_url(bob_id)]
+        bob = get_session().get(Player, bob_id)
+        assert bob is not None
+        personal = [
+            links.choices_url(bob_id, serial=bob.links_serial),
+            links.address_calendar_url(bob_id, serial=bob.links_serial, calendar_serial=bob.calendar_serial),
+        ]
     personal = [url.removeprefix("https://smallworld.example") for url in personal]
     assert all(app.test_client().get(path).status_code == 200 for path in personal)
     bob_browser = app.test_client()
