@@ -486,9 +486,8 @@ def _send_one(
         what = "cannot compose the mail" if isinstance(mail, ComposeError) else "cannot render the mail"
         _failed(outcomes, job, f"{what}: {mail!r}", clock(), report, event="mail.render_failed")
         return
-    message = mail
     try:
-        connection.send(message)
+        connection.send(mail)
     except DeliveryError as error:
         _after_failure(outcomes, job, error, settings, clock(), report)
         return
