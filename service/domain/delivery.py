@@ -33,7 +33,10 @@ Never lose a mail, never send one twice:
 - A mail is **written once**: before a batch's first send, the drain renders each of its mails that has no
   bytes yet and stores them (``OutboxMail.rendered``, one statement and one commit for the batch); every
   attempt sends the stored bytes. Rendering again would sign the links anew (a token carries its time) and
-  read the reader's name, time zone and seat as they are then.
+  read the reader's name, time zone and seat as they are then. The bytes are kept only while the mail may
+  go out again: its outcome ``sent`` drops them (a turn mail with its board picture is some 60 KB; the
+  row's context says what it was). A mail retried later, failed (an admin may send it again), or maybe
+  sent keeps them.
 - A worker that dies (killed, its machine down) between the SMTP server's "250 OK" and that commit leaves
   the rows claimed; when the lease ends, they are sent again: **at least once** after a crash, never twice
   without one. It is then the **same mail, byte for byte**: the stored bytes, with the same ``Message-ID``.
@@ -700,7 +703,8 @@ _STORE_OUTCOME = (
         _OUTBOX.c.status == PENDING,
         _OUTBOX.c.claimed_by == sa.bindparam("holder"),
     )
-    .values(claimed_by=None)
+    # A mail sent drops its bytes (the module's docstring): only one that may go out again keeps them.
+    .values(claimed_by=None, rendered=sa.case((sa.bindparam("drop_rendered"), sa.null()), else_=_OUTBOX.c.rendered))
 )
 #: A mail's bytes stored, once, by the drain that holds its row (``OutboxMail.rendered``).
 _STORE_RENDERED = (
@@ -749,6 +753,7 @@ class _Outcomes:
                 "sent_at": now if status == SENT else None,
                 # Only pending rows keep a time: the drain's index then holds nothing else.
                 "next_attempt_at": retry_at if status == PENDING else None,
+                "drop_rendered": status == SENT,
             }
         )
 

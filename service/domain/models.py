@@ -358,7 +358,7 @@ class OutboxMail(SQLModel, table=True):
     step_key: str | None = Field(default=None, max_length=32)
     #: The mail as it goes to the SMTP server (headers and body, the bytes of ``emails.compose.Mail.data``),
     #: written once, just before its first attempt: every later attempt (after a crash, a retry) sends these
-    #: very bytes (DESIGN §6). Mail bodies may be purged some time after they were sent.
+    #: very bytes (DESIGN §6). Dropped when the mail is recorded sent; kept while it may go out again.
     rendered: bytes | None = Field(default=None, sa_column=sa.Column(sa.LargeBinary(), nullable=True))
     #: A drain died while it held the row after its bytes were written (``rendered``), before it recorded an
     #: outcome: the mail may have reached the SMTP server. Set by the claim that takes the row over, and kept:

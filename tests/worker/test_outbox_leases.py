@@ -240,6 +240,8 @@ def test_a_mail_sent_again_after_its_drain_was_killed_is_the_same_bytes(mail_app
     )
     [first] = smtp(mail_app).mailbox.all()
     assert "/unsubscribe/" in first.text  # a signed link whose token carries the time it was signed
+    [held] = outbox(mail_app)  # stored before it went out
+    assert held.rendered is not None and held.rendered.replace(b"\r\n", b"\n") == first.content.replace(b"\r\n", b"\n")
     time.sleep(1.1)  # a signing now would carry another second
     report = once_the_lease_lapsed(lambda: run_drain(mail_app, lease_seconds=1.0), killed)
     assert (report.sent, report.maybe_sent) == (1, 0)
@@ -247,8 +249,8 @@ def test_a_mail_sent_again_after_its_drain_was_killed_is_the_same_bytes(mail_app
     [row] = outbox(mail_app)
     assert again.header("Message-ID") == first.header("Message-ID") == row.message_id
     assert again.content == first.content
-    assert (row.status, row.attempts, row.may_have_left) == ("sent", 2, True)
-    assert row.rendered is not None and row.rendered.replace(b"\r\n", b"\n") == first.content.replace(b"\r\n", b"\n")
+    # Sent: the bytes are dropped, needed no more (a turn mail with its board picture is some 60 KB).
+    assert (row.status, row.attempts, row.may_have_left, row.rendered) == ("sent", 2, True, None)
 
 
 def test_a_mail_an_attempt_that_died_may_have_sent_is_never_recorded_skipped(mail_app: Flask) -> None:
