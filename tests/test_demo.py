@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import smtplib
 import socket
 import subprocess
 import sys
@@ -17,7 +18,17 @@ from typing import Any
 
 import pytest
 
-from service.cli.demo_game import DemoFailed, EmbeddedStack, Http, Mailbox, await_mail, free_port
+from service.cli.demo_game import (
+    Bot,
+    DemoFailed,
+    EmbeddedStack,
+    Http,
+    Mailbox,
+    SmtpMailbox,
+    _table,
+    await_mail,
+    free_port,
+)
 
 
 @pytest.mark.processes
@@ -222,3 +233,34 @@ def test_the_final_check_gives_up_waiting_for_a_mail_that_never_comes_and_anothe
     mails = await_mail(mailbox, 7, lambda mails: any("played for you" in m.subject for m in mails), seconds=0.5)
     assert mails == []  # the check that follows fails, naming the missing mail
     assert 0.5 <= time.monotonic() - started < 10
+
+
+def _mail_bytes(name: str, subject: str, game: int, text: str = "Your turn was played for you.") -> bytes:
+    message = EmailMessage()
+    message["From"], message["To"] = "smallworld@example.org", "bot1@demo.example.org"
+    message["Subject"], message["Message-ID"] = subject, f"<{name}@x>"
+    message["References"] = f"<game-{game}.20261128021913000000@localhost>"
+    message.set_content(text)
+    return message.as_bytes()
+
+
+def test_a_mail_received_again_with_its_message_id_is_one_delivery_reported_apart_and_must_be_the_same_bytes() -> None:
+    # At least once (DESIGN §6): a worker killed after the SMTP server took a mail, before recording it, makes
+    # another send it again, the same bytes. The demo counts it once and says so; the same Message-ID with other
+    # bytes fails it. Before, any repeated Message-ID failed the demo ("mails sent twice").
+    turn = _mail_bytes("passed", "Demo game 7: your turn was played for you", 7)
+    with SmtpMailbox() as mailbox, smtplib.SMTP(mailbox.host, mailbox.port) as smtp:
+        for data in (turn, turn):
+            smtp.sendmail("smallworld@example.org", ["bot1@demo.example.org"], data)
+        [mail] = mailbox.new()  # the server takes each mail before it answers: both are in
+        assert mail.message_id == "<passed@x>" and len(mailbox.all) == 1
+        assert [m.message_id for m in mailbox.copies] == ["<passed@x>"] and mailbox.changed_copies(7) == []
+        lines: list[str] = []
+        final = {"seats": [{"seat": 0, "name": "Bot 0"}], "seed": 1, "result": []}
+        _table(lines.append, final, 3.0, mailbox, [Bot(0, "Bot 0", "bot0@demo.example.org", lazy=True)], 7)
+        assert "1 mails arrived again, the same bytes with the same Message-ID: one delivery each." in lines
+        assert lines[0].endswith(", 1 mails.")
+        changed = _mail_bytes("passed", "Demo game 7: your turn was played for you", 7, text="Signed anew.")
+        smtp.sendmail("smallworld@example.org", ["bot1@demo.example.org"], changed)
+        assert mailbox.new() == []
+        assert mailbox.changed_copies(7) == ["<passed@x>"] and mailbox.changed_copies(8) == []

@@ -23,6 +23,7 @@ from flask.cli import run_command as flask_run_command
 
 from service.infra import logfmt, queues
 from service.infra.broker import is_embedded, prepare_embedded_broker
+from service.infra.celery import worker_arguments
 from service.infra.config import DEFAULT_SECRET_KEY, PREFIX, PRODUCTION
 from service.infra.db import alembic_config, get_engine, upgrade_database
 from service.infra.supervisor import ChildProcess, supervise
@@ -164,7 +165,7 @@ def is_loopback(host: str) -> bool:
 def worker(celery_args: Sequence[str]) -> None:
     """Run a Celery worker on every queue (deadlines and mail). Other options go to `celery worker`
     (e.g. --concurrency 4, or -Q mail for a worker that only sends mail)."""
-    _run_celery("worker", queues.with_queues(celery_args))
+    _run_celery("worker", worker_arguments(queues.with_queues(celery_args)))
 
 
 @click.command(context_settings={"ignore_unknown_options": True})

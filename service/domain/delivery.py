@@ -21,22 +21,31 @@ Never lose a mail, never send one twice:
   retry later (a transient failure, with backoff); failed (a permanent refusal, a mail that cannot be
   rendered or composed, or too many attempts; ``last_error`` says why, for the admins); skipped (the
   player turned that kind of mail off, or a mail about a step of a game that has moved past it, or
-  ended). The outcomes of that fraction of a second go in one statement and one commit: a commit per
-  mail was a third of the CPU time of a text mail.
+  ended); or, for a mail that would be skipped but that an earlier attempt may have sent (below), maybe
+  sent (``maybe_sent``: never ``skipped`` for a mail that may have left). The outcomes of that fraction of
+  a second go in one statement and one commit: a commit per mail was a third of the CPU time of a text mail.
 - A game's mails to one reader (one address) go out **in the order they were written**: the auto-pass
   notice of a game's last turn before its final tables, however many drains run at once. A claim takes a
   row only with every earlier row of its game to its reader that is still pending; a row behind one that
   another drain holds, or that waits for a retry, waits for its outcome (sent, failed or skipped), and
   does not take a place in the batch meanwhile. A batch goes out in the order written, and the drain that
   sent it claims once more, for the mails that waited behind it. Mails about no game have no order.
+- A mail is **written once**: before a batch's first send, the drain renders each of its mails that has no
+  bytes yet and stores them (``OutboxMail.rendered``, one statement and one commit for the batch); every
+  attempt sends the stored bytes. Rendering again would sign the links anew (a token carries its time) and
+  read the reader's name, time zone and seat as they are then. The bytes are kept only while the mail may
+  go out again: its outcome ``sent`` drops them (a turn mail with its board picture is some 60 KB; the
+  row's context says what it was). A mail retried later, failed (an admin may send it again), or maybe
+  sent keeps them.
 - A worker that dies (killed, its machine down) between the SMTP server's "250 OK" and that commit leaves
   the rows claimed; when the lease ends, they are sent again: **at least once** after a crash, never twice
-  without one. It is then the **same mail**: the same ``Message-ID`` (stored in the
-  row), the same ``Date`` (the row's creation) and the same text and structure (rendering is pure and
-  the MIME boundaries come from the ``Message-ID``); only the signed links in it are signed anew, with
-  the same meaning. A receiving side that drops a repeated ``Message-ID`` keeps one. At-least-once
-  delivery with a stable identity is the most SMTP allows: the server's
-  acceptance and our commit cannot be one atomic step.
+  without one. It is then the **same mail, byte for byte**: the stored bytes, with the same ``Message-ID``.
+  A receiving side that drops a repeated ``Message-ID`` keeps one. At-least-once delivery with a stable
+  identity is the most SMTP allows: the server's acceptance and our commit cannot be one atomic step. The
+  claim that takes such a row over marks it (``may_have_left``: its drain died after its bytes were
+  written); a marked row that is no longer to be sent (its step is over, the reader turned it off) is
+  recorded ``maybe_sent``, not ``skipped``, and counted apart (``DeliveryReport.maybe_sent``). A crash
+  early in a batch marks its rows not yet tried as well: "may", not "was".
 """
 
 from __future__ import annotations
@@ -48,13 +57,14 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from email.utils import format_datetime, parseaddr
 from typing import Any
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from emails import messages
-from emails.compose import ComposeError, Envelope, thread_id, write
+from emails.compose import ComposeError, Envelope, Mail, thread_id, write
 from emails.delivery import Backend, Connection, DeliveryError
 from emails.render import CALENDAR_MESSAGES, ESSENTIAL, MESSAGES, NOTICE, REMINDER, REPLY_MESSAGES, TALK, RenderError
 from service.domain import leases, notifications
@@ -76,6 +86,7 @@ from service.infra.logfmt import log
 logger = logging.getLogger(__name__)
 
 PENDING, SENT, FAILED, SKIPPED = MailStatus.PENDING, MailStatus.SENT, MailStatus.FAILED, MailStatus.SKIPPED
+MAYBE_SENT = MailStatus.MAYBE_SENT
 
 
 @dataclass(frozen=True)
@@ -122,6 +133,8 @@ class DeliveryReport:
     retried: int = 0
     failed: int = 0
     skipped: int = 0
+    #: Not sent again, as ``skipped``, but an earlier attempt that died may have sent them (``maybe_sent``).
+    maybe_sent: int = 0
     #: Claimed but not tried (the batch ran out of time): due again at once.
     released: int = 0
     #: Claimed but not tried because the lease could not be renewed in time (the database out of reach,
@@ -163,6 +176,10 @@ class _Job:
     seat_secret: str | None
     #: The step of the game the mail is about (``OutboxMail.step_key``), if it is about one.
     step_key: str | None
+    #: The mail's bytes, if an earlier attempt wrote them (``OutboxMail.rendered``): sent as they are.
+    rendered: bytes | None
+    #: An earlier attempt died after writing them: it may have sent the mail (``OutboxMail.may_have_left``).
+    may_have_left: bool
 
 
 def deliver_due_mail(
@@ -279,6 +296,12 @@ def _claim_statements(dialect: str, batch_size: int) -> tuple[sa.Update, sa.Sele
             next_attempt_at=sa.bindparam("lease_until"),
             attempts=OutboxMail.attempts + 1,
             claimed_by=sa.bindparam("holder"),
+            # The values on the right are the row's before this claim: a row still held (its drain gone) whose
+            # bytes were written may have been handed to the SMTP server (the module's docstring).
+            may_have_left=sa.or_(
+                col(OutboxMail.may_have_left),
+                sa.and_(col(OutboxMail.claimed_by).is_not(None), col(OutboxMail.rendered).is_not(None)),
+            ),
         )
         .returning(col(OutboxMail.id))
         .execution_options(synchronize_session=False)
@@ -297,6 +320,8 @@ def _claim_statements(dialect: str, batch_size: int) -> tuple[sa.Update, sa.Sele
             col(OutboxMail.attempts),
             col(OutboxMail.game_id),
             col(OutboxMail.step_key),
+            col(OutboxMail.rendered),
+            col(OutboxMail.may_have_left),
             col(Player.id).label("player_id"),
             col(Player.display_name).label("player_name"),
             col(Player.time_zone),
@@ -374,6 +399,7 @@ def _send_batch(
     untried = 0
     lease.start()
     try:
+        mails = _written(session, links, settings, jobs, lease)
         with backend.open() as connection:
             for index, job in enumerate(jobs):
                 outcomes.store_if_due()
@@ -388,7 +414,7 @@ def _send_batch(
                     log(logger, logging.WARNING, "mail.lease_lost", outbox=job.id, game=job.game_id, holder=holder)
                     continue
                 untried = index + 1
-                _send_one(connection, outcomes, links, settings, job, clock, report)
+                _send_one(connection, outcomes, mails.get(job.id), settings, job, clock, report)
     except Exception:
         # The drain fails and its process lives on (a database error, a fault of its own): no other process's
         # drain may take its rows while that process holds its lock, so they are given back now, for any drain,
@@ -404,29 +430,78 @@ def _send_batch(
             lease.stop()
 
 
+def _written(
+    session: Session, links: LinkMaker, settings: MailSettings, jobs: list[_Job], lease: leases.Lease
+) -> dict[int, Mail | Exception]:
+    """Each job's mail as it goes out, or why it cannot be written (it fails): the bytes an earlier attempt
+    stored, or, for a mail sent for the first time, its bytes rendered now and stored, for the whole batch in
+    one statement and one commit, before the first of them goes out (the module's docstring). A mail to be
+    skipped is not written."""
+    mails: dict[int, Mail | Exception] = {}
+    new: list[dict[str, Any]] = []
+    for job in jobs:
+        if job.rendered is not None:
+            mails[job.id] = Mail(
+                sender=_sender_address(settings.sender),
+                recipient=job.to_email,
+                date=format_datetime(job.created_at),
+                message_id=job.message_id,
+                data=job.rendered,
+            )
+        elif not _skip_reason(job):
+            try:
+                mail = mails[job.id] = write(*_rendered_and_envelope(job, links, settings))
+            except Exception as error:  # whatever this row holds, it stops this mail only
+                mails[job.id] = error
+            else:
+                new.append({"row_id": job.id, "holder": lease.holder, "data": mail.data})
+    if new:
+        with lease.writing:
+            try:
+                session.execute(_STORE_RENDERED, new)
+                session.commit()
+            except BaseException:
+                session.rollback()
+                raise
+    return mails
+
+
 def _send_one(
     connection: Connection,
     outcomes: _Outcomes,
-    links: LinkMaker,
+    mail: Mail | Exception | None,
     settings: MailSettings,
     job: _Job,
     clock: Callable[[], datetime],
     report: DeliveryReport,
 ) -> None:
     skip = _skip_reason(job)
+    if skip and job.may_have_left:
+        # Not sent again, but the attempt that died may have sent it: never told as skipped.
+        error = f"may have been sent by an attempt that died before recording it; not sent again: {skip}"
+        outcomes.add(job, MAYBE_SENT, clock(), error=error)
+        report.maybe_sent += 1
+        log(
+            logger,
+            logging.WARNING,
+            "mail.maybe_sent",
+            outbox=job.id,
+            game=job.game_id,
+            template=job.template,
+            reason=skip,
+        )
+        return
     if skip:
         outcomes.add(job, SKIPPED, clock(), error=skip)
         report.skipped += 1
         log(logger, logging.INFO, "mail.skipped", outbox=job.id, game=job.game_id, template=job.template, reason=skip)
         return
-    try:
-        message = write(*_rendered_and_envelope(job, links, settings))
-    except Exception as error:  # whatever this row holds, it stops this mail only
-        what = "cannot compose the mail" if isinstance(error, ComposeError) else "cannot render the mail"
-        _failed(outcomes, job, f"{what}: {error!r}", clock(), report, event="mail.render_failed")
+    if not isinstance(mail, Mail):
+        what = "cannot compose the mail" if isinstance(mail, ComposeError) else "cannot render the mail"
+        _failed(outcomes, job, f"{what}: {mail!r}", clock(), report, event="mail.render_failed")
         return
     try:
-        connection.send(message)
+        connection.send(mail)
     except DeliveryError as error:
         _after_failure(outcomes, job, error, settings, clock(), report)
         return
@@ -569,6 +644,8 @@ def _signed_once(
 
 #: The domain of the Message-IDs and threads, from the sender (the same for every mail of a drain).
 _domain_of = functools.lru_cache(maxsize=16)(mail_domain)
+#: The envelope's sender of a mail sent from its stored bytes, as ``emails.compose.write`` gives it.
+_sender_address = functools.lru_cache(maxsize=16)(lambda sender: parseaddr(sender)[1])
 
 
 def _reply_address(job: _Job, links: LinkMaker, settings: MailSettings) -> str | None:
@@ -648,7 +725,19 @@ _STORE_OUTCOME = (
         _OUTBOX.c.status == PENDING,
         _OUTBOX.c.claimed_by == sa.bindparam("holder"),
     )
-    .values(claimed_by=None)
+    # A mail sent drops its bytes (the module's docstring): only one that may go out again keeps them.
+    .values(claimed_by=None, rendered=sa.case((sa.bindparam("drop_rendered"), sa.null()), else_=_OUTBOX.c.rendered))
+)
+#: A mail's bytes stored, once, by the drain that holds its row (``OutboxMail.rendered``).
+_STORE_RENDERED = (
+    sa.update(_OUTBOX)
+    .where(
+        _OUTBOX.c.id == sa.bindparam("row_id"),
+        _OUTBOX.c.status == PENDING,
+        _OUTBOX.c.claimed_by == sa.bindparam("holder"),
+        _OUTBOX.c.rendered.is_(None),
+    )
+    .values(rendered=sa.bindparam("data"))
 )
 #: The outbox's rows as its drains claim them and their leases hold them (``service.domain.leases``).
 _CLAIMS = leases.Claims(_OUTBOX, PENDING, "mail")
@@ -686,6 +775,7 @@ class _Outcomes:
                 "sent_at": now if status == SENT else None,
                 # Only pending rows keep a time: the drain's index then holds nothing else.
                 "next_attempt_at": retry_at if status == PENDING else None,
+                "drop_rendered": status == SENT,
             }
         )
 

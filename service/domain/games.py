@@ -38,9 +38,9 @@ def update_if_unmoved(
     nothing written) if the row's version is no longer ``version``: something else moved the game first.
 
     With ``event`` (a log entry's row, every column but the id), the entry's INSERT goes in the same statement,
-    on PostgreSQL only (:func:`_event_and_update`): one round trip for both, the UPDATE made only once the
-    entry is in (it raises ``IntegrityError`` when the log's unique (game, version) refuses it), and ``False``,
-    with the entry in a transaction that the caller rolls back, when the version guard stops the UPDATE.
+    on PostgreSQL only (:func:`_update_and_event`): one round trip for both, the entry written only once the
+    UPDATE locked and wrote the game's row (it raises ``IntegrityError`` when the log's unique (game, version)
+    refuses it), and ``False``, with nothing written, when the version guard stops the UPDATE.
 
     A plain row's pending changes are the columns set since it was read (``GameRow.changed``); once written,
     it has none. An ORM object's changes are then the ORM's committed state, so the commit's flush writes
@@ -85,31 +85,78 @@ def _guarded_update(
         moved = session.connection().execute(_UNMOVED, {**changes, **guard})
     else:
         entry = {_EVENT_PARAMETER[name]: value for name, value in event.items()}
-        moved = session.connection().execute(_event_and_update(frozenset(event)), {**changes, **entry, **guard})
+        both = _update_and_event(frozenset(changes), frozenset(event))
+        # The row the entry's INSERT returns (the driver counts no rows for an INSERT … SELECT).
+        return session.connection().execute(both, {**changes, **entry, **guard}).first() is not None
     return moved.rowcount == 1
 
 
 @functools.cache
-def _event_and_update(columns: frozenset[str]) -> sa.Update:
-    """The log entry's INSERT (of ``columns``, from the parameters named ``event_<column>``) and the guarded
-    UPDATE in one PostgreSQL statement, built once per set of columns (a step's entry has all of them):
+def event_insert(dialect: str, columns: frozenset[str]) -> sa.Insert:
+    """A log entry's INSERT (of ``columns``, from the parameters of their names), made only
+    while the game's row is locked at the version before the entry's, built once per set of columns:
 
-        WITH event AS (INSERT INTO actions (…) VALUES (…) RETURNING actions.game_id)
-        UPDATE games SET … FROM event WHERE games.id = ? AND games.version = ? AND games.id = event.game_id
+        INSERT INTO actions (…) SELECT CAST(? AS …), … FROM games
+        WHERE games.id = <game_id> AND games.version + 1 = <version> FOR UPDATE
 
-    The UPDATE's rows come from its join with the INSERT's one returned row, so the game's row is locked and
-    written only once the entry is in, after its unique (game, version) is checked: the same order as an
-    INSERT then an UPDATE (every other writer of a step's entry does so), so two steps racing for a version
-    wait for each other, never deadlock. The version guard is the UPDATE's own, checked again on the row's
-    latest version when another transaction moved it meanwhile (READ COMMITTED).
+    So a step takes its game's row lock before it writes anything, as the deadline sweep does (it locks the
+    game it auto-passes first, then writes the auto-pass's entry, mail and seats): the two take their locks in
+    one order and wait for each other, never deadlock. Before, a step wrote its entry first, holding the log's
+    unique (game, version), and then waited for the game's row, which the sweep held while it waited for that
+    same unique key: PostgreSQL's "deadlock detected", a 503 to a bot whose step met an auto-pass. A game that
+    moved meanwhile (READ COMMITTED checks the version again on the row as the other transaction left it) gives
+    no row: nothing is inserted. SQLite (``dialect``) writes one transaction at a time: there it is a plain
+    INSERT of the parameters.
     """
-    entry = (
-        sa.insert(_EVENTS)
-        .values({name: sa.bindparam(_EVENT_PARAMETER[name], type_=_EVENTS.c[name].type) for name in sorted(columns)})
-        .returning(_EVENTS.c.game_id)
-        .cte("event")
+    names = sorted(columns)
+    if dialect != "postgresql":
+        return sa.insert(_EVENTS).values({name: sa.bindparam(name) for name in names}).returning(_EVENTS.c.game_id)
+    values = [_typed(name, _EVENTS.c[name].type) for name in names]
+    locked = (
+        sa.select(*values)
+        .where(
+            GAMES.c.id == sa.bindparam("game_id"),
+            GAMES.c.version + 1 == sa.bindparam("version"),
+        )
+        .with_for_update()
     )
-    return _UNMOVED.where(GAMES.c.id == entry.c.game_id)
+    # Its count is read from the row it returns (the driver counts no rows for an INSERT … SELECT).
+    return sa.insert(_EVENTS).from_select(names, locked).returning(_EVENTS.c.game_id)
+
+
+@functools.cache
+def _update_and_event(changed: frozenset[str], columns: frozenset[str]) -> sa.Insert:
+    """The guarded UPDATE (setting the game's ``changed`` columns) and the log entry's INSERT (of ``columns``,
+    from the parameters named ``event_<column>``) in one PostgreSQL statement, built once per pair of sets (a
+    common step changes the same columns every time, and its entry has all of them):
+
+        WITH moved AS (UPDATE games SET … WHERE games.id = ? AND games.version = ? RETURNING games.id)
+        INSERT INTO actions (…) SELECT … FROM moved
+
+    The entry's row comes from the UPDATE's one returned row, so the game's row is locked and written first
+    and the entry goes in only then: the order of every other writer of a step's entry (the game's row lock,
+    then the entry; :func:`event_insert`), so two steps, or a step and the sweep, racing for a version wait for
+    each other, never deadlock. The version guard is the UPDATE's own, checked again on the row's latest version
+    when another transaction moved it meanwhile (READ COMMITTED): then nothing is written, and the statement's
+    count is 0. (An entry INSERTed first, holding the log's unique (game, version), while the row's lock was
+    waited for, deadlocked with the sweep, which holds that lock when it writes its entry.)
+    """
+    moved = (
+        GAMES.update()
+        .where(GAMES.c.id == sa.bindparam("unmoved_id"), GAMES.c.version == sa.bindparam("unmoved_version"))
+        .values({name: sa.bindparam(name, type_=GAMES.c[name].type) for name in sorted(changed)})
+        .returning(GAMES.c.id)
+        .cte("moved")
+    )
+    names = sorted(columns)
+    values = [_typed(_EVENT_PARAMETER[name], _EVENTS.c[name].type) for name in names]
+    return sa.insert(_EVENTS).from_select(names, sa.select(*values).select_from(moved)).returning(_EVENTS.c.game_id)
+
+
+def _typed(parameter: str, kind: Any) -> sa.ColumnElement[Any]:
+    """The parameter as a value of the column type ``kind`` in a SELECT's list (PostgreSQL: there it has no
+    column to take its type from)."""
+    return sa.cast(sa.bindparam(parameter, type_=kind), kind)
 
 
 #: The guarded UPDATE of :func:`update_if_unmoved`; the columns it sets come with each execution's parameters.
@@ -117,7 +164,7 @@ _UNMOVED = GAMES.update().where(
     GAMES.c.id == sa.bindparam("unmoved_id"), GAMES.c.version == sa.bindparam("unmoved_version")
 )
 _EVENTS: sa.Table = GameAction.__table__  # type: ignore[attr-defined]
-#: The parameter of each column of a log entry in :func:`_event_and_update` (the game has columns of the same
+#: The parameter of each column of a log entry in :func:`_update_and_event` (the game has columns of the same
 #: names, set from parameters named as they are).
 _EVENT_PARAMETER = {column.name: f"event_{column.name}" for column in _EVENTS.columns}
 #: The game's attribute of each column (they share their names today; the guard must not depend on it).

@@ -57,6 +57,9 @@ class MailStatus(StrEnum):
     FAILED = "failed"
     #: Not sent on purpose: the player turned that kind of mail off, or its step is over.
     SKIPPED = "skipped"
+    #: Not sent again on purpose (as ``skipped``), but an earlier attempt whose drain died before recording its
+    #: outcome may have handed it to the SMTP server (``OutboxMail.may_have_left``): it may have been sent.
+    MAYBE_SENT = "maybe_sent"
 
 
 class NoticeStatus(StrEnum):
@@ -371,6 +374,16 @@ class OutboxMail(SQLModel, table=True):
     #: When the retention sweep emptied the mail's body (``context``) and last error, ``SMALLWORLD_MAIL_RETENTION_DAYS``
     #: after it was written (``service.domain.retention``); the row's kind, recipient and times stay.
     body_purged_at: datetime | None = _time()
+    #: The mail as it goes to the SMTP server (headers and body, the bytes of ``emails.compose.Mail.data``),
+    #: written once, just before its first attempt: every later attempt (after a crash, a retry) sends these
+    #: very bytes (DESIGN §6). Dropped when the mail is recorded sent; kept while it may go out again.
+    rendered: bytes | None = Field(default=None, sa_column=sa.Column(sa.LargeBinary(), nullable=True))
+    #: A drain died while it held the row after its bytes were written (``rendered``), before it recorded an
+    #: outcome: the mail may have reached the SMTP server. Set by the claim that takes the row over, and kept:
+    #: such a row is sent again (the same bytes) or recorded ``maybe_sent``, never ``skipped``.
+    may_have_left: bool = Field(
+        default=False, sa_column=sa.Column(sa.Boolean(), nullable=False, server_default=sa.false())
+    )
 
 
 class ChatNotice(SQLModel, table=True):

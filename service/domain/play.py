@@ -26,7 +26,15 @@ from emails.messages import AutoPassed, HostAlert, RedeployNeeded, YourTurn
 from service.domain import bot_seats, chat_notices, story
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, IllegalMove
-from service.domain.games import begin_ending, get_game, seats_by_number, seats_of, settings_of, update_if_unmoved
+from service.domain.games import (
+    begin_ending,
+    event_insert,
+    get_game,
+    seats_by_number,
+    seats_of,
+    settings_of,
+    update_if_unmoved,
+)
 from service.domain.links import LinkMaker
 from service.domain.models import (
     ActionKind,
@@ -633,9 +641,13 @@ def commit_step(
         session.flush()  # what the caller changed before (an undo's steps marked undone)
         # The common step, on PostgreSQL: the event goes in with the game's UPDATE, one statement.
         with_update = _written_with_update(session, game, new_state)
+        # Else one INSERT, built once: the event is not read back, so it needs none of the ORM's unit of work. It
+        # locks the game's row first (``games.event_insert``: one order of locks with the sweep's), and inserts
+        # nothing when the game moved meanwhile.
         if not with_update:
-            # One INSERT, built once: the event is not read back, so it needs none of the ORM's unit of work.
-            session.connection().execute(_INSERT_EVENT, event)
+            insert = event_insert(session.get_bind().dialect.name, frozenset(event))
+            if session.connection().execute(insert, event).first() is None:
+                raise _Lost()
         if begins_turn(game.step_key, new_state):  # not the common step: that neither reads nor writes them
             _keep_turn_start(session, game.id or 0, expected + 1, new_state)
         game.version = expected + 1
@@ -805,7 +817,6 @@ _INSERT_START = sa.insert(_STARTS)
 #: The event's columns an INSERT writes (the id is the database's), and that INSERT.
 _EVENT_COLUMNS = [column.name for column in _ACTIONS.columns if column.name != "id"]
 _EVENT_COLUMNS_SET = frozenset(_EVENT_COLUMNS)
-_INSERT_EVENT = sa.insert(_ACTIONS)
 
 
 def _default_of(name: str) -> Callable[[], Any] | None:

@@ -112,6 +112,9 @@ ADDRESS_COLUMNS: dict[str, str] = {
     "audit.actor": AN_ADDRESS,
     "audit.details": AN_ADDRESS,
 }
+#: Columns of bytes that may hold an address or a name as written (a mail as it went to the SMTP server): not
+#: rewritten but emptied for the erased address's mails and its games' (:func:`_drop_rendered`).
+DROPPED_BYTES = {"outbox.rendered": "a mail's bytes, kept only while it may go out again"}
 #: Text columns that never hold an address a player gave, with the reason (or that are rewritten by name
 #: in :func:`forget_address` itself: ``players.email``, ``games.host_email``, ``outbox.to_email``, ``sign_ins``).
 NEVER_AN_ADDRESS = {
@@ -500,6 +503,7 @@ def forget_address(session: Session, email: str, links: LinkMaker, now: datetime
         _rename_in_result(game, seat.seat)
     session.flush()
     forgotten.rows_rewritten += _rewrite_names(session, sorted(games), rename) + _rewrite_address(session, email)
+    _drop_rendered(session, sorted(games), to_it)
     block_list.forget(session, email)
     session.commit()
     log(logger, logging.INFO, "privacy.forgotten", games=len(games), seats=len(seats), player=replacement)
@@ -579,6 +583,20 @@ def _rewrite_names(session: Session, game_ids: list[int], rename: Callable[[str]
     for name, where in in_games.items():
         changed += _rewrite_column(session, _column(name), where, rename)
     return changed
+
+
+def _drop_rendered(session: Session, game_ids: list[int], to_it: sa.ColumnElement[bool]) -> None:
+    """The stored bytes of the mails to the address and of its games' mails (:data:`DROPPED_BYTES`): they hold
+    the address or its names as written, and cannot be rewritten like text. A mail still to go is rendered
+    again from its rewritten context (``service.domain.delivery``): the erasure outweighs sending the very
+    same bytes again."""
+    where = sa.or_(to_it, col(OutboxMail.game_id).in_(game_ids)) if game_ids else to_it
+    session.exec(
+        sa.update(OutboxMail)
+        .where(where, col(OutboxMail.rendered).is_not(None))
+        .values(rendered=None)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def _rewrite_address(session: Session, email: str) -> int:

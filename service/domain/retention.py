@@ -37,7 +37,7 @@ DEFAULT_DAYS = 30
 BATCH = 500
 #: What a purged mail's row keeps of its body: nothing. The hook for a new column that holds a mail's body
 #: (say the rendered bytes kept to send the very same bytes again): add it here, with its emptied value.
-PURGED_BODY: dict[str, Any] = {"context": {}, "last_error": None}
+PURGED_BODY: dict[str, Any] = {"context": {}, "last_error": None, "rendered": None}
 
 
 @dataclass

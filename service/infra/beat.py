@@ -10,7 +10,10 @@ lock and the schedule are gone too (sibson/redbeat#285). :class:`SteadyRedBeatSc
   Redis went: one line, ``beat.not_sent``, instead of Celery's two tracebacks);
 - once Redis answers, takes the lock again as a starting beat does, without waiting for it: if another
   beat took it meanwhile, this one waits as a second beat does (trying every ``max_interval``);
-- with the lock, installs the schedule again (a restarted Redis lost it) and logs ``beat.broker_back``.
+- with the lock, installs the schedule again (a restarted Redis lost it), makes every periodic task due at
+  once (:meth:`SteadyRedBeatScheduler._all_due_now`) and logs ``beat.broker_back``: the sweeps go out at the
+  next tick, within ``max_interval``, not a whole period later. (RedBeat stores a newly installed task as run
+  just now, and one that stayed in Redis may have had its next run stored, ``reserve``, as its sending failed.)
 
 No sweep is lost by the gap: deadlines and mail live in the database, and the next sweep finds whatever
 fell due meanwhile (the outage guard pushes back deadlines after a long gap).
@@ -18,6 +21,7 @@ fell due meanwhile (the outage guard pushes back deadlines after a long gap).
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from typing import Any
@@ -104,6 +108,7 @@ class SteadyRedBeatScheduler(RedBeatScheduler):
                 return False
             self.lock = lock
             self.setup_schedule()  # a restarted Redis lost it; otherwise this changes nothing
+            self._all_due_now()
         except REDIS_DOWN as error:
             self._lost(error)
             return False
@@ -111,6 +116,18 @@ class SteadyRedBeatScheduler(RedBeatScheduler):
         self.lost_at = None
         self.retry_in = 1.0
         return True
+
+    def _all_due_now(self) -> None:
+        """Every periodic task of the configuration due now: stored as never run (RedBeat's ``due_at``), which the
+        next tick sends. A sweep that fell due in the outage was not sent, and each is safe to run at any time."""
+        client = get_redis(self.app)
+        never_run = json.dumps({"last_run_at": None})
+        with client.pipeline() as pipe:
+            for name in self.app.redbeat_conf.schedule:
+                key = self.Entry.generate_key(self.app, name)
+                pipe.hset(key, "meta", never_run)
+                pipe.zadd(self.app.redbeat_conf.schedule_key, {key: 0})
+            pipe.execute()
 
 
 def _outage(error: BaseException) -> BaseException | None:

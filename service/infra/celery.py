@@ -7,6 +7,7 @@ request does (``service.infra.db.get_session``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,23 @@ REDIS_SCHEMES = ("redis://", "rediss://")
 #: Longest pause between two tries to reach the broker again (seconds). kombu's default grows to 30 s, and
 #: Celery gives up after 100 tries (the worker then exits): here it tries every few seconds, for ever.
 RECONNECT_MAX_SECONDS = 5.0
+
+
+#: Parts of a Celery worker the service does not use, left out of ``smallworld worker``: gossip and mingle (the
+#: workers telling each other of themselves, for leader elections and for the tasks revoked by remote control; the
+#: service elects nothing and revokes nothing). Each reconnects on its own after a broker outage, and gossip's
+#: failed restart during one logged an ERROR with a 171-line traceback. Remote control (``celery inspect``,
+#: ``control.ping``) and the heartbeat events of monitors are kept.
+WORKER_WITHOUT = ("--without-gossip", "--without-mingle")
+
+
+def worker_arguments(celery_args: Sequence[str]) -> list[str]:
+    """``celery worker`` arguments without the parts of :data:`WORKER_WITHOUT`.
+
+    >>> worker_arguments(["-Q", "mail"])
+    ['--without-gossip', '--without-mingle', '-Q', 'mail']
+    """
+    return [*(flag for flag in WORKER_WITHOUT if flag not in celery_args), *celery_args]
 
 
 class SteadyConsumer(Consumer):

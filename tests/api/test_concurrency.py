@@ -206,12 +206,13 @@ def test_a_step_whose_database_connection_drops_gets_503_and_applies_once_when_s
 def test_a_step_meeting_another_writer_of_its_version_waits_for_it_then_is_refused(
     make_app: Any, postgres_url: str, redis_url: str, monkeypatch: Any
 ) -> None:
-    """Another transaction writes the game's next version as every step does (its event's INSERT, then the
-    game's UPDATE) and is still open when the step writes: the step waits for it, and once it commits, is
-    refused with the version it made; neither deadlocks. On PostgreSQL a step that keeps the seat on turn
-    writes its event and the game's UPDATE in one statement, which takes its locks in that same order: the
-    event's unique (game, version) first, the game's row after (a deadlock would fail one of the two after
-    PostgreSQL's ``deadlock_timeout``: a 503 here, or an error in the other transaction)."""
+    """Another transaction writes the game's next version as every writer does (the game's row locked and
+    written first, as the deadline sweep locks the game it auto-passes, then its event's INSERT) and is still
+    open when the step writes: the step waits for it, and once it commits, is refused with the version it made;
+    neither deadlocks. On PostgreSQL a step that keeps the seat on turn writes the game's UPDATE and its event in
+    one statement, which takes its locks in that same order: the game's row first, the event's unique (game,
+    version) after (a deadlock would fail one of the two after PostgreSQL's ``deadlock_timeout``: a 503 here, or
+    an error in the other transaction). Before, a step took them the other way round, and met the sweep so."""
     app = make_app(DATABASE_URL=postgres_url, BROKER_URL=redis_url)
     api = app.test_client()
     game_id, tokens = started(api, functools.partial(read_outbox, app))
@@ -223,7 +224,7 @@ def test_a_step_meeting_another_writer_of_its_version_waits_for_it_then_is_refus
     def finish_once_the_step_waits(pid: int) -> None:
         try:
             with get_engine(app).connect() as watcher:
-                for _ in range(200):  # the step's statement waits on the other's event: a lock
+                for _ in range(200):  # the step's statement waits on the other's row lock of the game
                     waiting = watcher.execute(
                         text("SELECT wait_event_type FROM pg_stat_activity WHERE pid = :pid"), {"pid": pid}
                     ).scalar()
@@ -232,7 +233,8 @@ def test_a_step_meeting_another_writer_of_its_version_waits_for_it_then_is_refus
                         finished.append("the step waited")
                         break
                     time.sleep(0.05)
-            other.execute(text("UPDATE games SET version = 2 WHERE id = :id"), {"id": game_id})
+            event = play.new_event(game_id=game_id, seat=0, kind=ActionKind.ACTION, action={"type": "x"}, version=2)
+            other.execute(sa.insert(GameAction.__table__), event)  # type: ignore[attr-defined]
             other_transaction.commit()
             finished.append("committed")
         except Exception as error:  # the test fails on it below
@@ -242,8 +244,7 @@ def test_a_step_meeting_another_writer_of_its_version_waits_for_it_then_is_refus
 
     def apply_while_another_writes(state: Any, action: Any) -> Any:
         if not waiter:
-            event = play.new_event(game_id=game_id, seat=0, kind=ActionKind.ACTION, action={"type": "x"}, version=2)
-            other.execute(sa.insert(GameAction.__table__), event)  # type: ignore[attr-defined]
+            other.execute(text("UPDATE games SET version = 2 WHERE id = :id"), {"id": game_id})
             pid = get_session().connection().exec_driver_sql("SELECT pg_backend_pid()").scalar_one()
             waiter.append(threading.Thread(target=finish_once_the_step_waits, args=(pid,)))
             waiter[0].start()

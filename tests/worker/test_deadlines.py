@@ -5,17 +5,25 @@ Every sweep is given its ``now``; nothing sleeps.
 
 from __future__ import annotations
 
+import queue
 import random
+import threading
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
+import pytest
+import sqlalchemy as sa
 from flask import Flask
 from sqlmodel import select
 
 import rules
 from rules.bots import concrete
-from service.domain import play, status
+from service.domain import deadlines, play, status
+from service.domain.errors import Conflict
 from service.domain.models import Game, ReminderSent
-from service.infra.db import get_session
+from service.infra.db import get_engine, get_session
 
 from .conftest import game_row, logged, new_game, outbox, sweep, sweeps_at_once
 
@@ -238,3 +246,124 @@ def test_the_sweep_ends_a_game_whose_state_is_over_but_still_marked_active_and_t
     game = game_row(mail_app, game_id)
     assert game.status == "finished" and game.result
     assert len(outbox(mail_app, "game_over")) == 2
+
+
+def seat_zero_may(action_type: str) -> Callable[[rules.GameState], bool]:
+    def may(state: rules.GameState) -> bool:
+        return state.current == 0 and any(a.type == action_type for a in rules.legal_actions(state, 0))
+
+    return may
+
+
+def step_of(app: Flask, game_id: int, action_type: str) -> tuple[int, dict[str, Any]]:
+    """Seat 0's step of ``action_type`` now, and the version it is made against."""
+    with app.app_context():
+        game = get_session().get(Game, game_id)
+        assert game is not None
+        state = rules.GameState.from_json(game.state)
+        [action, *_] = [a for a in rules.legal_actions(state, 0) if a.type == action_type]
+        return game.version, concrete(action, random.Random(1)).to_json()
+
+
+def waits_for_a_lock(app: Flask, pid: int) -> bool:
+    """Whether the PostgreSQL backend ``pid`` waits for a lock, asked until it does (at most 10 s)."""
+    with get_engine(app).connect() as watcher:
+        for _ in range(200):
+            waiting = watcher.execute(
+                sa.text("SELECT wait_event_type FROM pg_stat_activity WHERE pid = :pid"), {"pid": pid}
+            ).scalar()
+            watcher.rollback()
+            if waiting == "Lock":
+                return True
+            time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("mail_app", ["postgres"], indirect=True)
+@pytest.mark.parametrize("action_type", ["pick", "end_turn"])  # one statement for the game and its entry; two
+def test_a_step_made_while_the_sweep_auto_passes_its_game_waits_for_it_and_never_deadlocks(
+    mail_app: Flask, monkeypatch: pytest.MonkeyPatch, action_type: str
+) -> None:
+    # The sweep locks the due game's row, then writes the auto-pass (its log entry, mail, seats). A step of the
+    # seat on turn made meanwhile (a bot's, a player's) takes the game's row first too, so it waits for the
+    # sweep, holding nothing, and is refused once the sweep commits. Before, the step wrote its log entry first
+    # (the log's unique (game, version)), then waited for the row the sweep held, while the sweep waited for
+    # that entry's key to write its own: PostgreSQL's "deadlock detected", a 503 to the bot.
+    game_id = new_game(mail_app)
+    play_until(mail_app, game_id, seat_zero_may(action_type))
+    version, action = step_of(mail_app, game_id, action_type)
+    deadline = game_row(mail_app, game_id).deadline_at
+    assert deadline is not None
+    links = mail_app.extensions["smallworld.links"]
+    sweep_holds_the_game, step_pid = threading.Event(), queue.Queue[int]()
+    seen: list[str] = []
+    real_auto_pass = play.rules.auto_pass
+
+    def auto_pass_once_the_step_waits(state: rules.GameState, seat: int) -> rules.GameState:
+        if not sweep_holds_the_game.is_set():  # the sweep's auto-pass (not a replay of it, later)
+            sweep_holds_the_game.set()
+            if waits_for_a_lock(mail_app, step_pid.get(timeout=10)):
+                seen.append("the step waited for the sweep")
+        return real_auto_pass(state, seat)
+
+    def step() -> None:
+        with mail_app.app_context():
+            session = get_session()
+            step_pid.put(session.connection().exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
+            try:
+                play.submit_action(session, game_id, 0, action, version, links)
+                seen.append("the step was applied")
+            except Conflict:
+                seen.append("the step was refused")
+            except Exception as error:  # a deadlock: the test fails on it below
+                seen.append(f"the step failed: {error!r}"[:300])
+
+    monkeypatch.setattr(play.rules, "auto_pass", auto_pass_once_the_step_waits)
+    stepping = threading.Thread(target=step)
+    swept: list[deadlines.SweepReport] = []
+    sweeping = threading.Thread(target=lambda: swept.append(sweep(mail_app, deadline + timedelta(seconds=1))))
+    sweeping.start()
+    assert sweep_holds_the_game.wait(10)
+    stepping.start()
+    stepping.join(30)
+    sweeping.join(30)
+    assert seen == ["the step waited for the sweep", "the step was refused"]
+    assert (swept[0].auto_passed, swept[0].errors) == (1, 0)
+    assert [a.kind for a in logged(mail_app, game_id) if a.version == version + 1] == ["auto_pass"]
+
+
+@pytest.mark.parametrize("mail_app", ["postgres"], indirect=True)
+def test_steps_and_sweeps_racing_for_the_same_games_never_deadlock(mail_app: Flask) -> None:
+    # The same race left to chance, many times over: each game's seat on turn steps (as a bot does) while a sweep
+    # auto-passes it. Each game moves on exactly once, by one of the two; no step fails but with a refusal.
+    links = mail_app.extensions["smallworld.links"]
+    games = [new_game(mail_app) for _ in range(12)]
+    steps = {game_id: step_of(mail_app, game_id, "pick") for game_id in games}
+    at = max(game_row(mail_app, g).deadline_at for g in games) + timedelta(seconds=1)  # type: ignore[type-var]
+    failures: list[str] = []
+    sweep_errors: list[int] = []
+
+    def step(game_id: int) -> None:
+        version, action = steps[game_id]
+        with mail_app.app_context():
+            try:
+                play.submit_action(get_session(), game_id, 0, action, version, links)
+            except Conflict:
+                pass
+            except Exception as error:
+                failures.append(repr(error)[:300])
+
+    for game_id in games:
+        start = threading.Barrier(2)
+        racers = [
+            threading.Thread(target=lambda g=game_id, go=start: (go.wait(), step(g))),
+            threading.Thread(target=lambda go=start: (go.wait(), sweep_errors.append(sweep(mail_app, at).errors))),
+        ]
+        for racer in racers:
+            racer.start()
+        for racer in racers:
+            racer.join(60)
+    assert failures == [] and sum(sweep_errors) == 0
+    for game_id in games:
+        version = steps[game_id][0]
+        assert len([a for a in logged(mail_app, game_id) if a.version == version + 1]) == 1

@@ -19,11 +19,11 @@ from flask import Flask
 
 from emails.delivery import backend_from_config
 from service.domain import delivery, leases
-from service.domain.models import OutboxMail, utcnow
+from service.domain.models import Game, OutboxMail, utcnow
 from service.infra.db import get_session
 from tests.smtp import Received, SMTPServer
 
-from .conftest import beside_rivals, failing_at_the_second, killed_midway, once_the_lease_lapsed, outbox
+from .conftest import beside_rivals, failing_at_the_second, killed_midway, new_game, once_the_lease_lapsed, outbox
 from .test_outbox_delivery import CrashAfterSending, queue
 
 
@@ -214,3 +214,83 @@ def test_a_drain_that_fails_midway_gives_back_the_rows_it_had_not_begun_and_keep
     report = run_drain(mail_app)
     assert (report.claimed, report.sent) == (1, 1)
     assert len(smtp(mail_app).mailbox.all()) == 2
+
+
+def only_the_turn_mail_due(app: Flask) -> tuple[int, OutboxMail]:
+    """A new game whose mails but its first "your turn" went out already: that game and that mail (it carries the
+    seat's signed turn link, whose token carries the time it was signed)."""
+    game_id = new_game(app)
+    [turn, *_] = outbox(app, "your_turn", game_id)
+    with app.app_context():
+        session = get_session()
+        session.execute(sa.update(OutboxMail).where(OutboxMail.id != turn.id).values(status="sent"))  # type: ignore[arg-type]
+        session.commit()
+    return game_id, turn
+
+
+def test_a_mail_sent_again_after_its_drain_was_killed_is_the_same_bytes(mail_app: Flask) -> None:
+    # DESIGN §6: written once, before its first attempt, and stored; the copy sent after the crash is the stored
+    # bytes, not a new rendering with its links signed anew (a second later, so other tokens), and a mail client
+    # folds the two copies. Before, the copies had the same Message-ID but another unsubscribe link.
+    queue(mail_app, 1, template="auto_passed")  # a notice: its one-click unsubscribe link is signed as it is sent
+    killed = killed_midway(
+        mail_app,
+        lambda: run_drain(mail_app, lease_seconds=1.0),
+        lambda callback: setattr(smtp(mail_app).mailbox, "on_accept", callback),
+    )
+    [first] = smtp(mail_app).mailbox.all()
+    assert "/unsubscribe/" in first.text  # a signed link whose token carries the time it was signed
+    [held] = outbox(mail_app)  # stored before it went out
+    assert held.rendered is not None and held.rendered.replace(b"\r\n", b"\n") == first.content.replace(b"\r\n", b"\n")
+    time.sleep(1.1)  # a signing now would carry another second
+    report = once_the_lease_lapsed(lambda: run_drain(mail_app, lease_seconds=1.0), killed)
+    assert (report.sent, report.maybe_sent) == (1, 0)
+    first, again = smtp(mail_app).mailbox.all()
+    [row] = outbox(mail_app)
+    assert again.header("Message-ID") == first.header("Message-ID") == row.message_id
+    assert again.content == first.content
+    # Sent: the bytes are dropped, needed no more (a turn mail with its board picture is some 60 KB).
+    assert (row.status, row.attempts, row.may_have_left, row.rendered) == ("sent", 2, True, None)
+
+
+def test_a_mail_an_attempt_that_died_may_have_sent_is_never_recorded_skipped(mail_app: Flask) -> None:
+    # The drain died after the SMTP server took the turn mail; before its lease lapsed, the player played that
+    # turn. The mail is not sent again (its step is over), and not told as skipped either: it may have been sent.
+    game_id, turn = only_the_turn_mail_due(mail_app)
+    killed = killed_midway(
+        mail_app,
+        lambda: run_drain(mail_app, lease_seconds=1.0),
+        lambda callback: setattr(smtp(mail_app).mailbox, "on_accept", callback),
+    )
+    with mail_app.app_context():
+        session = get_session()
+        session.execute(sa.update(Game).where(Game.id == game_id).values(step_key="a-later-step"))  # type: ignore[arg-type]
+        session.commit()
+    report = once_the_lease_lapsed(lambda: run_drain(mail_app, lease_seconds=1.0), killed)
+    assert (report.claimed, report.sent, report.skipped, report.maybe_sent) == (1, 0, 0, 1)
+    [row] = [m for m in outbox(mail_app) if m.id == turn.id]
+    assert row.status == "maybe_sent" and row.claimed_by is None
+    assert row.last_error is not None and "the step it was about is over" in row.last_error
+    assert len(smtp(mail_app).mailbox.all()) == 1
+
+
+def test_a_stale_mail_given_back_untried_is_skipped_not_maybe_sent(mail_app: Flask) -> None:
+    # Only a drain that died holding a row whose bytes were written makes it "may have been sent": a row whose
+    # drain gave it back untried (its process lives on) was not sent, and is skipped as before.
+    game_id, turn = only_the_turn_mail_due(mail_app)
+
+    class Unopenable:
+        def open(self) -> Any:
+            raise OSError("the relay's client certificate cannot be read")
+
+    with pytest.raises(OSError):
+        run_drain(mail_app, Unopenable())
+    [row] = [m for m in outbox(mail_app) if m.id == turn.id]
+    assert row.rendered is not None and row.claimed_by is None  # written, then given back
+    with mail_app.app_context():
+        session = get_session()
+        session.execute(sa.update(Game).where(Game.id == game_id).values(step_key="a-later-step"))  # type: ignore[arg-type]
+        session.commit()
+    report = run_drain(mail_app)
+    assert (report.skipped, report.maybe_sent) == (1, 0)
+    assert [m.status for m in outbox(mail_app) if m.id == turn.id] == ["skipped"]

@@ -2,6 +2,13 @@
 
 Thin: the work is ``service.domain.deadlines.sweep``. ``acks_late``: a sweep run twice is harmless, every
 auto-pass being guarded by the game's version and every reminder by its unique record.
+
+A sweep lost with its worker (its process killed midway) is **made moot by the next sweep**, not redelivered:
+its transaction ends with the process, nothing of the game it was passing is kept, and beat's next sweep
+(``SMALLWORLD_SWEEP_SECONDS`` later) finds the same due work in the database and does it, once. No
+``reject_on_worker_lost``: a sweep given back would only run beside the next one, and one lost with the whole
+worker would come back from Redis after its visibility timeout (an hour), long expired (``schedule.EXPIRES``).
+``tests/worker/test_sweep_worker_kill.py`` kills a sweep midway through an auto-pass.
 """
 
 from __future__ import annotations

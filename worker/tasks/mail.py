@@ -74,6 +74,7 @@ def deliver_outbox(now: str | None = None) -> dict[str, Any]:
             retried=report.retried,
             failed=report.failed,
             skipped=report.skipped,
+            maybe_sent=report.maybe_sent,
             released=report.released,
             lost=report.lost,
             batches=report.batches,
