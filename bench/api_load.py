@@ -24,7 +24,7 @@ their medians.
 Each run is followed, on the same server and with the same players and think time, by a run against the
 floor (``bench/floor.py``, mounted at ``/floor`` in the same gunicorn): a step that only locks the game's
 row, inserts the event, updates the game and commits. The ratios of our figures to the floor's, run by run,
-are the targets of DESIGN §8 (``--no-floor`` runs our side only). ``--profile DIR`` profiles the gunicorn
+are the targets of ARCHITECTURE §8 (``--no-floor`` runs our side only). ``--profile DIR`` profiles the gunicorn
 workers under the load (pyinstrument, every request they serve; the figures of such a run are not
 comparable to others).
 """
@@ -340,7 +340,7 @@ def main() -> None:
             print(" ".join(f"{v:>9}" for v in row[:-1]))
             if row[-1]:
                 print("  first errors:", row[-1][:3])
-        print("# ours / floor, run by run (targets, DESIGN §8: p50 ≤ 1.5×, p99 ≤ 2×; at think 0 steps/s ≥ 0.6×)")
+        print("# ours / floor, run by run (targets, ARCHITECTURE §8: p50 ≤ 1.5×, p99 ≤ 2×; at think 0 steps/s ≥ 0.6×)")
         print(f"{'run':>9} {'p50':>9} {'p99':>9} {'server p50':>11} {'server p99':>11} {'steps/s':>9} {'CPU/step':>9}")
         ratios = []
         for ours, base in zip(rows, floor_rows, strict=True):

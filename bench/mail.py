@@ -1,6 +1,6 @@
 """Outbox delivery rate into a local SMTP server (aiosmtpd), with and without connection reuse.
 
-Run by hand, never in CI (DESIGN §8 target: at least 100 mails/s to a local SMTP server with connection
+Run by hand, never in CI (ARCHITECTURE §8 target: at least 100 mails/s to a local SMTP server with connection
 reuse)::
 
     .venv/bin/python bench/mail.py                       # SQLite, 1000 mails per row

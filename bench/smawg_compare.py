@@ -2,7 +2,7 @@
 
     python bench/smawg_compare.py --smawg /tmp/smawg-src [--games N] [--repeats R] [--seed S]
 
-The design target (DESIGN §8, rules: "a step (legal actions + apply), 5-player board, all races and
+The design target (ARCHITECTURE §8, rules: "a step (legal actions + apply), 5-player board, all races and
 powers: <= 10 µs; >= 1.5x smawg in bench/smawg_compare.py (same games, same run)"; it was >= 10x the
 throughput of the public Python engine smawg before) needs both engines measured side by side. Each
 repeat plays ``--games`` full games with each engine, alternating which engine goes first, and the

@@ -20,7 +20,7 @@ With ``--postgres URL`` it first deals as many games through the domain (``play.
 schema of its own there (dropped at the end), and times both ways as the service runs them, queries included.
 
 Prints the CPU time of this thread per call (the best of three; wall time on a loaded machine mostly
-measures the wait for a core) and the ratio to the reference in the same run (DESIGN §8: ratios, not
+measures the wait for a core) and the ratio to the reference in the same run (ARCHITECTURE §8: ratios, not
 absolute times, on a shared machine).
 """
 

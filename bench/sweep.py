@@ -5,7 +5,7 @@
 
 Needs PostgreSQL (``--postgres``, default ``postgresql+psycopg://postgres@127.0.0.1:5432/test``) and Redis
 (``--redis``, default ``redis://127.0.0.1:6379/13``: a database of its own, emptied before and after).
-DESIGN §8's target: "deadline sweep with 1,000,000 stored games: < 10 ms when nothing is due; 10,000 due
+ARCHITECTURE §8's target: "deadline sweep with 1,000,000 stored games: < 10 ms when nothing is due; 10,000 due
 auto-passes processed in < 60 s".
 
 1. **Data.** A fresh schema, the migrations (``service.infra.db.upgrade_database``), then ``--games`` games with

@@ -1,6 +1,6 @@
 """A rendered message as an RFC 5322 mail (``email.message.Message``), ready for SMTP or a file.
 
-- One thread per game (DESIGN §1, item 3): every mail of a game says ``In-Reply-To`` and
+- One thread per game (ARCHITECTURE §1, item 3): every mail of a game says ``In-Reply-To`` and
   ``References`` a stable root id of that game, so mail clients file them together.
 - ``Message-ID`` is the outbox row's own; with the ``Date`` and the MIME boundaries also derived from the
   row, sending the same row twice gives the same bytes twice (a receiving side that drops repeated
@@ -75,7 +75,7 @@ class Envelope:
     thread_id: str | None = None
     #: Reminders and notices only: the one-click unsubscribe link (RFC 8058).
     unsubscribe_url: str | None = None
-    #: The mails that ask for orders: the seat's signed reply address for the step (DESIGN §10).
+    #: The mails that ask for orders: the seat's signed reply address for the step (ARCHITECTURE §10).
     reply_to: str | None = None
 
 

@@ -1,4 +1,4 @@
-"""Sending composed mails: over SMTP (``smtplib``), or as ``.eml`` files for the embedded mode (DESIGN §6).
+"""Sending composed mails: over SMTP (``smtplib``), or as ``.eml`` files for the embedded mode (ARCHITECTURE §6).
 
 A backend's :meth:`open` gives a connection for one batch: the SMTP connection is made at the first mail
 and reused for the rest of the batch (one TCP and TLS handshake per batch, not per mail). Failures come

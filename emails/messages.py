@@ -67,7 +67,7 @@ class BoardPlayer(TypedDict):
 
 @with_config(ConfigDict(extra="forbid"))
 class BoardRegion(TypedDict):
-    """One region as the mail shows it (public information only, DESIGN §4); absent keys are absent pieces."""
+    """One region as the mail shows it (public information only, ARCHITECTURE §4); absent keys are absent pieces."""
 
     terrain: str
     race: NotRequired[str]
@@ -181,7 +181,7 @@ class Invitation(GameMessage):
     your_turn: bool = False
     #: When the seat changed hands: its new secret, which names that change (each one rotates it).
     seat_secret: str | None = None
-    #: The reader's "never invite me again" link (DESIGN §9).
+    #: The reader's "never invite me again" link (ARCHITECTURE §9).
     block_url: str | None = None
     #: Each player's record beside their name, in seat order ("Bob: 12 games, missed 2 % of deadlines,
     #: rating 21"; ``service.domain.records``): finished games only, nothing of a game under way.
@@ -210,7 +210,7 @@ class ProposedSeat(TypedDict):
 
 
 class GameToConfirm(GameMessage):
-    """To the host of a new game, and to nobody else until they confirm it (DESIGN §9): the game as its
+    """To the host of a new game, and to nobody else until they confirm it (ARCHITECTURE §9): the game as its
     invitations would go, the link to confirm or discard it, and "never mail me again"."""
 
     template: ClassVar[str] = "confirm_game"
@@ -258,7 +258,7 @@ class AdminLogin(Message):
 
 
 class SignInLink(Message):
-    """An address's sign-in link (DESIGN §9: an address is an identity), and nothing else: no game, no
+    """An address's sign-in link (ARCHITECTURE §9: an address is an identity), and nothing else: no game, no
     other link. Mailed only to an address the service has mailed before (``service.domain.sign_in``)."""
 
     template: ClassVar[str] = "sign_in"
@@ -283,7 +283,7 @@ class SeatLink(TypedDict):
 
 
 class YourLinks(GameMessage):
-    """Mail me my links: the reader's links to one game, asked for on its public page (DESIGN §9)."""
+    """Mail me my links: the reader's links to one game, asked for on its public page (ARCHITECTURE §9)."""
 
     template: ClassVar[str] = "your_links"
 
@@ -334,13 +334,13 @@ class YourTurn(_StepMessage):
 
 
 class RedeployNeeded(_StepMessage):
-    """A defender's redeployment, in the ``ask`` redeploy mode (DESIGN §4)."""
+    """A defender's redeployment, in the ``ask`` redeploy mode (ARCHITECTURE §4)."""
 
     template: ClassVar[str] = "redeploy_needed"
 
 
 class Reminder(GameMessage):
-    """One reminder of a step, ``before_seconds`` before its deadline (DESIGN §5)."""
+    """One reminder of a step, ``before_seconds`` before its deadline (ARCHITECTURE §5)."""
 
     template: ClassVar[str] = "reminder"
 
@@ -393,7 +393,7 @@ class HostAlert(GameMessage):
 
 
 class GameOver(GameMessage):
-    """The final table, to one seat (DESIGN §4, "End of game"): every coin count is public now."""
+    """The final table, to one seat (ARCHITECTURE §4, "End of game"): every coin count is public now."""
 
     template: ClassVar[str] = "game_over"
 
@@ -417,7 +417,7 @@ StepOver = Literal["redeployment", "turn"]
 
 
 class OrdersAnswer(GameMessage):
-    """The answer to a reply with orders (DESIGN §10): what was done, the order that failed and why, the
+    """The answer to a reply with orders (ARCHITECTURE §10): what was done, the order that failed and why, the
     legal actions from there, the board as it stands; to the seat's own address, never the ``From`` of the
     mail answered."""
 
@@ -435,7 +435,7 @@ class OrdersAnswer(GameMessage):
     reason: str | None = None
     #: The orders after the one that failed, not tried.
     not_tried: list[str] = []
-    #: The step the reply answered ended before the end of the reply (DESIGN §10: a reply address names one
+    #: The step the reply answered ended before the end of the reply (ARCHITECTURE §10: a reply address names one
     #: step): the order that went no further into the next step, as written, and the orders not applied.
     step_over: StepOver | None = None
     cut: str | None = None
@@ -449,7 +449,7 @@ class OrdersAnswer(GameMessage):
     #: The step the seat is awaited for now (its reply address), or None.
     step_key: str | None = None
     turn_url: str
-    #: The reader's own coins (theirs only, DESIGN §4).
+    #: The reader's own coins (theirs only, ARCHITECTURE §4).
     coins: int | None = None
     board: Board | None = None
     turn: int
@@ -534,7 +534,7 @@ class BounceAlert(GameMessage):
 class SeatToBot(GameMessage):
     """To a seat's player: the house bot plays their seat from now on (the host gave it the seat, or they
     missed ``missed`` turns in a row), and the link to take it back. Essential: it is how they get their
-    seat back, and no turn mail comes while the bot plays it (DESIGN §10)."""
+    seat back, and no turn mail comes while the bot plays it (ARCHITECTURE §10)."""
 
     template: ClassVar[str] = "seat_to_bot"
 
@@ -553,7 +553,7 @@ class SeatToBot(GameMessage):
 
 
 class TableTalk(GameMessage):
-    """A message written at the game's table (DESIGN §9), to one other seat (``seat``) who wants it."""
+    """A message written at the game's table (ARCHITECTURE §9), to one other seat (``seat``) who wants it."""
 
     template: ClassVar[str] = "table_talk"
 
@@ -603,7 +603,7 @@ class DigestTalk(TypedDict):
 
 
 class DailyDigest(Message):
-    """Once a day, at the local hour the reader chose (DESIGN §9): every game that waits for them, and what
+    """Once a day, at the local hour the reader chose (ARCHITECTURE §9): every game that waits for them, and what
     was said at the tables of the games they follow by digest. About no one game: it has its own thread."""
 
     template: ClassVar[str] = "daily_digest"

@@ -1,7 +1,7 @@
 """Rendering a message from its templates: ``templates/<message>/{subject.txt, body.txt, body.html}``.
 
 Jinja2, with autoescaping for the HTML only; the HTML's ``<style>`` is inlined into ``style`` attributes
-with css-inline, since many mail clients drop style sheets (DESIGN §6). The plain-text part is complete on
+with css-inline, since many mail clients drop style sheets (ARCHITECTURE §6). The plain-text part is complete on
 its own: every link, the deadline and the final table are in it, not only in the HTML.
 
 Rendering is pure: the same context, time and time zone give the same mail, byte for byte. That is what
@@ -60,7 +60,7 @@ MESSAGES: dict[str, str] = {
     # The answer to a player's own mail of orders, and a host's news that a player's mail bounces.
     "orders_answer": ESSENTIAL,
     "bounce_alert": ESSENTIAL,
-    # The final results are never silenced, whatever the player turned off (DESIGN §9).
+    # The final results are never silenced, whatever the player turned off (ARCHITECTURE §9).
     "game_over": ESSENTIAL,
     "seat_to_bot": ESSENTIAL,
     "table_talk": TALK,

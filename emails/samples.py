@@ -48,7 +48,7 @@ UNSUBSCRIBE_REMINDERS_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3IjoicmVtaW5kZXJzIn0
 CHOICES_URL = f"{BASE}/choices/eyJwIjo0fQ.ZZ8aQw.sample-choices-signature"
 #: The reader's calendar feed (every deadline of their games), offered by the turn mails and reminders.
 CALENDAR_URL = f"{BASE}/calendar/eyJwIjo0fQ.ZZ8aQw.sample-calendar.ics"
-#: The reader's signed reply address for the step (orders by mail, DESIGN §10).
+#: The reader's signed reply address for the step (orders by mail, ARCHITECTURE §10).
 REPLY_ADDRESS = "play+17-1-4-1-x-0f3a9c6d21b58e4a7c20@smallworld.example"
 #: What Bob may do at the start of his turn 4, as orders (``rules.orders.describe``).
 ORDERS = [

@@ -1,4 +1,4 @@
-"""Deadlines as a player reads them: in their own time zone, and as time remaining (DESIGN §5).
+"""Deadlines as a player reads them: in their own time zone, and as time remaining (ARCHITECTURE §5).
 
 Times are stored in UTC; a mail shows the player's local time (``Player.time_zone``, an IANA name) and how
 long is left, counted from the moment the mail was written, which is also its ``Date`` header.

@@ -1,6 +1,6 @@
 """Small World rules engine: pure, deterministic, shared by the web service and the workers.
 
-The contract (DESIGN §3)::
+The contract (ARCHITECTURE §3)::
 
     state = new_game(3, seed="s3cret")
     legal_actions(state, 0)           # what seat 0 may do now

@@ -1,4 +1,4 @@
-"""Races and special powers: what one is, the hooks the engine calls, and the registry (DESIGN §3).
+"""Races and special powers: what one is, the hooks the engine calls, and the registry (ARCHITECTURE §3).
 
 A race or power is one module (``rules/races/<name>.py``, ``rules/powers/<name>.py``) holding everything
 about it: its hooks, its own state, its action kinds, its description for players and how its steps are
@@ -286,11 +286,11 @@ class Ability:
         return 0
 
     def on_auto_redeploy(self, state: GameState, seat: int, troop: Troop) -> None:
-        """The ``auto`` rule (DESIGN §4) for the ability's own pieces, after the tokens."""
+        """The ``auto`` rule (ARCHITECTURE §4) for the ability's own pieces, after the tokens."""
 
     def waiting_pieces(self, state: GameState, seat: int, troop: Troop) -> int:
         """Pieces of its own off the board that the owner places again after an attack: in ``ask`` mode they
-        give the attacked player a redeploy step even with no token in hand (DESIGN §4), where the
+        give the attacked player a redeploy step even with no token in hand (ARCHITECTURE §4), where the
         ability's kinds marked ``defends`` place them; those left when the step ends are placed by
         :meth:`on_auto_redeploy`."""
         return 0

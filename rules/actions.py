@@ -25,7 +25,7 @@ class ActionKind:
     fields: tuple[str, ...] = ()
     #: What a button or a form for it says ("Conquer", "Roll the die first").
     label: str = ""
-    #: ``legal_actions`` offers a description of the choice rather than every choice (DESIGN §3):
+    #: ``legal_actions`` offers a description of the choice rather than every choice (ARCHITECTURE §3):
     #: ``"spread"``: ``tokens``, up to ``count`` over ``regions``; ``"choose"``: ``count`` of ``regions``.
     choice: str | None = None
     #: The step conquers a region (a conquest by other means than the tokens' count).
@@ -34,7 +34,7 @@ class ActionKind:
     rolls: bool = False
     #: The marker the step places (``rules.region_markers`` name), so a page can show where they lie now.
     marker: str | None = None
-    #: An attacked player takes it in their own redeploy step (``ask`` mode, DESIGN §4), not on their turn.
+    #: An attacked player takes it in their own redeploy step (``ask`` mode, ARCHITECTURE §4), not on their turn.
     defends: bool = False
 
 
@@ -44,7 +44,7 @@ VERB_ARGUMENTS = ("none", "region", "regions", "tokens", "seat")
 
 @dataclass(frozen=True, slots=True)
 class Verb:
-    """A word a player may write in a mail to take one action kind (``rules.orders``, DESIGN §10).
+    """A word a player may write in a mail to take one action kind (``rules.orders``, ARCHITECTURE §10).
 
     The base game's verbs live in ``rules.orders``; a race or power declares its own in its module (its
     ``verbs``), next to the action kinds they take, so the grammar grows with the abilities and the core

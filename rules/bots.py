@@ -221,7 +221,7 @@ def play_random_game(state: GameState, rnd: random.Random, max_steps: int = 2000
 
 # -- players worth playing against: the one-step greedy bot and the house bot -----------------------------
 #
-# Both read only what their seat may know (DESIGN §4, "Hidden information"): before looking ahead they
+# Both read only what their seat may know (ARCHITECTURE §4, "Hidden information"): before looking ahead they
 # draw a world (:func:`determinize`) where the secrets are made up: the stacks under the column are
 # shuffled anew, the random generator gets a new seed (so a die is not known before it is rolled), and the
 # other players' coins are set to the bot's own. Their randomness comes from a ``random.Random`` seeded by

@@ -1,4 +1,4 @@
-"""The public operations on a game: ``apply``, ``legal_actions``, ``awaiting``, ``auto_pass`` (DESIGN §3)."""
+"""The public operations on a game: ``apply``, ``legal_actions``, ``awaiting``, ``auto_pass`` (ARCHITECTURE §3)."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def apply(state: GameState, action: Action | Any) -> GameState:
     if not last["undo_point"] and (
         new.rng != state.rng or (new.combos is not state.combos and _revealed_combo(state, new))
     ):
-        # DESIGN §4: undo stops at a step that used chance or revealed information, whatever the
+        # ARCHITECTURE §4: undo stops at a step that used chance or revealed information, whatever the
         # step (e.g. a conquest wiping out an In Decline race whose banner fills a short column).
         last["undo_point"] = True
     return new.done()
@@ -109,7 +109,7 @@ def _revealed_combo(before: GameState, after: GameState) -> bool:
 
 
 def auto_pass(state: GameState, player: int) -> GameState:
-    """The deterministic completion when a deadline passes (DESIGN §4, "Missed deadline → auto-pass").
+    """The deterministic completion when a deadline passes (ARCHITECTURE §4, "Missed deadline → auto-pass").
 
     Whatever the player did stands; conquest stops; tokens in hand are placed by the ``auto`` rule; the
     player scores what they hold; the turn ends. A player with no Active race does not pick.

@@ -1,4 +1,4 @@
-"""Orders written in a mail (DESIGN §10): a small grammar, read line by line, each order turned into the
+"""Orders written in a mail (ARCHITECTURE §10): a small grammar, read line by line, each order turned into the
 actions it takes, one at a time, against the state of that moment.
 
 The grammar (upper or lower case; commas, full stops and ``#`` are ignored; ``;`` separates two orders
@@ -316,7 +316,7 @@ _RESOLVERS: dict[str, Callable[[Intent, GameState, int, Sequence[str]], Action |
 
 
 def auto_distribution(state: GameState, seat: int) -> Action | None:
-    """A ``redeploy`` placing the tokens still in hand by the ``auto`` rule (DESIGN §4: one at a time on
+    """A ``redeploy`` placing the tokens still in hand by the ``auto`` rule (ARCHITECTURE §4: one at a time on
     the region with the fewest tokens, ties to the lowest number), for the first troop with some; None if
     none has."""
     for choice in legal_actions(state, seat):

@@ -4,7 +4,7 @@
 :func:`preview` applies the action to the state (``apply`` is pure: the state is not changed) and compares
 the two states. A step that rolls the die is previewed once per value the die can show (components.md, the
 reinforcement die: 0, 0, 0, 1, 2, 3), each applied with a generator that rolls that value, so the preview
-never tells the die the real generator holds (DESIGN §4, "Hidden information": the RNG is secret).
+never tells the die the real generator holds (ARCHITECTURE §4, "Hidden information": the RNG is secret).
 
 Only what the acting player may know is in a preview: the board (public), the player's own coins and tokens.
 
@@ -57,7 +57,7 @@ class Outcome:
     die. ``coins``: the change of the player's own coins. ``score``: what the step itself scores (going In
     Decline, ending the turn: ``rules.turn_score``'s form), else None. ``score_if_ended``: what the player
     would score if the turn ended right after the step (conquests stopped, tokens in hand placed by the
-    ``auto`` rule, DESIGN §4), worked out by the engine's own auto-pass; None once the player's turn is
+    ``auto`` rule, ARCHITECTURE §4), worked out by the engine's own auto-pass; None once the player's turn is
     over or for an attacked player's step. ``score_change``: ``score_if_ended`` less what ending the turn
     just before the step would score. ``hand``: the player's tokens in hand after the step, by race.
     ``regions``: the regions the step changes. ``ends_turn``: the step ends the player's part.

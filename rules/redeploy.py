@@ -1,4 +1,4 @@
-"""Troop redeployment (rulebook, "Troop Redeployment") and the deterministic ``auto`` rule (DESIGN §4)."""
+"""Troop redeployment (rulebook, "Troop Redeployment") and the deterministic ``auto`` rule (ARCHITECTURE §4)."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def fewest_tokens(state: GameState, regions: list[int]) -> int:
 
 
 def auto_redeploy(state: GameState, seat: int, own_turn: bool) -> None:
-    """DESIGN §4 ``auto``: tokens in hand go one at a time onto the owner's region with the fewest tokens
+    """ARCHITECTURE §4 ``auto``: tokens in hand go one at a time onto the owner's region with the fewest tokens
     (ties: lowest region number); then the abilities place their own pieces by the same rule
     (``on_auto_redeploy``)."""
     for troop in list(state.players[seat].troops()):
@@ -133,7 +133,7 @@ def place_waiting_pieces(state: GameState, seat: int) -> None:
 
 
 def defenders_asked(state: GameState) -> bool:
-    """Whether attacked players redeploy in a step of their own (``ask`` mode, DESIGN §4)."""
+    """Whether attacked players redeploy in a step of their own (``ask`` mode, ARCHITECTURE §4)."""
     return bool(state.options.get("redeploy", REDEPLOY_AUTO) == REDEPLOY_ASK)
 
 

@@ -1,6 +1,6 @@
 """A small, serialisable random number generator (SplitMix64).
 
-Randomness is part of the game state (DESIGN §3): the state stores the generator's single 64-bit word, so a
+Randomness is part of the game state (ARCHITECTURE §3): the state stores the generator's single 64-bit word, so a
 game replays exactly from its seed and action log, and the JSON stays small.
 """
 

@@ -24,7 +24,7 @@ def new_game(
     """A game ready for its first turn: the board for the player count, Lost Tribes and Mountains placed,
     the stacks shuffled from ``seed``, six combos visible, 5 coins each. Seat 0 plays first.
 
-    ``options``: ``{"redeploy": "auto" | "ask"}`` (DESIGN §4, defenders' redeployment).
+    ``options``: ``{"redeploy": "auto" | "ask"}`` (ARCHITECTURE §4, defenders' redeployment).
     """
     board = load_board(map_name) if map_name else board_for_players(players)
     if not 2 <= players <= 5:

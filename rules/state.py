@@ -21,7 +21,7 @@ LOST_TRIBE = "Lost Tribe"
 
 
 class Phase(StrEnum):
-    """The phases of a turn (DESIGN §4: a turn is a sequence of steps). Serialised as their plain string."""
+    """The phases of a turn (ARCHITECTURE §4: a turn is a sequence of steps). Serialised as their plain string."""
 
     PICK = "pick"  # no Active race: pick a combo (an In Decline race that still conquers may do so first)
     START = "start"  # Active race on hand: go In Decline, or ready troops and conquer
@@ -168,7 +168,7 @@ class TurnState:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        """The fields that differ from their default (DESIGN §8: snapshots stay small)."""
+        """The fields that differ from their default (ARCHITECTURE §8: snapshots stay small)."""
         out: dict[str, Any] = {}
         if self.picked:
             out["picked"] = True
@@ -204,7 +204,7 @@ class GameState:
     t: TurnState
     options: dict[str, Any]
     defenders: list[int] = field(default_factory=list)  # ``ask`` mode: seats still to redeploy, in order
-    #: What the last step did: ``{"kind", "player", "undo_point", "die", "score"}`` (DESIGN §4, undo).
+    #: What the last step did: ``{"kind", "player", "undo_point", "die", "score"}`` (ARCHITECTURE §4, undo).
     last: dict[str, Any] = field(default_factory=dict)
     #: Races' and powers' own state, by name (``rules.abilities.Slot``; absent while unused): markers on
     #: the board, tokens kept aside… Replaced through :meth:`set_slot`, never changed in place.
@@ -510,7 +510,7 @@ def _moved(
 
 
 def _region_json(r: RegionState) -> dict[str, Any]:
-    """Fields that differ from their default only, to keep snapshots small (DESIGN §8: < 16 KB)."""
+    """Fields that differ from their default only, to keep snapshots small (ARCHITECTURE §8: < 16 KB)."""
     out: dict[str, Any] = {}
     if r.owner != -1:
         out["owner"] = r.owner

@@ -1,4 +1,4 @@
-"""The end of a turn, defenders' redeployment, the next player, the end of the game (DESIGN §4)."""
+"""The end of a turn, defenders' redeployment, the next player, the end of the game (ARCHITECTURE §4)."""
 
 from __future__ import annotations
 

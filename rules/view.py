@@ -1,4 +1,4 @@
-"""What a player may see, and the final standings (DESIGN §4, "Hidden information", "End of game")."""
+"""What a player may see, and the final standings (ARCHITECTURE §4, "Hidden information", "End of game")."""
 
 from __future__ import annotations
 

@@ -91,7 +91,7 @@ class GameFactory(Base):
 def reseed_new_game(session: Session, game_id: int, seed: str) -> None:
     """Give a game that has just started (no step yet) the seed ``seed`` instead of its secret random one, and
     the snapshot that seed deals, so that a test which plays it meets the same game every run. The seed and
-    the log still rebuild the snapshot (DESIGN §2), and seat 0 is still on turn, as the mails said."""
+    the log still rebuild the snapshot (ARCHITECTURE §2), and seat 0 is still on turn, as the mails said."""
     game = session.get(Game, game_id)
     assert game is not None and game.state is not None
     assert game.version == 1, "reseed a game before its first step"
@@ -205,7 +205,7 @@ class ReminderSentFactory(Base):
 def confirmed_game(
     session: Session, request: CreateGame, links: LinkMaker, *, time_zones: Mapping[str, str] | None = None
 ) -> tuple[Game, str]:
-    """A game created through ``lobby.create_game`` and confirmed as its host does (DESIGN §9: only then go the
+    """A game created through ``lobby.create_game`` and confirmed as its host does (ARCHITECTURE §9: only then go the
     invitations, and a game set to start at once starts): what ``create_game`` did by itself before. Returns
     the game and the host's admin URL. ``time_zones`` (address → zone): the players' own choices, made as they
     make them on their pages (``lobby.choose_time_zone``)."""

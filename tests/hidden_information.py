@@ -1,4 +1,4 @@
-"""A scanner for hidden information (DESIGN §4): nothing a player receives before the end holds another
+"""A scanner for hidden information (ARCHITECTURE §4): nothing a player receives before the end holds another
 player's coins, whether in a page, an API response or a mail.
 
 Two checks, for every document a seat receives:

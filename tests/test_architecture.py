@@ -24,8 +24,10 @@ def test_no_contract_ignores_an_import() -> None:
     assert "ignore_imports" not in (ROOT / "pyproject.toml").read_text()
 
 
-#: A citation of the project's design document: "ARCHITECTURE §6", or the older "DESIGN §6" that means the same.
-CITATION = re.compile(r"\b(?:ARCHITECTURE|DESIGN) §(\d+)")
+#: A citation of the project's design document: "ARCHITECTURE §6".
+CITATION = re.compile(r"\bARCHITECTURE §(\d+)")
+#: A citation of a design document that is not in the repository.
+ELSEWHERE = re.compile(r"\bDESIGN §\d+")
 #: Where citations may be: the code, its templates and the project's own documents.
 CITING = ("*.py", "*.md", "*.html", "*.txt", "*.toml", "*.yaml", "*.yml", "*.conf", "*.ini")
 #: Folders that are not the project's own text.
@@ -39,13 +41,15 @@ def design_sections() -> set[int]:
 
 
 def cited_sections() -> dict[int, list[str]]:
-    """Every section the project cites, with where (file:line)."""
+    """Every section the project cites, with where (file:line); section 0: citations of another document."""
     cited: dict[int, list[str]] = {}
     for pattern in CITING:
         for path in ROOT.rglob(pattern):
             if NOT_OURS & set(path.relative_to(ROOT).parts):
                 continue
             for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+                if ELSEWHERE.search(line):
+                    cited.setdefault(0, []).append(f"{path.relative_to(ROOT)}:{number}")
                 for section in CITATION.findall(line):
                     cited.setdefault(int(section), []).append(f"{path.relative_to(ROOT)}:{number}")
     return cited
@@ -56,5 +60,7 @@ def test_every_cited_design_section_exists_in_the_project() -> None:
     assert sections == set(range(1, max(sections) + 1)), f"sections numbered 1 to n without a gap: {sorted(sections)}"
     cited = cited_sections()
     assert cited, "the code cites its design document"
+    elsewhere = cited.pop(0, [])
+    assert not elsewhere, f"cite docs/ARCHITECTURE.md as 'ARCHITECTURE §N', no document elsewhere: {elsewhere[:5]}"
     missing = {section: places[:5] for section, places in cited.items() if section not in sections}
     assert not missing, f"cited sections that docs/ARCHITECTURE.md does not have: {missing}"

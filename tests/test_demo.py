@@ -245,7 +245,7 @@ def _mail_bytes(name: str, subject: str, game: int, text: str = "Your turn was p
 
 
 def test_a_mail_received_again_with_its_message_id_is_one_delivery_reported_apart_and_must_be_the_same_bytes() -> None:
-    # At least once (DESIGN §6): a worker killed after the SMTP server took a mail, before recording it, makes
+    # At least once (ARCHITECTURE §6): a worker killed after the SMTP server took a mail, before recording it, makes
     # another send it again, the same bytes. The demo counts it once and says so; the same Message-ID with other
     # bytes fails it. Before, any repeated Message-ID failed the demo ("mails sent twice").
     turn = _mail_bytes("passed", "Demo game 7: your turn was played for you", 7)

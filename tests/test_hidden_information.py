@@ -1,4 +1,4 @@
-"""Hidden information over a whole game (DESIGN §4): no page, API response or mail a player receives before
+"""Hidden information over a whole game (ARCHITECTURE §4): no page, API response or mail a player receives before
 the end holds another player's coins (the scanner is tests/hidden_information.py).
 
 A three-player game in ``ask`` mode (defenders get their own redeploy step and mail), played through the
@@ -184,7 +184,7 @@ class Table:
         return received
 
     def reply_by_mail(self, seat: int, orders: str) -> None:
-        """The seat replies to its latest mail that takes orders (DESIGN §10), by ``POST /inbound/mail``."""
+        """The seat replies to its latest mail that takes orders (ARCHITECTURE §10), by ``POST /inbound/mail``."""
         original = self.replyable[seat]
         reply = EmailMessage()
         reply["From"] = self.emails[seat]

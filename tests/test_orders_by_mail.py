@@ -1,4 +1,4 @@
-"""A whole game played by mail only (DESIGN §10): every player reads the mails the service sends to a real
+"""A whole game played by mail only (ARCHITECTURE §10): every player reads the mails the service sends to a real
 SMTP server (aiosmtpd) and answers by replying with orders, written from what the mail lists, to the
 inbound listener over SMTP (smtplib), the very same message then handed to ``POST /inbound/mail`` too
 (it is read once). On the way: a defender's redeploy in ``ask`` mode, a malformed order, a reply to a

@@ -2,7 +2,7 @@
 
 A :class:`PublicBoard` is what the drawing draws. It is built from a state's JSON or a ``rules.player_view``
 (the pages) or from the board a turn mail's context holds (:meth:`PublicBoard.from_mail`, written with the
-state change by :meth:`PublicBoard.to_mail`). It holds no coins (DESIGN §4): nothing secret can reach a
+state change by :meth:`PublicBoard.to_mail`). It holds no coins (ARCHITECTURE §4): nothing secret can reach a
 picture. It is immutable and hashable, so a picture drawn for one reader is drawn once for all of them.
 """
 

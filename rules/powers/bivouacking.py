@@ -1,6 +1,6 @@
 """Bivouacking: 5 Encampments, +1 defence each, moved freely at redeployment (rulebook, "Bivouacking").
 
-Decisions (DESIGN §4, the ``auto`` rule): Encampments a player leaves aside at redeployment, or that come
+Decisions (ARCHITECTURE §4, the ``auto`` rule): Encampments a player leaves aside at redeployment, or that come
 off the board when a region is abandoned or emptied, land one at a time on the weakest region (tokens +
 Encampments, ties to the lowest number) at the end of the turn; those of a conquered region land the same
 way at the end of the attacker's turn. In ``ask`` mode the attacked player places those of a conquered

@@ -1,6 +1,6 @@
 """Heroic: at the end of the turn the 2 Heroes stand in 2 different regions, which are immune (rulebook,
 "Heroic"). A player who does not place them keeps them where they stand; missing ones go to the
-lowest-numbered regions (decision: the deterministic rule of DESIGN §4, also used when an auto-passed turn
+lowest-numbered regions (decision: the deterministic rule of ARCHITECTURE §4, also used when an auto-passed turn
 ends or a region given up after placing them took a Hero away).
 
 Its state: ``"Heroic": {"heroes": [4, 9]}``, the Heroes' regions.

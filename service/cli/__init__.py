@@ -105,7 +105,7 @@ def serve(host: str, port: int) -> None:
         ),
         ChildProcess("worker", [python, "-m", "service", "worker"]),
         ChildProcess("beat", [python, "-m", "service", "beat"]),
-        # Orders by mail (DESIGN §10): SMTP on SMALLWORLD_INBOUND_HOST:SMALLWORLD_INBOUND_PORT.
+        # Orders by mail (ARCHITECTURE §10): SMTP on SMALLWORLD_INBOUND_HOST:SMALLWORLD_INBOUND_PORT.
         ChildProcess("inbound mail", [python, "-m", "service", "inbound"]),
     ]
     click.echo(f"Small World by Mail is starting at http://{address}/ (Ctrl-C stops it)")

@@ -8,7 +8,7 @@ mails the final table. At the end the demo checks that the game finished and tha
 
 - every mail has its own Message-ID, and every player got exactly one final table; a mail received again
   with a Message-ID already received (sent again after a worker died before recording it: at least once,
-  DESIGN §6) is one delivery, counted and reported apart, and must be the same bytes;
+  ARCHITECTURE §6) is one delivery, counted and reported apart, and must be the same bytes;
 - every deadline missed on purpose was auto-passed, once, with one mail saying so;
 - the game replays from its revealed seed and its public history to exactly the final state shown.
 

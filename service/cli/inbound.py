@@ -1,4 +1,4 @@
-"""The SMTP (or LMTP) listener that takes mail in (DESIGN §10), which ``smallworld inbound`` runs.
+"""The SMTP (or LMTP) listener that takes mail in (ARCHITECTURE §10), which ``smallworld inbound`` runs.
 
 ``smallworld serve`` starts it as one of its processes, on ``SMALLWORLD_INBOUND_HOST`` (127.0.0.1) and
 ``SMALLWORLD_INBOUND_PORT`` (2525); at scale it runs alone, behind a real MTA that hands it the mail for the

@@ -1,4 +1,4 @@
-"""Managing a game's deadlines and seats: the host (admin link) and site admins (DESIGN §1 item 4, §5).
+"""Managing a game's deadlines and seats: the host (admin link) and site admins (ARCHITECTURE §1 item 4, §5).
 
 Every act is validated, recorded in the audit log, announced by mail to the players concerned, and moves
 the game's version on (an ``admin`` event in the log), so a deadline sweep that read the game before the
@@ -105,7 +105,7 @@ def extend_deadline(
 def pause(
     session: Session, game_id: int, actor: Actor, links: LinkMaker, reason: str, now: datetime | None = None
 ) -> Game:
-    """Stop the clock; the time left is kept (DESIGN §5: pause stores the remaining time)."""
+    """Stop the clock; the time left is kept (ARCHITECTURE §5: pause stores the remaining time)."""
     now = now or utcnow()
     game = _running(session, game_id)
     reason = (reason or "").strip()
@@ -124,7 +124,7 @@ def pause(
 
 
 def resume(session: Session, game_id: int, actor: Actor, links: LinkMaker, now: datetime | None = None) -> Game:
-    """Start the clock again with exactly the time that was left (DESIGN §5: deadline = now + remaining)."""
+    """Start the clock again with exactly the time that was left (ARCHITECTURE §5: deadline = now + remaining)."""
     now = now or utcnow()
     game = get_game(session, game_id)
     if game.status != GameStatus.PAUSED:
@@ -328,7 +328,7 @@ def take_vacation(session: Session, game_id: int, seat_no: int, links: LinkMaker
 
 
 def resign(session: Session, game_id: int, seat_no: int, links: LinkMaker) -> Game:
-    """The seat's player leaves the game for good (DESIGN §9), from their own pages; announced to every player,
+    """The seat's player leaves the game for good (ARCHITECTURE §9), from their own pages; announced to every player,
     told in the history, counted in their record (``service.domain.tally``).
 
     The seat stays in the game with what it holds (its coins count for its place in the final table); its

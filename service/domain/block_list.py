@@ -1,4 +1,4 @@
-"""Addresses that asked never to be invited again (DESIGN §9: strangers cannot use us to mail strangers).
+"""Addresses that asked never to be invited again (ARCHITECTURE §9: strangers cannot use us to mail strangers).
 
 Every invitation, and the mail that asks a host to confirm a game, carries a signed "never invite me again"
 link (purpose ``block``, naming the address). Following it, and pressing the button on its page, puts the

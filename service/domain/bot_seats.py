@@ -1,4 +1,4 @@
-"""Who plays a seat (DESIGN §10): its player, or the house bot; giving a seat to the bot, taking it back.
+"""Who plays a seat (ARCHITECTURE §10): its player, or the house bot; giving a seat to the bot, taking it back.
 
 A seat's ``controller`` is its player or the house bot. The house bot takes a seat when the host gives it
 one (``smallworld admin bot``, the admin API and page), when its player missed the game's

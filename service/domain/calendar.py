@@ -1,4 +1,4 @@
-"""Calendar feeds (DESIGN §10): every deadline as an event of an ``.ics`` feed a calendar app subscribes to.
+"""Calendar feeds (ARCHITECTURE §10): every deadline as an event of an ``.ics`` feed a calendar app subscribes to.
 
 Two feeds, each behind a signed link (purpose ``calendar``, ``service.domain.links``):
 

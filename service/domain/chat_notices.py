@@ -1,4 +1,4 @@
-"""Chat notices (DESIGN §10): what a game's chat hears, queued with the change, sent by their own task.
+"""Chat notices (ARCHITECTURE §10): what a game's chat hears, queued with the change, sent by their own task.
 
 A game whose host gave it a chat address (``Game.chat_url``, an apprise URL: ``service.infra.chat``) gets
 a notice in that chat when the turn changes (whose turn, until when), when a turn is passed for a player,
@@ -164,7 +164,7 @@ def auto_pass_notice(game: Game, *, name: str, reason: str, defending: bool, ver
 
 
 def result_notice(game: Game, standings: Sequence[Mapping[str, Any]]) -> Notice:
-    """The final table. Every coin count is public once the game is over (DESIGN §1, item 5).
+    """The final table. Every coin count is public once the game is over (ARCHITECTURE §1, item 5).
 
     >>> game = Game(id=7, name="Friday", seed="s", admin_secret="a", host_email="h@example.org", settings={})
     >>> rows = [dict(player=1, name="Bob", coins=40, tokens_on_board=9, place=1, tie_break=False),

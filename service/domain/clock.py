@@ -1,4 +1,4 @@
-"""The game clock (DESIGN §5): the deadline of the awaited step, its reminders, and the time kept while paused.
+"""The game clock (ARCHITECTURE §5): the deadline of the awaited step, its reminders, and the time kept while paused.
 
 A :class:`Clock` is a value read from a game row (:meth:`Clock.of`); its methods return the clock after
 an event (a step begins, a pause, a resume, an extension, a vacation, an outage…), and :func:`set_clock`
@@ -114,11 +114,11 @@ class Clock:
         return replace(self, paused_remaining=None, step_started_at=now)._due_at(now + timedelta(seconds=length), now)
 
     def pause(self, now: datetime) -> Clock:
-        """Stop the clock, keeping the time left (DESIGN §5)."""
+        """Stop the clock, keeping the time left (ARCHITECTURE §5)."""
         return replace(self, deadline_at=None, reminders_due_at=None, paused_remaining=self.remaining(now))
 
     def resume(self, now: datetime) -> Clock:
-        """Start the clock again with the time that was left: deadline = now + remaining (DESIGN §5)."""
+        """Start the clock again with the time that was left: deadline = now + remaining (ARCHITECTURE §5)."""
         remaining = self.paused_remaining or 0
         return replace(self, paused_remaining=None)._due_at(now + timedelta(seconds=remaining), now)
 
@@ -137,7 +137,7 @@ class Clock:
         return self.extend(now, by=timedelta(seconds=seconds))
 
     def push_back(self, now: datetime, outage: timedelta) -> Clock:
-        """The deadline, later by as long as the service was away (DESIGN §5's outage guard). Reminders
+        """The deadline, later by as long as the service was away (ARCHITECTURE §5's outage guard). Reminders
         move with it: one due in the gap comes as long after as the outage lasted."""
         if self.deadline_at is None:
             raise ValueError("an outage pushes back a running deadline")

@@ -1,4 +1,4 @@
-"""Deadlines (DESIGN §5: the database is the truth): the sweep beat runs every ~30 seconds.
+"""Deadlines (ARCHITECTURE §5: the database is the truth): the sweep beat runs every ~30 seconds.
 
 One sweep, in order:
 

@@ -1,4 +1,4 @@
-"""Delivering the outbox (DESIGN §6): claim the due rows, render and send them, record each outcome.
+"""Delivering the outbox (ARCHITECTURE §6): claim the due rows, render and send them, record each outcome.
 
 Never lose a mail, never send one twice:
 
@@ -275,7 +275,7 @@ def _claim_statements(dialect: str, batch_size: int) -> tuple[sa.Update, sa.Sele
         .limit(batch_size)
     )
     if dialect == "postgresql":
-        # Rows another drain holds are skipped, not waited for (DESIGN §5's pattern, for mail).
+        # Rows another drain holds are skipped, not waited for (ARCHITECTURE §5's pattern, for mail).
         due = due.with_for_update(skip_locked=True)
     # A CTE, evaluated once: PostgreSQL may run a LIMIT … SKIP LOCKED subquery again for each row of a
     # semi-join, picking different rows each time, and so claim more than a batch.
@@ -529,7 +529,7 @@ def _failed(outcomes: _Outcomes, job: _Job, error: str, now: datetime, report: D
     log(logger, logging.ERROR, event, outbox=job.id, game=job.game_id, template=job.template, error=error)
 
 
-#: Mails about one step of a game: each is dropped once the game has moved past its step (DESIGN §6).
+#: Mails about one step of a game: each is dropped once the game has moved past its step (ARCHITECTURE §6).
 STEP_MAILS = ("your_turn", "redeploy_needed", "reminder")
 #: A game in one of these is over: no mail about a step of it goes out.
 _OVER = (GameStatus.ENDING, GameStatus.FINISHED, GameStatus.CANCELLED)
@@ -649,7 +649,7 @@ _sender_address = functools.lru_cache(maxsize=16)(lambda sender: parseaddr(sende
 
 
 def _reply_address(job: _Job, links: LinkMaker, settings: MailSettings) -> str | None:
-    """The seat's signed reply address (DESIGN §10), or None: for a mail that asks for orders, the address
+    """The seat's signed reply address (ARCHITECTURE §10), or None: for a mail that asks for orders, the address
     names the seat and the step; for a table-talk mail, the seat (a reply is posted at the table). Signed
     with the seat's secret as it is now."""
     if settings.reply_domain is None or job.template not in REPLY_MESSAGES or job.game_id is None:

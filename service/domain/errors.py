@@ -39,7 +39,7 @@ class IllegalMove(DomainError):
 
 
 class TooMany(DomainError):
-    """A limit on what one address or client may ask of the service (DESIGN §9: no open relay) was reached;
+    """A limit on what one address or client may ask of the service (ARCHITECTURE §9: no open relay) was reached;
     ``retry_after`` (seconds), when given, says when it lifts."""
 
     status = 429

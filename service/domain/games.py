@@ -1,5 +1,5 @@
 """A game's rows as the other operations read and write them: the game, its seats and settings, the guarded
-version update, and the end of the game's play (DESIGN §9; the tally that follows is ``tally``). Creating and
+version update, and the end of the game's play (ARCHITECTURE §9; the tally that follows is ``tally``). Creating and
 starting a game is ``lobby``."""
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ def settings_of(game: Game | GameRow) -> GameSettings:
 
 
 def begin_ending(session: Session, game: Game | GameRow, now: datetime) -> None:
-    """The last step is played (DESIGN §9, "The end of the game is a worker job"): the game stops its clock and
+    """The last step is played (ARCHITECTURE §9, "The end of the game is a worker job"): the game stops its clock and
     waits, ``ending``, for the worker's tally (``service.domain.tally.tally_game``), which stores the results,
     updates ratings and records, mails the final table and marks the game finished, exactly once.
 

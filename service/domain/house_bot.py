@@ -1,4 +1,4 @@
-"""The house bot's steps (DESIGN §10), played in the worker (``worker.tasks.bots``).
+"""The house bot's steps (ARCHITECTURE §10), played in the worker (``worker.tasks.bots``).
 
 A step the game awaits from a seat the house bot plays (``service.domain.bot_seats``) is chosen by
 ``rules.bots.house_action``, from randomness seeded by the game's seed, version and seat (the same game
@@ -45,7 +45,7 @@ class BotReport:
 
 def bot_rng(game: Game, seat: int) -> random.Random:
     """The bot's randomness for one step: from the game's seed, its version and the seat, so the same game
-    replays the same moves (DESIGN §10: deterministic from the game's seed)."""
+    replays the same moves (ARCHITECTURE §10: deterministic from the game's seed)."""
     return random.Random(f"{game.seed}:{game.version}:{seat}")
 
 

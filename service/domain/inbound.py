@@ -1,4 +1,4 @@
-"""Mail that comes in (DESIGN §10): orders by reply, replies to table talk, bounces and automatic answers.
+"""Mail that comes in (ARCHITECTURE §10): orders by reply, replies to table talk, bounces and automatic answers.
 
 Two ways in, one code path: the SMTP/LMTP listener (``service.cli.inbound``) and ``POST
 /inbound/mail`` (``service.web.inbound_mail``) both hand the raw message to :func:`receive`, which
@@ -26,7 +26,7 @@ commits what it does and never raises for a bad mail: each outcome is a row of `
   there, and shows the board. A reply to a step that is over changes nothing and says so.
 - Answers are limited per address and hour (``SMALLWORLD_INBOUND_ANSWERS_PER_HOUR``); orders beyond the
   limit are still carried out.
-- What one mail may cost is bounded (DESIGN §9: mail from strangers; every limit is in
+- What one mail may cost is bounded (ARCHITECTURE §9: mail from strangers; every limit is in
   :class:`InboundSettings`): its size; before anything is parsed, its MIME parts and containers counted on
   the raw bytes, and the mails its seat had this hour (only its header block is parsed for that); then the
   parts and nesting as parsed; the characters and lines of a reply given to the reply parser (whose time
@@ -619,7 +619,7 @@ def _reply(
         answer = _Answer("not_running")
         kind = InboundKind.LATE
     elif seat_row.controller == SeatController.BOT:
-        # The house bot plays the seat (DESIGN §10): its person takes it back from their page, not by mail.
+        # The house bot plays the seat (ARCHITECTURE §10): its person takes it back from their page, not by mail.
         answer = _Answer("bot_seat")
         kind = InboundKind.LATE
     elif game.step_key != token.step_key:
@@ -742,7 +742,7 @@ def _without_elements(content: str, names: Sequence[str]) -> str:
 def _carry_out(
     session: Session, game_id: int, seat: int, step: str, read: grammar.Orders, links: LinkMaker, now: datetime
 ) -> _Answer:
-    """Apply the orders in turn through ``play.submit_action``, for the step ``step`` only (DESIGN §10: a
+    """Apply the orders in turn through ``play.submit_action``, for the step ``step`` only (ARCHITECTURE §10: a
     reply address names one step); stop at the first that fails, or as soon as that step is over."""
     answer = _Answer("orders")
     names: list[str] = []
@@ -864,7 +864,7 @@ def _answer(
         orders=grammar.describe(state, seat.seat, seat_names(state, names)) if awaited and state else [],
         step_key=game.step_key if awaited else None,
         turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret, serial=player.links_serial),
-        # The reader's own coins only (DESIGN §4); everyone's are in the final table once it is over.
+        # The reader's own coins only (ARCHITECTURE §4); everyone's are in the final table once it is over.
         coins=state.players[seat.seat].coins if state is not None and not finished else None,
         board=board_summary(state, names, seat.seat) if state is not None else None,
         turn=state.turn if state is not None else 0,

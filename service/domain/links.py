@@ -1,4 +1,4 @@
-"""Signed links (DESIGN §7): one salt per purpose, key rotation, readable refusals.
+"""Signed links (ARCHITECTURE §7): one salt per purpose, key rotation, readable refusals.
 
 A link's token is ``itsdangerous.URLSafeTimedSerializer`` output. The secret key list is the configured
 ``SECRET_KEY`` last (used to sign) after ``OLD_SECRET_KEYS`` (still accepted for verification), so keys can
@@ -53,7 +53,7 @@ class LinkKind:
 
 
 #: Every kind of signed link. A calendar feed's address is subscribed to once and then fetched for months,
-#: so every mail gives the same one (and a mail sent again is the very same mail, DESIGN §6): it carries no
+#: so every mail gives the same one (and a mail sent again is the very same mail, ARCHITECTURE §6): it carries no
 #: time. The page of mail choices is in every mail's footer: untimed too, so that a mail sent again is the
 #: very same mail. Every kind is secret: each opens something of one address or one game (even a watch link,
 #: which its host may end, and "never invite me again", which names the address).
@@ -273,7 +273,7 @@ DAYS_AFTER_END = 30
 
 @dataclass(frozen=True)
 class LinkMaker:
-    """Absolute signed links for mails and pages (DESIGN §6: links are absolute, from the base URL)."""
+    """Absolute signed links for mails and pages (ARCHITECTURE §6: links are absolute, from the base URL)."""
 
     signer: Signer
     base_url: str
@@ -388,7 +388,7 @@ _TALK_TOKEN = re.compile(r"talk-(\d{1,12})-(\d{1,2})-([0-9a-f]{20})")
 
 @dataclass(frozen=True)
 class ReplyAddresses:
-    """Signed reply addresses (DESIGN §10): the ``Reply-To`` of every mail that asks for orders names the
+    """Signed reply addresses (ARCHITECTURE §10): the ``Reply-To`` of every mail that asks for orders names the
     seat and the step, signed with the seat's secret (replacing the player rotates it), so a reply is
     matched by its address, never by its ``From``. Plus-addressing on ``domain``: ``play+<token>@domain``.
 

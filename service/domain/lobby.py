@@ -1,4 +1,4 @@
-"""Creating a game, its host's confirmation, accepting its invitations and starting it (DESIGN §1 item 1, §9).
+"""Creating a game, its host's confirmation, accepting its invitations and starting it (ARCHITECTURE §1 item 1, §9).
 
 Anyone may create a game without signing in, so a new game is ``unconfirmed`` and mails only its host: one
 mail with a link to confirm it (or discard it). Only the host's confirmation, which proves they read that
@@ -112,7 +112,7 @@ def create_game(
                 seat=index,
                 display_name=entry.name,
                 secret=secrets.token_urlsafe(16),
-                # Play against bots (DESIGN §10): the house bot's seat needs no invitation.
+                # Play against bots (ARCHITECTURE §10): the house bot's seat needs no invitation.
                 controller=SeatController.BOT if entry.bot else SeatController.PERSON,
                 accepted_at=now if entry.bot else None,
             )
@@ -183,7 +183,7 @@ def confirm_game(
     game.confirmed_at = now
     settings = settings_of(game)
     names = [s.display_name for s, _ in seats]
-    # Each player's record beside their name (DESIGN §9): finished games only.
+    # Each player's record beside their name (ARCHITECTURE §9): finished games only.
     held = records.records_of(session, [p.id or 0 for _, p in seats])
     beside_names = [
         f"{s.display_name}: " + ("the house bot" if p.email == HOUSE_BOT_EMAIL else held[p.id or 0].words)

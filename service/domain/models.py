@@ -1,7 +1,7 @@
 """Database tables (SQLModel). Alembic migrations in ``service/infra/migrations`` create them.
 
 Request and response shapes live in ``service/domain/schemas.py``, never here. Times are aware UTC datetimes
-(``service.infra.db.UTCDateTime``; DESIGN §5).
+(``service.infra.db.UTCDateTime``; ARCHITECTURE §5).
 """
 
 from __future__ import annotations
@@ -32,14 +32,14 @@ class GameStatus(StrEnum):
     """Where a game is in its life: unconfirmed → inviting → active ⇄ paused → ending → finished, or cancelled."""
 
     #: Made by someone who may not be its host: it mails nobody but its host (a link to confirm it) until
-    #: the host confirms it (DESIGN §9); it lapses if they never do.
+    #: the host confirms it (ARCHITECTURE §9); it lapses if they never do.
     UNCONFIRMED = "unconfirmed"
     #: Waiting for its players to accept their invitations.
     INVITING = "inviting"
     ACTIVE = "active"
     #: Stopped by an admin; the clock keeps the time left (``service.domain.clock``).
     PAUSED = "paused"
-    #: Over by the rules (the last step was played) and waiting for the worker's tally (DESIGN §9): the
+    #: Over by the rules (the last step was played) and waiting for the worker's tally (ARCHITECTURE §9): the
     #: results, ratings, records and the final table's mail are written in one transaction, which marks it
     #: finished (``service.domain.tally``). Coins stay hidden until then.
     ENDING = "ending"
@@ -75,14 +75,14 @@ class NoticeStatus(StrEnum):
 
 
 class SeatController(StrEnum):
-    """Who plays a seat (DESIGN §10): its player, by their link, or the house bot, in the worker."""
+    """Who plays a seat (ARCHITECTURE §10): its player, by their link, or the house bot, in the worker."""
 
     PERSON = "person"
     BOT = "bot"
 
 
 class NotifyMode(StrEnum):
-    """What mail a player wants about a game (DESIGN §9), beyond what always comes: invitations, the mails of
+    """What mail a player wants about a game (ARCHITECTURE §9), beyond what always comes: invitations, the mails of
     their own turns, and the final results are sent whatever they choose."""
 
     #: Every event: table talk, notices (turns passed, the host's changes) as they happen.
@@ -125,12 +125,12 @@ class Player(SQLModel, table=True):
     #: The name this address chose for itself when it last accepted an invitation (its default on the next
     #: one); empty until then. A seat's name is the seat's own (``Seat.display_name``).
     display_name: str = Field(max_length=80)
-    #: The player's own choice, made on their pages; nobody else sets it (DESIGN §9).
+    #: The player's own choice, made on their pages; nobody else sets it (ARCHITECTURE §9).
     time_zone: str = Field(default="UTC", max_length=64)
     #: Non-essential mail (reminders, notices) can be turned off with the one-click unsubscribe.
     wants_reminders: bool = True
     wants_notices: bool = True
-    #: Table-talk mails; off with their own unsubscribe link (DESIGN §9: one kind at a time).
+    #: Table-talk mails; off with their own unsubscribe link (ARCHITECTURE §9: one kind at a time).
     wants_messages: bool = True
     #: The address's default choice for its games (a game's own choice, ``GameNotification``, comes first).
     notify: NotifyMode = Field(default=NotifyMode.EVERY, sa_type=EnumString(NotifyMode, 8))
@@ -167,7 +167,7 @@ class Game(SQLModel, table=True):
     #: The rules state snapshot (``rules.GameState.to_json()``); a cache of seed + actions.
     state: dict[str, Any] | None = _json(nullable=True)
     version: int = Field(default=0)
-    #: Secret until the game ends (DESIGN §3); then shown to everyone.
+    #: Secret until the game ends (ARCHITECTURE §3); then shown to everyone.
     seed: str = Field(max_length=64)
     admin_secret: str = Field(max_length=64)
     host_email: str = Field(max_length=320, index=True)
@@ -181,7 +181,7 @@ class Game(SQLModel, table=True):
     step_started_at: datetime | None = _time()
     deadline_at: datetime | None = _time(index=True)
     reminders_due_at: datetime | None = _time(index=True)
-    #: Seconds left on the clock while paused (DESIGN §5: resume sets deadline = now + remaining).
+    #: Seconds left on the clock while paused (ARCHITECTURE §5: resume sets deadline = now + remaining).
     paused_remaining: int | None = Field(default=None)
     pause_reason: str | None = Field(default=None, max_length=300)
     #: ``rules.final_standings`` once the game is over.
@@ -190,7 +190,7 @@ class Game(SQLModel, table=True):
     #: webhook's token): shown back only masked, never to players.
     chat_url: str | None = Field(default=None, max_length=2000)
     #: The host made the game public: anyone may watch it at ``/games/<id>/watch`` and find it in the list of
-    #: public games (DESIGN §9). Watchers see what the rules make public, nothing more.
+    #: public games (ARCHITECTURE §9). Watchers see what the rules make public, nothing more.
     public: bool = Field(default=False, index=True)
     #: Part of every watch link of the game (``service.domain.watching``); the host moves it on to end
     #: every watch link shared so far.
@@ -279,7 +279,7 @@ class InboundMail(SQLModel, table=True):
 
 
 class GameAction(SQLModel, table=True):
-    """The event log (DESIGN §2): every applied step in order, by the version it produced."""
+    """The event log (ARCHITECTURE §2): every applied step in order, by the version it produced."""
 
     __tablename__ = "actions"
     __table_args__ = (
@@ -306,7 +306,7 @@ class GameAction(SQLModel, table=True):
 class TurnStart(SQLModel, table=True):
     """The game's state at the start of a seat's turn, as the step that ended the turn before made it.
 
-    A cache (DESIGN §2: the log is the truth): "Since your last turn" replays the log from the reader's
+    A cache (ARCHITECTURE §2: the log is the truth): "Since your last turn" replays the log from the reader's
     previous turn's start instead of from the seed (``service.domain.play.told_turns``), so its cost is about
     one round of turns whatever the game's length; without a row (games started before it existed) the log is
     replayed from the seed as before. Written only by a step that begins a turn; each seat keeps its latest
@@ -332,7 +332,7 @@ _MAIL_BODY_KEPT = sa.text("body_purged_at IS NULL")
 
 
 class OutboxMail(SQLModel, table=True):
-    """A mail to send, written in the same transaction as the change that causes it (DESIGN §6)."""
+    """A mail to send, written in the same transaction as the change that causes it (ARCHITECTURE §6)."""
 
     __tablename__ = "outbox"
     __table_args__ = (
@@ -376,7 +376,7 @@ class OutboxMail(SQLModel, table=True):
     body_purged_at: datetime | None = _time()
     #: The mail as it goes to the SMTP server (headers and body, the bytes of ``emails.compose.Mail.data``),
     #: written once, just before its first attempt: every later attempt (after a crash, a retry) sends these
-    #: very bytes (DESIGN §6). Dropped when the mail is recorded sent; kept while it may go out again.
+    #: very bytes (ARCHITECTURE §6). Dropped when the mail is recorded sent; kept while it may go out again.
     rendered: bytes | None = Field(default=None, sa_column=sa.Column(sa.LargeBinary(), nullable=True))
     #: A drain died while it held the row after its bytes were written (``rendered``), before it recorded an
     #: outcome: the mail may have reached the SMTP server. Set by the claim that takes the row over, and kept:
@@ -446,7 +446,7 @@ class DigestSent(SQLModel, table=True):
 
 
 class TableMessage(SQLModel, table=True):
-    """A message at a game's table (table talk, DESIGN §9): shown on the game's pages, mailed to the players
+    """A message at a game's table (table talk, ARCHITECTURE §9): shown on the game's pages, mailed to the players
     who want it. Its text is as written (plain text or a small Markdown subset, ``emails.table_talk``)."""
 
     __tablename__ = "table_messages"
@@ -471,7 +471,7 @@ class ReminderSent(SQLModel, table=True):
     """A reminder of one step, recorded by the deadline sweep in the transaction that queues its mail.
 
     Unique per game, step (``Game.step_key``) and reminder, so a late, repeated or concurrent sweep finds
-    the record and neither loses nor repeats it (DESIGN §5). A reminder is named by how long before the
+    the record and neither loses nor repeats it (ARCHITECTURE §5). A reminder is named by how long before the
     deadline it comes (one of the game's ``reminders_before_seconds``), which stays true when the host
     edits the list, where a position in the list would not.
     """
@@ -491,7 +491,7 @@ class ReminderSent(SQLModel, table=True):
 
 
 class AuditEntry(SQLModel, table=True):
-    """One admin act (or a player's vacation) on a game, shown on the game page (DESIGN §1, item 4)."""
+    """One admin act (or a player's vacation) on a game, shown on the game page (ARCHITECTURE §1, item 4)."""
 
     __tablename__ = "audit"
 
@@ -520,7 +520,7 @@ class SiteAdmin(SQLModel, table=True):
 
 
 class SignIn(SQLModel, table=True):
-    """A sign-in by mail (DESIGN §9): the link mailed to an address, then the browser session it opened.
+    """A sign-in by mail (ARCHITECTURE §9): the link mailed to an address, then the browser session it opened.
 
     The link names the row and carries ``link_secret``; it works once (``used_at``) and for a short while.
     Using it makes ``session_secret``, which the session cookie keeps: every signed-in page checks it again,
@@ -606,7 +606,7 @@ class GameResult(SQLModel, table=True):
 
 
 class PlayerRecord(SQLModel, table=True):
-    """An address's rating and record over every finished game (DESIGN §9), updated by the tally only."""
+    """An address's rating and record over every finished game (ARCHITECTURE §9), updated by the tally only."""
 
     __tablename__ = "player_records"
 

@@ -1,4 +1,4 @@
-"""My games (DESIGN §9): every game of an address, as its signed-in owner sees them.
+"""My games (ARCHITECTURE §9): every game of an address, as its signed-in owner sees them.
 
 Games that wait for the address come first (soonest deadline first), then invitations to accept, then the
 other running games, then the finished and cancelled ones (latest first). Each row carries the seat's own

@@ -1,4 +1,4 @@
-"""Notification choices (DESIGN §9): which mail an address wants, per game and by default, and the daily
+"""Notification choices (ARCHITECTURE §9): which mail an address wants, per game and by default, and the daily
 digest.
 
 What always comes, whatever the choice: invitations, the mails of the player's own turns (your turn,

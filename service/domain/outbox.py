@@ -1,4 +1,4 @@
-"""Writing mails to the outbox table, in the caller's transaction (DESIGN §6).
+"""Writing mails to the outbox table, in the caller's transaction (ARCHITECTURE §6).
 
 A mail is a typed message (``emails.messages``): :func:`queue_mail` stores its template name, its fields
 as JSON (the row's ``context``) and its dedupe key, and delivery rebuilds the message from them.

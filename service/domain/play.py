@@ -1,6 +1,6 @@
 """Playing: submit an action, undo, auto-pass, and what every state change brings (deadlines, mails).
 
-Optimistic concurrency (DESIGN §2): an action names the version it was made against; the game row is
+Optimistic concurrency (ARCHITECTURE §2): an action names the version it was made against; the game row is
 updated ``WHERE id = ? AND version = ?`` and the event log has a unique (game, version), so two submissions
 racing for the same version apply exactly once. An idempotency key returns the first result again.
 """
@@ -123,7 +123,7 @@ def submit_action(
     if seat not in rules.awaiting(state):
         raise Conflict("It is not your turn", version=game.version)
     if not by_bot and _bot_plays(session, game_id, seat, seats):
-        # One player per seat at a time (DESIGN §10): the page, the API and replies by mail alike.
+        # One player per seat at a time (ARCHITECTURE §10): the page, the API and replies by mail alike.
         raise Conflict("The house bot plays this seat: take it back from your link first", version=game.version)
     if not isinstance(payload, dict):
         raise BadRequest("The action must be a JSON object")
@@ -158,7 +158,7 @@ def undo(
     game: Game | GameRow | None = None,
 ) -> StepResult:
     """Take back the seat's latest ``steps`` steps (all of them by default) since the last undo point (a
-    pick, a die roll, the turn's start: DESIGN §4, undo never goes past a step that revealed information
+    pick, a die roll, the turn's start: ARCHITECTURE §4, undo never goes past a step that revealed information
     or used chance). :func:`undo_steps` lists them. ``game``: as :func:`submit_action`'s."""
     game = game or get_game(session, game_id)
     _check_running(game)
@@ -252,7 +252,7 @@ class _UndoLog:
 
 def _undo_log(session: Session, game: Game | GameRow, seat: int) -> _UndoLog:
     """What an undo by ``seat`` needs, from the stored start of the turn under way rather than the seed (an
-    undo never goes past the turn's start: DESIGN §4); the whole log when no start is stored (the first turn,
+    undo never goes past the turn's start: ARCHITECTURE §4); the whole log when no start is stored (the first turn,
     games older than the store) or when that start's own step is one the seat could undo."""
     start = session.exec(_LATEST_START, params={"start_game": game.id, "start_version": game.version}).first()
     if start is not None:
@@ -356,7 +356,7 @@ def auto_pass(
 
 
 def replay(game: Game | GameRow, entries: Sequence[LogEntry]) -> rules.GameState:
-    """Rebuild the state from the seed and the log (DESIGN §2: the snapshot is a cache)."""
+    """Rebuild the state from the seed and the log (ARCHITECTURE §2: the snapshot is a cache)."""
     return deque(replay_steps(game, entries), maxlen=1)[0]
 
 

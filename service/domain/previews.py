@@ -3,7 +3,7 @@ explanations (``rules.previews``, ``rules.explain``) of a game, as the seat on t
 
 Everything here reads the game and changes nothing. A preview holds only what the seat may know: the board,
 its own coins and tokens; the die of a step that rolls it is previewed for every value it can show, never
-the one the game's generator holds (DESIGN §4, "Hidden information").
+the one the game's generator holds (ARCHITECTURE §4, "Hidden information").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The player's own data (DESIGN §9): "Download my data" and "Delete my address", from My games, and the same
+"""The player's own data (ARCHITECTURE §9): "Download my data" and "Delete my address", from My games, and the same
 for a site admin who received the request by other means (``smallworld admin export-address`` and
 ``forget-address``). What is kept, and for how long, is told in ``docs/PRIVACY.md``.
 
@@ -225,7 +225,7 @@ def _game_entry(seat: Seat, game: Game, email: str) -> dict[str, Any]:
         "played_by": "the house bot" if seat.controller == SeatController.BOT else "you",
     }
     if game.status == GameStatus.FINISHED:
-        # Public once the game is over (DESIGN §4); never before: a running game's coins are not read here.
+        # Public once the game is over (ARCHITECTURE §4); never before: a running game's coins are not read here.
         entry["final_table"] = [
             {"seat": row.get("player"), "name": row.get("name"), "place": row.get("place"), "coins": row.get("coins")}
             for row in game.result or []
@@ -438,7 +438,11 @@ def forget_address(session: Session, email: str, links: LinkMaker, now: datetime
     cancelled = session.exec(
         sa.update(OutboxMail)
         .where(to_it, col(OutboxMail.status) == MailStatus.PENDING)
-        .values(status=MailStatus.SKIPPED, last_error="the address was erased on its owner's request")
+        .values(
+            # A mail a drain that died may already have sent is never recorded skipped (ARCHITECTURE §6).
+            status=sa.case((col(OutboxMail.may_have_left), MailStatus.MAYBE_SENT), else_=MailStatus.SKIPPED),
+            last_error="the address was erased on its owner's request",
+        )
         .execution_options(synchronize_session=False)
     )
     forgotten.mails_cancelled = int(cancelled.rowcount or 0)

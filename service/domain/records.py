@@ -1,4 +1,4 @@
-"""Reading an address's rating and record (DESIGN §9), as pages and mails show them beside a name.
+"""Reading an address's rating and record (ARCHITECTURE §9), as pages and mails show them beside a name.
 
 The tally (``service.domain.tally``) is their only writer. Everything here is public: finished games only,
 no coins of a game still running.

@@ -1,4 +1,4 @@
-"""A rematch (DESIGN §9): one click of the host on a finished game's page makes a new game with the same
+"""A rematch (ARCHITECTURE §9): one click of the host on a finished game's page makes a new game with the same
 players and the same settings, hosted by the same address.
 
 Only the host proposes it (the issue: "the host the same"): the new game is theirs to manage, and only they

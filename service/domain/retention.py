@@ -1,4 +1,4 @@
-"""How long what mail carried is kept (DESIGN §9; ``docs/PRIVACY.md``): ``SMALLWORLD_MAIL_RETENTION_DAYS``
+"""How long what mail carried is kept (ARCHITECTURE §9; ``docs/PRIVACY.md``): ``SMALLWORLD_MAIL_RETENTION_DAYS``
 (30 by default) after a mail was written or came in, the retention sweep (``worker.tasks.housekeeping``,
 hourly) purges it:
 

@@ -58,7 +58,7 @@ REQUEST = ConfigDict(extra="forbid", strict=True)
 
 
 class GameSettings(BaseModel):
-    """A game's settings (DESIGN §1: turn length, reminders, house options)."""
+    """A game's settings (ARCHITECTURE §1: turn length, reminders, house options)."""
 
     model_config = REQUEST
 
@@ -71,7 +71,7 @@ class GameSettings(BaseModel):
         max_length=5,
         description="Reminders this long before the deadline (those longer than the turn are skipped)",
     )
-    redeploy: Literal["auto", "ask"] = Field("auto", description="Defenders' redeployment (DESIGN §4)")
+    redeploy: Literal["auto", "ask"] = Field("auto", description="Defenders' redeployment (ARCHITECTURE §4)")
     start_when_all_accepted: bool = Field(True, description="False: the game starts at once")
     auto_pass_alert_after: int = Field(2, ge=1, le=20, description="Consecutive auto-passes before the host hears")
     vacation_days: int = Field(7, ge=0, le=60, description="Vacation a player may take per game")
@@ -430,7 +430,7 @@ class SetChat(BaseModel):
 
 
 class SetWatching(BaseModel):
-    """Who may watch the game (DESIGN §9): ``public`` to make it public or private; ``new_link`` to end every
+    """Who may watch the game (ARCHITECTURE §9): ``public`` to make it public or private; ``new_link`` to end every
     watch link shared so far."""
 
     model_config = REQUEST

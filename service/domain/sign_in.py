@@ -1,4 +1,4 @@
-"""Signing in by mail, and "mail me my links" (DESIGN §9: an address is an identity, no passwords).
+"""Signing in by mail, and "mail me my links" (ARCHITECTURE §9: an address is an identity, no passwords).
 
 An address asks for a sign-in link on the home page; the service mails it one link, and nothing else, which
 works once and for ``SIGN_IN_MAX_AGE`` (30 minutes). Its page asks for a button press before it signs in,

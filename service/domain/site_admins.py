@@ -1,4 +1,4 @@
-"""Site admins (DESIGN §1, item 4): accounts made with ``smallworld admin create``, signed in by emailed link.
+"""Site admins (ARCHITECTURE §1, item 4): accounts made with ``smallworld admin create``, signed in by emailed link.
 
 A sign-in link carries the account, its secret and its sign-in serial (purpose ``login``, good for
 ``LOGIN_MAX_AGE``, 15 minutes). It works once: signing in moves the account's serial on

@@ -7,7 +7,7 @@ steps and each race's and power's own telling); this module groups the game's lo
 tells the service's own events (an auto-pass's reason, an admin act). Steps that were undone, and the undo
 records, never appear.
 
-Only public information (DESIGN §4): a turn's score is told to its own player alone until the game is over
+Only public information (ARCHITECTURE §4): a turn's score is told to its own player alone until the game is over
 (``rules.telling``), and nothing here reads a player's coins.
 """
 

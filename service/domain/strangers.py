@@ -1,4 +1,4 @@
-"""Who is a stranger to a host (DESIGN §9: the service must not be a way to mail strangers).
+"""Who is a stranger to a host (ARCHITECTURE §9: the service must not be a way to mail strangers).
 
 A host makes the service mail other addresses: invitations when the host confirms a game, and, when the host
 gives a seat to someone else, an invitation to the newcomer and a "the seat changed hands" mail to the player

@@ -1,4 +1,4 @@
-"""Table talk (DESIGN §9): a message board per game, shown on its pages and mailed in its thread.
+"""Table talk (ARCHITECTURE §9): a message board per game, shown on its pages and mailed in its thread.
 
 One operation per act, whoever triggers it: :func:`post_message` for a message written on a game's page or
 sent as a reply to a table-talk mail (the inbound mail path calls it with ``source=MessageSource.MAIL`` and
@@ -14,7 +14,7 @@ any :data:`RATE_WINDOW`; past that, :class:`~service.domain.errors.TooMany` says
 Who gets a message by mail: every other seat of the game that still holds its seat and accepted its
 invitation (or the game started: then every seat gets its mails), as a :class:`~emails.messages.TableTalk`
 (one per message and reader); delivery then honours each reader's choices. Nobody else: a game that its
-host has not confirmed mails nobody, and an invitee who never answered gets no talk (DESIGN §9, no relay to
+host has not confirmed mails nobody, and an invitee who never answered gets no talk (ARCHITECTURE §9, no relay to
 strangers). The game's chat, if it has one, gets the message too: it is public at the table, and holds
 nothing else.
 """
@@ -59,7 +59,7 @@ PERSONAL_LINK = re.compile(
     re.ASCII,
 )
 
-#: The shape of a signed token, whatever the path around it (DESIGN §7: ``itsdangerous`` output, see
+#: The shape of a signed token, whatever the path around it (ARCHITECTURE §7: ``itsdangerous`` output, see
 #: service/domain/links.py): a base64url JSON object (``eyJ`` is ``{"``; a compressed one starts with a dot),
 #: perhaps a timestamp, then the signature (27 characters for HMAC-SHA1; 20 or more taken).
 SIGNED_TOKEN = re.compile(

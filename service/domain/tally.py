@@ -1,4 +1,4 @@
-"""The end of a game, as the worker does it (DESIGN §9): tally, results, ratings, records, the final table.
+"""The end of a game, as the worker does it (ARCHITECTURE §9): tally, results, ratings, records, the final table.
 
 The step that ends the last turn only marks the game ``ending`` (:func:`service.domain.games.begin_ending`)
 and asks for the tally task once it commits. :func:`tally_game` then does the rest in **one transaction**,
@@ -187,7 +187,7 @@ def rate(places: dict[int, int], records: dict[int, PlayerRecord]) -> dict[int, 
 def seat_tallies(session: Session, game: Game) -> dict[int, SeatTally]:
     """Per seat: the steps it was awaited for (each had a deadline), and those its deadline passed.
 
-    Replayed from the log (DESIGN §2): each distinct step (``play.step_key``) awaiting a seat is one
+    Replayed from the log (ARCHITECTURE §2): each distinct step (``play.step_key``) awaiting a seat is one
     deadline. Steps that began after the seat resigned are not the player's, and do not count; nor do passes
     made after it resigned.
     """

@@ -1,4 +1,4 @@
-"""Text that strangers type and other people read: names, addresses, time zones (DESIGN §9).
+"""Text that strangers type and other people read: names, addresses, time zones (ARCHITECTURE §9).
 
 A name typed by a host ends up in other people's inboxes and pages. So it is trimmed, its runs of spaces
 folded to one, and refused when it holds a character a reader cannot see or that changes how the text

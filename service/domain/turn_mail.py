@@ -1,7 +1,7 @@
 """What a turn mail shows of the game besides its link: the public board, for its picture and its words.
 
-The mail's context is plain JSON written with the state change (DESIGN §6), so it holds the board as it
-stood when the step began. Only public information goes in (DESIGN §4: regions, tokens, races, markers);
+The mail's context is plain JSON written with the state change (ARCHITECTURE §6), so it holds the board as it
+stood when the step began. Only public information goes in (ARCHITECTURE §4: regions, tokens, races, markers);
 never coins.
 """
 
@@ -31,7 +31,7 @@ def board_summary(state: rules.GameState, names: dict[int, str], you: int | None
 
 def step_details(state: rules.GameState, seat: int, names: dict[int, str]) -> dict[str, Any]:
     """The extra context of a "your turn" or "redeploy needed" mail for ``seat``: with what it may do, as
-    orders to reply with (DESIGN §10)."""
+    orders to reply with (ARCHITECTURE §10)."""
     player = state.players[seat]
     return {
         "seat": seat,

@@ -104,7 +104,7 @@ def legal_actions(game: Game | GameRow, seat: int) -> LegalActions:
 
 
 def history(session: Session, game: Game | GameRow) -> list[HistoryEntry]:
-    """Every step in order. Actions, die rolls and times are public (DESIGN §4); coins are not in them."""
+    """Every step in order. Actions, die rolls and times are public (ARCHITECTURE §4); coins are not in them."""
     rows = session.exec(
         select(GameAction).where(GameAction.game_id == game.id).order_by(sa.asc(col(GameAction.version)))
     ).all()

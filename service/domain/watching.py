@@ -1,4 +1,4 @@
-"""Spectators (DESIGN §9: watch links show only what the rules make public; a host may make a game public).
+"""Spectators (ARCHITECTURE §9: watch links show only what the rules make public; a host may make a game public).
 
 Every game has a read-only watch link, ``/games/<id>/watch/<token>`` (purpose ``watch``, naming the game and
 its ``watch_serial``): its host finds it on the admin page and shares it; making a new one ends every link

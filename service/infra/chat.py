@@ -12,7 +12,7 @@ Two guards, from the configuration (``CHAT_SCHEMES``, ``CHAT_PRIVATE_HOSTS``; th
 - only the chat services of ``CHAT_SCHEMES`` are accepted (apprise also knows local desktop
   notifications, syslog, mail…, which a game has no business with);
 - the worker sends notices to addresses that anyone creating a game chooses, so it must not be a way into
-  the service's own network (DESIGN §9). A literal address (or ``localhost``) that is refused is refused
+  the service's own network (ARCHITECTURE §9). A literal address (or ``localhost``) that is refused is refused
   when given; and every send runs under :mod:`service.infra.chat_network`: the name is resolved once,
   the addresses it gives are checked and are the ones connected to, and no redirect is followed. Loopback,
   link-local (cloud metadata), multicast, unspecified and reserved addresses are always refused; private
@@ -254,7 +254,7 @@ def send(url: str, title: str, body: str, notify_type: str = "info", policy: Cha
     """Post one notice; :class:`ChatSendError` when it did not arrive (``permanent`` when retrying is vain).
 
     The error's words are a class of failure, never what the chat's server answered: that server is the
-    host's choice, and its text could be anything (an internal service's error page, DESIGN §9)."""
+    host's choice, and its text could be anything (an internal service's error page, ARCHITECTURE §9)."""
     policy = policy or ChatPolicy.current()
     try:
         check_chat_url(url, policy)

@@ -1,6 +1,6 @@
 """Where a chat notice may connect: the address checked is the address connected to, and no redirect is followed.
 
-A game's chat address is chosen by whoever creates the game, and the worker posts to it (DESIGN §9: the
+A game's chat address is chosen by whoever creates the game, and the worker posts to it (ARCHITECTURE §9: the
 service must not be a way into its own network). Checking the name once and letting the HTTP library
 resolve it again to connect is not enough: a name can answer a public address to the check and
 ``127.0.0.1`` to the connection, and a public hook can answer ``307`` to an internal one. So, while

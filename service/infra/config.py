@@ -31,7 +31,7 @@ SMTP_SECURITY = ("none", "starttls", "ssl")
 DEFAULTS: dict[str, Any] = {
     "ENV": DEVELOPMENT,
     "SECRET_KEY": DEFAULT_SECRET_KEY,
-    # Keys still accepted when verifying links (key rotation, DESIGN §7): a JSON list or one string.
+    # Keys still accepted when verifying links (key rotation, ARCHITECTURE §7): a JSON list or one string.
     "OLD_SECRET_KEYS": [],
     # Requests larger than this are refused with 413 (bytes).
     "MAX_CONTENT_LENGTH": 64 * 1024,
@@ -49,14 +49,14 @@ DEFAULTS: dict[str, Any] = {
     "SMTP_TIMEOUT": 30,
     "MAIL_FROM": "Small World by Mail <smallworld@localhost>",
     # A mail that fails for a transient reason is retried after MAIL_RETRY_SECONDS, then twice as long
-    # each time (at most an hour apart), and marked failed after MAIL_MAX_ATTEMPTS attempts (DESIGN §6).
+    # each time (at most an hour apart), and marked failed after MAIL_MAX_ATTEMPTS attempts (ARCHITECTURE §6).
     "MAIL_MAX_ATTEMPTS": 12,
     "MAIL_RETRY_SECONDS": 60,
     # A worker holds the mail it sends for this long, renewing the hold while it works: mail held by a
-    # worker that died goes out this long later (plus the next outbox sweep), still once (DESIGN §6).
+    # worker that died goes out this long later (plus the next outbox sweep), still once (ARCHITECTURE §6).
     "MAIL_LEASE_SECONDS": 20,
     # A deadline sweep this long after the previous one means the service was down: deadlines that fell
-    # in the gap are pushed back by its length instead of passing everyone at once (DESIGN §5).
+    # in the gap are pushed back by its length instead of passing everyone at once (ARCHITECTURE §5).
     "OUTAGE_GUARD_SECONDS": 600,
     # Beat sends the deadline sweep and the outbox sweep this often (seconds). ~30 s in production; the
     # demo uses 1 s so that short turns end on time.
@@ -87,7 +87,7 @@ DEFAULTS: dict[str, Any] = {
     "RATELIMIT_ACTIONS": "60 per minute",
     # Sign-in links asked for on the site admins' sign-in form, per client address.
     "RATELIMIT_ADMIN_SIGN_IN": "5 per minute; 30 per day",
-    # Strangers must not use the service to mail strangers (DESIGN §9). Games created per client address:
+    # Strangers must not use the service to mail strangers (ARCHITECTURE §9). Games created per client address:
     "RATELIMIT_NEW_GAMES": "5 per hour; 20 per day",
     # Games created naming one host address (each mails that host a confirmation):
     "RATELIMIT_GAMES_PER_HOST": "10 per day",
@@ -110,7 +110,7 @@ DEFAULTS: dict[str, Any] = {
     # Whether the SMTP server (or relay) takes internationalised addresses (SMTPUTF8, RFC 6531). Unless it
     # is known to, addresses with non-ASCII characters before the @ are refused: they could never be mailed.
     "SMTP_INTERNATIONAL_ADDRESSES": False,
-    # Orders by mail (service/domain/inbound.py, DESIGN §10). Turn mails reply to play+<signed token>@ this
+    # Orders by mail (service/domain/inbound.py, ARCHITECTURE §10). Turn mails reply to play+<signed token>@ this
     # domain (unset: the domain of MAIL_FROM); mail to it comes in by the SMTP/LMTP listener, which `serve`
     # starts on INBOUND_HOST:INBOUND_PORT (`smallworld inbound` alone, behind a real MTA), or by
     # POST /inbound/mail with INBOUND_SECRET (unset: that endpoint refuses everything).

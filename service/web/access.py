@@ -1,4 +1,4 @@
-"""Who is asking: signed links and bearer tokens resolved to a game and a seat (DESIGN §7).
+"""Who is asking: signed links and bearer tokens resolved to a game and a seat (ARCHITECTURE §7).
 
 Every refusal is a :class:`Forbidden` whose message says what is wrong with the link and nothing about the
 game, whether the game exists or not.

@@ -1,4 +1,4 @@
-"""Access logs without signed links (DESIGN §7): every web server of the service logs requests through this.
+"""Access logs without signed links (ARCHITECTURE §7): every web server of the service logs requests through this.
 
 A log is read by more people than the players (operators, a log service, a support ticket), so no line keeps
 the token of a secret link kind: :func:`service.domain.links.redacted_path` cuts it out, from the list of

@@ -1,4 +1,4 @@
-"""The page of mail choices (DESIGN §9): ``/choices/<token>``, linked from the footer of every mail.
+"""The page of mail choices (ARCHITECTURE §9): ``/choices/<token>``, linked from the footer of every mail.
 
 The signed token (purpose ``choices``) names the address (a player row) and is the only credential: no
 sign-in needed, as for the unsubscribe link. The page shows the address's default (every event / only my

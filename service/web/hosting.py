@@ -1,5 +1,5 @@
 """Creating and confirming games and giving a seat to someone else, for the JSON API, the lobby and the admin
-page alike, within the limits on what strangers may have the service mail (DESIGN §9;
+page alike, within the limits on what strangers may have the service mail (ARCHITECTURE §9;
 ``service.web.rate_limits.MailQuotas``): invitations per address, and mail to addresses that never played
 with the host (``service.domain.strangers``) per host and per client."""
 

@@ -1,5 +1,5 @@
 """``POST /inbound/mail``: a raw RFC 5322 mail handed in by an MTA that pipes, or a hosted mail service's
-inbound hook (DESIGN §10). The same domain operation as the SMTP/LMTP listener reads it
+inbound hook (ARCHITECTURE §10). The same domain operation as the SMTP/LMTP listener reads it
 (``service.domain.inbound.receive``).
 
 The caller proves itself with the shared secret ``SMALLWORLD_INBOUND_SECRET``, as a bearer token or as

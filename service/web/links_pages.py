@@ -1,4 +1,4 @@
-"""Opening a signed link in a browser (DESIGN §7): the link starts a session for its seat.
+"""Opening a signed link in a browser (ARCHITECTURE §7): the link starts a session for its seat.
 
 A bad link gets a clear page with status 403, never a stack trace and never any game data. The game and
 turn pages themselves live with the other pages; until a player has a session, they see nothing.

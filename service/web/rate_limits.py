@@ -1,4 +1,4 @@
-"""Rate limits on signed-link verification and on action submission (DESIGN §7), with Flask-Limiter.
+"""Rate limits on signed-link verification and on action submission (ARCHITECTURE §7), with Flask-Limiter.
 
 Three limits, each a setting (``service.infra.config``; the README's table):
 
@@ -10,7 +10,7 @@ Three limits, each a setting (``service.infra.config``; the README's table):
 - ``RATELIMIT_ACTIONS``: steps submitted (actions and undos), per seat: a runaway script cannot flood a
   game's log or the other players' inboxes.
 
-What strangers could use to mail strangers (DESIGN §9) is limited too:
+What strangers could use to mail strangers (ARCHITECTURE §9) is limited too:
 
 - ``RATELIMIT_NEW_GAMES``: games created (the lobby's form and ``POST /api/games`` together), per client
   address. Only games actually created count; a refused form does not.

@@ -1,4 +1,4 @@
-"""Security headers on every response, the reverse proxy's client address, and hostile JSON (DESIGN §7).
+"""Security headers on every response, the reverse proxy's client address, and hostile JSON (ARCHITECTURE §7).
 
 Signed links travel in URLs (``/play/<token>``), so no page may hand its address to another site:
 ``Referrer-Policy: no-referrer``. Pages may not be framed (``frame-ancestors 'none'``, and
@@ -67,7 +67,7 @@ def init_app(app: Flask) -> None:
         # trusting exactly as many hops as there are proxies: a client cannot forge its way past them.
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=0, x_port=0)  # type: ignore[method-assign]
     app.json = BoundedJSONProvider(app)
-    # Key rotation (DESIGN §7) covers the session cookies too: one signed with an old key still opens.
+    # Key rotation (ARCHITECTURE §7) covers the session cookies too: one signed with an old key still opens.
     app.config["SECRET_KEY_FALLBACKS"] = list(app.config["OLD_SECRET_KEYS"])
     app.session_interface = SessionCookies()
     if app.config["SESSION_COOKIE_SAMESITE"] is None:

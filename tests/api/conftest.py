@@ -83,7 +83,7 @@ class Created:
 
 
 def create_game(client: Any, body: dict[str, Any], **confirmation: Any) -> Created:
-    """Create a game through the API and confirm it as its host does (DESIGN §9: a new game mails only its
+    """Create a game through the API and confirm it as its host does (ARCHITECTURE §9: a new game mails only its
     host until the host confirms it), with the token of the ``confirm_game`` mail: what creating a game
     did by itself before. A refused creation is answered as it was. The host confirms from a machine of
     their own (``HOSTS_MACHINE``), so the confirmation counts against none of the client's limits."""

@@ -1,4 +1,4 @@
-"""Optimistic concurrency over HTTP (DESIGN §2): stale versions, idempotency keys, racing submissions."""
+"""Optimistic concurrency over HTTP (ARCHITECTURE §2): stale versions, idempotency keys, racing submissions."""
 
 from __future__ import annotations
 

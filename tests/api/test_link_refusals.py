@@ -1,6 +1,6 @@
 """Every door a signed link opens, tried with every kind of bad link: tampered, truncated, expired, revoked,
 for another purpose, for another game. Each is refused (403) and the refusal tells nothing about any game:
-no game name, no player's name or address, no coins (DESIGN §7).
+no game name, no player's name or address, no coins (ARCHITECTURE §7).
 
 The doors: the JSON API (player and admin, bearer tokens), the pages that open a link (``/play/…``,
 ``/invite/…``, the host's ``/admin/…``, a site admin's ``/admin/login/…``, ``/unsubscribe/…``), and the pages

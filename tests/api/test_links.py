@@ -1,4 +1,4 @@
-"""Signed links (DESIGN §7): bad ones get 403 and no game data; old keys still verify after rotation."""
+"""Signed links (ARCHITECTURE §7): bad ones get 403 and no game data; old keys still verify after rotation."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Whole games played through the HTTP API only, with every token taken from the mails in the outbox.
 
-After every response, the seat that asked must not see another seat's coins (DESIGN §4, hidden
+After every response, the seat that asked must not see another seat's coins (ARCHITECTURE §4, hidden
 information) until the game is over.
 """
 

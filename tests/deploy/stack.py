@@ -339,7 +339,7 @@ def wait_until(condition: Callable[[], Any], timeout: float, what: str) -> Any:
 
 
 def confirm_by_mail(stack: Stack, client: Client, host_email: str, *, retries: int = 0) -> Any:
-    """The host confirms their new game with the link of the mail that asks them to (DESIGN §9: only then go
+    """The host confirms their new game with the link of the mail that asks them to (ARCHITECTURE §9: only then go
     the invitations). The confirmation's answer."""
     base = re.escape(stack.env["SMALLWORLD_BASE_URL"])
 

@@ -5,7 +5,7 @@ in Redis as deployed.
 Slow (run by hand: ``pytest -m slow tests/deploy/test_capacity.py -s``). Every game that ends must pass the
 demo's checks, no mail may arrive twice and the outbox must drain; the step round trip (p50/p95/p99) as the
 bots' client measures it and as the server logs it, the steps per second and the load average are printed
-for bench/README.md's capacity section, never asserted (DESIGN §8: speed targets are ratios to a reference
+for bench/README.md's capacity section, never asserted (ARCHITECTURE §8: speed targets are ratios to a reference
 measured on a quiet machine, in ``bench/``). Each game's bots run in a process of their own.
 
 ``SMALLWORLD_CAPACITY_SECONDS`` (600), ``SMALLWORLD_CAPACITY_GAMES`` (40 at once, each replaced by a new one

@@ -179,7 +179,7 @@ class Findings:
     received: int = 0
     redelivered: int = 0
     identical_bytes: int = 0
-    #: Turn mails dropped, not sent, because their step was over when they could go (DESIGN §6).
+    #: Turn mails dropped, not sent, because their step was over when they could go (ARCHITECTURE §6).
     dropped: int = 0
     #: Of those, the ones a worker killed holding them may have sent first (``maybe_sent``, not ``skipped``).
     maybe_sent: int = 0
@@ -227,7 +227,7 @@ def check_everything(stack: Stack, deadline_ids: list[int], bots: Bots) -> Findi
     found.steps = len(keys)
 
     # Mail: claims left by killed workers lapse after their lease; a drain "11 minutes later" sends them. A
-    # turn mail whose step was over by the time it could go is dropped instead (DESIGN §6).
+    # turn mail whose step was over by the time it could go is dropped instead (ARCHITECTURE §6).
     celery = stack.app.extensions["celery"]
     later = (utcnow() + timedelta(minutes=11)).isoformat()
     wait_until(

@@ -1,4 +1,4 @@
-"""service.domain.clock: the game clock's rules (DESIGN §5), and that it is the one writer of its columns."""
+"""service.domain.clock: the game clock's rules (ARCHITECTURE §5), and that it is the one writer of its columns."""
 
 from __future__ import annotations
 
@@ -140,7 +140,7 @@ def test_the_clock_is_read_from_and_written_to_the_game_row(db_session: Session)
 
 
 def test_nothing_but_the_clock_writes_the_clock_columns() -> None:
-    """DESIGN §5's rules live in one place: no other module assigns a game's clock columns."""
+    """ARCHITECTURE §5's rules live in one place: no other module assigns a game's clock columns."""
     service = Path(clock_module.__file__).resolve().parent.parent
     writes = re.compile(r"\.(deadline_at|reminders_due_at|paused_remaining|step_started_at)\s*[-+]?=(?!=)")
     writers = {

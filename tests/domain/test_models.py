@@ -23,7 +23,7 @@ def test_the_members_are_the_strings_stored_and_shown_in_the_api() -> None:
         "finished",
         "cancelled",
     ]
-    assert [s.value for s in MailStatus] == ["pending", "sent", "failed", "skipped"]
+    assert [s.value for s in MailStatus] == ["pending", "sent", "failed", "skipped", "maybe_sent"]
     assert [k.value for k in ActionKind] == ["action", "auto_pass", "undo", "options", "admin"]
     assert GameStatus.ACTIVE == "active" and f"{GameStatus.PAUSED}" == "paused"
     assert json.dumps({"status": GameStatus.FINISHED}) == '{"status": "finished"}'

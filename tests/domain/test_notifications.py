@@ -1,4 +1,4 @@
-"""Notification choices and the daily digest (DESIGN §9, ``service.domain.notifications``)."""
+"""Notification choices and the daily digest (ARCHITECTURE §9, ``service.domain.notifications``)."""
 
 from __future__ import annotations
 

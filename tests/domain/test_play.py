@@ -135,7 +135,7 @@ def picked_and_conquered_twice(session: Session, links: LinkMaker) -> tuple[Game
 def test_undo_steps_name_each_step_back_to_the_last_undo_point(db_session: Session, links: LinkMaker) -> None:
     game, states = picked_and_conquered_twice(db_session, links)
     steps = play.undo_steps(db_session, game, 0)
-    # Latest first; the pick revealed the next combo (DESIGN §4), so it is not listed.
+    # Latest first; the pick revealed the next combo (ARCHITECTURE §4), so it is not listed.
     assert [(s.version, s.kind, s.back) for s in steps] == [(4, "conquer", 1), (3, "conquer", 2)]
     for step, before, after in zip(steps, [states[1], states[0]], [states[2], states[1]], strict=True):
         action = rules.Action.from_json(

@@ -1,4 +1,4 @@
-"""Table talk (DESIGN §9, ``service.domain.table_talk``): what a message may be, who gets it by mail, the
+"""Table talk (ARCHITECTURE §9, ``service.domain.table_talk``): what a message may be, who gets it by mail, the
 rate limit per seat, a reply posted once, the host's "hide"."""
 
 from __future__ import annotations
@@ -156,16 +156,20 @@ def test_the_doctests() -> None:
 
 def _every_personal_link(links: LinkMaker) -> list[str]:
     return [
-        links.turn_url(1, 0, "seat-secret-abc"),
-        links.invite_url(1, 2, "seat-secret-abc"),
+        # An address's links carry its serial once it signed out everywhere: both shapes, 0 and after.
+        links.turn_url(1, 0, "seat-secret-abc", serial=0),
+        links.turn_url(1, 0, "seat-secret-abc", serial=2),
+        links.invite_url(1, 2, "seat-secret-abc", serial=0),
         links.admin_url(1, "host-secret-abc"),
         links.login_url(7, "admin-secret-abc", 3),
-        links.sign_in_url(9, "sign-in-secret"),
+        links.sign_in_url(9, "sign-in-secret", serial=0),
+        links.sign_in_url(9, "sign-in-secret", serial=5),
         links.confirm_url(1, "host-secret-abc", "Europe/Paris"),
-        links.choices_url(4),
+        links.choices_url(4, serial=0),
         links.unsubscribe_url(4, "reminders"),
         links.block_url("p1@example.org"),
-        links.address_calendar_url(4),
+        links.address_calendar_url(4, serial=0, calendar_serial=0),
+        links.address_calendar_url(4, serial=1, calendar_serial=3),
     ]
 
 

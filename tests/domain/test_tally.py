@@ -1,4 +1,4 @@
-"""service.domain.tally: the end of a game as the worker does it (DESIGN §9), once, on SQLite and PostgreSQL."""
+"""service.domain.tally: the end of a game as the worker does it (ARCHITECTURE §9), once, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 

@@ -64,7 +64,7 @@ def test_reminders_notices_and_table_talk_offer_one_click_unsubscribe_rfc_8058()
         mail = reparsed(composed(name))
         assert mail["List-Unsubscribe"] == f"<{SAMPLES[name].unsubscribe_url}>"
         assert mail["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
-    # The final results are never silenced (DESIGN §9): no unsubscribe, as the mails that let one play.
+    # The final results are never silenced (ARCHITECTURE §9): no unsubscribe, as the mails that let one play.
     for name in ("invitation", "admin_link", "your_turn", "redeploy_needed", "game_over"):
         mail = reparsed(composed(name))
         assert mail["List-Unsubscribe"] is None and mail["List-Unsubscribe-Post"] is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page
 
-#: The impacts that fail a page (DESIGN §8: "axe: 0 serious or critical violations").
+#: The impacts that fail a page (ARCHITECTURE §8: "axe: 0 serious or critical violations").
 FAILING = ("serious", "critical")
 
 _axe = Axe()

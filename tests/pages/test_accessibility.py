@@ -1,5 +1,5 @@
 """axe-core on every kind of page, at a phone's width (375 px) and a desktop's (1280 px): no serious or
-critical violation (DESIGN §8). The pages: the lobby, the turn page in the middle of a game, the game page and
+critical violation (ARCHITECTURE §8). The pages: the lobby, the turn page in the middle of a game, the game page and
 its history, the host's admin page, the "how a turn goes" page, the mailbox (list, mail, HTML view), a 404
 and a 500, the last two in the site's layout with a viewport and a way home.
 """

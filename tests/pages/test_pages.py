@@ -336,7 +336,7 @@ def new_game_form(client: Any, **fields: Any) -> dict[str, Any]:
 
 
 def confirm_from_mail(app: Flask, client: Any) -> Any:
-    """The host opens the link of the ``confirm_game`` mail and presses "Confirm" (DESIGN §9: the game mails
+    """The host opens the link of the ``confirm_game`` mail and presses "Confirm" (ARCHITECTURE §9: the game mails
     nobody else until then). The answer to the button."""
     with Session(get_engine(app)) as session:
         mail = session.exec(select(OutboxMail).where(OutboxMail.template == "confirm_game")).all()[-1]

@@ -1,5 +1,5 @@
 """Resigning and the rematch in a real browser (Debian's Chromium through Playwright) against a real HTTP
-server (DESIGN §9): a player resigns from their game page after a confirmation, and everyone hears of it;
+server (ARCHITECTURE §9): a player resigns from their game page after a confirmation, and everyone hears of it;
 the host starts a rematch with one click on the finished game's page, and every player's invitation
 arrives in the mailbox. The pages pass axe at phone and desktop widths."""
 

@@ -1,4 +1,4 @@
-"""A missed deadline (DESIGN §4, "Missed deadline → auto-pass"): whatever the player did stands;
+"""A missed deadline (ARCHITECTURE §4, "Missed deadline → auto-pass"): whatever the player did stands;
 conquest stops; tokens in hand are redeployed by the ``auto`` rule; the player scores what they
 hold; the turn ends. A player with no Active race who missed the pick does not pick."""
 

@@ -1,7 +1,7 @@
 """Random games play every race, every special power and every action type.
 
 Games between random legal players (``rules.bots``), over every player count and both defender
-redeployment modes (DESIGN §4: ``auto`` and ``ask``), with a deadline missed now and then
+redeployment modes (ARCHITECTURE §4: ``auto`` and ``ask``), with a deadline missed now and then
 (``auto_pass``), are played until each race and each power has been picked, each action type has
 been applied (In Decline Ghouls conquering and Stout's decline at the end of a turn included) and
 each race and power has been auto-passed, checking the invariants after every step and after one

@@ -1,4 +1,4 @@
-"""Defenders' redeployment after an attack (rulebook, "Enemy Losses & Withdrawals"; DESIGN §4, house
+"""Defenders' redeployment after an attack (rulebook, "Enemy Losses & Withdrawals"; ARCHITECTURE §4, house
 option ``redeploy``: ``auto`` or ``ask``; rulings: seat order starting after the active player).
 
 Four players on the 2-player board, so that the regions are the ones described in test_conquest.py.
@@ -42,7 +42,7 @@ def finish_turn(state, seat: int = 0):
 
 # -- auto ------------------------------------------------------------------------------------------
 def test_auto_one_token_at_a_time_onto_the_fewest_token_region_ties_lowest_number() -> None:
-    """DESIGN §4: one at a time onto the region with the fewest tokens, ties by lowest number.
+    """ARCHITECTURE §4: one at a time onto the region with the fewest tokens, ties by lowest number.
     Humans lose region 2 (4 tokens: 1 discarded, 3 in hand); 9 and 13 hold 1 each, 4 holds 3:
     9 gets one (2), then 13 (2), then 9 again (3, the tie goes to the lower number)."""
     state = act(attacked().build(), "conquer", 0, region=2)

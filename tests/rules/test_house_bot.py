@@ -58,7 +58,7 @@ def test_the_same_seed_gives_the_same_moves() -> None:
 
 
 def test_a_bot_reads_nothing_its_seat_may_not_see() -> None:
-    """DESIGN §4: the stacks under the column, the random generator and the others' coins are secret;
+    """ARCHITECTURE §4: the stacks under the column, the random generator and the others' coins are secret;
     changing them changes none of the bots' moves."""
     state = new_game(3, seed="secrets")
     state = apply(state, {"type": "pick", "player": 0, "combo": 1})

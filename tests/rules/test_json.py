@@ -1,4 +1,4 @@
-"""The versioned JSON form of states and actions (DESIGN §3; rules/README.md)."""
+"""The versioned JSON form of states and actions (ARCHITECTURE §3; rules/README.md)."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def test_states_round_trip_exactly_through_json_text() -> None:
         assert json.dumps(again.to_json()) == text
         state = apply(state, random_player(state, rnd))
     assert GameState.from_json(json.loads(json.dumps(state.to_json()))) == state
-    assert biggest < 16 * 1024  # DESIGN §8: state snapshot < 16 KB for a 5-player game
+    assert biggest < 16 * 1024  # ARCHITECTURE §8: state snapshot < 16 KB for a 5-player game
 
 
 def test_a_built_state_round_trips() -> None:

@@ -1,4 +1,4 @@
-"""What a player may see (DESIGN §4, "Hidden information"; rulebook, "Scoring Victory Coins": coins
+"""What a player may see (ARCHITECTURE §4, "Hidden information"; rulebook, "Scoring Victory Coins": coins
 are kept hidden "from other players at all times; final scores are not revealed until the end")."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 does: coins, tokens in hand, regions, the score of a step that ends the turn; a die step's preview holds
 the outcome of every value of the die, and the die rolled picks the one that happens.
 
-Random games over every player count and both redeploy modes (DESIGN §4), played by ``rules.bots``, until
+Random games over every player count and both redeploy modes (ARCHITECTURE §4), played by ``rules.bots``, until
 every race and every power has been picked; at every position each legal action is previewed and applied.
 """
 

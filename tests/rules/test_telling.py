@@ -1,5 +1,5 @@
 """Steps told in words (``rules/telling.py``): the base game's steps here, a race's or power's own kinds by
-its ``tell``, what an ability added by its ``note``; public facts only (DESIGN §4: never a player's coins,
+its ``tell``, what an ability added by its ``note``; public facts only (ARCHITECTURE §4: never a player's coins,
 a turn's score to its player alone until the game is over)."""
 
 from __future__ import annotations

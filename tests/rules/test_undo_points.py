@@ -1,4 +1,4 @@
-"""Undo points (DESIGN §4): undo stops at the last step that revealed information or used chance.
+"""Undo points (ARCHITECTURE §4): undo stops at the last step that revealed information or used chance.
 ``apply`` says so in ``last["undo_point"]``."""
 
 from __future__ import annotations

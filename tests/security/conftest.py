@@ -1,7 +1,7 @@
 """What the tests of hostile input share: apps on SQLite and PostgreSQL, and games made as a stranger would.
 
 The helpers read the outbox directly (what each address was sent), and confirm a game as its host does when
-the service asks for a confirmation (DESIGN §9).
+the service asks for a confirmation (ARCHITECTURE §9).
 """
 
 from __future__ import annotations

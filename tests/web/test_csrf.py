@@ -1,4 +1,4 @@
-"""CSRF (DESIGN §7): every form of every page refuses a POST without its token, or with another browser's,
+"""CSRF (ARCHITECTURE §7): every form of every page refuses a POST without its token, or with another browser's,
 and changes nothing. The only POST that takes no token is the one-click unsubscribe (RFC 8058: mail
 providers send it without cookies; its signed link is the credential); the JSON API takes bearer tokens.
 

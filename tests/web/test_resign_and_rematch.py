@@ -1,5 +1,5 @@
 """Resigning (``service.domain.admin.resign``) and the rematch (``service.domain.rematch``), through the pages
-a player uses (their seat's session), on SQLite and on PostgreSQL with Redis (DESIGN §9)."""
+a player uses (their seat's session), on SQLite and on PostgreSQL with Redis (ARCHITECTURE §9)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Signing in by mail, My games and "mail me my links" (service/web/pages/me.py, service/domain/sign_in.py,
-service/domain/my_games.py; DESIGN §9: an address is an identity, strangers cannot use us to mail strangers).
+service/domain/my_games.py; ARCHITECTURE §9: an address is an identity, strangers cannot use us to mail strangers).
 
 On SQLite, and on PostgreSQL with the limits counted in Redis (as deployed).
 """

@@ -1,4 +1,4 @@
-"""Spectators (service/domain/watching.py, service/web/pages/watch.py; DESIGN §9): a game's watch link, a
+"""Spectators (service/domain/watching.py, service/web/pages/watch.py; ARCHITECTURE §9): a game's watch link, a
 public game watched without one, the list of public games, and the host's settings on the admin page and API.
 
 On SQLite, and on PostgreSQL with Redis.

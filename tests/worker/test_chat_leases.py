@@ -1,4 +1,4 @@
-"""service.domain.chat_notices: a notice's claim is a lease that a live drain keeps, as mail's (DESIGN §10).
+"""service.domain.chat_notices: a notice's claim is a lease that a live drain keeps, as mail's (ARCHITECTURE §10).
 
 A drain that lives keeps its notices however long the chat takes to answer and however late the renewal of
 its lease is; a drain that dies gives them up with its process, and the next drain sends them again once the

@@ -41,7 +41,7 @@ def test_the_embedded_worker_writes_each_mail_as_an_eml_file(make_app: Callable[
             paths = mail_dir.glob("*.eml")
             return [email.message_from_bytes(p.read_bytes(), policy=email.policy.default) for p in paths]
 
-        # The host confirms the game by the link of the first mail (DESIGN §9); then the others go.
+        # The host confirms the game by the link of the first mail (ARCHITECTURE §9); then the others go.
         [request] = written(1)
         confirm = re.search(r"/games/confirm/(\S+)", request.get_body(preferencelist=("plain",)).get_content())  # type: ignore[union-attr]
         assert confirm, "the host's mail holds the link to confirm the game"

@@ -63,7 +63,7 @@ def to(mailbox: Any, address: str, subject_has: str = "") -> list[Received]:
 
 def new_game(stack: WorkerStack, names: list[str], tag: str, **settings: Any) -> tuple[int, list[str]]:
     """A game created through the API and confirmed by its host (the first player) with the link of the
-    mail that asks them to (DESIGN §9: only then go the invitations); the host's time zone Europe/Paris."""
+    mail that asks them to (ARCHITECTURE §9: only then go the invitations); the host's time zone Europe/Paris."""
     emails = [f"{name.lower()}.{tag}@example.org" for name in names]
     body = {
         "name": f"Game {tag}",

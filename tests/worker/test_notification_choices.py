@@ -1,4 +1,4 @@
-"""Delivery follows each reader's mail choices (DESIGN §9, ``service.domain.notifications``), with a real
+"""Delivery follows each reader's mail choices (ARCHITECTURE §9, ``service.domain.notifications``), with a real
 SMTP server, on SQLite and PostgreSQL: table talk and notices by choice, game by game; the mails of one's
 turns and the final results whatever the choice; and every mail's footer links the page of choices."""
 

@@ -1,4 +1,4 @@
-"""service.domain.delivery: one bad mail never stops the others (DESIGN §6).
+"""service.domain.delivery: one bad mail never stops the others (ARCHITECTURE §6).
 
 Each kind of failure of ONE mail (a header that cannot be written, an address that is not one, a template
 or context that cannot be rendered, the SMTP server refusing it, the SMTP server down) marks that mail failed

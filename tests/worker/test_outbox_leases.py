@@ -1,4 +1,4 @@
-"""service.domain.delivery: a claim is a short lease held by one drain and renewed while it sends (DESIGN §6).
+"""service.domain.delivery: a claim is a short lease held by one drain and renewed while it sends (ARCHITECTURE §6).
 
 A drain that dies loses its rows within one lease, and the next drain sends them, once; a drain that lives
 keeps them however slow the SMTP server is; a drain that lost a row (another took it over) neither sends it
@@ -229,7 +229,7 @@ def only_the_turn_mail_due(app: Flask) -> tuple[int, OutboxMail]:
 
 
 def test_a_mail_sent_again_after_its_drain_was_killed_is_the_same_bytes(mail_app: Flask) -> None:
-    # DESIGN §6: written once, before its first attempt, and stored; the copy sent after the crash is the stored
+    # ARCHITECTURE §6: written once, before its first attempt, and stored; the copy sent after the crash is the stored
     # bytes, not a new rendering with its links signed anew (a second later, so other tokens), and a mail client
     # folds the two copies. Before, the copies had the same Message-ID but another unsubscribe link.
     queue(mail_app, 1, template="auto_passed")  # a notice: its one-click unsubscribe link is signed as it is sent

@@ -43,7 +43,7 @@ def test_the_drain_and_the_sweep_are_acknowledged_late_since_running_them_twice_
 
 
 def test_chat_notices_go_to_their_own_queue_drained_every_30_seconds_and_acknowledged_late(app: Flask) -> None:
-    # A chat that is down or slow never holds up mail: its task is on another queue (DESIGN §10).
+    # A chat that is down or slow never holds up mail: its task is on another queue (ARCHITECTURE §10).
     route = app.extensions["celery"].amqp.router.route
     assert route({}, DELIVER_CHAT)["queue"].name == "chat"
     tasks = {entry["task"]: entry for entry in BEAT_SCHEDULE.values()}

@@ -1,6 +1,6 @@
 """The end-of-game tally in a real worker process (``smallworld worker`` on Redis, PostgreSQL, an SMTP server
 in the test process), killed in the middle of its transaction: one final table per player, ratings and
-records updated once (DESIGN §9: "exactly once under concurrent workers and worker kills").
+records updated once (ARCHITECTURE §9: "exactly once under concurrent workers and worker kills").
 
 To stop the tally midway, the test holds, in a transaction of its own, a row the tally must write last (the
 record of the game's last address, inserted and not committed): the worker locks the game, writes the others'

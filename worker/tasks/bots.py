@@ -1,4 +1,4 @@
-"""The house bot's turns (DESIGN §10), on the default queue.
+"""The house bot's turns (ARCHITECTURE §10), on the default queue.
 
 Sent with a game's id after every commit that made the game wait for a seat the house bot plays
 (``service.infra.mail_wakeup.wake_bot_after_commit``), and by beat every 30 seconds for every such game

@@ -1,4 +1,4 @@
-"""The deadline sweep (DESIGN §5), sent by beat every 30 seconds: auto-passes, reminders, outage guard.
+"""The deadline sweep (ARCHITECTURE §5), sent by beat every 30 seconds: auto-passes, reminders, outage guard.
 
 Thin: the work is ``service.domain.deadlines.sweep``. ``acks_late``: a sweep run twice is harmless, every
 auto-pass being guarded by the game's version and every reminder by its unique record.

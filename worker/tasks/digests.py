@@ -1,4 +1,4 @@
-"""The daily digests (DESIGN §9), sent by beat with every sweep: each address that chose a digest gets it
+"""The daily digests (ARCHITECTURE §9), sent by beat with every sweep: each address that chose a digest gets it
 once its local hour has come, once a day.
 
 Thin: the work is ``service.domain.notifications.send_digests``. ``acks_late``: a task run twice, or two at

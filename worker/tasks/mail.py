@@ -3,7 +3,7 @@
 The task is sent after every commit that wrote mail (:func:`send_after_commit`), and beat sends it every
 30 seconds as well (``service/infra/schedule.py``), so a mail is delivered even when the message saying "there is
 mail" was lost (broker down at that moment, or a worker killed). Retries are not Celery retries: a failed
-mail's next attempt is a time in its outbox row, picked up by a later drain (DESIGN §5: no long ETAs).
+mail's next attempt is a time in its outbox row, picked up by a later drain (ARCHITECTURE §5: no long ETAs).
 
 ``acks_late``: a drain killed midway is run again, and that is harmless, since rows are claimed in the
 database (``service.domain.delivery``).

@@ -1,4 +1,4 @@
-"""The end of a game (DESIGN §9): tally it, store its results, ratings and records, mail the final table.
+"""The end of a game (ARCHITECTURE §9): tally it, store its results, ratings and records, mail the final table.
 
 Sent once the step that ended the game commits (``service.infra.mail_wakeup.TALLY_GAME``). Thin: the work
 is ``service.domain.tally.tally_game``, which does it once whoever runs it and however often, so the task may

@@ -1,4 +1,4 @@
-"""The admin pages (DESIGN §1, item 4): a game's host (signed admin link) and site admins (emailed sign-in
+"""The admin pages (ARCHITECTURE §1, item 4): a game's host (signed admin link) and site admins (emailed sign-in
 link) manage deadlines and seats in the browser.
 
 - ``game``: a game's admin page, ``/admin/games/<id>``, and its acts (extend, pause and resume, pass now,

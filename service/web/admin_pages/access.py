@@ -1,4 +1,4 @@
-"""Who may manage a game in this browser: its host (signed admin link) or a signed-in site admin (DESIGN §7).
+"""Who may manage a game in this browser: its host (signed admin link) or a signed-in site admin (ARCHITECTURE §7).
 
 Opening the host's admin link (``/admin/<token>``) stores ``{game id: admin secret}`` in the signed session
 cookie, next to whatever seat the browser holds; a site admin's sign-in link stores the account and its

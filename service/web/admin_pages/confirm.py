@@ -1,4 +1,4 @@
-"""A host's confirmation of a new game (DESIGN §9): the link mailed to the host when the game was created.
+"""A host's confirmation of a new game (ARCHITECTURE §9): the link mailed to the host when the game was created.
 
 ``GET`` shows the game as its invitations will be sent (names, addresses, turn length) with two buttons,
 confirm and discard, and the host's own time zone; it changes nothing, since mail scanners open the links in

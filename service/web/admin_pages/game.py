@@ -265,7 +265,7 @@ def _run(game_id: int, done: str, act: Any) -> Response:
     try:
         act()
     except TooMany as error:
-        # A limit on mail to strangers (DESIGN §9): 429 with Retry-After, the page showing why.
+        # A limit on mail to strangers (ARCHITECTURE §9): 429 with Retry-After, the page showing why.
         flash(error.message, "refusal")
         answer = Response(page(game_id), status=429)
         if isinstance(error.extra.get("retry_after"), int):
@@ -415,7 +415,7 @@ def replace(game_id: int) -> Response:
 
 @bp.post("/admin/games/<int:game_id>/bot")
 def give_to_bot(game_id: int) -> Response:
-    """The house bot plays the seat until its player takes it back from their link (DESIGN §10)."""
+    """The house bot plays the seat until its player takes it back from their link (ARCHITECTURE §10)."""
     manager = manager_for(game_id)
 
     def act() -> None:

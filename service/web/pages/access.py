@@ -1,4 +1,4 @@
-"""Who is looking at a page: the seat whose signed link started the browser session (DESIGN §7).
+"""Who is looking at a page: the seat whose signed link started the browser session (ARCHITECTURE §7).
 
 Opening ``/play/<token>`` or ``/invite/<token>`` (directly, or through My games) stores ``{"game", "seat",
 "secret", "n"}`` in the signed session cookie (``service.web.links_pages``). Every page checks it again against

@@ -134,7 +134,7 @@ def result_lines(db: Any, game_id: int) -> dict[int, dict[str, Any]]:
     return lines
 
 
-# -- table talk (DESIGN §9) --------------------------------------------------------------------------------
+# -- table talk (ARCHITECTURE §9) --------------------------------------------------------------------------------
 def _talk_back(game_id: int) -> str:
     back = request.form.get("back", "")
     allowed = (url_for("game.page", game_id=game_id), url_for("turn.page", game_id=game_id))
@@ -282,7 +282,7 @@ def _when(at: datetime, zone: ZoneInfo) -> str:
     return f"{at.astimezone(zone):%a %-d %b %H:%M}"
 
 
-# -- resigning and the rematch (DESIGN §9) -----------------------------------------------------------------
+# -- resigning and the rematch (ARCHITECTURE §9) -----------------------------------------------------------------
 @bp.get("/games/<int:game_id>/resign")
 def resign_page(game_id: int) -> Any:
     """Asks the seat's player to confirm: resigning cannot be taken back."""

@@ -1,5 +1,5 @@
 """The lobby: the front page, the host's form to create a game, and the host's confirmation of it
-(``service.domain.lobby``; DESIGN §9).
+(``service.domain.lobby``; ARCHITECTURE §9).
 
 The form is read into the same ``CreateGame`` request the JSON API validates, so both refuse the same
 things with the same words, and goes through the same limits (``service.web.hosting``). A new game mails

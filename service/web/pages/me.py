@@ -1,4 +1,4 @@
-"""Ways back in (DESIGN §9): signing in by mail, My games, signing out, and "mail me my links".
+"""Ways back in (ARCHITECTURE §9): signing in by mail, My games, signing out, and "mail me my links".
 
 - ``POST /sign-in`` (the home page's form, and ``/sign-in``'s): an address asks for a sign-in link. The page
   answers the same words whatever happened (a known address or not, blocked, over its limit), so it tells

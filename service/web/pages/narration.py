@@ -2,7 +2,7 @@
 
 A step of the game is told by the rules (``rules.tell``: the base game's steps and each race's and power's
 own, from the states before and after it), with public facts only: a turn's score to its player alone
-until the game is over (others would add the scores up into the coins, DESIGN §4). The service's own
+until the game is over (others would add the scores up into the coins, ARCHITECTURE §4). The service's own
 events (an undo, an admin act) are told here.
 """
 

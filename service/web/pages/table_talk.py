@@ -1,4 +1,4 @@
-"""Table talk on the pages (DESIGN §9): what the board shows (``_talk.html``), on a seat's game and turn
+"""Table talk on the pages (ARCHITECTURE §9): what the board shows (``_talk.html``), on a seat's game and turn
 pages (with the form to write, and the host's "hide") and on the watch page (read-only, times in UTC).
 
 The forms post to the game page's routes (``service.web.pages.game``).

@@ -66,7 +66,7 @@ def page(game_id: int) -> Any:
 
 @bp.post("/games/<int:game_id>/turn/take-back")
 def take_back(game_id: int) -> Response:
-    """The seat's player plays it again, from the step under way (DESIGN §10)."""
+    """The seat's player plays it again, from the step under way (ARCHITECTURE §10)."""
     viewer = seated_for(game_id)
     try:
         bot_seats.take_seat_back(get_session(), game_id, viewer.number)
@@ -593,7 +593,7 @@ def redeploy_rows(state: GameState, choices: Choices) -> list[dict[str, Any]]:
     """One form per troop to redeploy: a number input per region, at least what it must keep.
 
     The inputs start with the tokens in hand already spread, one at a time onto the region with the
-    fewest (DESIGN §4's rule), so saving at once is a sensible redeployment; the player changes what
+    fewest (ARCHITECTURE §4's rule), so saving at once is a sensible redeployment; the player changes what
     they like.
     """
     forms = []

@@ -1,4 +1,4 @@
-"""Spectators' pages (DESIGN §9): a game's watch page, by its watch link or, for a public game, without one;
+"""Spectators' pages (ARCHITECTURE §9): a game's watch page, by its watch link or, for a public game, without one;
 and the list of public games.
 
 A watcher is nobody in particular: the page is built from ``views.game_view(…, None)`` (``rules.player_view``

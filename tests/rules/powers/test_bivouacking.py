@@ -1,6 +1,6 @@
 """Bivouacking: 5 Encampments placed in the race's regions at redeployment, +1 defence each, moved
 freely each turn, never lost in an attack (placed again at the end of the attacker's turn), gone In
-Decline (rulebook, "Bivouacking"). The ``auto`` rule (DESIGN §4) leaves them where they are and puts
+Decline (rulebook, "Bivouacking"). The ``auto`` rule (ARCHITECTURE §4) leaves them where they are and puts
 those off the board on the weakest region."""
 
 import pytest
@@ -188,7 +188,7 @@ def test_in_ask_mode_encampments_left_off_go_by_the_auto_rule_when_the_step_ends
 
 
 def test_in_ask_mode_a_missed_deadline_places_them_by_the_auto_rule():
-    # DESIGN §4: at the deadline the ``auto`` rule applies - the weakest region (tokens + Encampments).
+    # ARCHITECTURE §4: at the deadline the ``auto`` rule applies - the weakest region (tokens + Encampments).
     state = auto_pass(attacked_in_ask_mode(), 1)
     assert state.current == 1 and [marker(state, i, "encampments") for i in (4, 10)] == [3, 2]
     check_invariants(state)

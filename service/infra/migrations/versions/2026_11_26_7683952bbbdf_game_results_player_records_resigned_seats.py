@@ -4,7 +4,7 @@ Revision ID: 7683952bbbdf
 Revises: 6b1d0e4a9c27
 Create Date: 2026-11-26 15:46:51.226865
 
-The end of a game is the worker's tally (DESIGN §9): it writes each seat's line of the final table
+The end of a game is the worker's tally (ARCHITECTURE §9): it writes each seat's line of the final table
 (``game_results``, unique per game and seat) and each address's rating and record (``player_records``).
 A seat may be resigned (``seats.resigned_at``). The new game status ``ending`` needs no migration (statuses
 are plain strings).

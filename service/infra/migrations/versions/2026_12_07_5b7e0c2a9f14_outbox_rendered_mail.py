@@ -2,7 +2,7 @@
 
 A mail is written once, before its first attempt, and its bytes stored (``outbox.rendered``): a mail sent again
 after a crash is the same bytes. A claim that takes over the row of a drain that died after writing them marks
-it (``outbox.may_have_left``): its outcome is then never ``skipped`` (DESIGN §6).
+it (``outbox.may_have_left``): its outcome is then never ``skipped`` (ARCHITECTURE §6).
 
 Revision ID: 5b7e0c2a9f14
 Revises: 5f1c2b9a7e40
