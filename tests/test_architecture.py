@@ -78,9 +78,9 @@ def test_every_cited_design_section_exists_in_the_project() -> None:
 
 
 # -- no import cycles, counting the imports inside functions ----------------------------------------------------
-def module_name(path: Path) -> str:
+def module_name(path: Path, root: Path = ROOT) -> str:
     """``service/cli/__init__.py`` → ``service.cli``; ``rules/state.py`` → ``rules.state``."""
-    parts = path.relative_to(ROOT).with_suffix("").parts
+    parts = path.relative_to(root).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -107,7 +107,7 @@ def import_statements(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
     return found
 
 
-def import_graph(packages: tuple[str, ...] = ACYCLIC) -> dict[str, dict[str, int]]:
+def import_graph(packages: tuple[str, ...] = ACYCLIC, root: Path = ROOT) -> dict[str, dict[str, int]]:
     """Module → the modules of ``packages`` it imports, each with the line of its first import.
 
     An import names a module: ``import a.b.c`` and ``from a.b import c`` (``c`` a submodule) are edges to
@@ -119,8 +119,8 @@ def import_graph(packages: tuple[str, ...] = ACYCLIC) -> dict[str, dict[str, int
     parent package by name (``from service import create_app`` in ``service.cli``, while ``service``
     imports ``service.cli``) closes the cycle this check is for.
     """
-    files = [path for package in packages for path in sorted((ROOT / package).rglob("*.py"))]
-    modules = {module_name(path): path for path in files}
+    files = [path for package in packages for path in sorted((root / package).rglob("*.py"))]
+    modules = {module_name(path, root): path for path in files}
 
     def known(name: str) -> str | None:
         """The longest prefix of ``name`` that is one of our modules (``rules.state.GameState`` → rules.state)."""
@@ -238,3 +238,20 @@ def test_the_cycle_check_counts_imports_inside_functions_and_parent_packages() -
     assert sorted(
         (getattr(node, "module", ""), [alias.name for alias in node.names]) for node in import_statements(tree)
     ) == [("", ["service.cli.admin"]), ("rules", ["troops"]), ("typing", ["TYPE_CHECKING"])]
+
+
+def test_the_import_graph_reads_imports_as_documented(tmp_path: Path) -> None:
+    # import_graph's rules on a package of its own: a package's __init__ importing its submodule is an edge
+    # down; a submodule importing a name of its parent package (inside a function) is an edge up, and so a
+    # cycle; a relative import of a submodule is an edge to it; a type-only import is none.
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("from pkg.sub import helper\n\ndef create(): ...\n")
+    (package / "sub.py").write_text("def helper():\n    from pkg import create\n    return create\n")
+    (package / "other.py").write_text(
+        "from typing import TYPE_CHECKING\nfrom . import sub\nif TYPE_CHECKING:\n    import pkg.lone\n"
+    )
+    (package / "lone.py").write_text("import os\n")
+    graph = import_graph(("pkg",), root=tmp_path)
+    assert graph == {"pkg": {"pkg.sub": 1}, "pkg.sub": {"pkg": 2}, "pkg.other": {"pkg.sub": 2}, "pkg.lone": {}}
+    assert cycles(graph) == ["pkg ↔ pkg.sub (pkg:1 → pkg.sub, pkg.sub:2 → pkg)"]
