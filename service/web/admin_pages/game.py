@@ -104,7 +104,7 @@ def page_context(manager: Manager) -> dict[str, Any]:
     view = views.game_view(db, game, None)
     zone = admin_zone(game)
     settings = settings_of(game)
-    state = rules.GameState.from_json(game.state) if game.state else None
+    state = rules.read_state(game.state) if game.state else None
     # Whom the game waits for, paused or not (the game view names nobody while the clock is stopped).
     awaited = (
         rules.awaiting(state) if state is not None and game.status in (GameStatus.ACTIVE, GameStatus.PAUSED) else set()
