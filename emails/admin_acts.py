@@ -167,7 +167,7 @@ def _pause(told: _Told) -> str:
 
 
 def _resume(told: _Told) -> str:
-    # The chat has no deadline box under its text, as the mail has: it says the deadline itself.
+    # As for an outage: the chat says the deadline the mail shows in its box.
     deadline = f". Deadline: {told.when(told.act.deadline_at)}" if told.audience == "chat" else ""
     return f"resumed the game{told.left()}{deadline}"
 
@@ -212,7 +212,9 @@ def _resign(told: _Told) -> str:
 def _outage(told: _Told) -> str:
     return (
         f"was unavailable from {told.when(told.details.get('from'))} to {told.when(told.details.get('to'))}. "
-        f"The deadline fell in that time, so it was pushed back by as long: it is now {told.when(told.act.deadline_at)}"
+        "The deadline fell in that time, so it was pushed back by as long"
+        # The chat has no deadline box under its text, as the mail has: it says the new deadline itself.
+        + (f": it is now {told.when(told.act.deadline_at)}" if told.audience == "chat" else "")
     )
 
 
