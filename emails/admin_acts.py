@@ -267,21 +267,34 @@ class Act:
     plain: str | None = None
     #: Told by the service rather than by a person: the sentence names no actor.
     impersonal: bool = False
+    #: How loud its chat notice is (apprise's type: "info", "warning", "failure").
+    notify_type: str = "info"
 
 
 #: Every act, by its kind (``AuditEntry.act``; the ``act`` of an ``admin`` or ``options`` event in the log).
 ACTS: dict[str, Act] = {
     "extend": Act(_extend, EVERYONE, "the deadline moved", "deadline_extended", "The deadline was moved"),
-    "pause": Act(_pause, EVERYONE, "the game is paused", "paused", "The game was paused"),
+    "pause": Act(_pause, EVERYONE, "the game is paused", "paused", "The game was paused", notify_type="warning"),
     "resume": Act(_resume, EVERYONE, "the game runs again", "resumed", "The game was resumed"),
     "settings": Act(_settings, EVERYONE, "the settings changed", "settings", "The game's settings were changed"),
     "replace": Act(_replace, EVERYONE, "a seat changed hands", "player_replaced", "A seat was given to a new player"),
-    "remove": Act(_remove, EVERYONE, "a player was removed", "player_removed", "A player was removed from the game"),
-    "cancel": Act(_cancel, EVERYONE, "the game was cancelled", "cancelled", "The game was cancelled"),
+    "remove": Act(
+        _remove,
+        EVERYONE,
+        "a player was removed",
+        "player_removed",
+        "A player was removed from the game",
+        notify_type="warning",
+    ),
+    "cancel": Act(
+        _cancel, EVERYONE, "the game was cancelled", "cancelled", "The game was cancelled", notify_type="failure"
+    ),
     "vacation": Act(_vacation, EVERYONE, "a player is on vacation", "vacation", "A player took some vacation"),
     "resign": Act(_resign, EVERYONE, "a player resigned", "resigned", "A player resigned"),
     # The deadline sweep's, after the service was away (ARCHITECTURE §5): neither audited nor in the log.
-    "outage": Act(_outage, frozenset({"chat", "mail"}), "the deadline moved", "outage", impersonal=True),
+    "outage": Act(
+        _outage, frozenset({"chat", "mail"}), "the deadline moved", "outage", impersonal=True, notify_type="warning"
+    ),
     # Audited only: the game page's log tells them (a pass is told as the auto-pass it makes; a seat given to
     # the bot, by the mail to its player).
     "pass": Act(_pass),

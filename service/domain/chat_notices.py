@@ -204,7 +204,7 @@ def admin_notice(
         title=f"{game.name}: {admin_acts.title(act)}",
         body=admin_acts.told(told, admin_acts.Reader("chat", names=names)),
         dedupe_key=f"game:{game.id}:admin:{version}",
-        notify_type="failure" if act == "cancel" else "warning" if act in ("pause", "remove") else "info",
+        notify_type=admin_acts.ACTS[act].notify_type,
     )
 
 
@@ -215,7 +215,7 @@ def outage_notice(game: Game, *, since: datetime, now: datetime, deadline_at: da
         title=f"{game.name}: {admin_acts.title('outage')}",
         body=admin_acts.told(told, admin_acts.Reader("chat")),
         dedupe_key=f"game:{game.id}:outage:{since.isoformat()}",
-        notify_type="warning",
+        notify_type=admin_acts.ACTS["outage"].notify_type,
     )
 
 

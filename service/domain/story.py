@@ -194,6 +194,7 @@ def admin_words(entry: LogEntry, before: rules.GameState, names: Sequence[str], 
     act = str(data.get("act", ""))
     by = data.get("by")
     details = (data.get("changes") or {}) if act == "settings" else data
-    awaited = sorted(rules.awaiting(before)) if act == "extend" and by is not None else ()
-    told = admin_acts.AdminAct(act, None if by is None else str(by), details, awaited=awaited)
+    if by is None:  # logged before its actor and details were kept with it
+        return admin_acts.told(admin_acts.AdminAct(act, None, {}), admin_acts.Reader("story"))
+    told = admin_acts.AdminAct(act, str(by), details, awaited=sorted(rules.awaiting(before)))
     return admin_acts.told(told, admin_acts.Reader("story", names=names, viewer=viewer))
