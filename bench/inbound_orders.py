@@ -24,11 +24,13 @@ from email.message import EmailMessage
 from email.utils import make_msgid
 from pathlib import Path
 
+from flask import Flask
+from flask.testing import FlaskClient
 from sqlmodel import select
 
 from service import create_app
 from service.cli.inbound import listener
-from service.domain.models import OutboxMail, Seat
+from service.domain.models import OutboxMail, Player, Seat
 from service.infra.db import get_engine, get_session, upgrade_database
 from tests.api.conftest import bearer, create_game, read_outbox, token_of
 from tests.processes import free_port
@@ -47,6 +49,26 @@ def reply(mail: OutboxMail, address: str, text: str) -> EmailMessage:
     return message
 
 
+def started_game(app: Flask) -> tuple[FlaskClient, int, OutboxMail, str]:
+    """A new two-player game on ``app``'s fresh database, its invitations accepted through the API: the client,
+    the game, the first seat's "your turn" mail and that mail's reply address."""
+    upgrade_database(get_engine(app))
+    client = app.test_client()
+    body = {"name": "Bench", "players": [{"name": f"P{i}", "email": f"p{i}@bench.example"} for i in range(2)]}
+    game_id = create_game(client, body).get_json()["id"]
+    for mail in read_outbox(app, "invitation"):
+        client.post("/api/invitations/accept", headers=bearer(token_of(mail.context["invite_url"])))
+    [turn] = read_outbox(app, "your_turn")
+    with app.app_context():
+        seat = get_session().exec(select(Seat).where(Seat.game_id == game_id, Seat.seat == 0)).one()
+        player = get_session().get(Player, seat.player_id)
+        assert player is not None
+        address = app.extensions["smallworld.reply_addresses"].for_step(
+            game_id, 0, seat.secret, turn.step_key, serial=player.links_serial
+        )
+    return client, game_id, turn, address
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--replies", type=int, default=100)
@@ -61,19 +83,8 @@ def main() -> None:
             "INBOUND_ANSWERS_PER_HOUR": 10**6,
         }
     )
-    upgrade_database(get_engine(app))
-    client = app.test_client()
-    body = {"name": "Bench", "players": [{"name": f"P{i}", "email": f"p{i}@bench.example"} for i in range(2)]}
-    game_id = create_game(client, body).get_json()["id"]
-    for mail in read_outbox(app, "invitation"):
-        client.post("/api/invitations/accept", headers=bearer(token_of(mail.context["invite_url"])))
-    [turn] = read_outbox(app, "your_turn")
+    client, game_id, turn, address = started_game(app)
     token = token_of(turn.context["turn_url"])
-    with app.app_context():
-        seat = get_session().exec(select(Seat).where(Seat.game_id == game_id, Seat.seat == 0)).one()
-        address = app.extensions["smallworld.reply_addresses"].for_step(
-            game_id, 0, seat.secret, turn.step_key, serial=0
-        )
 
     def api() -> None:
         assert client.get(f"/api/games/{game_id}/legal-actions", headers=bearer(token)).status_code == 200

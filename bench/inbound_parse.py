@@ -38,15 +38,12 @@ from email.message import EmailMessage
 from email.utils import make_msgid
 from pathlib import Path
 
-from sqlmodel import select
-
+from bench.inbound_orders import started_game
 from rules import orders as grammar
 from service import create_app
 from service.domain import inbound
 from service.domain.links import current_links, current_reply_addresses
-from service.domain.models import Player, Seat
-from service.infra.db import get_engine, get_session, upgrade_database
-from tests.api.conftest import bearer, create_game, read_outbox, token_of
+from service.infra.db import get_session
 
 DOMAIN = "play.bench.example"
 QUOTED = "\n".join("> " + line for line in ["It is your turn in Bench.", "", "  pick 1", "  pick 2"] * 20)
@@ -131,13 +128,7 @@ def main() -> None:
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-inbound-parse-"))
     app = create_app({"INSTANCE_PATH": str(folder), "RATELIMIT_ENABLED": False, "INBOUND_DOMAIN": DOMAIN})
-    upgrade_database(get_engine(app))
-    client = app.test_client()
-    body = {"name": "Bench", "players": [{"name": f"P{i}", "email": f"p{i}@bench.example"} for i in range(2)]}
-    game_id = create_game(client, body).get_json()["id"]
-    for mail in read_outbox(app, "invitation"):
-        client.post("/api/invitations/accept", headers=bearer(token_of(mail.context["invite_url"])))
-    [turn] = read_outbox(app, "your_turn")
+    _client, _game_id, _turn, address = started_game(app)
     settings = replace(
         inbound.InboundSettings.from_config(app.config), answers_per_hour=10**6, mails_per_seat_per_hour=10**6
     )
@@ -146,13 +137,6 @@ def main() -> None:
             settings, reply_chars=20_000, reply_lines=10**9, long_line=10**9, max_parts=10**9, max_depth=10**9
         )
         settings = replace(settings, cpu_seconds=10**9)
-    with app.app_context():
-        seat = get_session().exec(select(Seat).where(Seat.game_id == game_id, Seat.seat == 0)).one()
-        player = get_session().get(Player, seat.player_id)
-        assert player is not None
-        address = app.extensions["smallworld.reply_addresses"].for_step(
-            game_id, 0, seat.secret, turn.step_key, serial=player.links_serial
-        )
 
     def read(raw: bytes) -> tuple[float, str]:
         with app.app_context():
