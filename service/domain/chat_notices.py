@@ -43,6 +43,7 @@ from sqlmodel import Session, col, select
 from emails import times
 from emails.table_talk import excerpt
 from service.domain import leases
+from service.domain.clock import Clock
 from service.domain.models import ChatNotice, Game, NoticeStatus, utcnow
 from service.domain.rows import GameRow
 from service.infra import chat
@@ -221,7 +222,7 @@ def admin_notice(
     elif act == "pause":
         body = f"{who} paused the game{left_words}: {details.get('reason') or 'no reason given'}."
     elif act == "resume":
-        body = f"{who} resumed the game{left_words}. Deadline: {_when(game.deadline_at)}."
+        body = f"{who} resumed the game{left_words}. Deadline: {_when(Clock.read(game).deadline)}."
     elif act == "settings":
         body = f"{who} changed the settings for the turns to come: {_settings_words(details)}."
     elif act == "replace":
