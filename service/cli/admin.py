@@ -98,7 +98,7 @@ def list_games() -> None:
     rows = session.exec(
         select(Game)
         .where(col(Game.status).in_((GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED)))
-        .order_by(*Clock.soonest_first())
+        .order_by(Clock.soonest_first())
     ).all()
     for game in rows:
         _done(game)

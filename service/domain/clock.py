@@ -228,19 +228,14 @@ class Clock:
         return col(Game.reminders_due_at) <= now
 
     @staticmethod
-    def by_deadline() -> Any:
-        """Soonest deadline first, as its index gives it (for the games that have one)."""
-        return col(Game.deadline_at)
+    def soonest_first() -> Any:
+        """Soonest deadline first, then the games without one (on PostgreSQL, the order its index gives)."""
+        return col(Game.deadline_at).asc().nulls_last()
 
     @staticmethod
-    def by_reminder() -> Any:
-        """Soonest reminder first, as its index gives it (for the games that have one)."""
-        return col(Game.reminders_due_at)
-
-    @staticmethod
-    def soonest_first() -> tuple[Any, ...]:
-        """Soonest deadline first, then the games without one (on every database)."""
-        return col(Game.deadline_at).is_(None), col(Game.deadline_at)
+    def soonest_reminder_first() -> Any:
+        """Soonest reminder first, then the games without one (on PostgreSQL, the order its index gives)."""
+        return col(Game.reminders_due_at).asc().nulls_last()
 
 
 def set_clock(game: Game | GameRow, clock: Clock) -> None:

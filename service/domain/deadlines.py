@@ -285,7 +285,7 @@ def _lock_next_due(session: Session, now: datetime, given_up: set[int]) -> Game 
     query = select(Game).where(_due(now))
     if given_up:
         query = query.where(col(Game.id).not_in(given_up))
-    query = query.order_by(Clock.by_deadline()).limit(1).execution_options(populate_existing=True)
+    query = query.order_by(Clock.soonest_first()).limit(1).execution_options(populate_existing=True)
     if _is_postgres(session):
         query = query.with_for_update(skip_locked=True)
     game = session.exec(query).first()
@@ -352,7 +352,7 @@ def _send_due_reminders(session: Session, links: LinkMaker, now: datetime, stop_
         query = select(Game.id).where(_reminders_due(now))
         if given_up:
             query = query.where(col(Game.id).not_in(given_up))
-        due = list(session.execute(query.order_by(Clock.by_reminder(), col(Game.id)).limit(BATCH)).scalars())
+        due = list(session.execute(query.order_by(Clock.soonest_reminder_first(), col(Game.id)).limit(BATCH)).scalars())
         session.rollback()
         if not due:
             return

@@ -87,7 +87,7 @@ def list_games(session: Session, filters: GameFilters, now: datetime | None = No
             )
         )
     # Soonest deadline first; no deadline (inviting, paused, over) after; then the newest game first.
-    query = query.order_by(*Clock.soonest_first(), col(Game.id).desc())
+    query = query.order_by(Clock.soonest_first(), col(Game.id).desc())
     if filters.waiting_only and text:
         # Whom a game waits on is in its rules state: the player's games are few, so filter them here.
         candidates = list(session.exec(query).all())

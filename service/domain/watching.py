@@ -129,7 +129,7 @@ def public_games(session: Session, page: int = 1) -> tuple[list[PublicGame], boo
         .where(col(Game.public) == sa.true(), col(Game.status).in_(LISTED))
         .order_by(
             (col(Game.status) == GameStatus.FINISHED).asc(),
-            *Clock.soonest_first(),
+            Clock.soonest_first(),
             col(Game.finished_at).desc().nulls_last(),
             col(Game.id).desc(),
         )
