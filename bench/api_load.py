@@ -244,6 +244,8 @@ def main() -> None:
             SMALLWORLD_RATELIMIT_STORAGE_URI=REDIS,
             SMALLWORLD_RATELIMIT_LINKS="1000000 per minute",
             SMALLWORLD_RATELIMIT_NEW_GAMES="1000000 per minute",
+            SMALLWORLD_RATELIMIT_STRANGERS_PER_HOST="1000000 per day",
+            SMALLWORLD_RATELIMIT_STRANGERS_PER_CLIENT="1000000 per day",
         )
         if not args.think:
             env.update(SMALLWORLD_RATELIMIT_ACTIONS="1000000 per minute")

@@ -44,7 +44,7 @@ from rules import orders as grammar
 from service import create_app
 from service.domain import inbound
 from service.domain.links import current_links, current_reply_addresses
-from service.domain.models import Seat
+from service.domain.models import Player, Seat
 from service.infra.db import get_engine, get_session, upgrade_database
 from tests.api.conftest import bearer, create_game, read_outbox, token_of
 
@@ -148,7 +148,11 @@ def main() -> None:
         settings = replace(settings, cpu_seconds=10**9)
     with app.app_context():
         seat = get_session().exec(select(Seat).where(Seat.game_id == game_id, Seat.seat == 0)).one()
-        address = app.extensions["smallworld.reply_addresses"].for_step(game_id, 0, seat.secret, turn.step_key)
+        player = get_session().get(Player, seat.player_id)
+        assert player is not None
+        address = app.extensions["smallworld.reply_addresses"].for_step(
+            game_id, 0, seat.secret, turn.step_key, serial=player.links_serial
+        )
 
     def read(raw: bytes) -> tuple[float, str]:
         with app.app_context():

@@ -84,6 +84,8 @@ def bench_schema(*, limits: bool) -> Iterator[str]:
         SMALLWORLD_RATELIMIT_STORAGE_URI=REDIS,
         SMALLWORLD_RATELIMIT_LINKS="1000000 per minute",
         SMALLWORLD_RATELIMIT_NEW_GAMES="1000000 per minute",
+        SMALLWORLD_RATELIMIT_STRANGERS_PER_HOST="1000000 per day",
+        SMALLWORLD_RATELIMIT_STRANGERS_PER_CLIENT="1000000 per day",
         SMALLWORLD_RATELIMIT_ACTIONS="1000000 per minute",
     )
     try:

@@ -143,14 +143,14 @@ def through_the_database(url: str, players: int, games: int, seed: int, redeploy
                 session.commit()
                 names = [f"Player {n}" for n in range(players)]
                 while game.status == GameStatus.ACTIVE:
-                    key, state = game.step_key, rules.GameState.from_json(game.state or {})
+                    key, state = game.step_key, rules.read_state(game.state or {})
                     seat = min(rules.awaiting(state))
                     play.submit_action(session, game.id or 0, seat, random_player(state, rnd).to_json(),
                                        game.version, links)  # fmt: skip
                     session.refresh(game)
                     if game.status != GameStatus.ACTIVE or game.step_key == key:
                         continue
-                    awaited = min(rules.awaiting(rules.GameState.from_json(game.state or {})))
+                    awaited = min(rules.awaiting(rules.read_state(game.state or {})))
 
                     def from_seed(
                         s: Session = session, m: Game = game, a: int = awaited, w: list[str] = names

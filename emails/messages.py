@@ -41,6 +41,7 @@ from pydantic import (
 )
 from typing_extensions import TypedDict
 
+from .admin_acts import Change
 from .render import MESSAGES, Rendered, RenderError, render
 
 
@@ -627,18 +628,6 @@ class DailyDigest(Message):
 
 
 #: What an :class:`AdminChange` announces.
-Change = Literal[
-    "deadline_extended",
-    "paused",
-    "resumed",
-    "settings",
-    "player_replaced",
-    "player_removed",
-    "cancelled",
-    "vacation",
-    "outage",
-    "resigned",
-]
 
 
 class AdminChange(GameMessage):
@@ -657,8 +646,11 @@ class AdminChange(GameMessage):
     #: An act: the game's version it made, and the reader's player id (one mail per act and reader).
     version: int | None = None
     player_id: int | None = None
-    #: An outage: the reader's seat (one mail per outage and seat; ``details["from"]`` is when it began).
+    #: The reader's seat, told "you" (none for a player whose seat was given away); an outage's mail is one
+    #: per outage and seat (``details["from"]`` is when it began).
     seat: int | None = None
+    #: The seats' names in seat order, for the act's words (``emails.admin_acts``).
+    names: list[str] = []
 
     @model_validator(mode="after")
     def _names_its_event(self) -> AdminChange:

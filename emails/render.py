@@ -24,7 +24,7 @@ import css_inline
 from jinja2 import Environment, FileSystemLoader, Template, Undefined, select_autoescape
 from markupsafe import Markup
 
-from . import times
+from . import admin_acts, times
 from .board import png
 from .board.public import PublicBoard
 from .table_talk import excerpt, message_html
@@ -300,115 +300,16 @@ _UNSUBSCRIBE_LABELS = {
 }
 
 
-def actor_label(actor: str | None) -> str:
-    """Who did an admin act, as players read it ("host" → "the game's host")."""
-    if not actor or actor == "host":
-        return "the game's host"
-    if actor.startswith("site admin"):
-        return "a site administrator"
-    if actor.startswith("seat "):
-        return f"the player in seat {int(actor.split()[1]) + 1}" if actor.split()[1].isdigit() else actor
-    return actor
-
-
 def _prepare_admin_change(values: dict[str, Any]) -> None:
-    change = values["change"]
-    details = values.get("details") or {}
-    who = actor_label(values.get("actor"))
-    who = who[0].upper() + who[1:]
-    tz = values["time_zone"]
-
-    def when(key: str) -> str:
-        at = times.parse(details.get(key))
-        return times.local_time(at, tz) if at else "a later time"
-
-    def seat() -> int:
-        return int(details.get("seat", 0)) + 1
-
-    def left() -> str:
-        seconds = details.get("remaining_seconds")
-        return f" ({times.duration(seconds)})." if seconds else "."
-
-    texts: dict[str, tuple[str, Any]] = {
-        "deadline_extended": (
-            "the deadline was extended",
-            lambda: f"{who} extended the current deadline to {when('to')}.",
-        ),
-        "paused": (
-            "the game is paused",
-            lambda: (
-                f"{who} paused the game: {values.get('pause_reason') or details.get('reason') or 'no reason given'}."
-                " The clock is stopped; the time that was left is kept for when the game resumes."
-            ),
-        ),
-        "resumed": (
-            "the game is running again",
-            lambda: f"{who} resumed the game. The clock runs again with the time that was left{left()}",
-        ),
-        "settings": ("the settings changed", lambda: f"{who} changed the game's settings: {_settings_text(details)}."),
-        "player_replaced": (
-            "a seat changed hands",
-            lambda: (
-                f"{who} gave seat {seat()} ({details.get('from') or 'a player'}) to "
-                f"{details.get('to') or 'another player'}. The game goes on as it stands."
-            ),
-        ),
-        "player_removed": (
-            "a player was removed",
-            lambda: f"{who} removed the player in seat {seat()}. Their turns are passed automatically from now on.",
-        ),
-        "cancelled": (
-            "the game was cancelled",
-            lambda: f"{who} cancelled the game" + (f": {details['reason']}." if details.get("reason") else "."),
-        ),
-        "vacation": (
-            "a player is on vacation",
-            lambda: (
-                f"{who} took {details.get('days', 'some')} day(s) of vacation; their deadline is now {when('until')}."
-            ),
-        ),
-        "resigned": (
-            "a player resigned",
-            lambda: (
-                f"{who} resigned from the game. "
-                + (
-                    "The house bot plays their seat from now on."
-                    if details.get("then") == "bot"
-                    else "Their turns are passed automatically from now on."
-                )
-            ),
-        ),
-        "outage": (
-            "your deadline moved",
-            lambda: (
-                f"Small World by Mail was unavailable from {when('from')} to {when('to')}. Your deadline fell "
-                "in that time, so it was pushed back by as long as the service was away."
-            ),
-        ),
-    }
-    title, text = texts.get(change, ("the game changed", lambda: f"{who} changed the game."))
-    values["change_title"] = title
-    values["change_text"] = text()
-
-
-def _settings_text(details: Mapping[str, Any]) -> str:
-    parts = []
-    for key, value in details.items():
-        if key == "turn_length_seconds":
-            parts.append(f"each turn now lasts {times.duration(value)}")
-        elif key == "defender_turn_length_seconds":
-            parts.append(f"a defender's redeployment now lasts {times.duration(value)}")
-        elif key == "reminders_before_seconds":
-            parts.append("reminders come " + ", ".join(times.duration(v) for v in value) + " before a deadline")
-        elif key == "redeploy":
-            parts.append(
-                "attacked players now redeploy themselves"
-                if value == "ask"
-                else "attacked players' tokens are now redeployed automatically"
-            )
-        elif key == "vacation_days":
-            parts.append(f"each player may take {value} day(s) of vacation")
-    return "; ".join(parts) or "nothing that changes your play"
+    kind = admin_acts.CHANGES[values["change"]]
+    act = admin_acts.AdminAct(
+        kind, values.get("actor"), values.get("details") or {}, deadline=times.parse(values.get("deadline_at"))
+    )
+    reader = admin_acts.Reader(
+        "mail", names=values.get("names") or (), viewer=values.get("seat"), time_zone=values["time_zone"]
+    )
+    values["change_title"] = admin_acts.title(kind)
+    values["change_text"] = admin_acts.told(act, reader)
 
 
 def _prepare_game_over(values: dict[str, Any]) -> None:
@@ -648,5 +549,5 @@ _env = Environment(
 )
 _env.filters["duration"] = times.duration
 _env.filters["ordinal"] = _ordinal
-_env.filters["actor"] = actor_label
+_env.filters["actor"] = lambda actor: admin_acts.who(actor, capital=False)
 _inliner = css_inline.CSSInliner()

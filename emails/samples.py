@@ -437,6 +437,20 @@ VARIANTS: dict[str, Sample] = {
         game_url=GAME_URL,
         unsubscribe_url=UNSUBSCRIBE_URL,
     ),
+    "admin_change-resigned": Sample(
+        AdminChange(
+            **_COMMON,
+            **_ACT,
+            change="resigned",
+            actor="seat 2",
+            details={"seat": 2, "then": "bot"},
+            deadline_at=DEADLINE,
+            seat=1,
+            names=["Ann", "Bob", "Chloé"],
+        ),
+        game_url=GAME_URL,
+        unsubscribe_url=UNSUBSCRIBE_URL,
+    ),
     "admin_change-outage": Sample(
         AdminChange(
             **_COMMON,

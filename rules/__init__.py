@@ -8,7 +8,7 @@ The contract (ARCHITECTURE §3)::
     awaiting(state)                   # {0}
     auto_pass(state, 0)               # what a missed deadline does
     player_view(state, 1)             # what seat 1 may see
-    GameState.from_json(state.to_json()) == state
+    read_state(state.to_json()) == state  # the state its JSON holds, checked
 
 Nothing here does I/O or imports Flask, SQLModel or Celery.
 """
@@ -22,6 +22,7 @@ from .cost import ConquestCost, conquest_breakdown, conquest_cost, conquest_refu
 from .engine import apply, auto_pass, awaiting, legal_actions
 from .previewing import Explanation, Preview, board_after, explain, preview, previews
 from .regions import region_markers
+from .schema import read_state
 from .scoring import turn_score
 from .setup import new_game, with_options
 from .state import SCHEMA_VERSION, GameState, Phase
@@ -60,6 +61,7 @@ __all__ = [
     "player_view",
     "preview",
     "previews",
+    "read_state",
     "region_markers",
     "region_name",
     "registered",

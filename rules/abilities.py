@@ -335,7 +335,7 @@ class Ability:
 
     def check(self, state: GameState) -> None:
         """Raise a ValueError naming the field (``abilities.<name>…``) when its state does not fit the game
-        (``GameState.from_json``); the types and the markers' regions are checked already."""
+        (``rules.read_state``); the types and the markers' regions are checked already."""
 
     # -- its own actions ---------------------------------------------------------------------------------------
     def legal(self, state: GameState, seat: int, troop: Troop) -> list[Action]:

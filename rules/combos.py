@@ -7,6 +7,7 @@ from .abilities import POWERS, RACES
 from .actions import IllegalAction
 from .components import VISIBLE_COMBOS
 from .state import CONQUER, Combo, GameState, Troop
+from .troops import box_left
 
 
 def replenish(state: GameState) -> None:
@@ -50,7 +51,7 @@ def pick_combo(state: GameState, seat: int, index: int) -> None:
     player.coins += chosen.coins - index
     race, power = RACES[chosen.race], POWERS[chosen.power]
     # Components, "Race banners": banner + badge, never more than the box still holds of that race.
-    hand = min(race.tokens + power.tokens, state.box_left(chosen.race))
+    hand = min(race.tokens + power.tokens, box_left(state, chosen.race))
     player.active = Troop(chosen.race, chosen.power, hand=hand, picked_turn=state.turn)
     for ability in (race, power):
         ability.on_pick(state, seat, player.active)

@@ -1,4 +1,5 @@
-"""Reading a state's JSON (``GameState.from_json``): every field checked, schema-1 states converted.
+"""Reading a state's JSON (``rules.read_state``, the inverse of ``GameState.to_json``): every field checked,
+schema-1 states converted.
 
 A state read from storage or sent by a client is checked before the engine trusts it: the schema version,
 the board and the counts of players and regions, owners, phases and seats in range, known races and powers,
@@ -63,7 +64,7 @@ _HEX = re.compile(r"[0-9a-f]{16}")
 
 
 def read_state(data: Any) -> GameState:
-    """``GameState.from_json``: the state ``data`` holds, checked; a schema-1 state converted."""
+    """``rules.read_state``: the state ``data`` holds, checked; a schema-1 state converted."""
     if not isinstance(data, dict):
         raise ValueError("Not a game state: expected a JSON object")
     version = data.get("schema")

@@ -217,7 +217,7 @@ class GameState:
     # The holdings index: (owner, race) -> its regions, ascending, for every region. A state ``apply`` made
     # carries one (worked out at ``fork`` from the state before it unless that one has it, and brought up
     # to date at ``done`` from the regions edited in between; a state forked from it keeps it); a state
-    # made otherwise (``new_game``, ``from_json``, a builder) has none and is scanned. Shared between
+    # made otherwise (``new_game``, ``read_state``, a builder) has none and is scanned. Shared between
     # states: never changed in place.
     _held: dict[tuple[int, str | None], list[int]] | None = field(default=None, repr=False, compare=False)
     # During an edit (``fork`` to ``done``): the regions edited, each with its (owner, race) before.
@@ -268,12 +268,6 @@ class GameState:
         """``with state.reading(): …`` while nothing changes the state (``legal_actions``): ``regions_of``
         remembers its answers instead of scanning the regions for each question."""
         return _Reading(self)
-
-    def box_left(self, race: str) -> int:
-        """Tokens of this race still in the box (``rules.troops.box_left``)."""
-        from .troops import box_left  # the hooks of the races live above the state
-
-        return box_left(self, race)
 
     def derived(self, key: str, work_out: Callable[[GameState], T]) -> T:
         """``work_out(self)``, worked out once and kept under ``key`` until a slot is written (``_by_hook``):
@@ -398,7 +392,8 @@ class GameState:
 
     # -- JSON ---------------------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        """The versioned JSON form (``rules/README.md``). ``from_json(s.to_json()) == s``."""
+        """The versioned JSON form (``rules/README.md``). ``rules.read_state(s.to_json()) == s``: reading is
+        ``rules.schema``'s, as checking a state needs the races and powers, which build on the state."""
         return {
             "schema": SCHEMA_VERSION,
             "board": self.board_name,
@@ -419,14 +414,6 @@ class GameState:
             "defenders": list(self.defenders),
             "last": dict(self.last),
         }
-
-    @classmethod
-    def from_json(cls, data: Any) -> GameState:
-        """Read :meth:`to_json`'s form, checking it (``rules.schema``): a ValueError names the field at
-        fault. A schema-1 state (stored before the races and powers kept their own state) is converted."""
-        from .schema import read_state  # reading needs the races and powers, which build on the state
-
-        return read_state(data)
 
 
 # A bare instance of each, for the copies made slot by slot above: the class's own __new__, looked up once

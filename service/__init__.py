@@ -23,7 +23,7 @@ def create_app(config: Mapping[str, Any] | None = None, *, web: bool = True) -> 
     for its settings), and not all of them build an app (``smallworld demo``, the bots' client, does not).
 
     ``web=False`` builds the app of the processes that serve no request (``smallworld worker``, ``beat``,
-    ``inbound``, ``db`` and ``serve``'s supervisor, ``service.cli``): the same configuration, refused for the
+    ``inbound``, ``db`` and ``serve``'s supervisor: ``service.console``): the same configuration, refused for the
     same mistakes (the rate limits' included), the same database, Celery app, signed links and commands,
     without the pages, the API, the admin pages and their request hooks, whose modules it never imports (a
     sixth of such a process's start).
@@ -53,7 +53,7 @@ def create_app(config: Mapping[str, Any] | None = None, *, web: bool = True) -> 
 
         rate_limits.check_settings(app.config)
 
-    from service import cli  # imports this module for its console script
+    from service import cli  # the commands (the console script's group that builds this app: service.console)
 
     cli.init_app(app)
     return app

@@ -1,5 +1,5 @@
 """``python -m service`` is the ``smallworld`` command (used by ``smallworld serve``)."""
 
-from service.cli import cli
+from service.console import cli
 
 cli(prog_name="smallworld")

@@ -112,7 +112,7 @@ def test_db_downgrade_and_upgrade_remove_and_create_the_tables(app: Flask, runne
 
 
 def test_the_command_lists_the_service_commands(runner: FlaskCliRunner) -> None:
-    from service.cli import cli
+    from service.console import cli
 
     result = runner.invoke(cli, ["--help"])
     for command in ("serve", "worker", "beat", "db"):
@@ -121,7 +121,7 @@ def test_the_command_lists_the_service_commands(runner: FlaskCliRunner) -> None:
 
 def app_loaded_for(command: str) -> Flask:
     """The app ``smallworld <command>`` builds (in this process, as the console script would)."""
-    from service.cli import cli
+    from service.console import cli
 
     with cli.make_context("smallworld", [command], resilient_parsing=True) as context:
         cli.get_command(context, command)

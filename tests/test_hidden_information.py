@@ -329,7 +329,7 @@ class Table:
         self.watch.note(state)
         if self.finished or state is None:
             return
-        awaited = rules.awaiting(rules.GameState.from_json(state))
+        awaited = rules.awaiting(rules.read_state(state))
         for seat in sorted(self.tokens):
             self.get(seat, f"/api/games/{self.game_id}")
             self.get(seat, f"/api/games/{self.game_id}/legal-actions")
@@ -453,7 +453,7 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
             table.deliver()
             continue
         assert state is not None
-        awaited = sorted(rules.awaiting(rules.GameState.from_json(state)))
+        awaited = sorted(rules.awaiting(rules.read_state(state)))
         step_key = (state["turn"], state["current"], state["phase"], tuple(awaited))
         if step_key != last_step:
             # Every page at each new game turn (history pages replay the game: the costly part); the API
@@ -662,7 +662,7 @@ def play_until_turn(table: Table, rnd: random.Random, turn: int) -> None:
         if state["turn"] != last_turn:
             table.look_around(pages=True)
             last_turn = state["turn"]
-        seat = min(rules.awaiting(rules.GameState.from_json(state)))
+        seat = min(rules.awaiting(rules.read_state(state)))
         if table.bot_plays(seat):
             with table.app.app_context():
                 played = house_bot.play_bot_turns(

@@ -187,7 +187,7 @@ def test_a_whole_game_by_mail_only(
             continue
         if game.status == "finished":
             break
-        state = rules.GameState.from_json(game.state or {})
+        state = rules.read_state(game.state or {})
         seat = min(rules.awaiting(state))
         if seat not in latest:
             deliver()

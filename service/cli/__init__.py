@@ -1,14 +1,14 @@
-"""The ``smallworld`` command: run the service, its worker and beat, and migrate the database.
+"""The ``smallworld`` commands: run the service, its worker and beat, and migrate the database.
 
 ``smallworld serve`` is the embedded default (everything on this machine, nothing to install);
 ``smallworld worker``, ``smallworld beat`` and ``smallworld db upgrade`` are the pieces a
 production deployment runs separately (see deploy/). Flask's own commands (``run``, ``shell``,
-``routes``) are there too.
+``routes``) are there too. ``create_app`` registers these commands on the app it builds
+(:func:`init_app`); the console script's group, which builds that app, is ``service.console``.
 """
 
 from __future__ import annotations
 
-import functools
 import ipaddress
 import os
 import signal
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import click
 from flask import Flask, current_app
-from flask.cli import FlaskGroup, ScriptInfo, pass_script_info, with_appcontext
+from flask.cli import ScriptInfo, pass_script_info, with_appcontext
 from flask.cli import run_command as flask_run_command
 
 from service.infra import logfmt, queues
@@ -261,41 +261,6 @@ def revision(message: str) -> None:
     alembic_command.revision(alembic_config(get_engine()), message=message, autogenerate=True)
 
 
-def _create_app(*, web: bool = True) -> Flask:
-    from service import create_app
-    from service.infra.config import ConfigurationError
-
-    try:
-        return create_app(web=web)
-    except ConfigurationError as error:
-        # A configuration mistake is the operator's to fix: say what, without a traceback.
-        raise click.ClickException(str(error)) from error
-
-
-#: The commands whose process serves no request: they build the app without its web part (``create_app``).
-WITHOUT_WEB = frozenset({"serve", "worker", "beat", "inbound", "db"})
-
-
-class _ServiceGroup(FlaskGroup):
-    """Flask's group, building the app without its web part for the commands of :data:`WITHOUT_WEB`."""
-
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        info = ctx.ensure_object(ScriptInfo)
-        if name in WITHOUT_WEB and info.create_app is _create_app:
-            info.create_app = functools.partial(_create_app, web=False)
-        return super().get_command(ctx, name)
-
-
-cli = _ServiceGroup(
-    name="smallworld",
-    help="Small World by Mail: run the service, its worker and beat, and migrate the database.",
-    create_app=_create_app,
-    load_dotenv=False,
-)
-# FlaskGroup's own ``run`` is found before the app's: replaced by the one that refuses an exposed development key.
-cli.add_command(run_command)
-
-
 @click.command()
 @click.option("--players", default=3, show_default=True, type=click.IntRange(2, 5), help="Bots in the game.")
 @click.option("--seed", default=1, show_default=True, type=int, help="Seed of the bots' choices.")
@@ -334,8 +299,3 @@ def _seconds(text: str) -> int:
         return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
     except (ValueError, IndexError):
         raise click.BadParameter(f"{text!r} is not a duration like 5s or 2m") from None
-
-
-# The bots' client needs no app of its own: found on the command itself, ``smallworld demo`` does not build one
-# (FlaskGroup looks at its own commands before loading the app), nor import the web to build it.
-cli.add_command(demo)

@@ -25,7 +25,6 @@ import click
 from flask.cli import AppGroup
 from sqlmodel import col, select
 
-from service.cli import ADMIN_HELP
 from service.domain import admin, bot_seats, privacy, site_admins
 from service.domain.clock import Clock
 from service.domain.errors import DomainError
@@ -34,7 +33,9 @@ from service.domain.models import Game, GameStatus, SiteAdmin
 from service.infra.chat import mask
 from service.infra.db import get_session
 
-group = AppGroup("admin", help=ADMIN_HELP)
+#: The admin commands. ``smallworld admin`` itself, its help included, is ``service.cli``'s ``_AdminCommands``,
+#: which imports this module only when an admin command is asked for: this one never imports that one.
+group = AppGroup("admin")
 ACTOR = admin.Actor("site admin (command line)")
 
 

@@ -16,7 +16,8 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 import rules
-from emails.messages import AdminChange, Change, Invitation
+from emails import admin_acts
+from emails.messages import AdminChange, Invitation
 from service.domain import block_list, chat_notices
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, NotFound
@@ -99,7 +100,7 @@ def extend_deadline(
         raise BadRequest("A deadline can be extended by at most 60 days at a time")
     set_clock(game, extended)
     details = {"from": current.isoformat(), "to": new.isoformat()}
-    return _act(session, game, actor, "extend", details, links, notice="deadline_extended")
+    return _act(session, game, actor, "extend", details, links)
 
 
 def pause(
@@ -118,9 +119,7 @@ def pause(
     game.status = GameStatus.PAUSED
     set_clock(game, clock.pause(now))
     game.pause_reason = reason
-    return _act(
-        session, game, actor, "pause", {"reason": reason, "remaining_seconds": remaining}, links, notice="paused"
-    )
+    return _act(session, game, actor, "pause", {"reason": reason, "remaining_seconds": remaining}, links)
 
 
 def resume(session: Session, game_id: int, actor: Actor, links: LinkMaker, now: datetime | None = None) -> Game:
@@ -134,7 +133,7 @@ def resume(session: Session, game_id: int, actor: Actor, links: LinkMaker, now: 
     game.status = GameStatus.ACTIVE
     set_clock(game, clock.resume(now))
     game.pause_reason = None
-    return _act(session, game, actor, "resume", {"remaining_seconds": remaining}, links, notice="resumed")
+    return _act(session, game, actor, "resume", {"remaining_seconds": remaining}, links)
 
 
 def pass_now(session: Session, game_id: int, actor: Actor, links: LinkMaker) -> Game:
@@ -183,8 +182,8 @@ def change_settings(
     if redeploy is not None and redeploy != state.options.get("redeploy"):
         # The mode is part of the rules state: record it in the log so a replay applies it at this point.
         new_state = rules.with_options(state, {"redeploy": redeploy})
-        return _act(session, game, actor, "settings", changes, links, notice="settings", new_state=new_state)
-    return _act(session, game, actor, "settings", changes, links, notice="settings")
+        return _act(session, game, actor, "settings", changes, links, new_state=new_state)
+    return _act(session, game, actor, "settings", changes, links)
 
 
 # -- seats ------------------------------------------------------------------------------------------------
@@ -247,7 +246,7 @@ def replace_player(
     queue_mail(session, new, invitation)
     details = {"seat": seat_no, "from": old_name, "to": name}
     also = [(old, old_name)] if old else []
-    return _act(session, game, actor, "replace", details, links, notice="player_replaced", also=also)
+    return _act(session, game, actor, "replace", details, links, also=also)
 
 
 def remove_player(session: Session, game_id: int, actor: Actor, links: LinkMaker, seat_no: int) -> Game:
@@ -262,7 +261,7 @@ def remove_player(session: Session, game_id: int, actor: Actor, links: LinkMaker
     if seat_no in rules.awaiting(state):
         # Running, the next sweep passes the seat; paused, no time is left for it when the game resumes.
         set_clock(game, Clock.of(game).run_out(utcnow()))
-    return _act(session, game, actor, "remove", {"seat": seat_no}, links, notice="player_removed")
+    return _act(session, game, actor, "remove", {"seat": seat_no}, links)
 
 
 def cancel(session: Session, game_id: int, actor: Actor, links: LinkMaker, reason: str = "") -> Game:
@@ -272,7 +271,7 @@ def cancel(session: Session, game_id: int, actor: Actor, links: LinkMaker, reaso
     set_clock(game, Clock.of(game).stop())
     game.finished_at = utcnow()
     forget_turn_starts(session, game_id)  # a cache for the turn mails (play.told_turns): none come now
-    return _act(session, game, actor, "cancel", {"reason": reason.strip()[:300]}, links, notice="cancelled")
+    return _act(session, game, actor, "cancel", {"reason": reason.strip()[:300]}, links)
 
 
 # -- the game's chat ------------------------------------------------------------------------------------
@@ -324,7 +323,7 @@ def take_vacation(session: Session, game_id: int, seat_no: int, links: LinkMaker
     set_clock(game, clock)
     assert clock.deadline is not None
     details = {"seat": seat_no, "days": days, "until": clock.deadline.isoformat()}
-    return _act(session, game, Actor(f"seat {seat_no}"), "vacation", details, links, notice="vacation")
+    return _act(session, game, Actor(f"seat {seat_no}"), "vacation", details, links)
 
 
 def resign(session: Session, game_id: int, seat_no: int, links: LinkMaker) -> Game:
@@ -355,7 +354,7 @@ def resign(session: Session, game_id: int, seat_no: int, links: LinkMaker) -> Ga
         set_clock(game, Clock.of(game).run_out(now))
     session.add(seat)
     details = {"seat": seat_no, "then": then}
-    return _act(session, game, Actor(f"seat {seat_no}"), "resign", details, links, notice="resigned")
+    return _act(session, game, Actor(f"seat {seat_no}"), "resign", details, links)
 
 
 # -- the game's mail -------------------------------------------------------------------------------------
@@ -434,7 +433,6 @@ def _act(
     details: dict[str, Any],
     links: LinkMaker,
     *,
-    notice: Change,
     new_state: rules.GameState | None = None,
     also: list[tuple[Player, str]] | None = None,
 ) -> Game:
@@ -445,11 +443,11 @@ def _act(
     session.add(AuditEntry(game_id=game.id or 0, actor=actor.label, act=act, details=details))
     version = game.version + 1
     seated = seats_of(session, game.id or 0)
-    for seat, player in concerned(act, game, seated, details):
-        _announce(session, game, player, seat.display_name, notice, actor, details, version)
-    for player, name in also or []:
-        _announce(session, game, player, name, notice, actor, details, version)
     names = [seat.display_name for seat, _ in seated]
+    for seat, player in concerned(act, game, seated, details):
+        _announce(session, game, player, seat.display_name, seat.seat, act, actor, details, version, names)
+    for player, name in also or []:
+        _announce(session, game, player, name, None, act, actor, details, version, names)
     told = chat_notices.admin_notice(game, actor=actor.label, act=act, details=details, version=version, names=names)
     chat_notices.queue_notice(session, game, told)
     if game.state is None:
@@ -530,17 +528,23 @@ def _announce(
     game: Game,
     player: Player,
     name: str,
-    notice: Change,
+    seat: int | None,
+    act: str,
     actor: Actor,
     details: dict[str, Any],
     version: int,
+    names: list[str],
 ) -> None:
+    change = admin_acts.ACTS[act].change
+    assert change is not None, f"the act {act!r} is not mailed"
     announcement = AdminChange(
         game_id=game.id or 0,
         game_name=game.name,
         player_name=name,
-        change=notice,
+        change=change,
         actor=actor.label,
+        seat=seat,
+        names=names,
         details=details,
         deadline_at=Clock.read(game).deadline,
         pause_reason=game.pause_reason,

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from sqlmodel import Session, col, select
 
+from emails import admin_acts
 from emails.messages import SeatToBot
 from service.domain.errors import Conflict, NotFound
 from service.domain.games import get_game
@@ -79,7 +80,7 @@ def host_gives_seat_to_bot(session: Session, game_id: int, seat: int, actor: str
     game = get_game(session, game_id, lock=True)
     if game.status not in (GameStatus.ACTIVE, GameStatus.PAUSED, GameStatus.INVITING):
         raise Conflict(f"The game is {game.status}: no seat to give")
-    who = "a site administrator" if actor.startswith("site admin") else "the host"
+    who = admin_acts.who(actor, capital=False)
     give_seat_to_bot(session, game, seat, f"{who} gave it your seat", actor=actor, links=links)
     session.commit()
     return game

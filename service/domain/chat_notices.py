@@ -40,7 +40,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
-from emails import times
+from emails import admin_acts, times
 from emails.table_talk import excerpt
 from service.domain import leases
 from service.domain.clock import Clock
@@ -154,7 +154,7 @@ def auto_pass_notice(game: Game, *, name: str, reason: str, defending: bool, ver
     if reason == "deadline":
         body = f"{name} missed the deadline: their {what} was completed for them (what they did stands)."
     else:
-        body = f"{_actor(reason)} passed {name}'s {what}: it was completed for them (what they did stands)."
+        body = f"{admin_acts.who(reason)} passed {name}'s {what}: it was completed for them (what they did stands)."
     return Notice(
         kind=AUTO_PASS,
         title=f"{game.name}: {name}'s {what} was passed",
@@ -198,65 +198,25 @@ def result_notice(game: Game, standings: Sequence[Mapping[str, Any]]) -> Notice:
 def admin_notice(
     game: Game, *, actor: str, act: str, details: Mapping[str, Any], version: int, names: Sequence[str]
 ) -> Notice:
-    """An admin act (or a player's vacation), as the game page's log tells it; never an address."""
-    who = _actor(actor, names)
-
-    def seat_name() -> str:
-        seat = details.get("seat")
-        return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else "a player"
-
-    titles = {
-        "extend": "the deadline moved",
-        "pause": "the game is paused",
-        "resume": "the game runs again",
-        "settings": "the settings changed",
-        "replace": "a seat changed hands",
-        "remove": "a player was removed",
-        "cancel": "the game was cancelled",
-        "vacation": "a player is on vacation",
-    }
-    left = details.get("remaining_seconds")
-    left_words = f" ({times.time_left(timedelta(seconds=left))} left on the clock)" if left else ""
-    if act == "extend":
-        body = f"{who} moved the deadline to {_when(times.parse(details.get('to')))}."
-    elif act == "pause":
-        body = f"{who} paused the game{left_words}: {details.get('reason') or 'no reason given'}."
-    elif act == "resume":
-        body = f"{who} resumed the game{left_words}. Deadline: {_when(Clock.read(game).deadline)}."
-    elif act == "settings":
-        body = f"{who} changed the settings for the turns to come: {_settings_words(details)}."
-    elif act == "replace":
-        seat = int(details.get("seat") or 0) + 1
-        body = f"{who} gave seat {seat} ({details.get('from') or 'a player'}) to {details.get('to') or 'a new player'}."
-    elif act == "remove":
-        body = f"{who} removed {seat_name()}: their turns are passed automatically."
-    elif act == "cancel":
-        reason = details.get("reason")
-        body = f"{who} cancelled the game" + (f": {reason}." if reason else ".")
-    elif act == "vacation":
-        until = _when(times.parse(details.get("until")))
-        body = f"{who} took {details.get('days')} day(s) of vacation: the deadline is now {until}."
-    else:
-        body = f"{who} changed the game."
+    """An admin act (or a player's vacation), in the words of ``emails.admin_acts``; never an address."""
+    told = admin_acts.AdminAct(act, actor, details, deadline=Clock.read(game).deadline)
     return Notice(
         kind=ADMIN,
-        title=f"{game.name}: {titles.get(act, 'the game changed')}",
-        body=body,
+        title=f"{game.name}: {admin_acts.title(act)}",
+        body=admin_acts.told(told, admin_acts.Reader("chat", names=names)),
         dedupe_key=f"game:{game.id}:admin:{version}",
-        notify_type="failure" if act == "cancel" else "warning" if act in ("pause", "remove") else "info",
+        notify_type=admin_acts.ACTS[act].notify_type,
     )
 
 
 def outage_notice(game: Game, *, since: datetime, now: datetime, deadline_at: datetime | None) -> Notice:
+    told = admin_acts.AdminAct("outage", "system", {"from": since.isoformat(), "to": now.isoformat()}, deadline_at)
     return Notice(
         kind=OUTAGE,
-        title=f"{game.name}: the deadline moved",
-        body=(
-            f"Small World by Mail was unavailable from {_when(since)} to {_when(now)}. The deadline fell in that "
-            f"time, so it was pushed back by as long: it is now {_when(deadline_at)}."
-        ),
+        title=f"{game.name}: {admin_acts.title('outage')}",
+        body=admin_acts.told(told, admin_acts.Reader("chat")),
         dedupe_key=f"game:{game.id}:outage:{since.isoformat()}",
-        notify_type="warning",
+        notify_type=admin_acts.ACTS["outage"].notify_type,
     )
 
 
@@ -286,41 +246,6 @@ def talk_notice(game: Game, author: str, text: str, message_id: int) -> Notice:
         body=excerpt(text, 1000),
         dedupe_key=f"game:{game.id}:talk:{message_id}",
     )
-
-
-def _actor(actor: str, names: Sequence[str] = ()) -> str:
-    if actor == "host":
-        return "The host"
-    if actor.startswith("site admin"):
-        return "A site admin"  # never their address
-    if actor.startswith("seat ") and actor[5:].isdigit():
-        seat = int(actor[5:])
-        return names[seat] if seat < len(names) else f"The player in seat {seat + 1}"
-    if actor == "system":
-        return "The service"
-    return "An admin"
-
-
-def _settings_words(details: Mapping[str, Any]) -> str:
-    parts = []
-    for key, value in details.items():
-        if key == "turn_length_seconds":
-            parts.append(f"a turn lasts {times.duration(value)}")
-        elif key == "defender_turn_length_seconds":
-            parts.append(f"a redeployment after an attack lasts {times.duration(value)}")
-        elif key == "reminders_before_seconds":
-            parts.append(
-                "reminders " + ", ".join(times.duration(v) for v in value) + " before" if value else "no reminders"
-            )
-        elif key == "redeploy":
-            parts.append(
-                "attacked players redeploy themselves"
-                if value == "ask"
-                else "attacked players' tokens are redeployed automatically"
-            )
-        elif key == "vacation_days":
-            parts.append(f"{value} day(s) of vacation per player")
-    return "; ".join(parts) or "nothing that changes the play"
 
 
 # -- delivery ---------------------------------------------------------------------------------------------

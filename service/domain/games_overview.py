@@ -160,7 +160,7 @@ def _auto_passes(state: dict[str, Any] | None) -> dict[int, int]:
 def _awaited(game: Game) -> set[int]:
     if game.status not in (GameStatus.ACTIVE, GameStatus.PAUSED) or game.state is None:
         return set()
-    return set(rules.awaiting(rules.GameState.from_json(game.state)))
+    return set(rules.awaiting(rules.read_state(game.state)))
 
 
 def _waits_on_match(game: Game, seats: list[tuple[Seat, Player]], text: str) -> bool:

@@ -841,7 +841,7 @@ def _answer(
 ) -> bool:
     """Queue the answer mail (the address's answers this hour were counted before: ``_may_answer``).
     Returns whether it did."""
-    state = rules.GameState.from_json(game.state) if game.state else None
+    state = rules.read_state(game.state) if game.state else None
     names = {s.seat: s.display_name for s, _ in seats_of(session, game.id or 0)}
     awaited = state is not None and game.status == GameStatus.ACTIVE and seat.seat in rules.awaiting(state)
     finished = state is not None and state.over

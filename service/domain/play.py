@@ -86,7 +86,7 @@ def awaited_seat(key: str) -> int:
 def load_state(game: Game | GameRow) -> rules.GameState:
     if game.state is None:
         raise Conflict("This game has not started yet: waiting for every player to accept the invitation")
-    return rules.GameState.from_json(game.state)
+    return rules.read_state(game.state)
 
 
 def submit_action(
@@ -261,7 +261,7 @@ def _undo_log(session: Session, game: Game | GameRow, seat: int) -> _UndoLog:
         undoable = steps_to_undo(log, seat)
         # Usable when the start's step is live and the seat's undo stops before it (else it reaches further).
         if log and log[-1].version == version and len(undoable) < len(log):
-            return _UndoLog(log, undoable, rules.GameState.from_json(dict(state)))
+            return _UndoLog(log, undoable, rules.read_state(dict(state)))
     log = live_log(session, game.id or 0)
     return _UndoLog(log, steps_to_undo(log, seat), None)
 
@@ -727,7 +727,7 @@ def turns_since_start(
         return None
     if _same_seat_steps(log[0], entries[0]):
         return None  # one turn across the stored start, not where a turn of the story begins
-    turns = story.turns_of(entries, replay_from(rules.GameState.from_json(dict(state)), entries))
+    turns = story.turns_of(entries, replay_from(rules.read_state(dict(state)), entries))
     return turns if all(story.reaches_last_turn(turns, reader) for reader in readers) else None
 
 

@@ -20,7 +20,7 @@ from service.domain.schemas import Explained, LegalActions, RegionExplained
 def _state(game: Game | GameRow) -> rules.GameState:
     if game.state is None or game.status != GameStatus.ACTIVE:
         raise Conflict("The game is not running: nothing to preview", version=game.version)
-    return rules.GameState.from_json(game.state)
+    return rules.read_state(game.state)
 
 
 def legal_actions(
@@ -30,7 +30,7 @@ def legal_actions(
     ``state``: the game's state when the caller holds it (not parsed again from the snapshot)."""
     if game.state is None or game.status != GameStatus.ACTIVE:
         return LegalActions(version=game.version, actions=[], previews=[])
-    state = state or rules.GameState.from_json(game.state)
+    state = state or rules.read_state(game.state)
     if not with_previews:
         return LegalActions(version=game.version, actions=[a.to_json() for a in rules.legal_actions(state, seat)])
     listed = rules.previews(state, seat)

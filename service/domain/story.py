@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 import rules
+from emails import admin_acts
 from rules.telling import Step, tell_turn
 from service.domain.models import ActionKind
 
@@ -183,92 +184,17 @@ def pass_reason(entry: LogEntry) -> str:
         return "the deadline passed"
     if reason == "resigned":
         return "the player resigned"
-    return f"passed by {actor_words(reason).lower()}"
-
-
-def actor_words(actor: str) -> str:
-    """An audit actor as players read it: "The host", "A site admin" (never their address), a seat's name."""
-    if actor == "host":
-        return "The host"
-    if actor.startswith("site admin"):
-        return "A site admin"
-    return "The service"
-
-
-#: An admin act told without its details (acts logged before they were kept with the act).
-ADMIN_ACTS = {
-    "extend": "The deadline was moved",
-    "pause": "The game was paused",
-    "resume": "The game was resumed",
-    "settings": "The game's settings were changed",
-    "replace": "A seat was given to a new player",
-    "remove": "A player was removed from the game",
-    "cancel": "The game was cancelled",
-    "vacation": "A player took some vacation",
-    "resign": "A player resigned",
-}
+    return f"passed by {admin_acts.who(reason, capital=False)}"
 
 
 def admin_words(entry: LogEntry, before: rules.GameState, names: Sequence[str], viewer: int | None) -> str:
-    """An admin act (``service.domain.admin``) in a sentence, from what its log entry keeps: who (a role, not
-    an address) and its public details."""
+    """An admin act (``service.domain.admin``) in a sentence (``emails.admin_acts``), from what its log entry
+    keeps (``admin.told_act``): who (a role, not an address) and its public details."""
     data: dict[str, Any] = entry.action or {}
     act = str(data.get("act", ""))
     by = data.get("by")
-    if by is None:
-        return ADMIN_ACTS.get(act, "The game's settings were changed") + "."
-    who = actor_words(str(by))
-
-    def seat_name(seat: Any) -> str:
-        if isinstance(seat, int) and seat == viewer:
-            return "you"
-        return names[seat] if isinstance(seat, int) and 0 <= seat < len(names) else "a player"
-
-    if act == "extend":
-        awaited = sorted(rules.awaiting(before))
-        whose = ", ".join("your" if s == viewer else f"{seat_name(s)}'s" for s in awaited) or "the"
-        return f"{who} moved {whose} deadline."
-    if act == "pause":
-        reason = str(data.get("reason") or "")
-        return f"{who} paused the game" + (f": {reason}" if reason else "") + "."
-    if act == "resume":
-        return f"{who} resumed the game."
-    if act == "settings":
-        return f"{who} changed the game's settings ({settings_words(data)})."
-    if act == "replace":
-        return f"{who} gave {data.get('from', 'a player')}'s seat to {data.get('to', 'a new player')}."
-    if act == "remove":
-        return f"{who} removed {seat_name(data.get('seat'))} from the game: their turns are passed."
-    if act == "cancel":
-        return f"{who} cancelled the game."
-    if act == "resign":
-        name = seat_name(data.get("seat"))
-        their = "your" if name == "you" else "their"
-        then = f"the house bot plays {their} seat" if data.get("then") == "bot" else f"{their} turns are passed"
-        return f"{name[:1].upper()}{name[1:]} resigned from the game: {then}."
-    if act == "resign":
-        name = seat_name(data.get("seat"))
-        their = "your" if name == "you" else "their"
-        then = f"the house bot plays {their} seat" if data.get("then") == "bot" else f"{their} turns are passed"
-        return f"{name[:1].upper()}{name[1:]} resigned from the game: {then}."
-    if act == "vacation":
-        days = data.get("days")
-        name = seat_name(data.get("seat"))
-        took = f"{days:g} days of vacation" if isinstance(days, int | float) else "some vacation"
-        return f"{name[:1].upper()}{name[1:]} took {took}."
-    return ADMIN_ACTS.get(act, "The game's settings were changed") + "."
-
-
-#: The settings an admin may change, in words.
-SETTINGS = {
-    "turn_length_seconds": "the turn length",
-    "defender_turn_length_seconds": "the time to redeploy after an attack",
-    "reminders_before_seconds": "the reminders",
-    "redeploy": "how attacked players redeploy",
-    "vacation_days": "the vacation allowance",
-}
-
-
-def settings_words(data: dict[str, Any]) -> str:
-    changed = [words for key, words in SETTINGS.items() if key in (data.get("changes") or {})]
-    return ", ".join(changed) if changed else "its settings"
+    details = (data.get("changes") or {}) if act == "settings" else data
+    if by is None:  # logged before its actor and details were kept with it
+        return admin_acts.told(admin_acts.AdminAct(act, None, {}), admin_acts.Reader("story"))
+    told = admin_acts.AdminAct(act, str(by), details, awaited=sorted(rules.awaiting(before)))
+    return admin_acts.told(told, admin_acts.Reader("story", names=names, viewer=viewer))

@@ -66,7 +66,7 @@ def game_view(
     """
     inputs = inputs or ViewInputs(session, game.id or 0)
     if state is None and game.state:
-        state = rules.GameState.from_json(game.state)
+        state = rules.read_state(game.state)
     seats = [
         SeatOut(
             seat=s.seat,
@@ -101,7 +101,7 @@ def game_view(
 def legal_actions(game: Game | GameRow, seat: int) -> LegalActions:
     if game.state is None or game.status != GameStatus.ACTIVE:
         return LegalActions(version=game.version, actions=[])
-    state = rules.GameState.from_json(game.state)
+    state = rules.read_state(game.state)
     return LegalActions(version=game.version, actions=[a.to_json() for a in rules.legal_actions(state, seat)])
 
 

@@ -55,7 +55,7 @@ def auto_passes(app: Flask, game_id: int) -> list[tuple[int | None, dict[str, An
 
 
 def awaiting(app: Flask, game_id: int) -> set[int]:
-    return rules.awaiting(rules.GameState.from_json(row(app, game_id).state))  # type: ignore[arg-type]
+    return rules.awaiting(rules.read_state(row(app, game_id).state))  # type: ignore[arg-type]
 
 
 def test_a_paused_game_is_never_auto_passed(sweep_app: Flask) -> None:

@@ -131,7 +131,7 @@ def test_pass_now_is_confirmed_first_and_refused_once_the_turn_moved_on(admin_ap
     assert "Pass Player 0's turn now?" in confirming.text
     page = act(browser, game_id, "pass", shown="?confirm=pass")
     assert messages(page) == ["done: The turn was passed; the next player was told."]
-    state = rules.GameState.from_json(stored(admin_app, game_id).state)  # type: ignore[arg-type]
+    state = rules.read_state(stored(admin_app, game_id).state)  # type: ignore[arg-type]
     assert rules.awaiting(state) == {1}
     assert [m.to_email for m in mails_of(admin_app, game_id, "auto_passed")] == ["p0@pass.example"]
     assert [(e.actor, e.act, e.details) for e in audit_of(admin_app, game_id)] == [("host", "pass", {"seat": 0})]

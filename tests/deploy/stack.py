@@ -147,6 +147,9 @@ class Stack:
             "RATELIMIT_LINKS": "100000 per minute",
             "RATELIMIT_ACTIONS": "100000 per minute",
             "RATELIMIT_NEW_GAMES": "100000 per minute",
+            # …and each of its games invites addresses that never played with its host.
+            "RATELIMIT_STRANGERS_PER_HOST": "100000 per day",
+            "RATELIMIT_STRANGERS_PER_CLIENT": "100000 per day",
             **self.extra,
         }
         instance = self.folder / "instance"

@@ -208,7 +208,7 @@ def check_everything(stack: Stack, deadline_ids: list[int], bots: Bots) -> Findi
         assert [a.version for a in log] == list(range(2, 2 + len(log))), f"game {game.id}: a version is missing"
     for game_id in deadline_ids:
         log = log_of(stack, game_id)
-        turns = rules.GameState.from_json(games(stack, [game_id])[0].state or {}).turns
+        turns = rules.read_state(games(stack, [game_id])[0].state or {}).turns
         assert [a.kind for a in log] == ["auto_pass"] * (turns * PLAYERS), f"game {game_id}"
         assert [a.seat for a in log] == [n % PLAYERS for n in range(turns * PLAYERS)]
         # Each step's "your turn" mail holds the deadline it was given: no auto-pass came before its own

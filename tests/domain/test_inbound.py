@@ -252,7 +252,7 @@ def defended_table(
     table = MailTable(make_app(**settings), smtp_server, players=2)
     table.create(redeploy="ask")
     reached = play_randomly_until(table.app, table.game_id, seed=3, done=lambda state: state.phase == "defend")
-    state = rules.GameState.from_json(table.game().state or {})
+    state = rules.read_state(table.game().state or {})
     assert reached and state.turn < state.turns, "the seed no longer deals a defence before the last turn"
     return table
 
@@ -263,7 +263,7 @@ def test_a_defenders_end_ends_their_redeployment_only_never_their_own_next_turn(
     from service.infra.db import get_session
 
     table = defended_table
-    state = rules.GameState.from_json(table.game().state or {})
+    state = rules.read_state(table.game().state or {})
     defender = state.defenders[0]
     [attacked] = [m for m in table.deliver() if "you were attacked" in (m.header("Subject") or "")]
     assert table.seat_of(attacked) == defender
@@ -273,7 +273,7 @@ def test_a_defenders_end_ends_their_redeployment_only_never_their_own_next_turn(
     assert outcome.get_json()["outcomes"][0]["kind"] == "orders"
 
     game = table.game()
-    after = rules.GameState.from_json(game.state or {})
+    after = rules.read_state(game.state or {})
     assert after.phase != "defend" and rules.awaiting(after) == {defender}, "the defender's own turn is awaited"
     assert game.step_key == f"{after.turn}:{defender}:-"
     with table.app.app_context():

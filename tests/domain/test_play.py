@@ -72,13 +72,13 @@ def test_the_same_idempotency_key_applies_once(db_session: Session, links: LinkM
 def test_undo_goes_back_to_the_last_undo_point_only(db_session: Session, links: LinkMaker) -> None:
     game = started_game(db_session)
     play.submit_action(db_session, game.id, 0, {"type": "pick", "combo": 0}, 1, links)
-    state = rules.GameState.from_json(game.state)
+    state = rules.read_state(game.state)
     after_pick = state.to_json()
     conquest = next(a for a in rules.legal_actions(state, 0) if a.type == "conquer")
     play.submit_action(db_session, game.id, 0, conquest.to_json(), 2, links)
     undone = play.undo(db_session, game.id, 0, 3, links)
     assert undone.version == 4
-    restored = rules.GameState.from_json(undone.game.state)
+    restored = rules.read_state(undone.game.state)
     assert [r.to_json() if hasattr(r, "to_json") else r for r in restored.to_json()["regions"]] == after_pick["regions"]
     # The pick revealed the next combo: it cannot be undone.
     with pytest.raises(IllegalMove, match="Nothing to undo"):
@@ -124,11 +124,11 @@ def picked_and_conquered_twice(session: Session, links: LinkMaker) -> tuple[Game
     """Seat 0 picks, then conquers two regions: the states after the pick and after each conquest."""
     game = started_game(session)
     play.submit_action(session, game.id, 0, {"type": "pick", "combo": 0}, 1, links)
-    states = [rules.GameState.from_json(game.state)]
+    states = [rules.read_state(game.state)]
     for version in (2, 3):
         conquest = next(a for a in rules.legal_actions(states[-1], 0) if a.type == "conquer")
         play.submit_action(session, game.id, 0, conquest.to_json(), version, links)
-        states.append(rules.GameState.from_json(game.state))
+        states.append(rules.read_state(game.state))
     return game, states
 
 
@@ -151,12 +151,12 @@ def test_undo_one_step_at_a_time(db_session: Session, links: LinkMaker) -> None:
     game, states = picked_and_conquered_twice(db_session, links)
     undone = play.undo(db_session, game.id, 0, 4, links, steps=1)
     assert undone.last["undone"] == 1
-    assert rules.GameState.from_json(undone.game.state).regions == states[1].regions
+    assert rules.read_state(undone.game.state).regions == states[1].regions
     assert [s.back for s in play.undo_steps(db_session, game, 0)] == [1]
     with pytest.raises(IllegalMove, match="only your last step can be undone"):
         play.undo(db_session, game.id, 0, 5, links, steps=2)
     undone = play.undo(db_session, game.id, 0, 5, links, steps=1)
-    assert rules.GameState.from_json(undone.game.state).regions == states[0].regions
+    assert rules.read_state(undone.game.state).regions == states[0].regions
     assert play.undo_steps(db_session, game, 0) == []
 
 
@@ -166,7 +166,7 @@ def test_undo_to_an_earlier_step_takes_back_those_after_it(db_session: Session, 
         play.undo(db_session, game.id, 0, 4, links, steps=3)
     undone = play.undo(db_session, game.id, 0, 4, links, steps=2)
     assert undone.last["undone"] == 2
-    assert rules.GameState.from_json(undone.game.state).regions == states[0].regions
+    assert rules.read_state(undone.game.state).regions == states[0].regions
 
 
 def test_an_event_row_has_the_models_defaults_and_refuses_what_is_not_a_column() -> None:

@@ -17,7 +17,7 @@ def redeploying(session: Session, links: LinkMaker):
     """Seat 0 picked, conquered one region, ended the conquests: the game awaits its redeployment."""
     game = started_game(session)
     play.submit_action(session, game.id, 0, {"type": "pick", "combo": 0}, 1, links)
-    state = rules.GameState.from_json(game.state)
+    state = rules.read_state(game.state)
     conquest = next(a for a in rules.legal_actions(state, 0) if a.type == "conquer")
     play.submit_action(session, game.id, 0, conquest.to_json(), 2, links)
     play.submit_action(session, game.id, 0, {"type": "end_conquest"}, 3, links)
@@ -28,7 +28,7 @@ def test_the_board_after_a_proposed_redeployment_is_the_one_the_step_then_makes(
     db_session: Session, links: LinkMaker
 ) -> None:
     game, region = redeploying(db_session, links)
-    state = rules.GameState.from_json(game.state)
+    state = rules.read_state(game.state)
     (choice,) = [a for a in rules.legal_actions(state, 0) if a.type == "redeploy"]
     assert choice.regions == (region,)
     proposed = {"type": "redeploy", "tokens": {str(region): choice.count}}
@@ -38,7 +38,7 @@ def test_the_board_after_a_proposed_redeployment_is_the_one_the_step_then_makes(
     assert "rng" not in board
     assert game.version == 4  # nothing was applied
     done = play.submit_action(db_session, game.id, 0, proposed, 4, links)
-    assert rules.player_view(rules.GameState.from_json(done.game.state), 0)["regions"] == board["regions"]
+    assert rules.player_view(rules.read_state(done.game.state), 0)["regions"] == board["regions"]
 
 
 def test_a_redeployment_the_rules_refuse_is_refused_with_their_words(db_session: Session, links: LinkMaker) -> None:
@@ -54,7 +54,7 @@ def test_a_redeployment_the_rules_refuse_is_refused_with_their_words(db_session:
 def test_legal_actions_carry_their_previews_in_order(db_session: Session, links: LinkMaker) -> None:
     game = started_game(db_session)
     listed = previews.legal_actions(game, 0)
-    state = rules.GameState.from_json(game.state)
+    state = rules.read_state(game.state)
     assert listed.actions == [a.to_json() for a in rules.legal_actions(state, 0)]
     assert listed.previews == [rules.preview(state, a).to_json() for a in rules.legal_actions(state, 0)]
     assert previews.legal_actions(game, 0, with_previews=False).previews == []

@@ -93,7 +93,7 @@ def game_state(live: LiveServer, game_id: int) -> rules.GameState:
     with Session(get_engine(live.app)) as session:
         game = session.get(Game, game_id)
         assert game is not None and game.state is not None
-        return rules.GameState.from_json(game.state)
+        return rules.read_state(game.state)
 
 
 def play_randomly_until(app: Flask, game_id: int, seed: int, done: Callable[[rules.GameState], bool]) -> bool:
@@ -106,7 +106,7 @@ def play_randomly_until(app: Flask, game_id: int, seed: int, done: Callable[[rul
             game = session.get(Game, game_id)
             assert game is not None and game.state is not None
             session.refresh(game)
-            state = rules.GameState.from_json(game.state)
+            state = rules.read_state(game.state)
             if done(state):
                 return True
             if state.over:

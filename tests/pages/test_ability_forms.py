@@ -79,7 +79,7 @@ def test_a_power_defined_in_a_test_shows_on_the_turn_page_in_the_history_and_in_
         step(client, game_id, type="pick", combo=str(combo))
         page = html.unescape(client.get(f"/games/{game_id}/turn").text)
         assert Foresters.description in page  # the seat's own power, in its words
-        state = rules.GameState.from_json(stored(app, game_id).state or {})
+        state = rules.read_state(stored(app, game_id).state or {})
         forest = next(
             a.region
             for a in rules.legal_actions(state, 0)
@@ -93,7 +93,7 @@ def test_a_power_defined_in_a_test_shows_on_the_turn_page_in_the_history_and_in_
 
         # The turn ends; the next player's "your turn" mail tells it, with the power's own note.
         step(client, game_id, type="end_conquest")
-        state = rules.GameState.from_json(stored(app, game_id).state or {})
+        state = rules.read_state(stored(app, game_id).state or {})
         [redeploy] = [a for a in rules.legal_actions(state, 0) if a.type == "redeploy"]
         step(client, game_id, type="redeploy", troop="active", **{f"tokens-{forest}": str(redeploy.count)})
         step(client, game_id, type="end_turn")
@@ -142,7 +142,7 @@ def test_an_attacked_bivouacking_player_places_the_encampments_on_their_redeploy
     page = html.unescape(client.get(f"/games/{game_id}/turn").text)
     assert "Place your Encampments again (Bivouacking): 2 to place</legend>" in page
     step(client, game_id, type="return_encampments", **{"tokens-10": "2", "tokens-4": "0"})
-    after = rules.GameState.from_json(stored(app, game_id).state or {})
+    after = rules.read_state(stored(app, game_id).state or {})
     assert rules.region_markers(after, 10) == {"encampments": 2}
     assert rules.region_markers(after, 4) == {"encampments": 3}
 

@@ -26,7 +26,7 @@ def play_first_turn(app: Flask, client: object, game_id: int) -> int:
     """Seat 0 picks, conquers a region, takes it back, conquers another and ends the turn: the region it
     kept."""
     step(client, game_id, type="pick", combo="0")
-    state = rules.GameState.from_json(stored(app, game_id).state or {})
+    state = rules.read_state(stored(app, game_id).state or {})
     first, second = [a.region for a in rules.legal_actions(state, 0) if a.type == "conquer"][:2]
     step(client, game_id, type="conquer", region=str(first))
     page = client.get(f"/games/{game_id}/turn").text  # type: ignore[attr-defined]
@@ -35,11 +35,11 @@ def play_first_turn(app: Flask, client: object, game_id: int) -> int:
     client.post(f"/games/{game_id}/turn/undo", data={"csrf_token": csrf, "version": version})  # type: ignore[attr-defined]
     step(client, game_id, type="conquer", region=str(second))
     step(client, game_id, type="end_conquest")
-    state = rules.GameState.from_json(stored(app, game_id).state or {})
+    state = rules.read_state(stored(app, game_id).state or {})
     [redeploy] = [a for a in rules.legal_actions(state, 0) if a.type == "redeploy"]
     step(client, game_id, type="redeploy", troop="active", **{f"tokens-{second}": str(redeploy.count)})
     step(client, game_id, type="end_turn")
-    assert rules.GameState.from_json(stored(app, game_id).state or {}).current == 1, "seat 0's turn is over"
+    assert rules.read_state(stored(app, game_id).state or {}).current == 1, "seat 0's turn is over"
     return second
 
 
@@ -48,7 +48,7 @@ def test_the_history_tells_each_turn_once_without_the_steps_taken_back(app: Flas
     first = app.test_client()
     first.get(links[0])
     kept = play_first_turn(app, first, game_id)
-    state = rules.GameState.from_json(stored(app, game_id).state or {})
+    state = rules.read_state(stored(app, game_id).state or {})
     page = first.get(f"/games/{game_id}/history")
     assert page.status_code == 200
     [told] = turns_listed(page.text)

@@ -166,10 +166,10 @@ def test_a_refused_step_shows_the_rules_own_message(app: Flask) -> None:
     client = app.test_client()
     client.get(links[0])
     # Halflings and Flying may enter anywhere: pick a combo that must enter from the border.
-    combos = rules.GameState.from_json(stored(app, game_id).state or {}).combos
+    combos = rules.read_state(stored(app, game_id).state or {}).combos
     combo = next(i for i, c in enumerate(combos) if c.race != "Halflings" and c.power != "Flying")
     step(client, game_id, type="pick", combo=str(combo))
-    state = rules.GameState.from_json(stored(app, game_id).state or {})
+    state = rules.read_state(stored(app, game_id).state or {})
     inland = next(r.id for r in state.board.regions if r.id not in state.board.entry and not r.is_water)
     with pytest.raises(rules.IllegalAction) as refusal:
         rules.apply(state, {"type": "conquer", "player": 0, "region": inland})
@@ -207,13 +207,13 @@ def test_undo_takes_back_the_steps_since_the_pick(app: Flask) -> None:
     client = app.test_client()
     client.get(links[0])
     step(client, game_id, type="pick", combo="0")
-    state = rules.GameState.from_json(stored(app, game_id).state or {})
+    state = rules.read_state(stored(app, game_id).state or {})
     target = next(a.region for a in rules.legal_actions(state, 0) if a.type == "conquer")
     step(client, game_id, type="conquer", region=str(target))
     page = client.get(f"/games/{game_id}/turn")
     assert "Undo 1 step" in page.text
     client.post(f"/games/{game_id}/turn/undo", data={"csrf_token": csrf_of(page.text), "version": "3"})
-    assert rules.GameState.from_json(stored(app, game_id).state or {}).regions[target].owner != 0
+    assert rules.read_state(stored(app, game_id).state or {}).regions[target].owner != 0
     assert "Undo" not in client.get(f"/games/{game_id}/turn").text.split("</form>")[-1]
 
 
@@ -222,9 +222,9 @@ def test_undo_step_by_step_names_each_step_and_goes_back_to_the_one_chosen(app: 
     client = app.test_client()
     client.get(links[0])
     step(client, game_id, type="pick", combo="0")
-    after_pick = rules.GameState.from_json(stored(app, game_id).state or {})
+    after_pick = rules.read_state(stored(app, game_id).state or {})
     for _ in range(2):
-        state = rules.GameState.from_json(stored(app, game_id).state or {})
+        state = rules.read_state(stored(app, game_id).state or {})
         target = next(a.region for a in rules.legal_actions(state, 0) if a.type == "conquer")
         step(client, game_id, type="conquer", region=str(target))
     page = client.get(f"/games/{game_id}/turn").text
@@ -234,7 +234,7 @@ def test_undo_step_by_step_names_each_step_and_goes_back_to_the_one_chosen(app: 
     assert [int(n) for n in re.findall(r'name="steps" value="(\d+)"', listed)] == [2, 1]
     # Undo to the first conquest: both conquests are taken back, and the message names them.
     client.post(f"/games/{game_id}/turn/undo", data={"csrf_token": csrf_of(page), "version": "4", "steps": "2"})
-    assert rules.GameState.from_json(stored(app, game_id).state or {}).regions == after_pick.regions
+    assert rules.read_state(stored(app, game_id).state or {}).regions == after_pick.regions
     assert "Undone: your last 2 steps (P0 conquered " in client.get(f"/games/{game_id}/turn").text
     refused = client.post(
         f"/games/{game_id}/turn/undo", data={"csrf_token": csrf_of(page), "version": "5", "steps": "two"}
@@ -297,7 +297,7 @@ def test_the_history_replays_public_views_of_each_step(app: Flask) -> None:
     client = app.test_client()
     client.get(links[0])
     step(client, game_id, type="pick", combo="0")
-    state = rules.GameState.from_json(stored(app, game_id).state or {})
+    state = rules.read_state(stored(app, game_id).state or {})
     target = next(a.region for a in rules.legal_actions(state, 0) if a.type == "conquer")
     step(client, game_id, type="conquer", region=str(target))
     with Session(get_engine(app)) as session:
@@ -422,7 +422,7 @@ def test_the_die_of_a_final_conquest_is_shown(app: Flask) -> None:
     game_id, links = start_game(app)
     client = app.test_client()
     client.get(links[0])
-    state = rules.GameState.from_json(stored(app, game_id).state or {})
+    state = rules.read_state(stored(app, game_id).state or {})
     combo = next(i for i, c in enumerate(state.combos) if c.power != "Berserk")  # Berserk rolls before naming
     step(client, game_id, type="pick", combo=str(combo))
 
@@ -430,12 +430,12 @@ def test_the_die_of_a_final_conquest_is_shown(app: Flask) -> None:
         data["players"][0]["active"]["hand"] = 1
 
     edit_state(app, game_id, one_token_in_hand)
-    state = rules.GameState.from_json(stored(app, game_id).state or {})
+    state = rules.read_state(stored(app, game_id).state or {})
     target = next(a.region for a in rules.legal_actions(state, 0) if a.type == "final_conquest")
     page = client.get(f"/games/{game_id}/turn?region={target}")
     assert f"Roll the die for region {target}" in page.text
     step(client, game_id, type="final_conquest", region=str(target))
-    die = rules.GameState.from_json(stored(app, game_id).state or {}).last["die"]
+    die = rules.read_state(stored(app, game_id).state or {}).last["die"]
     page = client.get(f"/games/{game_id}/turn").text
     assert f"The die rolled {die}:" in page
     assert f'<span class="die" aria-hidden="true">{die}</span>' in page
@@ -444,7 +444,7 @@ def test_the_die_of_a_final_conquest_is_shown(app: Flask) -> None:
 def test_an_attacked_player_redeploys_on_their_page_when_the_game_asks(app: Flask) -> None:
     game_id, links = start_game(app, seed="an-attacked-player", redeploy="ask")
     assert play_randomly_until(app, game_id, seed=3, done=lambda state: state.phase == "defend")
-    state = rules.GameState.from_json(stored(app, game_id).state or {})
+    state = rules.read_state(stored(app, game_id).state or {})
     defender = state.defenders[0]
     client = app.test_client()
     page = client.get(links[defender], follow_redirects=True)
@@ -462,7 +462,7 @@ def test_an_attacked_player_redeploys_on_their_page_when_the_game_asks(app: Flas
     confirm = client.get(f"/games/{game_id}/turn?confirm=end_turn").text
     assert "Finish your redeployment?" in confirm and "You will score" not in confirm
     step(client, game_id, type="end_turn")
-    after = rules.GameState.from_json(stored(app, game_id).state or {})
+    after = rules.read_state(stored(app, game_id).state or {})
     assert after.phase != "defend" and defender not in after.defenders
     assert "redeployment is done" in client.get(f"/games/{game_id}", follow_redirects=True).text
 
@@ -526,10 +526,10 @@ def test_a_refused_redeployment_marks_the_region_the_rules_name(app: Flask) -> N
     game_id, links = start_game(app, seed="a-refused-redeployment")
     client = app.test_client()
     client.get(links[0])
-    combos = rules.GameState.from_json(stored(app, game_id).state or {}).combos
+    combos = rules.read_state(stored(app, game_id).state or {}).combos
     combo = next(i for i, c in enumerate(combos) if c.power not in ("Berserk", "Dragon Master", "Bivouacking"))
     step(client, game_id, type="pick", combo=str(combo))
-    state = rules.GameState.from_json(stored(app, game_id).state or {})
+    state = rules.read_state(stored(app, game_id).state or {})
     target = next(a.region for a in rules.legal_actions(state, 0) if a.type == "conquer")
     step(client, game_id, type="conquer", region=str(target))
     step(client, game_id, type="end_conquest")

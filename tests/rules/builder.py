@@ -41,6 +41,7 @@ from rules.state import (
     Troop,
     TurnState,
 )
+from rules.troops import box_left
 
 from .invariants import check_invariants
 
@@ -251,7 +252,7 @@ class Builder:
             if p.active is not None and p.active.race in self._default_hand:
                 race, power = RACES[p.active.race], POWERS[p.active.power]
                 on_board = sum(r.tokens for r in state.regions if r.race == p.active.race)
-                left = state.box_left(p.active.race)
+                left = box_left(state, p.active.race)
                 p.active.hand = max(0, min(race.tokens + power.tokens - on_board, left))
         replenish(state)  # a column set short is filled from the stacks, as the engine would
         state.last = {"kind": "setup", "undo_point": True}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from rules import POWERS, RACES, GameState, region_markers
+from rules import POWERS, RACES, GameState, read_state, region_markers
 from rules.abilities import POWERS as POWER_TABLE
 from rules.components import (
     ENCAMPMENTS,
@@ -143,7 +143,7 @@ def check_invariants(state: GameState) -> dict:
     assert isinstance(state.last.get("undo_point"), bool), state.last
     # JSON round-trips exactly.
     data = state.to_json()
-    again = GameState.from_json(data)
+    again = read_state(data)
     assert again == state
     assert again.to_json() == data
     return data

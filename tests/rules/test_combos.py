@@ -6,6 +6,7 @@ import pytest
 
 from rules import IllegalAction, legal_actions
 from rules.state import CONQUER
+from rules.troops import box_left
 
 from .builder import Builder, act
 from .invariants import check_invariants
@@ -86,7 +87,7 @@ def test_amazons_start_with_ten_plus_the_badge() -> None:
 def test_tokens_are_capped_by_what_is_left_in_the_box() -> None:
     # Ratmen 8 + Mounted 5 = 13: the whole box.
     state = act(Builder(2).combos(("Ratmen", "Mounted")).build(), "pick", 0, combo=0)
-    assert state.players[0].active.hand == 13 == 13 - state.box_left("Ratmen")  # type: ignore[union-attr]
+    assert state.players[0].active.hand == 13 == 13 - box_left(state, "Ratmen")  # type: ignore[union-attr]
     # A box with 4 Ratmen away (a state only a house variant could reach): 9 left, 9 given.
     b = Builder(2).combos(("Ratmen", "Mounted"), ("Orcs", "Hill")).active(1, "Elves", "Swamp")
     state = b.region(3, seat=1, tokens=4, race="Ratmen").build(check=False)

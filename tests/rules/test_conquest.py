@@ -12,6 +12,7 @@ import pytest
 
 from rules import IllegalAction, conquest_cost, legal_actions
 from rules.state import CONQUER, LOST_TRIBE, REDEPLOY
+from rules.troops import box_left
 
 from .builder import Builder, act, region_of
 from .invariants import check_invariants
@@ -180,7 +181,7 @@ def test_the_defender_discards_one_token_and_takes_the_rest_in_hand() -> None:
     before = state.players[1].active.hand  # type: ignore[union-attr]
     after = conquer(state, 1)
     assert after.players[1].active.hand == before + 3  # type: ignore[union-attr]
-    assert after.box_left("Humans") == state.box_left("Humans") + 1
+    assert box_left(after, "Humans") == box_left(state, "Humans") + 1
     # They are redeployed "as the final action of the current player's turn", not before.
     assert region_of(after, 9) == {"owner": 1, "race": "Humans", "tokens": 1}
     assert after.t.attacked == [1]
@@ -190,7 +191,7 @@ def test_a_lone_defender_is_discarded() -> None:
     state = ratmen().active(1, "Humans", "Alchemist", hand=0).region(1, seat=1).region(9, seat=1).build()
     after = conquer(state, 1)
     assert after.players[1].active.hand == 0  # type: ignore[union-attr]
-    assert after.box_left("Humans") == state.box_left("Humans") + 1
+    assert box_left(after, "Humans") == box_left(state, "Humans") + 1
 
 
 def test_an_in_decline_token_is_discarded_and_the_race_leaves_with_its_last_region() -> None:

@@ -7,6 +7,7 @@ import pytest
 
 from rules import IllegalAction, legal_actions
 from rules.state import PICK, START
+from rules.troops import box_left
 
 from .builder import Builder, act, region_of
 from .invariants import check_invariants
@@ -32,7 +33,7 @@ def test_one_token_stays_in_each_region_the_others_go_back_to_the_box() -> None:
     troop = after.players[0].declined[0]
     assert (troop.race, troop.declined, troop.hand) == ("Ratmen", True, 0)
     assert after.players[0].active is None
-    assert after.box_left("Ratmen") == 13 - 3
+    assert box_left(after, "Ratmen") == 13 - 3
 
 
 def test_the_special_power_badge_is_discarded() -> None:

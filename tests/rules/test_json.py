@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rules import SCHEMA_VERSION, Action, GameState, IllegalAction, apply, new_game
+from rules import SCHEMA_VERSION, Action, IllegalAction, apply, new_game, read_state
 from rules.actions import ACTION_FIELDS, offer, redeploy_action
 from rules.bots import random_player
 
@@ -29,7 +29,7 @@ def readme_example() -> dict:
 
 def test_the_readme_example_is_a_valid_state() -> None:
     data = readme_example()
-    state = GameState.from_json(data)
+    state = read_state(data)
     check_invariants(state)
     assert state.to_json() == data  # the example is exactly what the engine writes
     assert (state.board_name, state.current, state.phase) == ("2-players", 1, "conquer")
@@ -55,11 +55,11 @@ def test_the_schema_version_is_written_and_checked() -> None:
     data = new_game(2, seed=1).to_json()
     assert data["schema"] == SCHEMA_VERSION == 2
     with pytest.raises(ValueError, match="Not a game state of schema 2"):
-        GameState.from_json({**data, "schema": 3})
+        read_state({**data, "schema": 3})
     with pytest.raises(ValueError, match="Not a game state"):
-        GameState.from_json({k: v for k, v in data.items() if k != "schema"})
+        read_state({k: v for k, v in data.items() if k != "schema"})
     with pytest.raises(ValueError, match="Not a game state"):
-        GameState.from_json([data])  # type: ignore[arg-type]
+        read_state([data])  # type: ignore[arg-type]
 
 
 def test_states_round_trip_exactly_through_json_text() -> None:
@@ -69,11 +69,11 @@ def test_states_round_trip_exactly_through_json_text() -> None:
     while not state.over:
         text = json.dumps(state.to_json())
         biggest = max(biggest, len(text))
-        again = GameState.from_json(json.loads(text))
+        again = read_state(json.loads(text))
         assert again == state
         assert json.dumps(again.to_json()) == text
         state = apply(state, random_player(state, rnd))
-    assert GameState.from_json(json.loads(json.dumps(state.to_json()))) == state
+    assert read_state(json.loads(json.dumps(state.to_json()))) == state
     assert biggest < 16 * 1024  # ARCHITECTURE §8: state snapshot < 16 KB for a 5-player game
 
 
@@ -88,7 +88,7 @@ def test_a_built_state_round_trips() -> None:
     assert data["abilities"] == {"Trolls": {"lairs": [5]}, "Fortified": {"fortresses": [5]}}
     assert data["players"][0]["declined"] == [{"race": "Ghouls", "power": "Spirit", "declined": True, "hand": 2}]
     assert data["turn_state"] == {"readied": True, "conquests": 2}
-    assert GameState.from_json(data) == state
+    assert read_state(data) == state
 
 
 # -- actions ---------------------------------------------------------------------------------------

@@ -16,10 +16,10 @@ from rules import (
     ABILITIES,
     POWERS,
     Action,
-    GameState,
     apply,
     legal_actions,
     new_game,
+    read_state,
     registered,
     tell,
     turn_score,
@@ -117,7 +117,7 @@ def test_foresters_play_through_legal_actions_apply_scoring_and_the_telling(fore
     # Its own state, under its name, in the JSON of the turn; read back while registered.
     data = state.to_json()
     assert data["turn_state"]["abilities"] == {"Foresters": {"forests": [2, 10]}}
-    assert GameState.from_json(data) == state
+    assert read_state(data) == state
     check_invariants(state)
 
     assert turn_score(state, 0) == {"regions": 4, "bonus": {"Foresters": 2}, "total": 6}
@@ -139,4 +139,4 @@ def test_a_state_holding_the_power_is_refused_once_it_is_unknown() -> None:
     with registered(Foresters):
         data = Builder(2, seed=1).build().to_json()
     with pytest.raises(ValueError, match="'Foresters' is not a special power of this game"):
-        GameState.from_json(data)
+        read_state(data)

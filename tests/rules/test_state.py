@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from rules import GameState, apply, new_game
+from rules import GameState, apply, new_game, read_state
 from rules.bots import random_player
 from rules.state import LOST_TRIBE, RegionState
 
@@ -97,7 +97,7 @@ def test_a_state_changed_by_hand_is_scanned_and_apply_indexes_what_it_holds() ->
     rnd = random.Random(5)
     state = apply(state, random_player(state, rnd))  # seat 0 picks
     race = state.players[0].active.race  # type: ignore[union-attr]
-    by_hand = GameState.from_json(state.to_json())
+    by_hand = read_state(state.to_json())
     assert by_hand._held is None
     by_hand.regions[7].owner, by_hand.regions[7].race, by_hand.regions[7].tokens = 0, race, 3
     assert by_hand.regions_of(0, race) == scan(by_hand, 0, race) == [7]

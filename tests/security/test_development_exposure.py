@@ -17,6 +17,7 @@ from flask.cli import ScriptInfo
 from flask.testing import FlaskCliRunner
 
 import service.cli as cli
+from service.console import cli as smallworld_group
 
 
 @pytest.fixture
@@ -75,7 +76,7 @@ def test_run_refuses_a_reachable_host_with_the_public_development_key(
 ) -> None:
     # Issue 32, finding 8: ``smallworld run`` (Flask's) served the public development key to the network.
     smallworld = CliRunner()
-    result = smallworld.invoke(cli.cli, ["run", "--host", host], obj=ScriptInfo(create_app=lambda: app))
+    result = smallworld.invoke(smallworld_group, ["run", "--host", host], obj=ScriptInfo(create_app=lambda: app))
     assert result.exit_code != 0
     assert "SMALLWORLD_SECRET_KEY" in result.output and "127.0.0.1" in result.output
     assert nothing_served == []
@@ -95,4 +96,4 @@ def test_run_listens_on_this_machine_or_with_a_key_of_its_own(
 
 def test_smallworld_run_is_the_guarded_one() -> None:
     # ``smallworld run`` finds FlaskGroup's own commands first: the group's ``run`` must be the guarded one too.
-    assert cli.cli.get_command(click.Context(cli.cli), "run") is cli.run_command
+    assert smallworld_group.get_command(click.Context(smallworld_group), "run") is cli.run_command

@@ -45,7 +45,7 @@ def test_a_passed_deadline_auto_passes_once_and_starts_the_next_turn(mail_app: F
     assert [(a.seat, a.action) for a in passes] == [(0, {"reason": "deadline"})]
     assert [m.to_email for m in outbox(mail_app, "auto_passed")] == ["p0@example.org"]
     game = game_row(mail_app, game_id)
-    assert rules.awaiting(rules.GameState.from_json(game.state)) == {1}
+    assert rules.awaiting(rules.read_state(game.state)) == {1}
     assert game.deadline_at == deadline + timedelta(seconds=5) + timedelta(hours=48)
     turn_mails = outbox(mail_app, "your_turn")
     assert [m.to_email for m in turn_mails] == ["p0@example.org", "p1@example.org"]
@@ -177,7 +177,7 @@ def play_until(app: Flask, game_id: int, done: object, seed: int = 3, limit: int
     for _ in range(limit):
         with app.app_context():
             game = get_session().get(Game, game_id)
-            state = rules.GameState.from_json(game.state)
+            state = rules.read_state(game.state)
             if done(state):  # type: ignore[operator]
                 return state
             seat = min(rules.awaiting(state))
@@ -210,7 +210,7 @@ def test_a_defender_in_ask_mode_has_a_redeploy_step_with_its_own_deadline(mail_a
     assert report.auto_passed == 1
     assert logged(mail_app, game_id, "auto_pass")[-1].seat == defender
     assert outbox(mail_app, "auto_passed")[-1].context["defending"] is True
-    after = rules.GameState.from_json(game_row(mail_app, game_id).state)
+    after = rules.read_state(game_row(mail_app, game_id).state)
     assert defender not in after.defenders
 
 
@@ -229,7 +229,7 @@ def test_consecutive_auto_passes_alert_the_host_with_the_admin_link(mail_app: Fl
 
 def test_the_sweep_ends_a_game_whose_state_is_over_but_still_marked_active_and_tallies_it(mail_app: Flask) -> None:
     game_id = new_game(mail_app)
-    over = rules.GameState.from_json(game_row(mail_app, game_id).state)
+    over = rules.read_state(game_row(mail_app, game_id).state)
     over.phase = rules.Phase.OVER  # a hand-repaired row: no domain operation leaves this behind
     with mail_app.app_context():
         game = get_session().get(Game, game_id)
@@ -260,7 +260,7 @@ def step_of(app: Flask, game_id: int, action_type: str) -> tuple[int, dict[str, 
     with app.app_context():
         game = get_session().get(Game, game_id)
         assert game is not None
-        state = rules.GameState.from_json(game.state)
+        state = rules.read_state(game.state)
         [action, *_] = [a for a in rules.legal_actions(state, 0) if a.type == action_type]
         return game.version, concrete(action, random.Random(1)).to_json()
 

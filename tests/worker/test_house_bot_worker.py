@@ -50,7 +50,7 @@ def game_and_log(app: Any, game_id: int) -> tuple[Game, list[GameAction]]:
 
 
 def awaited(game: Game) -> int | None:
-    waiting = rules.awaiting(rules.GameState.from_json(game.state)) if game.state else set()
+    waiting = rules.awaiting(rules.read_state(game.state)) if game.state else set()
     return min(waiting) if waiting else None
 
 

@@ -24,7 +24,7 @@ from sqlmodel import col, select
 from werkzeug.wrappers import Response
 
 import rules
-from emails import times
+from emails import admin_acts, times
 from service.domain import admin, bot_seats, chat_notices, table_talk, views, watching
 from service.domain.clock import Clock
 from service.domain.errors import BadRequest, Conflict, DomainError, TooMany
@@ -37,7 +37,7 @@ from service.infra.db import get_session
 from service.web import hosting
 from service.web.access import game_from_admin_token
 from service.web.admin_pages.access import Manager, manager_for, remember_host
-from service.web.admin_pages.audit_log import MAIL_NAMES, audit_lines
+from service.web.admin_pages.audit_log import audit_lines
 from service.web.pages.game_summary import deadline
 from service.web.pages.lobby import REMINDER_CHOICES
 
@@ -106,7 +106,7 @@ def page_context(manager: Manager) -> dict[str, Any]:
     zone = admin_zone(game)
     settings = settings_of(game)
     clock = Clock.read(game)
-    state = rules.GameState.from_json(game.state) if game.state else None
+    state = rules.read_state(game.state) if game.state else None
     # Whom the game waits for, paused or not (the game view names nobody while the clock is stopped).
     awaited = (
         rules.awaiting(state) if state is not None and game.status in (GameStatus.ACTIVE, GameStatus.PAUSED) else set()
@@ -205,7 +205,7 @@ def mail_rows(game: Game, zone: ZoneInfo) -> list[dict[str, Any]]:
         {
             "id": m.id,
             "to": m.to_email,
-            "what": MAIL_NAMES.get(m.template, m.template),
+            "what": admin_acts.MAIL_NAMES.get(m.template, m.template),
             "status": m.status,
             "attempts": m.attempts,
             "last_error": m.last_error,

@@ -54,7 +54,7 @@ CONFIRMED = ("end_turn", "decline")
 def page(game_id: int) -> Any:
     viewer = seated_for(game_id)
     game = viewer.game
-    state = GameState.from_json(game.state) if game.state else None
+    state = rules.read_state(game.state) if game.state else None
     if state is None or game.status != GameStatus.ACTIVE or viewer.number not in rules.awaiting(state):
         return redirect(url_for("game.page", game_id=game_id))
     return render_template(
@@ -95,7 +95,7 @@ def act(game_id: int) -> Response:
     # A second click on the same button of the same page is the same step: it is applied once.
     key = "page-" + hashlib.sha256(json.dumps([version, action], sort_keys=True).encode()).hexdigest()[:32]
     db = get_session()
-    before = GameState.from_json(viewer.game.state) if viewer.game.state else None
+    before = rules.read_state(viewer.game.state) if viewer.game.state else None
     try:
         result = play.submit_action(
             db,

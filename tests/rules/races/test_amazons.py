@@ -4,6 +4,7 @@ import pytest
 
 from rules import IllegalAction, auto_pass, final_standings, legal_actions
 from rules.state import OVER
+from rules.troops import box_left
 from tests.rules.builder import Builder, act, region_of, slot
 from tests.rules.invariants import check_invariants
 
@@ -164,4 +165,4 @@ def test_going_in_decline_returns_the_held_four_to_the_box():
     state = act(state, "decline", 0)
     (troop,) = state.players[0].declined
     assert (troop.hand, slot(state, "Amazons").held) == (0, 0)
-    assert state.box_left("Amazons") == 15 - 2
+    assert box_left(state, "Amazons") == 15 - 2

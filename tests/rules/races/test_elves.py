@@ -1,6 +1,7 @@
 """Elves: no token discarded when a region of theirs is conquered (rulebook, "Elves")."""
 
 from rules import legal_actions
+from rules.troops import box_left
 from tests.rules.builder import Builder, act
 
 
@@ -53,4 +54,4 @@ def test_an_elf_converted_by_sorcerers_is_lost():
     assert any(a.type == "convert" and a.region == 4 for a in legal_actions(state, 0))
     state = act(state, "convert", 0, region=4)
     assert state.players[1].active.hand == 0
-    assert state.box_left("Elves") == 11 - 1
+    assert box_left(state, "Elves") == 11 - 1

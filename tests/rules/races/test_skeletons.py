@@ -3,6 +3,7 @@ redeployment; none when the box is empty (rulebook, "Skeletons"; components.md: 
 cap)."""
 
 from rules import legal_actions
+from rules.troops import box_left
 from tests.rules.builder import Builder, act
 from tests.rules.invariants import check_invariants
 from tests.rules.playing import finish_turn
@@ -62,7 +63,7 @@ def test_no_new_skeleton_when_the_box_is_empty():
     for region in (1, 2, 4, 5, 9, 15, 17, 19, 20, 21):
         b.region(region, seat=0)
     state = b.region(6).region(11).at(0, "conquer").build()
-    assert state.box_left("Skeletons") == 0
+    assert box_left(state, "Skeletons") == 0
     state = conquer_all(state, 6, 11)
     hand = state.players[0].active.hand
     state = act(state, "end_conquest", 0)
@@ -76,10 +77,10 @@ def test_the_box_limits_how_many_new_skeletons_come():
         b.region(region, seat=0)
     state = b.region(6).region(11).region(12).region(13).at(0, "conquer").build()
     state = conquer_all(state, 6, 11, 12, 13)  # 4 non-empty: 2 owed, 1 in the box
-    assert state.box_left("Skeletons") == 1
+    assert box_left(state, "Skeletons") == 1
     hand = state.players[0].active.hand
     state = act(state, "end_conquest", 0)
-    assert state.players[0].active.hand == hand + 1 and state.box_left("Skeletons") == 0
+    assert state.players[0].active.hand == hand + 1 and box_left(state, "Skeletons") == 0
 
 
 def test_the_new_skeletons_are_redeployed_at_the_end_of_the_turn():

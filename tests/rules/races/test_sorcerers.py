@@ -6,6 +6,7 @@ box is; a converted Elf is lost; Dragon, Heroes and Holes make a region immune t
 import pytest
 
 from rules import IllegalAction, legal_actions, turn_score
+from rules.troops import box_left
 from tests.rules.builder import Builder, act, region_of, set_slot_fields
 from tests.rules.invariants import check_invariants
 
@@ -31,7 +32,7 @@ def test_sorcerers_replace_a_lone_active_token_next_to_them():
     state = act(state, "convert", 0, region=4)
     assert region_of(state, 4) == {"owner": 0, "race": "Sorcerers", "tokens": 1}
     assert state.players[1].active.hand == 0  # the Human went back to the box
-    assert state.box_left("Humans") == 10 - 1
+    assert box_left(state, "Humans") == 10 - 1
     check_invariants(state)
 
 
@@ -39,7 +40,7 @@ def test_the_new_sorcerer_comes_from_the_box_with_none_in_hand():
     state = sorcerers(hand=0)
     state = act(state, "convert", 0, region=4)
     assert state.players[0].active.hand == 0
-    assert state.box_left("Sorcerers") == 18 - 2
+    assert box_left(state, "Sorcerers") == 18 - 2
 
 
 def test_only_once_per_turn_per_opponent():
@@ -165,7 +166,7 @@ def test_no_conversion_when_the_box_has_no_sorcerer_left():
     for region in (1, 2, 3, 5, 6, 8, 9, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21):
         b.region(region, seat=0)
     state = b.active(1, "Humans", "Swamp", hand=0).region(4, seat=1).at(0, "start").build()
-    assert state.box_left("Sorcerers") == 0
+    assert box_left(state, "Sorcerers") == 0
     assert converts(state) == set()
     with pytest.raises(IllegalAction, match="No Sorcerer token is left in the box"):
         act(state, "convert", 0, region=4)
