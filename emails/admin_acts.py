@@ -57,7 +57,7 @@ class AdminAct:
     actor: str | None
     details: Mapping[str, Any]
     #: The game's deadline after the act (the chat's "Deadline: …" after a resume; an outage's new deadline).
-    deadline_at: datetime | None = None
+    deadline: datetime | None = None
     #: The seats the game waited for when the act came (the story's "moved Cy's deadline").
     awaited: Sequence[int] = ()
 
@@ -168,7 +168,7 @@ def _pause(told: _Told) -> str:
 
 def _resume(told: _Told) -> str:
     # As for an outage: the chat says the deadline the mail shows in its box.
-    deadline = f". Deadline: {told.when(told.act.deadline_at)}" if told.audience == "chat" else ""
+    deadline = f". Deadline: {told.when(told.act.deadline)}" if told.audience == "chat" else ""
     return f"resumed the game{told.left()}{deadline}"
 
 
@@ -214,7 +214,7 @@ def _outage(told: _Told) -> str:
         f"was unavailable from {told.when(told.details.get('from'))} to {told.when(told.details.get('to'))}. "
         "The deadline fell in that time, so it was pushed back by as long"
         # The chat has no deadline box under its text, as the mail has: it says the new deadline itself.
-        + (f": it is now {told.when(told.act.deadline_at)}" if told.audience == "chat" else "")
+        + (f": it is now {told.when(told.act.deadline)}" if told.audience == "chat" else "")
     )
 
 

@@ -303,7 +303,7 @@ _UNSUBSCRIBE_LABELS = {
 def _prepare_admin_change(values: dict[str, Any]) -> None:
     kind = admin_acts.CHANGES[values["change"]]
     act = admin_acts.AdminAct(
-        kind, values.get("actor"), values.get("details") or {}, deadline_at=times.parse(values.get("deadline_at"))
+        kind, values.get("actor"), values.get("details") or {}, deadline=times.parse(values.get("deadline_at"))
     )
     reader = admin_acts.Reader(
         "mail", names=values.get("names") or (), viewer=values.get("seat"), time_zone=values["time_zone"]

@@ -26,6 +26,7 @@ from flask.cli import AppGroup
 from sqlmodel import col, select
 
 from service.domain import admin, bot_seats, privacy, site_admins
+from service.domain.clock import Clock
 from service.domain.errors import DomainError
 from service.domain.links import LOGIN_MAX_AGE, current_links
 from service.domain.models import Game, GameStatus, SiteAdmin
@@ -55,7 +56,8 @@ def _run(operation: Any, *args: Any, **kwargs: Any) -> Game:
 
 
 def _done(game: Game) -> None:
-    deadline = game.deadline_at.isoformat(timespec="minutes") if game.deadline_at else "none"
+    at = Clock.read(game).deadline
+    deadline = at.isoformat(timespec="minutes") if at else "none"
     click.echo(f"game {game.id}: {game.status}, deadline {deadline}, version {game.version}")
 
 
@@ -97,7 +99,7 @@ def list_games() -> None:
     rows = session.exec(
         select(Game)
         .where(col(Game.status).in_((GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED)))
-        .order_by(col(Game.deadline_at))
+        .order_by(Clock.soonest_first())
     ).all()
     for game in rows:
         _done(game)

@@ -84,7 +84,7 @@ def extend_deadline(
     if by is not None and by <= timedelta(0):
         raise BadRequest("An extension must be longer than zero")
     clock = Clock.of(game)
-    current = clock.deadline_at or now
+    current = clock.deadline or now
     # A moment far from now is refused before any time is computed from it (year 1 less a reminder's
     # offset is no date at all).
     if to is not None and to <= now:
@@ -92,7 +92,7 @@ def extend_deadline(
     if to is not None and to - current > MAX_EXTENSION:
         raise BadRequest("A deadline can be extended by at most 60 days at a time")
     extended = clock.extend(now, by=by, to=to)
-    new = extended.deadline_at
+    new = extended.deadline
     assert new is not None
     if new <= now:
         raise BadRequest("The new deadline is in the past")
@@ -321,8 +321,8 @@ def take_vacation(session: Session, game_id: int, seat_no: int, links: LinkMaker
     session.add(seat)
     clock = Clock.of(game).vacation(utcnow(), seconds)
     set_clock(game, clock)
-    assert clock.deadline_at is not None
-    details = {"seat": seat_no, "days": days, "until": clock.deadline_at.isoformat()}
+    assert clock.deadline is not None
+    details = {"seat": seat_no, "days": days, "until": clock.deadline.isoformat()}
     return _act(session, game, Actor(f"seat {seat_no}"), "vacation", details, links)
 
 
@@ -546,7 +546,7 @@ def _announce(
         seat=seat,
         names=names,
         details=details,
-        deadline_at=game.deadline_at,
+        deadline_at=Clock.read(game).deadline,
         pause_reason=game.pause_reason,
         version=version,
         player_id=player.id,

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
+from service.domain.clock import Clock
 from service.domain.links import LinkMaker, serial_of
 from service.domain.models import Game, GameAction, GameStatus, Player, Seat
 from service.domain.play import awaited_seat
@@ -53,7 +54,7 @@ class Deadline:
     step_key: str
     seat: int
     name: str
-    deadline_at: datetime
+    at: datetime
     changed_at: datetime
     defending: bool
 
@@ -148,12 +149,12 @@ def _deadlines(session: Session, game_ids: Iterable[int]) -> list[Deadline]:
             col(Game.name),
             col(Game.version),
             col(Game.step_key),
-            col(Game.deadline_at),
             col(Game.started_at),
+            *Clock.columns(),
         ).where(
             col(Game.id).in_(ids),
             col(Game.status) == GameStatus.ACTIVE,
-            col(Game.deadline_at).is_not(None),
+            Clock.running_clause(),
             col(Game.step_key).is_not(None),
         )
     ).all()
@@ -176,23 +177,24 @@ def _deadlines(session: Session, game_ids: Iterable[int]) -> list[Deadline]:
         ).all()
     )
     deadlines = []
-    for game_id, name, version, step_key, deadline_at, started_at in games:
-        assert game_id is not None and step_key is not None and deadline_at is not None
-        seat = awaited_seat(step_key)
+    for row in games:
+        at = Clock.read(row).deadline
+        assert row.step_key is not None and at is not None
+        seat = awaited_seat(row.step_key)
         deadlines.append(
             Deadline(
-                game_id=game_id,
-                game_name=name,
-                version=version,
-                step_key=step_key,
+                game_id=row.id,
+                game_name=row.name,
+                version=row.version,
+                step_key=row.step_key,
                 seat=seat,
-                name=names.get((game_id, seat), f"Player {seat + 1}"),
-                deadline_at=deadline_at,
-                changed_at=made.get(game_id) or started_at or deadline_at,
-                defending=not step_key.endswith(":-"),
+                name=names.get((row.id, seat), f"Player {seat + 1}"),
+                at=at,
+                changed_at=made.get(row.id) or row.started_at or at,
+                defending=not row.step_key.endswith(":-"),
             )
         )
-    return sorted(deadlines, key=lambda d: (d.deadline_at, d.game_id))
+    return sorted(deadlines, key=lambda d: (d.at, d.game_id))
 
 
 def _calendar(name: str, links: LinkMaker) -> Calendar:
@@ -221,7 +223,7 @@ def _event(deadline: Deadline, links: LinkMaker, *, summary: str) -> Event:
     event.add("last-modified", deadline.changed_at)
     event.add("sequence", deadline.version)
     # A deadline is a moment: an event that starts and ends then (RFC 5545 §3.6.1, a DTSTART without DTEND).
-    event.add("dtstart", deadline.deadline_at)
+    event.add("dtstart", deadline.at)
     event.add("summary", summary)
     event.add("transp", "TRANSPARENT")  # a deadline does not make anyone busy
     event.add("status", "CONFIRMED")

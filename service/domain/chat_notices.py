@@ -43,6 +43,7 @@ from sqlmodel import Session, col, select
 from emails import admin_acts, times
 from emails.table_talk import excerpt
 from service.domain import leases
+from service.domain.clock import Clock
 from service.domain.models import ChatNotice, Game, NoticeStatus, utcnow
 from service.domain.rows import GameRow
 from service.infra import chat
@@ -198,7 +199,7 @@ def admin_notice(
     game: Game, *, actor: str, act: str, details: Mapping[str, Any], version: int, names: Sequence[str]
 ) -> Notice:
     """An admin act (or a player's vacation), in the words of ``emails.admin_acts``; never an address."""
-    told = admin_acts.AdminAct(act, actor, details, deadline_at=game.deadline_at)
+    told = admin_acts.AdminAct(act, actor, details, deadline=Clock.read(game).deadline)
     return Notice(
         kind=ADMIN,
         title=f"{game.name}: {admin_acts.title(act)}",

@@ -2,8 +2,10 @@
 
 A :class:`Clock` is a value read from a game row (:meth:`Clock.of`); its methods return the clock after
 an event (a step begins, a pause, a resume, an extension, a vacation, an outage…), and :func:`set_clock`
-writes it back to the row. Nothing else writes the row's clock columns (``deadline_at``,
-``reminders_due_at``, ``paused_remaining``, ``step_started_at``).
+writes it back to the row. Pages, mails, feeds and API answers ask it (the deadline, the time left, the
+time kept while paused), and the queries that select games by their clock take their clauses from it: no
+other module reads or writes the row's clock columns (``deadline_at``, ``reminders_due_at``,
+``paused_remaining``, ``step_started_at``; ``tests/test_architecture.py`` checks it).
 
 The rules, in one place:
 
@@ -29,6 +31,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import col
 
 from service.domain.models import Game
 from service.domain.rows import GameRow
@@ -65,14 +71,19 @@ class Clock:
     @classmethod
     def of(cls, game: Game | GameRow, settings: GameSettings | None = None) -> Clock:
         """The game's clock, as its row stores it, with the reminders of its settings (``settings``, when
-        the caller has read them)."""
+        the caller has read them): the clock an event changes."""
         settings = settings or GameSettings.model_validate(game.settings)
+        return replace(cls.read(game), reminders_before=tuple(settings.reminders_before_seconds))
+
+    @classmethod
+    def read(cls, row: Any) -> Clock:
+        """The clock of a game row, or of a query's row that selected :meth:`columns`, for its answers only:
+        without the game's settings it knows no reminders, so an event starts from :meth:`of`."""
         return cls(
-            deadline_at=game.deadline_at,
-            reminders_due_at=game.reminders_due_at,
-            paused_remaining=game.paused_remaining,
-            step_started_at=game.step_started_at,
-            reminders_before=tuple(settings.reminders_before_seconds),
+            deadline_at=row.deadline_at,
+            reminders_due_at=row.reminders_due_at,
+            paused_remaining=row.paused_remaining,
+            step_started_at=row.step_started_at,
         )
 
     # -- what the clock says ------------------------------------------------------------------------------
@@ -80,12 +91,30 @@ class Clock:
     def running(self) -> bool:
         return self.deadline_at is not None
 
-    def remaining(self, now: datetime) -> int:
-        """Whole seconds left on the step: kept while paused, counted down to the deadline while running
-        (never below zero; zero when there is no step)."""
+    @property
+    def deadline(self) -> datetime | None:
+        """When the awaited step is auto-passed; ``None`` while paused, before the start and after the end."""
+        return self.deadline_at
+
+    @property
+    def paused_left(self) -> int | None:
+        """The seconds kept on a stopped clock, that a resume gives back; ``None`` while it runs."""
+        return None if self.running else self.paused_remaining
+
+    def time_left(self, now: datetime) -> timedelta:
+        """The time left on the step: kept while paused, counted down to the deadline while running (never
+        below zero; zero when there is no step)."""
         if self.deadline_at is None:
-            return self.paused_remaining or 0
-        return max(0, int((self.deadline_at - now).total_seconds()))
+            return timedelta(seconds=self.paused_remaining or 0)
+        return max(timedelta(0), self.deadline_at - now)
+
+    def remaining(self, now: datetime) -> int:
+        """:meth:`time_left` in whole seconds, as a pause keeps it."""
+        return int(self.time_left(now).total_seconds())
+
+    def overdue(self, now: datetime) -> timedelta:
+        """How long ago the deadline passed (zero when it has not, or there is none)."""
+        return max(timedelta(0), now - self.deadline_at) if self.deadline_at is not None else timedelta(0)
 
     def next_reminder(self, now: datetime) -> datetime | None:
         """When the next reminder of the step is due, after ``now``; ``None`` if none is ahead (or paused)."""
@@ -166,6 +195,47 @@ class Clock:
         return replace(
             self, deadline_at=deadline, reminders_due_at=next_reminder_at(deadline, self.reminders_before, now)
         )
+
+    # -- the clock in SQL: the clauses of the queries that select games by their clock --------------------
+    @staticmethod
+    def columns() -> tuple[Any, ...]:
+        """The clock's columns, for a query whose rows :meth:`read` reads."""
+        return col(Game.deadline_at), col(Game.reminders_due_at), col(Game.paused_remaining), col(Game.step_started_at)
+
+    @staticmethod
+    def running_clause() -> sa.ColumnElement[bool]:
+        """The games whose clock runs: a step with a deadline."""
+        return col(Game.deadline_at).is_not(None)
+
+    @staticmethod
+    def due_clause(now: datetime) -> sa.ColumnElement[bool]:
+        """The games whose deadline has passed by ``now`` (the sweep auto-passes them)."""
+        return col(Game.deadline_at) <= now
+
+    @staticmethod
+    def due_between_clause(since: datetime, now: datetime) -> sa.ColumnElement[bool]:
+        """The games whose deadline fell in (``since``, ``now``] (an outage's gap)."""
+        return sa.and_(col(Game.deadline_at) > since, col(Game.deadline_at) <= now)
+
+    @staticmethod
+    def overdue_clause(now: datetime, by: timedelta) -> sa.ColumnElement[bool]:
+        """The games whose :meth:`overdue` at ``now`` is longer than ``by``."""
+        return col(Game.deadline_at) < now - by
+
+    @staticmethod
+    def reminders_due_clause(now: datetime) -> sa.ColumnElement[bool]:
+        """The games with a reminder due by ``now``."""
+        return col(Game.reminders_due_at) <= now
+
+    @staticmethod
+    def soonest_first() -> Any:
+        """Soonest deadline first, then the games without one (on PostgreSQL, the order its index gives)."""
+        return col(Game.deadline_at).asc().nulls_last()
+
+    @staticmethod
+    def soonest_reminder_first() -> Any:
+        """Soonest reminder first, then the games without one (on PostgreSQL, the order its index gives)."""
+        return col(Game.reminders_due_at).asc().nulls_last()
 
 
 def set_clock(game: Game | GameRow, clock: Clock) -> None:

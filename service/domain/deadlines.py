@@ -7,7 +7,7 @@ One sweep, in order:
    back by the gap's length, and their players told, instead of everyone being auto-passed at once. Only
    the sweep whose conditional update moves the recorded time from the value it read does this, so two
    sweeps starting together never push twice.
-2. **Auto-pass** every active game whose ``deadline_at`` has passed, one game per transaction, through the
+2. **Auto-pass** every active game whose deadline has passed, one game per transaction, through the
    domain operation :func:`service.domain.play.auto_pass` guarded by the version read under the row lock
    (the next due game is found and locked by one statement, ``FOR UPDATE SKIP LOCKED`` on PostgreSQL;
    SQLite runs one writer at a time). A concurrent or repeated sweep finds the row
@@ -234,7 +234,7 @@ def _push_back(session: Session, links: LinkMaker, since: datetime, now: datetim
     """Move every deadline that fell in (since, now] forward by ``gap``, and tell the players it concerns."""
     query = (
         select(Game)
-        .where(Game.status == GameStatus.ACTIVE, col(Game.deadline_at) > since, col(Game.deadline_at) <= now)
+        .where(Game.status == GameStatus.ACTIVE, Clock.due_between_clause(since, now))
         .execution_options(populate_existing=True)
     )
     if _is_postgres(session):
@@ -255,11 +255,11 @@ def _push_back(session: Session, links: LinkMaker, since: datetime, now: datetim
                 change="outage",
                 actor="system",
                 details={"from": since.isoformat(), "to": now.isoformat(), "seconds": int(gap.total_seconds())},
-                deadline_at=clock.deadline_at,
+                deadline_at=clock.deadline,
                 seat=seat.seat,
             )
             queue_mail(session, player, notice, now=now)
-        told = chat_notices.outage_notice(game, since=since, now=now, deadline_at=clock.deadline_at)
+        told = chat_notices.outage_notice(game, since=since, now=now, deadline_at=clock.deadline)
         chat_notices.queue_notice(session, game, told, now=now)
     return len(games)
 
@@ -285,7 +285,7 @@ def _lock_next_due(session: Session, now: datetime, given_up: set[int]) -> Game 
     query = select(Game).where(_due(now))
     if given_up:
         query = query.where(col(Game.id).not_in(given_up))
-    query = query.order_by(col(Game.deadline_at)).limit(1).execution_options(populate_existing=True)
+    query = query.order_by(Clock.soonest_first()).limit(1).execution_options(populate_existing=True)
     if _is_postgres(session):
         query = query.with_for_update(skip_locked=True)
     game = session.exec(query).first()
@@ -352,7 +352,7 @@ def _send_due_reminders(session: Session, links: LinkMaker, now: datetime, stop_
         query = select(Game.id).where(_reminders_due(now))
         if given_up:
             query = query.where(col(Game.id).not_in(given_up))
-        due = list(session.execute(query.order_by(col(Game.reminders_due_at), col(Game.id)).limit(BATCH)).scalars())
+        due = list(session.execute(query.order_by(Clock.soonest_reminder_first(), col(Game.id)).limit(BATCH)).scalars())
         session.rollback()
         if not due:
             return
@@ -373,7 +373,7 @@ def _send_due_reminders(session: Session, links: LinkMaker, now: datetime, stop_
 
 
 def _remind_one(session: Session, links: LinkMaker, game_id: int, now: datetime, report: SweepReport) -> None:
-    game = _lock_if(session, game_id, col(Game.reminders_due_at) <= now)
+    game = _lock_if(session, game_id, Clock.reminders_due_clause(now))
     if game is None:
         report.raced += 1
         return
@@ -424,7 +424,7 @@ def _queue_reminders(session: Session, links: LinkMaker, game: Game, clock: Cloc
             game_name=game.name,
             player_name=seat.display_name,
             turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret, serial=player.links_serial),
-            deadline_at=clock.deadline_at,
+            deadline_at=clock.deadline,
             step_key=game.step_key,
             before_seconds=before,
             defending=state.phase == rules.Phase.DEFEND,
@@ -463,12 +463,12 @@ def _start_stuck_games(
 
 def _due(now: datetime) -> sa.ColumnElement[bool]:
     """The games whose deadline has passed."""
-    return sa.and_(col(Game.status) == GameStatus.ACTIVE, col(Game.deadline_at) <= now)
+    return sa.and_(col(Game.status) == GameStatus.ACTIVE, Clock.due_clause(now))
 
 
 def _reminders_due(now: datetime) -> sa.ColumnElement[bool]:
     """The games with reminders due."""
-    return sa.and_(col(Game.status) == GameStatus.ACTIVE, col(Game.reminders_due_at) <= now)
+    return sa.and_(col(Game.status) == GameStatus.ACTIVE, Clock.reminders_due_clause(now))
 
 
 def _is_postgres(session: Session) -> bool:

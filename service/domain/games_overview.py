@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 import rules
+from service.domain.clock import Clock
 from service.domain.models import Game, GameStatus, MailStatus, OutboxMail, Player, Seat, utcnow
 
 OVERDUE = timedelta(minutes=10)
@@ -50,9 +51,9 @@ class GameRow:
     id: int
     name: str
     status: str
-    deadline_at: datetime | None
+    #: The game's clock (ask it the deadline, or the time kept while paused).
+    clock: Clock
     pause_reason: str | None
-    paused_remaining: int | None
     players: list[str]
     waiting_on: list[str]
     #: Why the game looks stuck, in words; empty when it does not.
@@ -80,13 +81,13 @@ def list_games(session: Session, filters: GameFilters, now: datetime | None = No
     if filters.stalled:
         query = query.where(
             sa.or_(
-                sa.and_(col(Game.status) == GameStatus.ACTIVE, col(Game.deadline_at) < now - OVERDUE),
+                sa.and_(col(Game.status) == GameStatus.ACTIVE, Clock.overdue_clause(now, OVERDUE)),
                 sa.and_(col(Game.status) == GameStatus.INVITING, col(Game.created_at) < now - INVITING_TOO_LONG),
                 col(Game.id).in_(_repeatedly_auto_passed(session) or {-1}),
             )
         )
     # Soonest deadline first; no deadline (inviting, paused, over) after; then the newest game first.
-    query = query.order_by(col(Game.deadline_at).is_(None), col(Game.deadline_at), col(Game.id).desc())
+    query = query.order_by(Clock.soonest_first(), col(Game.id).desc())
     if filters.waiting_only and text:
         # Whom a game waits on is in its rules state: the player's games are few, so filter them here.
         candidates = list(session.exec(query).all())
@@ -102,7 +103,7 @@ def list_games(session: Session, filters: GameFilters, now: datetime | None = No
 def stalled_reasons(game: Game, now: datetime, seat_names: dict[int, str], removed: set[int]) -> list[str]:
     """Why ``game`` looks stuck, in words (empty when it does not)."""
     reasons = []
-    if game.status == GameStatus.ACTIVE and game.deadline_at is not None and game.deadline_at < now - OVERDUE:
+    if game.status == GameStatus.ACTIVE and Clock.read(game).overdue(now) > OVERDUE:
         reasons.append("deadline passed, not auto-passed yet")
     if game.status == GameStatus.INVITING and game.created_at < now - INVITING_TOO_LONG:
         reasons.append(f"inviting for {(now - game.created_at).days} days")
@@ -203,9 +204,8 @@ def _rows(session: Session, games: list[Game], now: datetime) -> list[GameRow]:
                 id=game.id or 0,
                 name=game.name,
                 status=game.status,
-                deadline_at=game.deadline_at,
+                clock=Clock.read(game),
                 pause_reason=game.pause_reason,
-                paused_remaining=game.paused_remaining,
                 players=[names[s] for s in sorted(names)],
                 waiting_on=[names.get(s, f"seat {s + 1}") for s in sorted(awaited)],
                 stalled=stalled_reasons(game, now, names, removed),

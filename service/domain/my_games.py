@@ -22,6 +22,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 import rules
+from service.domain.clock import Clock
 from service.domain.links import LinkMaker
 from service.domain.models import Game, GameStatus, Player, Seat
 from service.domain.play import awaited_seat
@@ -50,10 +51,10 @@ class MyGame:
     waiting_for_me: bool
     #: The names of the seats the game waits for (a running game).
     awaited: list[str]
-    deadline_at: datetime | None
+    #: The game's clock (ask it the deadline, or the time kept while paused).
+    clock: Clock
     turn: int | None
     turns: int | None
-    paused_remaining: int | None
     finished_at: datetime | None
     #: A finished game: this seat's row of the final table, and the winners' names.
     #: The seat's own signed link, when asked for (:func:`my_games` with ``links``); empty otherwise.
@@ -94,8 +95,7 @@ def my_games(session: Session, email: str, links: LinkMaker | None = None) -> My
             col(Game.name),
             col(Game.status),
             col(Game.step_key),
-            col(Game.deadline_at),
-            col(Game.paused_remaining),
+            *Clock.columns(),
             col(Game.finished_at),
             col(Game.created_at),
             col(Game.result),
@@ -125,6 +125,7 @@ def my_games(session: Session, email: str, links: LinkMaker | None = None) -> My
         turn = int(row.step_key.split(":", 1)[0]) if row.step_key else None
         result = row.result or []
         mine = next((r for r in result if r.get("player") == row.seat), None)
+        clock = Clock.read(row)
         game = MyGame(
             game_id=row.id,
             name=row.name,
@@ -138,10 +139,9 @@ def my_games(session: Session, email: str, links: LinkMaker | None = None) -> My
             # A game started at once waits for a seat that has not accepted yet: its invitation comes first.
             waiting_for_me=row.seat in awaited_seats,
             awaited=[seats.get(s, f"Player {s + 1}") for s in awaited_seats],
-            deadline_at=row.deadline_at,
+            clock=clock,
             turn=turn,
             turns=_turns(len(seats)),
-            paused_remaining=row.paused_remaining if status == GameStatus.PAUSED else None,
             finished_at=row.finished_at,
             place=mine.get("place") if mine else None,
             coins=mine.get("coins") if mine and status == GameStatus.FINISHED else None,
@@ -151,11 +151,11 @@ def my_games(session: Session, email: str, links: LinkMaker | None = None) -> My
         if status in (GameStatus.ENDING, GameStatus.FINISHED, GameStatus.CANCELLED):
             finished.append((-(row.finished_at or row.created_at).timestamp(), game))
         elif game.waiting_for_me:
-            waiting.append(((row.deadline_at is None, row.deadline_at or row.created_at, row.id), game))
+            waiting.append(((clock.deadline is None, clock.deadline or row.created_at, row.id), game))
         elif to_accept:
             invitations.append(((row.created_at, row.id), game))
         else:
-            running.append(((row.deadline_at is None, row.deadline_at or row.created_at, row.id), game))
+            running.append(((clock.deadline is None, clock.deadline or row.created_at, row.id), game))
     return MyGames(
         email=email,
         time_zone=time_zone,

@@ -341,7 +341,7 @@ def build_digest(session: Session, player: Player, links: LinkMaker, *, day: str
             game_name=g.name,
             url=g.url,
             waiting="redeploy" if g.game_id in defending else "turn",
-            deadline_at=g.deadline_at.isoformat() if g.deadline_at else None,
+            deadline_at=g.clock.deadline.isoformat() if g.clock.deadline else None,
             turn=g.turn,
             turns=g.turns,
         )

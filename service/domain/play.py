@@ -454,7 +454,7 @@ def after_change(
             turns=state.turns,
             turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret, serial=seat.player.links_serial),
             guide_url=links.url("/how-to-play"),
-            deadline_at=clock.deadline_at,
+            deadline_at=clock.deadline,
             version=game.version,
             step_key=key,
             # The board picture and words of the mail (emails/board/).
@@ -471,7 +471,7 @@ def after_change(
             turns=state.turns,
             name=names.get(awaited, f"Player {awaited + 1}"),
             defending=defending,
-            deadline_at=clock.deadline_at,
+            deadline_at=clock.deadline,
             removed=passed_without_player(seats[awaited]),
             first=first,
         )

@@ -6,6 +6,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 import rules
+from service.domain.clock import Clock
 from service.domain.games import seat_rows
 from service.domain.models import AuditEntry, Game, GameAction, GameStatus, SeatController
 from service.domain.rows import GameRow, SeatRow, by_number
@@ -77,6 +78,7 @@ def game_view(
         for s in inputs.seats
     ]
     over = game.status == GameStatus.FINISHED
+    clock = Clock.read(game)
     return GameView(
         id=game.id or 0,
         name=game.name,
@@ -85,8 +87,8 @@ def game_view(
         you=viewer,
         seats=seats,
         awaiting=sorted(rules.awaiting(state)) if state and game.status == GameStatus.ACTIVE else [],
-        deadline_at=game.deadline_at,
-        paused_remaining_seconds=game.paused_remaining if game.status == GameStatus.PAUSED else None,
+        deadline_at=clock.deadline,
+        paused_remaining_seconds=clock.paused_left if game.status == GameStatus.PAUSED else None,
         pause_reason=game.pause_reason if game.status == GameStatus.PAUSED else None,
         # Over by the rules, the coins are revealed only once the tally is done (service.domain.tally).
         state=rules.player_view(state, viewer, revealed=over) if state else None,

@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col
 
 from service.domain.admin import Actor
+from service.domain.clock import Clock
 from service.domain.errors import BadRequest, Forbidden, NotFound
 from service.domain.games import get_game
 from service.domain.links import WATCH, LinkError, LinkMaker
@@ -105,7 +106,7 @@ class PublicGame:
     players: list[str]
     awaited: str | None
     turn: int | None
-    deadline_at: datetime | None
+    clock: Clock
     finished_at: datetime | None
 
 
@@ -122,13 +123,13 @@ def public_games(session: Session, page: int = 1) -> tuple[list[PublicGame], boo
             col(Game.name),
             col(Game.status),
             col(Game.step_key),
-            col(Game.deadline_at),
             col(Game.finished_at),
+            *Clock.columns(),
         )
         .where(col(Game.public) == sa.true(), col(Game.status).in_(LISTED))
         .order_by(
             (col(Game.status) == GameStatus.FINISHED).asc(),
-            col(Game.deadline_at).asc().nulls_last(),
+            Clock.soonest_first(),
             col(Game.finished_at).desc().nulls_last(),
             col(Game.id).desc(),
         )
@@ -157,7 +158,7 @@ def public_games(session: Session, page: int = 1) -> tuple[list[PublicGame], boo
                 players=list(seats.values()),
                 awaited=seats.get(awaited, f"Player {awaited + 1}") if awaited is not None else None,
                 turn=int(row.step_key.split(":", 1)[0]) if row.step_key else None,
-                deadline_at=row.deadline_at,
+                clock=Clock.read(row),
                 finished_at=row.finished_at,
             )
         )

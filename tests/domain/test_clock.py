@@ -8,10 +8,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlmodel import Session
+import sqlalchemy as sa
+from sqlmodel import Session, col, select
 
 from service.domain import clock as clock_module
 from service.domain.clock import Clock, next_reminder_at, set_clock
+from service.domain.models import Game
 from service.domain.schemas import GameSettings
 from tests import factories
 
@@ -113,6 +115,52 @@ def test_a_stopped_clock_has_no_deadline_nor_reminder() -> None:
     stopped = running().stop()
     assert (stopped.deadline_at, stopped.reminders_due_at, stopped.running) == (None, None, False)
     assert stopped.remaining(NOW) == 0
+
+
+def test_the_clock_answers_the_deadline_the_time_left_and_the_time_kept_while_paused() -> None:
+    clock = running()
+    assert clock.deadline == NOW + timedelta(hours=48)
+    assert clock.time_left(NOW + timedelta(hours=47, minutes=30)) == timedelta(minutes=30)
+    assert clock.time_left(NOW + timedelta(hours=50)) == timedelta(0)  # never below zero
+    assert clock.paused_left is None  # it runs
+    assert clock.overdue(NOW + timedelta(hours=47)) == timedelta(0)
+    assert clock.overdue(NOW + timedelta(hours=50)) == timedelta(hours=2)
+    paused = clock.pause(NOW + timedelta(hours=10))
+    assert (paused.deadline, paused.paused_left) == (None, 38 * HOUR)
+    assert paused.time_left(NOW + timedelta(days=30)) == timedelta(hours=38)  # the clock is stopped
+    assert paused.overdue(NOW + timedelta(days=30)) == timedelta(0)
+    assert (Clock().deadline, Clock().paused_left, Clock().time_left(NOW)) == (None, None, timedelta(0))
+
+
+def test_the_clock_s_clauses_select_the_games_its_answers_describe(db_session: Session) -> None:
+    def game_with(clock: Clock) -> int:
+        game = factories.GameFactory()
+        set_clock(game, clock)
+        db_session.add(game)
+        db_session.flush()
+        return game.id or 0
+
+    hourly = Clock(reminders_before=(HOUR,))
+    passed = game_with(hourly.start_step(NOW - timedelta(hours=3), 2 * HOUR))  # due an hour ago, its reminder two
+    ahead = game_with(hourly.start_step(NOW, 2 * HOUR))  # due in two hours, its reminder in one
+    paused = game_with(hourly.start_step(NOW, 2 * HOUR, paused=True))
+    ids = [passed, ahead, paused]
+
+    def chosen(clause: sa.ColumnElement[bool]) -> set[int]:
+        return set(db_session.exec(select(Game.id).where(col(Game.id).in_(ids), clause)).all())
+
+    assert chosen(Clock.due_clause(NOW)) == {passed} == chosen(Clock.reminders_due_clause(NOW))
+    assert chosen(Clock.running_clause()) == {passed, ahead}
+    assert chosen(Clock.due_between_clause(NOW - timedelta(hours=2), NOW)) == {passed}
+    assert chosen(Clock.due_between_clause(NOW - timedelta(minutes=30), NOW)) == set()
+    assert chosen(Clock.overdue_clause(NOW, timedelta(minutes=30))) == {passed}
+    assert chosen(Clock.overdue_clause(NOW, timedelta(hours=1))) == set()  # overdue by an hour, not more
+    in_order = select(Game.id).where(col(Game.id).in_(ids))
+    assert list(db_session.exec(in_order.order_by(Clock.soonest_first())).all()) == [passed, ahead, paused]
+    rows = db_session.execute(select(col(Game.id), *Clock.columns()).where(col(Game.id).in_(ids))).all()
+    read = {row.id: Clock.read(row) for row in rows}
+    assert read == {game_id: Clock.read(db_session.get_one(Game, game_id)) for game_id in ids}
+    assert read[paused].paused_left == 2 * HOUR and read[ahead].deadline == NOW + timedelta(hours=2)
 
 
 def test_next_reminder_at_is_the_earliest_still_ahead() -> None:

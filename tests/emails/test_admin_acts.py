@@ -44,7 +44,7 @@ DEADLINE = datetime(2026, 3, 4, 12, tzinfo=UTC)
 
 def act(kind: str) -> AdminAct:
     actor, details = SAMPLES[kind]
-    return AdminAct(kind, actor, details, deadline_at=DEADLINE, awaited=[1])
+    return AdminAct(kind, actor, details, deadline=DEADLINE, awaited=[1])
 
 
 def readers(audience: str) -> list[Reader]:

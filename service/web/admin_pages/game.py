@@ -26,10 +26,11 @@ from werkzeug.wrappers import Response
 import rules
 from emails import admin_acts, times
 from service.domain import admin, bot_seats, chat_notices, table_talk, views, watching
+from service.domain.clock import Clock
 from service.domain.errors import BadRequest, Conflict, DomainError, TooMany
 from service.domain.games import seats_of, settings_of
 from service.domain.links import current_links
-from service.domain.models import Game, GameStatus, MailStatus, OutboxMail, Player, SeatController
+from service.domain.models import Game, GameStatus, MailStatus, OutboxMail, Player, SeatController, utcnow
 from service.domain.schemas import HOUR, ChangeSettings, ReplacePlayer
 from service.infra.chat import mask, service_name
 from service.infra.db import get_session
@@ -104,6 +105,7 @@ def page_context(manager: Manager) -> dict[str, Any]:
     view = views.game_view(db, game, None)
     zone = admin_zone(game)
     settings = settings_of(game)
+    clock = Clock.read(game)
     state = rules.read_state(game.state) if game.state else None
     # Whom the game waits for, paused or not (the game view names nobody while the clock is stopped).
     awaited = (
@@ -143,9 +145,9 @@ def page_context(manager: Manager) -> dict[str, Any]:
         "step": game.step_key or "",
         "seats": seats,
         "awaited_names": [names[s] for s in sorted(awaited) if s < len(names)],
-        "deadline": deadline(game.deadline_at, zone),
-        "deadline_input": f"{game.deadline_at.astimezone(zone):%Y-%m-%dT%H:%M}" if game.deadline_at else "",
-        "paused_left": clock_words(game.paused_remaining) if game.status == GameStatus.PAUSED else None,
+        "deadline": deadline(clock, utcnow(), zone),
+        "deadline_input": f"{clock.deadline.astimezone(zone):%Y-%m-%dT%H:%M}" if clock.deadline else "",
+        "paused_left": clock_words(clock.paused_left) if game.status == GameStatus.PAUSED else None,
         "zone": zone.key,
         "zones": sorted(known_zones()),
         "settings": settings,

@@ -124,8 +124,8 @@ def games() -> Any:
     rows = [
         {
             "row": row,
-            "deadline": deadline(row.deadline_at, zone),
-            "paused_left": clock_words(row.paused_remaining) if row.status == GameStatus.PAUSED else None,
+            "deadline": deadline(row.clock, now, zone),
+            "paused_left": clock_words(row.clock.paused_left) if row.status == GameStatus.PAUSED else None,
         }
         for row in listing.rows
     ]

@@ -22,6 +22,7 @@ import rules
 from emails.render import webcal
 from emails.times import zone as zone_of
 from service.domain import admin, games, lobby, play, records, rematch, story, table_talk, views
+from service.domain.clock import Clock
 from service.domain.errors import BadRequest, DomainError
 from service.domain.links import current_links
 from service.domain.models import ActionKind, Game, GameAction, GameResult, GameStatus, MessageSource, Player
@@ -101,7 +102,7 @@ def game_page(viewer: Viewer, talk: dict[str, Any] | None = None) -> str:
     )
     return render_template(
         "game/page.html",
-        **page_context(viewer, view, public, names),
+        **page_context(viewer, view, Clock.read(viewer.game), public, names),
         map_svg=map_svg,
         recent=recent,
         your_turn=viewer.number in view.awaiting,

@@ -13,12 +13,16 @@ from zoneinfo import ZoneInfo
 import rules
 from emails.times import local_time, time_left
 from emails.times import zone as zone_of
+from service.domain.clock import Clock
+from service.domain.models import utcnow
 from service.domain.schemas import GameView
 from service.web.pages.access import AnyViewer
 from service.web.pages.narration import PHASES, name_of
 
 
-def page_context(viewer: AnyViewer | None, view: GameView, public: dict[str, Any], names: list[str]) -> dict[str, Any]:
+def page_context(
+    viewer: AnyViewer | None, view: GameView, clock: Clock, public: dict[str, Any], names: list[str]
+) -> dict[str, Any]:
     zone = zone_of(viewer.player.time_zone if viewer else None)
     return {
         "game": view,
@@ -29,7 +33,7 @@ def page_context(viewer: AnyViewer | None, view: GameView, public: dict[str, Any
         "players": player_rows(public, names),
         "combos": combo_rows(public),
         "phase_words": PHASES.get(public.get("phase", ""), ""),
-        "deadline": deadline(view.deadline_at, zone),
+        "deadline": deadline(clock, utcnow(), zone),
         "awaited_names": [name_of(s, names) for s in view.awaiting],
         "viewer_zone": zone.key,
     }
@@ -80,14 +84,11 @@ def combo_rows(public: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def deadline(at: datetime | None, zone: ZoneInfo) -> dict[str, Any] | None:
-    """The deadline in the viewer's time zone, and the time left (the page's script keeps it ticking)."""
+def deadline(clock: Clock, now: datetime, zone: ZoneInfo) -> dict[str, Any] | None:
+    """The clock's deadline in the viewer's time zone, and the time left at ``now``, as the pages say it (the
+    page's script, ``pages.js``, keeps it ticking and says it the same way)."""
+    at, left = clock.deadline, clock.time_left(now)
     if at is None:
         return None
-    return {"iso": at.astimezone(UTC).isoformat(), "local": local_time(at, zone.key), "left": left_words(at)}
-
-
-def left_words(at: datetime) -> str:
-    """The time left before ``at``, as the pages say it (``pages.js`` says it the same way)."""
-    remaining = at - datetime.now(UTC)
-    return f"{time_left(remaining)} left" if remaining.total_seconds() > 0 else "the deadline has passed"
+    words = f"{time_left(left)} left" if left else "the deadline has passed"
+    return {"iso": at.astimezone(UTC).isoformat(), "local": local_time(at, zone.key), "left": words}

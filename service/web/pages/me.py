@@ -23,6 +23,7 @@ for (``RATELIMIT_SIGN_IN_PER_ADDRESS``, :meth:`MailQuotas.take_sign_in_mail`).
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -151,6 +152,7 @@ def my_games_page() -> Any:
         return redirect(url_for(".sign_in_page"))
     listing = my_games.my_games(get_session(), row.email)
     zone = times.zone(listing.time_zone)
+    now = utcnow()
     # Each row's words are made here, in one pass, so that a page of 200 games renders in one loop.
     rows = url_for(".my_games_page") + "/games"
     parts = (
@@ -164,7 +166,7 @@ def my_games_page() -> Any:
             "id": part,
             "title": title,
             "empty": empty,
-            "rows": [_row(game, kind, zone, f"{rows}/{game.game_id}/{game.seat}") for game in games],
+            "rows": [_row(game, kind, zone, now, f"{rows}/{game.game_id}/{game.seat}") for game in games],
         }
         for part, kind, title, empty, games in parts
     ]
@@ -187,7 +189,7 @@ def my_games_page() -> Any:
     )
 
 
-def _row(game: my_games.MyGame, kind: str, zone: ZoneInfo, url: str) -> dict[str, Any]:
+def _row(game: my_games.MyGame, kind: str, zone: ZoneInfo, now: datetime, url: str) -> dict[str, Any]:
     """One row of My games in words: what it is about (``lead`` in bold, then ``line``), the deadline, the button."""
     turn = f", turn {game.turn}{f' of {game.turns}' if game.turns else ''}" if game.turn else ""
     lead, line = "", ""
@@ -218,7 +220,8 @@ def _row(game: my_games.MyGame, kind: str, zone: ZoneInfo, url: str) -> dict[str
         if game.status == GameStatus.INVITING:
             line = f"Waiting for the other players to accept. {you}"
         elif game.status == GameStatus.PAUSED:
-            left = f", {times.duration(game.paused_remaining)} left on the clock" if game.paused_remaining else ""
+            kept = game.clock.paused_left
+            left = f", {times.duration(kept)} left on the clock" if kept else ""
             line = f"Paused{left}. {you}"
         else:
             line = f"{', '.join(game.awaited) or 'Someone'} to play{turn}. {you}"
@@ -229,7 +232,7 @@ def _row(game: my_games.MyGame, kind: str, zone: ZoneInfo, url: str) -> dict[str
         "url": url,
         "lead": lead,
         "line": line,
-        "deadline": deadline(game.deadline_at, zone) if game.status == GameStatus.ACTIVE else None,
+        "deadline": deadline(game.clock, now, zone) if game.status == GameStatus.ACTIVE else None,
         "deadline_words": "Your deadline" if kind == "waiting" else "Deadline",
         "label": label,
         "primary": kind in ("waiting", "invitation"),

@@ -23,6 +23,7 @@ from rules.abilities import ACTION_OWNERS, names_with
 from rules.state import GameState
 from rules.troops import conquering_declined, hand_for_conquest
 from service.domain import bot_seats, play, views
+from service.domain.clock import Clock
 from service.domain.errors import Conflict, DomainError
 from service.domain.links import current_links
 from service.domain.models import GameStatus
@@ -356,7 +357,7 @@ def turn_context(viewer: Seated, state: GameState, args: MultiDict[str, str]) ->
     phase = state.phase
     # "Since your last turn" (issue 18): the other players' turns in words, as the turn mail tells them.
     since = play.since_words_on_turn(db, game, state, seat, names)
-    return page_context(viewer, view, public, names) | {
+    return page_context(viewer, view, Clock.read(game), public, names) | {
         "since": since,
         "step_title": step_title(phase, confirm, selected, state),
         "next_step": next_step(state, seat, choices, confirm, readied_hand),

@@ -17,9 +17,10 @@ from sqlmodel import col, select
 
 from emails import times
 from service.domain import views, watching
+from service.domain.clock import Clock
 from service.domain.errors import DomainError
 from service.domain.links import current_links
-from service.domain.models import ActionKind, Game, GameAction, GameStatus
+from service.domain.models import ActionKind, Game, GameAction, GameStatus, utcnow
 from service.infra.db import get_session
 from service.web.maps import MapOptions, board_svg
 from service.web.pages.forms import int_or_none
@@ -111,7 +112,7 @@ def _watch_page(game: Game, here: str, history: str) -> Any:
     )
     return render_template(
         "watch/page.html",
-        **page_context(None, view, public_state, names),
+        **page_context(None, view, Clock.read(game), public_state, names),
         map_svg=map_svg,
         recent=recent,
         standings=view.result,
@@ -126,11 +127,11 @@ def _watch_page(game: Game, here: str, history: str) -> Any:
 def public_list() -> Any:
     page = max(1, int_or_none(request.args.get("page")) or 1)
     games, more = watching.public_games(get_session(), page)
-    utc = times.zone("UTC")
+    utc, now = times.zone("UTC"), utcnow()
     return render_template(
         "watch/public.html",
         games=games,
         page=page,
         more=more,
-        deadline_of=lambda g: deadline(g.deadline_at, utc) if g.status == GameStatus.ACTIVE else None,
+        deadline_of=lambda g: deadline(g.clock, now, utc) if g.status == GameStatus.ACTIVE else None,
     )
