@@ -256,6 +256,9 @@ class InboundMail(SQLModel, table=True):
     """
 
     __tablename__ = "inbound_mail"
+    #: Rows are deleted (retention, an erased address) and mails name a row by its id (an answer's dedupe key):
+    #: SQLite must never hand a deleted row's id to a new one (PostgreSQL's sequences never do).
+    __table_args__ = {"sqlite_autoincrement": True}
 
     id: int | None = Field(default=None, primary_key=True)
     message_key: str = Field(max_length=64, unique=True)
@@ -528,6 +531,9 @@ class SignIn(SQLModel, table=True):
     """
 
     __tablename__ = "sign_ins"
+    #: Rows are deleted (an erased address) and the sign-in mail's dedupe key names the row's id: SQLite must
+    #: never hand a deleted row's id to a new one, whose mail would be taken for the old one's and never sent.
+    __table_args__ = {"sqlite_autoincrement": True}
 
     id: int | None = Field(default=None, primary_key=True)
     #: The address signing in, as addresses are stored (lower case).

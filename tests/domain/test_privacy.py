@@ -21,12 +21,14 @@ from service.domain.models import (
     Game,
     GameStatus,
     InboundKind,
+    InboundMail,
     MailStatus,
     MessageSource,
     OutboxMail,
     Player,
     Seat,
     SeatController,
+    SignIn,
     utcnow,
 )
 from service.domain.outbox import queue_mail
@@ -203,6 +205,30 @@ def test_no_mail_goes_to_an_erased_address_again(db_session: Session, links: Lin
         lobby.create_game(db_session, again, links)
     block_list.unblock(db_session, ADDRESS)
     assert lobby.create_game(db_session, again, links).id is not None
+
+
+def test_after_an_erasure_new_sign_ins_and_inbound_mails_take_new_ids_and_their_mails_go(
+    db_session: Session, links: LinkMaker
+) -> None:
+    """The erased address's sign-ins and inbound records are deleted, and mails name those rows by id in their
+    dedupe key. Had a new row taken a deleted row's id (SQLite does, for the newest row, without AUTOINCREMENT),
+    its mail would have been taken for the old one's and never written: the next sign-in asked for went
+    unanswered."""
+    _scenario(db_session, links)
+    assert sign_in.request_sign_in(db_session, ADDRESS, links)  # the newest sign-in is the erased address's
+    newest_sign_in = max(row.id or 0 for row in db_session.exec(select(SignIn)).all())
+    newest_inbound = max(row.id or 0 for row in db_session.exec(select(InboundMail)).all())
+
+    privacy.forget_address(db_session, ADDRESS, links)
+
+    assert sign_in.request_sign_in(db_session, "ann@example.org", links)
+    ann = db_session.exec(select(SignIn).where(SignIn.email == "ann@example.org")).one()
+    assert (ann.id or 0) > newest_sign_in
+    mailed = db_session.exec(
+        select(OutboxMail).where(OutboxMail.to_email == "ann@example.org", OutboxMail.template == "sign_in")
+    ).all()
+    assert [row.status for row in mailed] == [MailStatus.PENDING]
+    assert (InboundMailFactory(sender="ann@example.org").id or 0) > newest_inbound
 
 
 def test_forgetting_is_refused_for_a_stand_in_and_finds_nothing_the_second_time(
