@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -14,10 +15,14 @@ from flask import Flask
 from redbeat import RedBeatSchedulerEntry
 
 from service.infra.beat import SteadyRedBeatScheduler
+from service.infra.schedule import BEAT_SCHEDULE, OWN_PERIOD
 from tests.processes import OwnRedis, running, service_environment
 from worker.tasks.ping import ping
 
 pytestmark = [pytest.mark.redis, pytest.mark.processes]
+
+#: The tasks beat sends every ``SWEEP_SECONDS``, all at each tick (the others keep their own period).
+SWEEP_TASKS = [re.escape(entry["task"]) for name, entry in BEAT_SCHEDULE.items() if name not in OWN_PERIOD]
 
 
 def test_a_worker_on_redis_runs_the_ping_task(make_app: Callable[..., Flask], redis_url: str, tmp_path: Path) -> None:
@@ -75,10 +80,16 @@ def test_beat_and_a_worker_ride_out_a_redis_outage_without_a_restart_and_say_so_
             assert ping.apply_async(ignore_result=False).get(timeout=30) == "pong"
             sent_before = beat_log.read_text().count("Sending due task")
 
-            lines_before = len(beat_log.read_text().splitlines())  # a sweep a second until now: load-dependent
-            own_redis.stop()
+            # The outage's lines are counted from the moment Redis stops answering to the moment it answers
+            # again, not from when the test asks it to stop: beat sends every sweep each second, a line each,
+            # until Redis is gone. Redis is stopped between two ticks, once the worker is done with the sweeps
+            # of the first: one under way as it goes would log each of its sweeps twice ("Sending" and
+            # "beat.not_sent"), and the worker a traceback for an acknowledgement that could not be sent.
+            wait_for(lambda: quiet(beat_log, worker_log, client), "beat and the worker done with a tick's sweeps")
+            own_redis.stop()  # returns once PING fails (tests/processes.py)
+            lines_before = len(beat_log.read_text().splitlines())
             time.sleep(12)
-            lines_during = len(beat_log.read_text().splitlines()) - lines_before
+            lines_during = len(beat_log.read_text().splitlines()) - lines_before  # Redis answers only once started
             own_redis.start()  # empty: no lock, no schedule
             back = time.monotonic()
 
@@ -123,6 +134,14 @@ def test_a_due_task_whose_next_run_beat_cannot_store_as_redis_goes_away_is_one_l
     said = [record for record in caplog.records if "beat.not_sent" in record.getMessage()]
     assert len(said) == 1 and "sweep-deadlines" in said[0].getMessage(), caplog.text
     assert not [record for record in caplog.records if record.exc_info or "Message Error" in record.getMessage()]
+
+
+def quiet(beat_log: Path, worker_log: Path, client: redis.Redis) -> bool:
+    """Beat's latest tick has sent every sweep, and the worker has received each and acknowledged it (kombu keeps
+    a message it delivered in its ``unacked`` hash until then)."""
+    received = len(re.findall(r"Task ({})\[\S+\] received".format("|".join(SWEEP_TASKS)), worker_log.read_text()))
+    sent = beat_log.read_text().count("Sending due task")
+    return 0 < sent == received and sent % len(SWEEP_TASKS) == 0 and not client.hlen("unacked")
 
 
 def wait_for(condition: Callable[[], object], what: str, timeout: float = 30) -> None:
