@@ -16,22 +16,20 @@ from redbeat import RedBeatSchedulerEntry
 
 from service.infra.beat import SteadyRedBeatScheduler
 from service.infra.schedule import BEAT_SCHEDULE, OWN_PERIOD
-from tests.processes import OwnRedis, running, service_environment
+from tests.processes import OwnRedis, running
+from tests.worker.conftest import wait_until
 from worker.tasks.ping import ping
 
 pytestmark = [pytest.mark.redis, pytest.mark.processes]
+
+Processes = Callable[..., tuple[Flask, dict[str, str]]]  # the ``app_and_environment`` fixture
 
 #: The tasks beat sends every ``SWEEP_SECONDS``, all at each tick (the others keep their own period).
 SWEEP_TASKS = [re.escape(entry["task"]) for name, entry in BEAT_SCHEDULE.items() if name not in OWN_PERIOD]
 
 
-def test_a_worker_on_redis_runs_the_ping_task(make_app: Callable[..., Flask], redis_url: str, tmp_path: Path) -> None:
-    app = make_app(BROKER_URL=redis_url, RESULT_BACKEND=redis_url)
-    env = service_environment(
-        Path(app.instance_path),
-        SMALLWORLD_BROKER_URL=redis_url,
-        SMALLWORLD_RESULT_BACKEND=redis_url,
-    )
+def test_a_worker_on_redis_runs_the_ping_task(app_and_environment: Processes, redis_url: str, tmp_path: Path) -> None:
+    app, env = app_and_environment(BROKER_URL=redis_url, RESULT_BACKEND=redis_url)
     log = tmp_path / "worker.log"
     with running(["worker", "--concurrency", "1"], env, log):
         try:
@@ -42,10 +40,9 @@ def test_a_worker_on_redis_runs_the_ping_task(make_app: Callable[..., Flask], re
             raise
 
 
-def test_beat_on_redis_holds_the_redbeat_lock(make_app: Callable[..., Flask], redis_url: str, tmp_path: Path) -> None:
-    app = make_app(BROKER_URL=redis_url)
+def test_beat_on_redis_holds_the_redbeat_lock(app_and_environment: Processes, redis_url: str, tmp_path: Path) -> None:
+    app, env = app_and_environment(BROKER_URL=redis_url)
     lock_key = app.extensions["celery"].conf.redbeat_key_prefix + ":lock"
-    env = service_environment(Path(app.instance_path), SMALLWORLD_BROKER_URL=redis_url)
     client = redis.Redis.from_url(redis_url)
     log = tmp_path / "beat.log"
     with running(["beat"], env, log):
@@ -59,15 +56,12 @@ def test_beat_on_redis_holds_the_redbeat_lock(make_app: Callable[..., Flask], re
 
 
 def test_beat_and_a_worker_ride_out_a_redis_outage_without_a_restart_and_say_so_once(
-    make_app: Callable[..., Flask], own_redis: OwnRedis, tmp_path: Path
+    app_and_environment: Processes, own_redis: OwnRedis, tmp_path: Path
 ) -> None:
     """Redis stops for a while and comes back empty (it keeps nothing): beat neither exits nor floods its log,
     takes its lock again and sends the sweeps again; the worker reconnects within seconds and works."""
     url = own_redis.url
-    app = make_app(BROKER_URL=url, RESULT_BACKEND=url)
-    env = service_environment(
-        Path(app.instance_path), SMALLWORLD_BROKER_URL=url, SMALLWORLD_RESULT_BACKEND=url, SMALLWORLD_SWEEP_SECONDS="1"
-    )
+    app, env = app_and_environment(BROKER_URL=url, RESULT_BACKEND=url, SWEEP_SECONDS=1)
     lock_key = app.extensions["celery"].conf.redbeat_key_prefix + ":lock"
     beat_log, worker_log = tmp_path / "beat.log", tmp_path / "worker.log"
     with (
@@ -76,7 +70,7 @@ def test_beat_and_a_worker_ride_out_a_redis_outage_without_a_restart_and_say_so_
     ):
         try:
             client = redis.Redis.from_url(url)
-            wait_for(lambda: client.exists(lock_key), "beat to take its lock")
+            wait_until(lambda: client.exists(lock_key), "beat to take its lock")
             assert ping.apply_async(ignore_result=False).get(timeout=30) == "pong"
             sent_before = beat_log.read_text().count("Sending due task")
 
@@ -85,7 +79,7 @@ def test_beat_and_a_worker_ride_out_a_redis_outage_without_a_restart_and_say_so_
             # until Redis is gone. Redis is stopped between two ticks, once the worker is done with the sweeps
             # of the first: one under way as it goes would log each of its sweeps twice ("Sending" and
             # "beat.not_sent"), and the worker a traceback for an acknowledgement that could not be sent.
-            wait_for(lambda: quiet(beat_log, worker_log, client), "beat and the worker done with a tick's sweeps")
+            wait_until(lambda: quiet(beat_log, worker_log, client), "beat and the worker done with a tick's sweeps")
             own_redis.stop()  # returns once PING fails (tests/processes.py)
             lines_before = len(beat_log.read_text().splitlines())
             time.sleep(12)
@@ -93,8 +87,8 @@ def test_beat_and_a_worker_ride_out_a_redis_outage_without_a_restart_and_say_so_
             own_redis.start()  # empty: no lock, no schedule
             back = time.monotonic()
 
-            wait_for(lambda: client.exists(lock_key), "beat to take its lock again", timeout=20)
-            wait_for(lambda: beat_log.read_text().count("Sending due task") > sent_before + 2, "the sweeps again")
+            wait_until(lambda: client.exists(lock_key), "beat to take its lock again", timeout=20)
+            wait_until(lambda: beat_log.read_text().count("Sending due task") > sent_before + 2, "the sweeps again")
             assert ping.apply_async(ignore_result=False).get(timeout=30) == "pong"
             worker_back = time.monotonic() - back
             assert beat.poll() is None and worker.poll() is None, "a process exited"
@@ -142,14 +136,6 @@ def quiet(beat_log: Path, worker_log: Path, client: redis.Redis) -> bool:
     received = len(re.findall(r"Task ({})\[\S+\] received".format("|".join(SWEEP_TASKS)), worker_log.read_text()))
     sent = beat_log.read_text().count("Sending due task")
     return 0 < sent == received and sent % len(SWEEP_TASKS) == 0 and not client.hlen("unacked")
-
-
-def wait_for(condition: Callable[[], object], what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"waited {timeout} s for {what}")
-        time.sleep(0.2)
 
 
 def test_a_due_task_beat_cannot_send_as_redis_goes_away_is_one_line_not_a_traceback(
