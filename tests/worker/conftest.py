@@ -48,11 +48,21 @@ D = TypeVar("D", bound=Drained)
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def mail_app(request: pytest.FixtureRequest, make_app: Callable[..., Flask], smtp_server: SMTPServer) -> Flask:  # noqa: F811
-    settings: dict[str, Any] = dict(smtp_server.settings, BASE_URL="https://smallworld.example")
+    """An app whose mail goes to the test's SMTP server, on SQLite and on PostgreSQL."""
     if request.param == "postgres":
-        settings["DATABASE_URL"] = request.getfixturevalue("postgres_url")
-    app = make_app(**settings)
-    app.extensions["test.smtp"] = smtp_server
+        return app_mailing_to(smtp_server, make_app, DATABASE_URL=request.getfixturevalue("postgres_url"))
+    return app_mailing_to(smtp_server, make_app)
+
+
+@pytest.fixture
+def pg_mail_app(make_app: Callable[..., Flask], smtp_server: SMTPServer, postgres_url: str) -> Flask:  # noqa: F811
+    """:func:`mail_app` on PostgreSQL only, for what only PostgreSQL does (row locks, advisory locks)."""
+    return app_mailing_to(smtp_server, make_app, DATABASE_URL=postgres_url)
+
+
+def app_mailing_to(smtp: SMTPServer, make_app: Callable[..., Flask], **settings: Any) -> Flask:
+    app = make_app(**smtp.settings, BASE_URL="https://smallworld.example", **settings)
+    app.extensions["test.smtp"] = smtp
     return app
 
 
@@ -143,6 +153,15 @@ def once_the_lease_lapsed(drain: Callable[[], D], killed: float) -> D:
         assert time.monotonic() - killed < 10, "the lease of a killed drain never lapsed"
         time.sleep(0.05)
     return report
+
+
+def wait_until(condition: Callable[[], R], what: str = "the condition", timeout: float = 60.0) -> R:
+    """Ask ``condition`` every 50 ms until it holds, within ``timeout`` seconds: its last answer."""
+    deadline = time.monotonic() + timeout
+    while not (result := condition()):
+        assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
+        time.sleep(0.05)
+    return result
 
 
 def game_row(app: Flask, game_id: int) -> Game:
@@ -280,6 +299,26 @@ class WorkerStack:
         return celery.send_task(task, args=args, kwargs=kwargs, ignore_result=False).get(timeout=60)
 
 
+def child_environment(instance: Path, settings: dict[str, Any]) -> dict[str, str]:
+    """The environment of ``smallworld`` child processes on the app's ``settings``: they read them from it, as
+    JSON when they parse as JSON (service.infra.config)."""
+    return service_environment(
+        instance, **{f"SMALLWORLD_{k}": v if isinstance(v, str) else json.dumps(v) for k, v in settings.items()}
+    )
+
+
+@pytest.fixture
+def app_and_environment(make_app: Callable[..., Flask]) -> Callable[..., tuple[Flask, dict[str, str]]]:
+    """For a test that starts its own ``smallworld`` processes: an app on ``settings`` (on top of the tests'
+    own, ``make_app``) and the environment of child processes on the same settings and instance folder."""
+
+    def build(**settings: Any) -> tuple[Flask, dict[str, str]]:
+        app = make_app(**settings)
+        return app, child_environment(Path(app.instance_path), settings)
+
+    return build
+
+
 @contextlib.contextmanager
 def worker_stack(
     tmp_path_factory: pytest.TempPathFactory, *, start_worker: bool = True, concurrency: int = 2, **settings: Any
@@ -300,10 +339,7 @@ def worker_stack(
             **settings,
         }
         app = create_app({"TESTING": True, "INSTANCE_PATH": str(instance), "RATELIMIT_ENABLED": False, **settings})
-        # The worker reads them from its environment, as JSON when they parse as JSON (service.infra.config).
-        env = service_environment(
-            instance, **{f"SMALLWORLD_{k}": v if isinstance(v, str) else json.dumps(v) for k, v in settings.items()}
-        )
+        env = child_environment(instance, settings)
         stack = WorkerStack(app, smtp, env, tmp_path_factory.mktemp("logs"), database_url, concurrency)
         try:
             migrate(get_engine(app))
@@ -314,3 +350,11 @@ def worker_stack(
             stack.stop_worker()
             smtp.stop()
             get_engine(app).dispose()
+
+
+@pytest.fixture(scope="module")
+def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerStack]:
+    """The end-to-end tests' :class:`WorkerStack`, one per module, with the arguments of :func:`worker_stack` its
+    module names in ``WORKER_STACK`` (settings, ``concurrency``, ``start_worker``)."""
+    with worker_stack(tmp_path_factory, **getattr(request.module, "WORKER_STACK", {})) as started:
+        yield started

@@ -8,8 +8,7 @@ then failed, by the worker's own task.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -20,18 +19,10 @@ from service.domain.models import ChatNotice, NoticeStatus, utcnow
 from service.infra.db import get_session
 from tests.api.conftest import create_game
 from tests.chat_receiver import ChatReceiver, chat_receiver
-from tests.worker.conftest import WorkerStack, worker_stack
+from tests.worker.conftest import WorkerStack, wait_until
 from worker.tasks.chat import DELIVER_CHAT
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes]
-
-
-def wait_until(condition: Callable[[], Any], timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (result := condition()):
-        assert time.monotonic() < deadline, "the condition was not met in time"
-        time.sleep(0.05)
-    return result
 
 
 @pytest.fixture(scope="module")
@@ -40,11 +31,8 @@ def chat() -> Iterator[ChatReceiver]:
         yield receiver
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory, chat: ChatReceiver) -> Iterator[WorkerStack]:
-    # The chat is a receiver on this machine; a notice is tried twice, then marked failed.
-    with worker_stack(tmp_path_factory, CHAT_LOOPBACK_FOR_TESTS=True, CHAT_MAX_ATTEMPTS=2) as stack:
-        yield stack
+#: The chat is a receiver on this machine; a notice is tried twice, then marked failed.
+WORKER_STACK = {"CHAT_LOOPBACK_FOR_TESTS": True, "CHAT_MAX_ATTEMPTS": 2}
 
 
 def notices(app: Any) -> list[ChatNotice]:

@@ -7,7 +7,6 @@ worker's mail task, and the next one the next day."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,7 +19,7 @@ from service.domain.schemas import CreateGame
 from service.infra.db import get_session
 from tests.factories import confirmed_game
 from tests.smtp import SMTPServer
-from tests.worker.conftest import WorkerStack, worker_stack
+from tests.worker.conftest import WorkerStack
 from worker.tasks.digests import SEND_DIGESTS
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes]
@@ -28,10 +27,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes]
 ANN, BOB, CY = "ann.digest@example.org", "bob.digest@example.org", "cy.digest@example.org"
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerStack]:
-    with worker_stack(tmp_path_factory, BASE_URL="https://smallworld.example") as stack:
-        yield stack
+WORKER_STACK = {"BASE_URL": "https://smallworld.example"}
 
 
 def a_game_with_digests(app: Any) -> int:

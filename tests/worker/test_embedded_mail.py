@@ -13,17 +13,19 @@ import pytest
 from flask import Flask
 
 from service.infra.broker import prepare_embedded_broker
-from tests.processes import running, service_environment
+from tests.processes import running
 
 pytestmark = pytest.mark.processes
 
 
-def test_the_embedded_worker_writes_each_mail_as_an_eml_file(make_app: Callable[..., Flask], tmp_path: Path) -> None:
-    app = make_app()  # no broker, database or mail settings: the embedded defaults
+def test_the_embedded_worker_writes_each_mail_as_an_eml_file(
+    app_and_environment: Callable[..., tuple[Flask, dict[str, str]]], tmp_path: Path
+) -> None:
+    app, env = app_and_environment()  # no broker, database or mail settings: the embedded defaults
     prepare_embedded_broker(app.extensions["celery"])  # as `smallworld serve` does before its children start
     mail_dir = Path(app.config["MAIL_DIR"])
     log = tmp_path / "worker.log"
-    with running(["worker", "--concurrency", "1"], service_environment(Path(app.instance_path)), log):
+    with running(["worker", "--concurrency", "1"], env, log):
         body = {
             "name": "Embedded",
             "players": [{"name": "Ann", "email": "ann@example.org"}, {"name": "Bob", "email": "bob@example.org"}],

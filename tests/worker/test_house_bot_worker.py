@@ -9,7 +9,6 @@ plays your seat" and no turn mail; when the turn comes back to the seat, the wor
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -19,23 +18,9 @@ import rules
 from service.domain.models import Game, GameAction
 from service.infra.db import get_session
 from tests.api.conftest import create_game
-from tests.worker.conftest import WorkerStack, worker_stack
+from tests.worker.conftest import WorkerStack, wait_until
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes]
-
-
-def wait_until(condition: Callable[[], Any], timeout: float = 180.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (result := condition()):
-        assert time.monotonic() < deadline, "the condition was not met in time"
-        time.sleep(0.1)
-    return result
-
-
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerStack]:
-    with worker_stack(tmp_path_factory) as stack:
-        yield stack
 
 
 def game_and_log(app: Any, game_id: int) -> tuple[Game, list[GameAction]]:
@@ -74,7 +59,7 @@ def test_a_real_worker_plays_the_bot_seat_s_turns_once_and_mails_it_none(stack: 
     )
     assert given.status_code == 200, given.get_json()
     # The commit woke the bot's task: the worker plays Ann's whole turn; the game then waits for Bob.
-    wait_until(lambda: awaited(game_and_log(app, game_id)[0]) == 1)
+    wait_until(lambda: awaited(game_and_log(app, game_id)[0]) == 1, "the bot to play its turn", timeout=180)
     game, log = game_and_log(app, game_id)
     assert log and all(entry.by_bot and entry.seat == 0 for entry in log)
     assert len({entry.idempotency_key for entry in log}) == len(log)  # each step once
@@ -87,7 +72,9 @@ def test_a_real_worker_plays_the_bot_seat_s_turns_once_and_mails_it_none(stack: 
     passed = client.post(f"/api/admin/games/{game_id}/pass", headers={"Authorization": f"Bearer {admin}"}, json={})
     assert passed.status_code == 200, passed.get_json()
     wait_until(
-        lambda: (g := game_and_log(app, game_id)[0]).state is not None and g.state["turn"] == 2 and awaited(g) == 1
+        lambda: (g := game_and_log(app, game_id)[0]).state is not None and g.state["turn"] == 2 and awaited(g) == 1,
+        "the bot to play its second turn",
+        timeout=180,
     )
     game, log = game_and_log(app, game_id)
     versions = [entry.version for entry in log]

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import random
 import re
-import time
-from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -28,7 +26,7 @@ from service.domain.outbox import insert_mail_row
 from service.infra.db import get_session
 from tests.rules.builder import Builder
 from tests.smtp import Received
-from tests.worker.conftest import WorkerStack, worker_stack
+from tests.worker.conftest import WorkerStack, wait_until
 from worker.tasks.deadlines import SWEEP_DEADLINES
 from worker.tasks.mail import DELIVER_OUTBOX
 
@@ -38,10 +36,7 @@ BASE = "https://smallworld.example"
 LINK = re.compile(re.escape(BASE) + r"/(play|invite|admin|unsubscribe)/(\S+)")
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerStack]:
-    with worker_stack(tmp_path_factory, BASE_URL=BASE) as stack:
-        yield stack
+WORKER_STACK = {"BASE_URL": BASE}
 
 
 # -- reading mails ----------------------------------------------------------------------------------------
@@ -93,14 +88,6 @@ def outbox_rows(stack: WorkerStack, **where: Any) -> list[OutboxMail]:
         for key, value in where.items():
             query = query.where(getattr(OutboxMail, key) == value)
         return list(get_session().exec(query).all())
-
-
-def wait_until(condition: Callable[[], Any], timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (result := condition()):
-        assert time.monotonic() < deadline, "the condition was not met in time"
-        time.sleep(0.05)
-    return result
 
 
 # -- the tests --------------------------------------------------------------------------------------------

@@ -10,7 +10,6 @@ sending the notice.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -186,12 +185,11 @@ def test_mails_of_other_games_and_readers_are_not_held(mail_app: Flask) -> None:
 
 
 def test_a_claim_leaves_a_mail_whose_earlier_one_another_claim_is_taking_at_that_moment(
-    make_app: Callable[..., Flask], smtp_server: SMTPServer, postgres_url: str
+    pg_mail_app: Flask,
 ) -> None:
     # PostgreSQL: a claim skips the rows another claim has locked and not yet committed, and still sees them
     # as they were (due, unclaimed). The final tables must not be claimed while the notice is being claimed.
-    app = make_app(**smtp_server.settings, DATABASE_URL=postgres_url)
-    app.extensions["test.smtp"] = smtp_server
+    app = pg_mail_app
     game = new_game(app)
     drain(app)
     write(app, game, ANN, "auto_passed")

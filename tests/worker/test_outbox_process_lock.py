@@ -30,16 +30,9 @@ from .test_outbox_delivery import queue
 
 
 @pytest.fixture
-def pg_app(make_app: Callable[..., Flask], smtp_server: SMTPServer, postgres_url: str) -> Flask:
-    app = make_app(**smtp_server.settings, BASE_URL="https://smallworld.example", DATABASE_URL=postgres_url)
-    app.extensions["test.smtp"] = smtp_server
-    return app
-
-
-@pytest.fixture
-def other(pg_app: Flask) -> Iterator[sa.Connection]:
+def other(pg_mail_app: Flask) -> Iterator[sa.Connection]:
     """A connection of its own to the app's database, standing for another process."""
-    engine = sa.create_engine(get_engine(pg_app).url)
+    engine = sa.create_engine(get_engine(pg_mail_app).url)
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
         yield connection
     engine.dispose()
@@ -98,44 +91,44 @@ def statements_of(app: Flask, action: Callable[[], Any]) -> list[str]:
 
 
 def test_a_process_takes_its_lock_at_its_first_drain_and_a_drain_of_one_mail_then_pays_no_statement_for_it(
-    pg_app: Flask, other: sa.Connection
+    pg_mail_app: Flask, other: sa.Connection
 ) -> None:
-    queue(pg_app, 1, template="auto_passed")
-    first = statements_of(pg_app, lambda: run_drain(pg_app))
+    queue(pg_mail_app, 1, template="auto_passed")
+    first = statements_of(pg_mail_app, lambda: run_drain(pg_mail_app))
     assert sum("pg_try_advisory_lock" in s for s in first) == 1
-    lock = process_lock(pg_app)
+    lock = process_lock(pg_mail_app)
     assert held_elsewhere(other, lock.name)
 
-    queue(pg_app, 1, template="auto_passed", email="bob@example.org")
-    second = statements_of(pg_app, lambda: run_drain(pg_app))
+    queue(pg_mail_app, 1, template="auto_passed", email="bob@example.org")
+    second = statements_of(pg_mail_app, lambda: run_drain(pg_mail_app))
     assert not [s for s in second if "pg_try_advisory_lock" in s or "advisory_unlock" in s or "set_config" in s]
     assert held_elsewhere(other, lock.name)  # kept between drains, for the process's life
     # Each drain had a name of its own under the process's lock.
-    assert [m.status for m in outbox(pg_app)] == ["sent", "sent"]
+    assert [m.status for m in outbox(pg_mail_app)] == ["sent", "sent"]
     assert leases.drain_id(lock.name).rpartition(":")[0] == lock.name
 
 
 def test_a_drain_takes_the_lock_again_on_a_new_connection_before_it_claims_after_the_connection_was_lost(
-    pg_app: Flask, other: sa.Connection
+    pg_mail_app: Flask, other: sa.Connection
 ) -> None:
-    lock = after_a_first_drain(pg_app)
+    lock = after_a_first_drain(pg_mail_app)
     assert lock.connection is not None
     backend = lock.connection.execute(sa.select(sa.func.pg_backend_pid())).scalar()
     other.execute(sa.select(sa.func.pg_terminate_backend(backend)))  # as a database restart would end it
     wait_until_free(other, lock.name, "the lock outlived its connection")
 
-    queue(pg_app, 1, template="auto_passed", email="bob@example.org")
+    queue(pg_mail_app, 1, template="auto_passed", email="bob@example.org")
     claims_under_lock: list[bool] = []
 
     def at_claim(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
         if statement.lstrip().startswith("WITH due"):
             claims_under_lock.append(held_elsewhere(other, lock.name))
 
-    sa.event.listen(get_engine(pg_app), "before_cursor_execute", at_claim)
+    sa.event.listen(get_engine(pg_mail_app), "before_cursor_execute", at_claim)
     try:
-        assert run_drain(pg_app).sent == 1
+        assert run_drain(pg_mail_app).sent == 1
     finally:
-        sa.event.remove(get_engine(pg_app), "before_cursor_execute", at_claim)
+        sa.event.remove(get_engine(pg_mail_app), "before_cursor_execute", at_claim)
     assert claims_under_lock and all(claims_under_lock)
     assert lock.connection is not None
     assert lock.connection.execute(sa.select(sa.func.pg_backend_pid())).scalar() != backend
@@ -150,15 +143,15 @@ def _drain_in_child(app: Flask, names: Any) -> None:
 
 
 def test_a_forked_child_takes_a_lock_of_its_own_and_leaves_the_parents_connection_alone(
-    pg_app: Flask, other: sa.Connection
+    pg_mail_app: Flask, other: sa.Connection
 ) -> None:
-    parent = after_a_first_drain(pg_app)
+    parent = after_a_first_drain(pg_mail_app)
     assert held_elsewhere(other, parent.name)
 
-    queue(pg_app, 2, template="auto_passed", email="bob@example.org")
+    queue(pg_mail_app, 2, template="auto_passed", email="bob@example.org")
     context = multiprocessing.get_context("fork")
     names = context.Queue()
-    child = context.Process(target=_drain_in_child, args=(pg_app, names))
+    child = context.Process(target=_drain_in_child, args=(pg_mail_app, names))
     child.start()
     name, fresh, sent = names.get(timeout=30)
     child.join(30)
@@ -166,31 +159,31 @@ def test_a_forked_child_takes_a_lock_of_its_own_and_leaves_the_parents_connectio
     assert name != parent.name and fresh and sent == 2
 
     # The parent's connection still stands, and holds its lock; the child's lock went with the child.
-    assert process_lock(pg_app) is parent and held_elsewhere(other, parent.name)
+    assert process_lock(pg_mail_app) is parent and held_elsewhere(other, parent.name)
     # The server ends the child's session when it reads the closed socket, a moment after the child exits.
     wait_until_free(other, name, "the child's lock outlived the child")
-    queue(pg_app, 1, template="auto_passed", email="cy@example.org")
-    statements = statements_of(pg_app, lambda: run_drain(pg_app))
+    queue(pg_mail_app, 1, template="auto_passed", email="cy@example.org")
+    statements = statements_of(pg_mail_app, lambda: run_drain(pg_mail_app))
     assert not [s for s in statements if "pg_try_advisory_lock" in s]
-    assert [m.status for m in outbox(pg_app)] == ["sent"] * 4
+    assert [m.status for m in outbox(pg_mail_app)] == ["sent"] * 4
 
 
 def test_drains_in_several_threads_share_the_lock_and_its_connection_and_each_mail_goes_out_once(
-    pg_app: Flask, other: sa.Connection
+    pg_mail_app: Flask, other: sa.Connection
 ) -> None:
-    queue(pg_app, 6, template="auto_passed")
+    queue(pg_mail_app, 6, template="auto_passed")
 
     def slow_server(_mail: Received) -> None:
         time.sleep(0.3)  # longer than a quarter of the lease: the drains' renewals meet on the connection
 
-    smtp: SMTPServer = pg_app.extensions["test.smtp"]
+    smtp: SMTPServer = pg_mail_app.extensions["test.smtp"]
     smtp.mailbox.on_accept = slow_server
     reports: list[delivery.DeliveryReport] = []
     start = threading.Barrier(3)
 
     def drain() -> None:
         start.wait()
-        reports.append(run_drain(pg_app, lease_seconds=0.8, batch_size=2))
+        reports.append(run_drain(pg_mail_app, lease_seconds=0.8, batch_size=2))
 
     threads = [threading.Thread(target=drain) for _ in range(3)]
     try:
@@ -203,8 +196,8 @@ def test_drains_in_several_threads_share_the_lock_and_its_connection_and_each_ma
     assert sum(r.sent for r in reports) == 6 and sum(r.lost for r in reports) == 0, reports
     ids = [r.header("Message-ID") for r in smtp.mailbox.all()]
     assert len(ids) == len(set(ids)) == 6
-    assert [(m.status, m.attempts, m.claimed_by) for m in outbox(pg_app)] == [("sent", 1, None)] * 6
-    assert held_elsewhere(other, process_lock(pg_app).name) and not process_lock(pg_app).drains
+    assert [(m.status, m.attempts, m.claimed_by) for m in outbox(pg_mail_app)] == [("sent", 1, None)] * 6
+    assert held_elsewhere(other, process_lock(pg_mail_app).name) and not process_lock(pg_mail_app).drains
 
 
 @pytest.mark.parametrize(
@@ -215,11 +208,11 @@ def test_drains_in_several_threads_share_the_lock_and_its_connection_and_each_ma
     ],
 )
 def test_a_lapsed_lease_is_taken_over_only_once_no_lock_of_its_holder_is_held(
-    pg_app: Flask, other: sa.Connection, holder: str
+    pg_mail_app: Flask, other: sa.Connection, holder: str
 ) -> None:
-    queue(pg_app, 1, template="auto_passed")
+    queue(pg_mail_app, 1, template="auto_passed")
     lapsed = utcnow() - timedelta(seconds=1)
-    with pg_app.app_context():
+    with pg_mail_app.app_context():
         session = get_session()
         session.execute(sa.update(OutboxMail).values(claimed_by=holder, next_attempt_at=lapsed, attempts=1))
         session.commit()
@@ -227,45 +220,45 @@ def test_a_lapsed_lease_is_taken_over_only_once_no_lock_of_its_holder_is_held(
     lock = holder if holder.startswith("old-") else holder.rpartition(":")[0]
     key = sa.func.hashtext(lock)
     assert other.execute(sa.select(sa.func.pg_try_advisory_lock(leases.DRAIN_LOCKS, key))).scalar()
-    assert run_drain(pg_app).claimed == 0  # alive: left alone, however long ago its lease lapsed
-    assert [m.claimed_by for m in outbox(pg_app)] == [holder]
+    assert run_drain(pg_mail_app).claimed == 0  # alive: left alone, however long ago its lease lapsed
+    assert [m.claimed_by for m in outbox(pg_mail_app)] == [holder]
     other.execute(sa.select(sa.func.pg_advisory_unlock(leases.DRAIN_LOCKS, key)))
-    assert run_drain(pg_app).sent == 1  # gone: taken over
-    assert [(m.status, m.attempts) for m in outbox(pg_app)] == [("sent", 2)]
+    assert run_drain(pg_mail_app).sent == 1  # gone: taken over
+    assert [(m.status, m.attempts) for m in outbox(pg_mail_app)] == [("sent", 2)]
 
 
 def test_the_rows_of_a_drain_of_this_process_that_ended_are_taken_over_once_its_lease_lapsed(
-    pg_app: Flask,
+    pg_mail_app: Flask,
 ) -> None:
     # The process lives on, and holds its lock; the drain that claimed the row failed and ended.
-    queue(pg_app, 1, template="auto_passed")
-    lock = process_lock(pg_app)
+    queue(pg_mail_app, 1, template="auto_passed")
+    lock = process_lock(pg_mail_app)
     ended, running = leases.drain_id(lock.name), leases.drain_id(lock.name)
     lock.drains.add(running)
     try:
         lapsed = utcnow() - timedelta(seconds=1)
-        with pg_app.app_context():
+        with pg_mail_app.app_context():
             session = get_session()
             session.execute(sa.update(OutboxMail).values(claimed_by=running, next_attempt_at=lapsed))
             session.commit()
-        run_drain(pg_app)  # takes the process's lock if no drain took it yet
-        assert [m.claimed_by for m in outbox(pg_app)] == [running]  # a drain of this process that runs
-        with pg_app.app_context():
+        run_drain(pg_mail_app)  # takes the process's lock if no drain took it yet
+        assert [m.claimed_by for m in outbox(pg_mail_app)] == [running]  # a drain of this process that runs
+        with pg_mail_app.app_context():
             session = get_session()
             session.execute(sa.update(OutboxMail).values(claimed_by=ended, next_attempt_at=lapsed))
             session.commit()
-        assert run_drain(pg_app).sent == 1
+        assert run_drain(pg_mail_app).sent == 1
     finally:
         lock.drains.discard(running)
 
 
 def test_disposing_the_engine_gives_the_lock_up_and_the_next_drain_takes_a_new_one(
-    pg_app: Flask, other: sa.Connection
+    pg_mail_app: Flask, other: sa.Connection
 ) -> None:
-    before = after_a_first_drain(pg_app)
-    get_engine(pg_app).dispose()  # as a test's end, or a process that closes its connections, does
+    before = after_a_first_drain(pg_mail_app)
+    get_engine(pg_mail_app).dispose()  # as a test's end, or a process that closes its connections, does
     wait_until_free(other, before.name, "the lock outlived its engine's disposal")
-    queue(pg_app, 1, template="auto_passed", email="bob@example.org")
-    assert run_drain(pg_app).sent == 1
-    after = process_lock(pg_app)
+    queue(pg_mail_app, 1, template="auto_passed", email="bob@example.org")
+    assert run_drain(pg_mail_app).sent == 1
+    after = process_lock(pg_mail_app)
     assert after is not before and held_elsewhere(other, after.name)

@@ -5,7 +5,6 @@ sweep purges the rest, and the held row at the next sweep."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -15,16 +14,13 @@ from sqlmodel import select
 from service.domain.models import InboundMail, MailStatus, OutboxMail, utcnow
 from service.infra.db import get_engine, get_session
 from service.infra.schedule import beat_schedule
-from tests.worker.conftest import WorkerStack, worker_stack
+from tests.worker.conftest import WorkerStack
 from worker.tasks.housekeeping import PURGE_OLD_MAIL
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes]
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerStack]:
-    with worker_stack(tmp_path_factory, MAIL_RETENTION_DAYS=7) as stack:
-        yield stack
+WORKER_STACK = {"MAIL_RETENTION_DAYS": 7}
 
 
 def test_beat_sends_the_retention_sweep_hourly_whatever_the_sweeps_period() -> None:

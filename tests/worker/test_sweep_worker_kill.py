@@ -10,10 +10,7 @@ committed): the sweep locks the game, then waits there, which ``pg_stat_activity
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
 from datetime import timedelta
-from typing import Any
 
 import psutil
 import pytest
@@ -22,24 +19,13 @@ from flask import Flask
 
 from emails.messages import AutoPassed
 from service.domain.models import GameAction, OutboxMail
-from tests.worker.conftest import WorkerStack, game_row, logged, new_game, outbox, worker_stack
+from tests.worker.conftest import WorkerStack, game_row, logged, new_game, outbox, wait_until
 from worker.tasks.deadlines import SWEEP_DEADLINES
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes]
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerStack]:
-    with worker_stack(tmp_path_factory, concurrency=1, BASE_URL="https://smallworld.example") as stack:
-        yield stack
-
-
-def wait_until(condition: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (result := condition()):
-        assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
-        time.sleep(0.1)
-    return result
+WORKER_STACK = {"concurrency": 1, "BASE_URL": "https://smallworld.example"}
 
 
 def sweep_waiting(engine: sa.Engine) -> bool:

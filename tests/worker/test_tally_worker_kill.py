@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -28,28 +27,15 @@ from service.domain.models import Game, GameResult, GameStatus, Player, PlayerRe
 from service.domain.schemas import CreateGame
 from service.infra.db import get_engine, get_session
 from tests.factories import confirmed_game
-from tests.worker.conftest import WorkerStack, worker_stack
+from tests.worker.conftest import WorkerStack, wait_until
 from worker.tasks.deadlines import SWEEP_DEADLINES
 from worker.tasks.tally import TALLY_GAME
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.processes]
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerStack]:
-    """No worker yet: each test starts its own (one pool process) once its game waits for the tally."""
-    with worker_stack(
-        tmp_path_factory, start_worker=False, concurrency=1, BASE_URL="https://smallworld.example"
-    ) as stack:
-        yield stack
-
-
-def wait_until(condition: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (result := condition()):
-        assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
-        time.sleep(0.1)
-    return result
+#: No worker yet: each test starts its own (one pool process) once its game waits for the tally.
+WORKER_STACK = {"start_worker": False, "concurrency": 1, "BASE_URL": "https://smallworld.example"}
 
 
 def ended_game(app: Flask, tag: str, players: int = 3) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -14,19 +15,21 @@ from flask import Flask
 from redbeat import RedBeatSchedulerEntry
 
 from service.infra.beat import SteadyRedBeatScheduler
-from tests.processes import OwnRedis, running, service_environment
+from service.infra.schedule import BEAT_SCHEDULE, OWN_PERIOD
+from tests.processes import OwnRedis, running
+from tests.worker.conftest import wait_until
 from worker.tasks.ping import ping
 
 pytestmark = [pytest.mark.redis, pytest.mark.processes]
 
+Processes = Callable[..., tuple[Flask, dict[str, str]]]  # the ``app_and_environment`` fixture
 
-def test_a_worker_on_redis_runs_the_ping_task(make_app: Callable[..., Flask], redis_url: str, tmp_path: Path) -> None:
-    app = make_app(BROKER_URL=redis_url, RESULT_BACKEND=redis_url)
-    env = service_environment(
-        Path(app.instance_path),
-        SMALLWORLD_BROKER_URL=redis_url,
-        SMALLWORLD_RESULT_BACKEND=redis_url,
-    )
+#: The tasks beat sends every ``SWEEP_SECONDS``, all at each tick (the others keep their own period).
+SWEEP_TASKS = [re.escape(entry["task"]) for name, entry in BEAT_SCHEDULE.items() if name not in OWN_PERIOD]
+
+
+def test_a_worker_on_redis_runs_the_ping_task(app_and_environment: Processes, redis_url: str, tmp_path: Path) -> None:
+    app, env = app_and_environment(BROKER_URL=redis_url, RESULT_BACKEND=redis_url)
     log = tmp_path / "worker.log"
     with running(["worker", "--concurrency", "1"], env, log):
         try:
@@ -37,10 +40,9 @@ def test_a_worker_on_redis_runs_the_ping_task(make_app: Callable[..., Flask], re
             raise
 
 
-def test_beat_on_redis_holds_the_redbeat_lock(make_app: Callable[..., Flask], redis_url: str, tmp_path: Path) -> None:
-    app = make_app(BROKER_URL=redis_url)
+def test_beat_on_redis_holds_the_redbeat_lock(app_and_environment: Processes, redis_url: str, tmp_path: Path) -> None:
+    app, env = app_and_environment(BROKER_URL=redis_url)
     lock_key = app.extensions["celery"].conf.redbeat_key_prefix + ":lock"
-    env = service_environment(Path(app.instance_path), SMALLWORLD_BROKER_URL=redis_url)
     client = redis.Redis.from_url(redis_url)
     log = tmp_path / "beat.log"
     with running(["beat"], env, log):
@@ -54,15 +56,12 @@ def test_beat_on_redis_holds_the_redbeat_lock(make_app: Callable[..., Flask], re
 
 
 def test_beat_and_a_worker_ride_out_a_redis_outage_without_a_restart_and_say_so_once(
-    make_app: Callable[..., Flask], own_redis: OwnRedis, tmp_path: Path
+    app_and_environment: Processes, own_redis: OwnRedis, tmp_path: Path
 ) -> None:
     """Redis stops for a while and comes back empty (it keeps nothing): beat neither exits nor floods its log,
     takes its lock again and sends the sweeps again; the worker reconnects within seconds and works."""
     url = own_redis.url
-    app = make_app(BROKER_URL=url, RESULT_BACKEND=url)
-    env = service_environment(
-        Path(app.instance_path), SMALLWORLD_BROKER_URL=url, SMALLWORLD_RESULT_BACKEND=url, SMALLWORLD_SWEEP_SECONDS="1"
-    )
+    app, env = app_and_environment(BROKER_URL=url, RESULT_BACKEND=url, SWEEP_SECONDS=1)
     lock_key = app.extensions["celery"].conf.redbeat_key_prefix + ":lock"
     beat_log, worker_log = tmp_path / "beat.log", tmp_path / "worker.log"
     with (
@@ -71,19 +70,25 @@ def test_beat_and_a_worker_ride_out_a_redis_outage_without_a_restart_and_say_so_
     ):
         try:
             client = redis.Redis.from_url(url)
-            wait_for(lambda: client.exists(lock_key), "beat to take its lock")
+            wait_until(lambda: client.exists(lock_key), "beat to take its lock")
             assert ping.apply_async(ignore_result=False).get(timeout=30) == "pong"
             sent_before = beat_log.read_text().count("Sending due task")
 
-            lines_before = len(beat_log.read_text().splitlines())  # a sweep a second until now: load-dependent
-            own_redis.stop()
+            # The outage's lines are counted from the moment Redis stops answering to the moment it answers
+            # again, not from when the test asks it to stop: beat sends every sweep each second, a line each,
+            # until Redis is gone. Redis is stopped between two ticks, once the worker is done with the sweeps
+            # of the first: one under way as it goes would log each of its sweeps twice ("Sending" and
+            # "beat.not_sent"), and the worker a traceback for an acknowledgement that could not be sent.
+            wait_until(lambda: quiet(beat_log, worker_log, client), "beat and the worker done with a tick's sweeps")
+            own_redis.stop()  # returns once PING fails (tests/processes.py)
+            lines_before = len(beat_log.read_text().splitlines())
             time.sleep(12)
-            lines_during = len(beat_log.read_text().splitlines()) - lines_before
+            lines_during = len(beat_log.read_text().splitlines()) - lines_before  # Redis answers only once started
             own_redis.start()  # empty: no lock, no schedule
             back = time.monotonic()
 
-            wait_for(lambda: client.exists(lock_key), "beat to take its lock again", timeout=20)
-            wait_for(lambda: beat_log.read_text().count("Sending due task") > sent_before + 2, "the sweeps again")
+            wait_until(lambda: client.exists(lock_key), "beat to take its lock again", timeout=20)
+            wait_until(lambda: beat_log.read_text().count("Sending due task") > sent_before + 2, "the sweeps again")
             assert ping.apply_async(ignore_result=False).get(timeout=30) == "pong"
             worker_back = time.monotonic() - back
             assert beat.poll() is None and worker.poll() is None, "a process exited"
@@ -125,12 +130,12 @@ def test_a_due_task_whose_next_run_beat_cannot_store_as_redis_goes_away_is_one_l
     assert not [record for record in caplog.records if record.exc_info or "Message Error" in record.getMessage()]
 
 
-def wait_for(condition: Callable[[], object], what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"waited {timeout} s for {what}")
-        time.sleep(0.2)
+def quiet(beat_log: Path, worker_log: Path, client: redis.Redis) -> bool:
+    """Beat's latest tick has sent every sweep, and the worker has received each and acknowledged it (kombu keeps
+    a message it delivered in its ``unacked`` hash until then)."""
+    received = len(re.findall(r"Task ({})\[\S+\] received".format("|".join(SWEEP_TASKS)), worker_log.read_text()))
+    sent = beat_log.read_text().count("Sending due task")
+    return 0 < sent == received and sent % len(SWEEP_TASKS) == 0 and not client.hlen("unacked")
 
 
 def test_a_due_task_beat_cannot_send_as_redis_goes_away_is_one_line_not_a_traceback(
