@@ -190,7 +190,7 @@ def test_a_whole_game_by_mail_only(
     table.create(redeploy="ask")
     # Before any mail: the game as dealt, played in the engine alone, meets every case this test checks.
     names = [f"Player {seat}" for seat in range(PLAYERS)]
-    course = course_in_the_engine(rules.GameState.from_json(table.game().state or {}), names, random.Random(CHOICES))
+    course = course_in_the_engine(rules.read_state(table.game().state or {}), names, random.Random(CHOICES))
     missed = [case for case, met in CASES.items() if not any(map(met, course))]
     assert not missed, f"the game dealt from seed {SEED} misses {missed}: choose another SEED"
     rnd = random.Random(CHOICES)
