@@ -71,6 +71,12 @@ def init_app(app: Flask) -> None:
         app.view_functions[endpoint] = limited(app.view_functions[endpoint])
 
 
+def _sign_in_first(code: int = 302) -> Response:
+    """To the sign-in page, saying why: the page asked for needs a signed-in browser."""
+    flash("Sign in first: a sign-in link comes by mail.", "refusal")
+    return redirect(url_for(".sign_in_page"), code=code)
+
+
 def signed_in() -> SignIn | None:
     """The sign-in this browser holds, if it is still on (else the session forgets it)."""
     kept = session.get(ADDRESS)
@@ -148,8 +154,7 @@ def _link_refused(error: DomainError) -> Any:
 def my_games_page() -> Any:
     row = signed_in()
     if row is None:
-        flash("Sign in first: a sign-in link comes by mail.", "refusal")
-        return redirect(url_for(".sign_in_page"))
+        return _sign_in_first()
     listing = my_games.my_games(get_session(), row.email)
     zone = times.zone(listing.time_zone)
     now = utcnow()
@@ -244,8 +249,7 @@ def open_seat(game_id: int, seat: int) -> Any:
     """A row of My games opened: on to the seat's own signed link (which opens the seat in this browser)."""
     row = signed_in()
     if row is None:
-        flash("Sign in first: a sign-in link comes by mail.", "refusal")
-        return redirect(url_for(".sign_in_page"))
+        return _sign_in_first()
     link = my_games.seat_link(get_session(), row.email, game_id, seat, current_links())
     if link is None:
         message = "That seat is not one of your games (any more): see My games for those that are."
@@ -258,8 +262,7 @@ def new_calendar_link() -> Response:
     """ "Make a new calendar link": the feed's old link gets 410 from now on, the new one is on My games."""
     row = signed_in()
     if row is None:
-        flash("Sign in first: a sign-in link comes by mail.", "refusal")
-        return redirect(url_for(".sign_in_page"), code=303)
+        return _sign_in_first(code=303)
     if calendar.new_calendar_link(get_session(), row.email):
         flash("A new calendar link is below: the old one no longer works. Subscribe to the new one.", "done")
     return redirect(url_for(".my_games_page"), code=303)
@@ -294,8 +297,7 @@ def download_my_data() -> Any:
     """Download my data: the address's data as a JSON file (``privacy.export``), never kept in a cache."""
     row = signed_in()
     if row is None:
-        flash("Sign in first: a sign-in link comes by mail.", "refusal")
-        return redirect(url_for(".sign_in_page"))
+        return _sign_in_first()
     db = get_session()
     document = privacy.export(db, row.email)
     db.rollback()  # read only: end the transaction before the file goes out
@@ -316,8 +318,7 @@ CONFIRM_FIELD = "understood"
 def delete_my_address_page() -> Any:
     row = signed_in()
     if row is None:
-        flash("Sign in first: a sign-in link comes by mail.", "refusal")
-        return redirect(url_for(".sign_in_page"))
+        return _sign_in_first()
     return render_template("me/delete.html", email=row.email, errors=[], field=CONFIRM_FIELD)
 
 
@@ -326,8 +327,7 @@ def delete_my_address() -> Any:
     """Erase the signed-in address (``privacy.forget_address``), once its box is ticked; then sign out."""
     row = signed_in()
     if row is None:
-        flash("Sign in first: a sign-in link comes by mail.", "refusal")
-        return redirect(url_for(".sign_in_page"), code=303)
+        return _sign_in_first(code=303)
     if request.form.get(CONFIRM_FIELD) != "yes":
         error = "Tick the box to say you understand: deleting your address cannot be undone."
         return render_template("me/delete.html", email=row.email, errors=[error], field=CONFIRM_FIELD), 400
