@@ -54,7 +54,7 @@ import rules  # noqa: E402
 from rules.bots import concrete  # noqa: E402
 
 POSTGRES = os.environ.get("SMALLWORLD_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
-REDIS = os.environ.get("SMALLWORLD_BENCH_REDIS_URL", "redis://127.0.0.1:6379/11")
+REDIS = os.environ.get("SMALLWORLD_BENCH_REDIS_URL", "redis://127.0.0.1:6379/8")
 
 VICTIM = "victim@example.org"
 ADMIN = "siteadmin@example.org"

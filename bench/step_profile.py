@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from flask.testing import FlaskClient
 
 POSTGRES = os.environ.get("SMALLWORLD_BENCH_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
-REDIS = os.environ.get("SMALLWORLD_BENCH_REDIS_URL", "redis://127.0.0.1:6379/11")
+REDIS = os.environ.get("SMALLWORLD_BENCH_REDIS_URL", "redis://127.0.0.1:6379/8")
 
 
 def main() -> None:

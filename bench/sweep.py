@@ -4,7 +4,7 @@
                                     [--due-runs 3] [--workers 2] [--concurrency 2] [--sweep-seconds 2]
 
 Needs PostgreSQL (``--postgres``, default ``postgresql+psycopg://postgres@127.0.0.1:5432/test``) and Redis
-(``--redis``, default ``redis://127.0.0.1:6379/13``: a database of its own, emptied before and after).
+(``--redis``, default ``redis://127.0.0.1:6379/7``: a database of its own, emptied before and after).
 ARCHITECTURE §8's target: "deadline sweep with 1,000,000 stored games: < 10 ms when nothing is due; 10,000 due
 auto-passes processed in < 60 s".
 
@@ -732,7 +732,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--skip-workers", action="store_true", help="stop after the nothing-due sweep and profile")
     parser.add_argument("--postgres", default="postgresql+psycopg://postgres@127.0.0.1:5432/test")
-    parser.add_argument("--redis", default="redis://127.0.0.1:6379/13")
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/7")
     args = parser.parse_args()
 
     def interrupted(signum: int, _frame: Any) -> None:

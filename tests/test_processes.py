@@ -123,3 +123,24 @@ def test_the_schemas_of_a_killed_run_are_dropped_by_the_next_and_those_of_a_livi
             connection.execute(text('DROP SCHEMA IF EXISTS "test_0123abcd_00000001"'))
             connection.commit()
     engine.dispose()
+
+
+def test_the_benchmarks_redis_databases_are_none_of_the_tests() -> None:
+    """A benchmark run by hand beside a test run (or another checkout's) must not publish into a Redis database a
+    test has taken (``tests.conftest.redis_database``): ``api_load.py``'s gunicorn once put a sixth task on the
+    ``mail`` queue of a test that counts five. Every Redis URL a script under ``bench/`` names by default, and
+    every one its README's commands give, is outside the tests' databases."""
+    import re
+
+    from tests.conftest import REDIS_DATABASES, REDIS_URL
+
+    first = int(REDIS_URL.rsplit("/", 1)[1])
+    taken = set(range(first, first + REDIS_DATABASES))
+    bench = Path(__file__).resolve().parent.parent / "bench"
+    named = {
+        (path.name, int(number))
+        for path in [*bench.glob("*.py"), bench / "README.md"]
+        for number in re.findall(r"redis://[^\s\"'/]*:6379/(\d+)", path.read_text(encoding="utf-8"))
+    }
+    assert named, "no Redis URL found under bench/: the check reads nothing"
+    assert not {(name, number) for name, number in named if number in taken}, f"tests take Redis databases {taken}"
