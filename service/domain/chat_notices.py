@@ -39,8 +39,16 @@ from emails.table_talk import excerpt
 from service.domain.clock import Clock
 from service.domain.models import ChatNotice, Game, NoticeStatus, utcnow
 from service.domain.rows import GameRow
-from service.drain import leases
-from service.drain.queue import DrainReport, DrainSettings, Failure, Queue, claim_statement, drain, outcome_statement
+from service.drain.queue import (
+    Claims,
+    DrainReport,
+    DrainSettings,
+    Failure,
+    Queue,
+    claim_statement,
+    drain,
+    outcome_statement,
+)
 from service.infra import chat
 from service.infra.db import dialect_insert
 from service.infra.mail_wakeup import CHAT_WRITTEN
@@ -300,7 +308,7 @@ def deliver_due_notices(
 
 _NOTICES = ChatNotice.metadata.tables[ChatNotice.__tablename__]
 #: The chat notices as their drains claim them and their leases hold them (``service.drain.leases``).
-_CLAIMS = leases.Claims(_NOTICES, NoticeStatus.PENDING, "chat")
+_CLAIMS = Claims(_NOTICES, NoticeStatus.PENDING, "chat")
 
 
 class NoticeQueue(Queue[_Job]):

@@ -61,11 +61,12 @@ from service.domain.models import (
     Seat,
 )
 from service.domain.outbox import mail_domain
-from service.drain import leases
 from service.drain.queue import (
+    Claims,
     DrainReport,
     DrainSettings,
     Failure,
+    Lease,
     Queue,
     Unsendable,
     claim_statement,
@@ -148,7 +149,7 @@ def deliver_due_mail(
 
 _OUTBOX = OutboxMail.metadata.tables[OutboxMail.__tablename__]
 #: The outbox's rows as its drains claim them and their leases hold them (``service.drain.leases``).
-_CLAIMS = leases.Claims(_OUTBOX, PENDING, "mail")
+_CLAIMS = Claims(_OUTBOX, PENDING, "mail")
 #: A mail's bytes stored, once, by the drain that holds its row (``OutboxMail.rendered``).
 _STORE_RENDERED = _CLAIMS.held().where(_OUTBOX.c.rendered.is_(None)).values(rendered=sa.bindparam("data"))
 
@@ -178,7 +179,7 @@ class MailQueue(Queue[_Job]):
         # reader (the module's docstring), which may be this batch's: this drain claims once more.
         return any(job.game_id is not None for job in jobs)
 
-    def prepare(self, session: Session, jobs: Sequence[_Job], lease: leases.Lease) -> dict[int, Mail | Exception]:
+    def prepare(self, session: Session, jobs: Sequence[_Job], lease: Lease) -> dict[int, Mail | Exception]:
         """Each job's mail as it goes out, or why it cannot be written (it fails): the bytes an earlier attempt
         stored, or, for a mail sent for the first time, its bytes rendered now and stored, for the whole batch
         in one statement and one commit, before the first of them goes out (the module's docstring). A mail to

@@ -41,6 +41,11 @@ import sqlalchemy as sa
 from sqlmodel import Session
 
 from service.drain import leases
+
+# Re-exported: a queue names its table with ``Claims`` and prepares a batch under its ``Lease``; the rest of the
+# leases is the drain's alone (tests/test_architecture.py).
+from service.drain.leases import Claims as Claims
+from service.drain.leases import Lease as Lease
 from service.infra.logfmt import log
 
 logger = logging.getLogger(__name__)

@@ -77,7 +77,7 @@ def notices(app: Flask) -> list[tuple[str, int, str | None]]:
 
 
 def slow_drain_among_rivals(
-    app: Flask, receiver: ChatReceiver, *, answer_seconds: float, claim_seconds: float
+    app: Flask, receiver: ChatReceiver, *, answer_seconds: float, lease_seconds: float
 ) -> tuple[DrainReport, list[DrainReport]]:
     """Three notices drained by one drain while the chat takes ``answer_seconds`` to answer each, and other
     drains try to claim, again and again, until it is done; each notice arrives once (checked here)."""
@@ -90,7 +90,7 @@ def slow_drain_among_rivals(
 
     receiver.on_post = slow_chat
     try:
-        report, rivals = beside_rivals(lambda: run_drain(app, lease_seconds=claim_seconds), arrived, 20)
+        report, rivals = beside_rivals(lambda: run_drain(app, lease_seconds=lease_seconds), arrived, 20)
     finally:
         receiver.on_post = None
     messages = [body["message"] for body in receiver.bodies]
@@ -104,7 +104,7 @@ def test_a_drain_keeps_its_notices_while_a_slow_chat_takes_longer_than_the_lease
     mail_app: Flask, receiver: ChatReceiver
 ) -> None:
     # A 2 s lease, renewed every 0.5 s and good for 1.5 s after each renewal, and each answer outlasts it.
-    report, rivals = slow_drain_among_rivals(mail_app, receiver, answer_seconds=3.0, claim_seconds=2.0)
+    report, rivals = slow_drain_among_rivals(mail_app, receiver, answer_seconds=3.0, lease_seconds=2.0)
     assert (report.sent, report.lost) == (3, 0)
     assert len(rivals) >= 10 and sum(r.claimed for r in rivals) == 0
 
@@ -116,7 +116,7 @@ def test_a_drain_starved_of_cpu_past_its_lease_keeps_its_notices_while_it_lives(
     # starved for good) and each answer of the chat outlasts the lease four times. Another drain must not take
     # the notices over while their drain lives, nor post them a second time.
     monkeypatch.setattr(leases.Lease, "_run", lambda lease: None)
-    report, rivals = slow_drain_among_rivals(mail_app, receiver, answer_seconds=2.0, claim_seconds=0.5)
+    report, rivals = slow_drain_among_rivals(mail_app, receiver, answer_seconds=2.0, lease_seconds=0.5)
     # Before each later notice the drain, its lease not renewed, confirmed in the database that the row was
     # still its own.
     assert (report.sent, report.lost) == (3, 0)
