@@ -291,7 +291,7 @@ def claim(
     session: Session, queue: Queue[J], now: datetime, settings: DrainSettings, alive: leases.DrainLock
 ) -> list[J]:
     """Claim a batch for the drain under ``alive``, committed: the jobs of its rows, in the order written."""
-    claim, read = queue.statements(session.get_bind().dialect.name, settings.batch_size)
+    claiming, read = queue.statements(session.get_bind().dialect.name, settings.batch_size)
     try:
         lease = {
             "now": now,
@@ -299,7 +299,7 @@ def claim(
             "holder": alive.holder,
             **alive.claim_parameters(session),
         }
-        ids = [row[0] for row in session.execute(claim, lease)]
+        ids = [row[0] for row in session.execute(claiming, lease)]
         if not ids:
             session.rollback()
             return []
