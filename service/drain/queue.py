@@ -91,6 +91,8 @@ class DrainSettings:
 
 @dataclass
 class DrainReport:
+    """What one drain did: returned by its task and logged as ``<queue>.drained`` (:func:`run_task`)."""
+
     claimed: int = 0
     sent: int = 0
     retried: int = 0
