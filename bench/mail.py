@@ -227,9 +227,9 @@ def run_drains(
 #: ``--stages``: where the drain's thread spends its CPU time, by the function it is in (the innermost of
 #: these): (module, attribute, stage). Names missing from a tree (an older one) are left out.
 STAGES = [
-    ("service.domain.delivery", "deliver_due_mail", "the rest (outcomes, envelope, checks)"),
-    ("service.domain.delivery", "_claim", "claim"),
-    ("service.domain.delivery._Outcomes", "store", "record outcomes"),
+    ("service.drain.queue", "drain", "the rest (outcomes, envelope, checks)"),
+    ("service.drain.queue", "claim", "claim"),
+    ("service.drain.queue._Outcomes", "store", "record outcomes"),
     ("service.domain.delivery", "_rendered_and_envelope", "signed links, envelope"),
     ("emails.messages", "from_json", "validate the row (pydantic)"),
     ("emails.messages", "render", "render (values, board, templates)"),

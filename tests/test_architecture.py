@@ -1,5 +1,5 @@
 """The import contracts of ``pyproject.toml`` ([tool.importlinter]) hold: worker → service → emails → rules,
-inside the service cli → web → domain → infra, no import cycles inside the rules or the service, and pure rules
+inside the service cli → web → domain → drain → infra, no import cycles inside the rules or the service, and pure rules
 and mail. A broken contract names the import that breaks it.
 
 import-linter's ``acyclic_siblings`` counts the imports inside functions (grimp reads every import statement)
@@ -145,6 +145,80 @@ at = context.get("deadline_at")
 def notice(deadline_at: datetime) -> None: ...
 '''
     assert clock_column_mentions(not_seen) == []
+
+
+# -- one leased drain (ARCHITECTURE §6) ----------------------------------------------------------------------------
+#: The drain's package: the only code that holds a lease or names the drain holding a row.
+DRAIN = "service/drain/"
+#: The queues the drain sends, each by :func:`service.drain.queue.drain`.
+QUEUES = ("service/domain/delivery.py", "service/domain/chat_notices.py")
+
+
+def lease_handling(source: str) -> list[int]:
+    """The lines of ``source`` that hold a lease or claim a row themselves: an import of ``service.drain.leases``
+    (its locks and leases), or a write of ``claimed_by`` (a keyword ``claimed_by=``, a key ``"claimed_by"`` of a
+    dictionary, an assignment to ``.claimed_by``). Reading it (a row some drain holds now) is not."""
+    return sorted({node.lineno for node in ast.walk(ast.parse(source)) if _holds_or_claims(node)})
+
+
+def _holds_or_claims(node: ast.AST) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        module = node.module or ""
+        return module == "service.drain.leases" or any(
+            f"{module}.{a.name}" == "service.drain.leases" for a in node.names
+        )
+    if isinstance(node, ast.Import):
+        return any(alias.name.startswith("service.drain.leases") for alias in node.names)
+    if isinstance(node, ast.Call):
+        return any(keyword.arg == "claimed_by" for keyword in node.keywords)
+    if isinstance(node, ast.Dict):
+        return any(isinstance(key, ast.Constant) and key.value == "claimed_by" for key in node.keys)
+    if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return any(isinstance(target, ast.Attribute) and target.attr == "claimed_by" for target in targets)
+    return False
+
+
+def test_only_the_drain_claims_rows_and_holds_leases() -> None:
+    """Mail and chat notices are sent by one leased drain: a second module that claims rows or keeps a lease is a
+    second drain, whose guarantees (exactly once, the claim's order, the lock order) nobody checks."""
+    found = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for folder in ("service", "worker", "emails")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if not path.relative_to(ROOT).as_posix().startswith((DRAIN, "service/infra/migrations/"))
+        and path.relative_to(ROOT).as_posix() != "service/domain/models.py"  # the column itself
+        for line in lease_handling(path.read_text(encoding="utf-8"))
+    ]
+    assert found == [], f"claim and lease through service.drain (a Queue for service.drain.queue.drain): {found}"
+    for queue in QUEUES:
+        tree = ast.parse((ROOT / queue).read_text(encoding="utf-8"))
+        called = {
+            node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        }
+        imported = {
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module == "service.drain.queue"
+            for alias in node.names
+        }
+        assert {"drain", "Queue"} <= imported and "drain" in called, f"{queue} is sent by service.drain.queue.drain"
+
+
+def test_the_lease_check_sees_imports_and_writes_but_not_reads() -> None:
+    seen = """from service.drain import leases
+from service.drain.leases import Lease
+import service.drain.leases
+sa.update(table).values(claimed_by=None)
+rows.append({"claimed_by": holder})
+row.claimed_by = "me"
+"""
+    assert lease_handling(seen) == [1, 2, 3, 4, 5, 6]
+    not_seen = """from service.drain.queue import Claims, drain
+held = col(OutboxMail.claimed_by).is_(None)
+holder = row.claimed_by
+"""
+    assert lease_handling(not_seen) == []
 
 
 # -- no import cycles, counting the imports inside functions ----------------------------------------------------

@@ -10,19 +10,14 @@ Like mail (``service.domain.outbox`` and ``service.domain.delivery``), and for t
 
 - a notice is a row of ``chat_notices``, written **in the transaction of the change** it tells of, with a
   dedupe key naming the event, so a retried task or two sweeps at once write it once;
-- :func:`deliver_due_notices` (the ``chat`` queue's task, ``worker/tasks/chat.py``) **claims** due rows
-  with a lease before sending, so two workers never send the same row, and records each outcome: sent;
-  retried later with backoff; failed after ``CHAT_MAX_ATTEMPTS`` attempts or at once when retrying is
-  vain (``last_error`` says why, on the admin page); skipped when the game's chat was removed, or a turn
-  notice whose turn is over.
-- The lease is mail's (``service.domain.leases``): the drain names itself in the rows it claims and renews
-  their lease while it sends, and a lapsed lease is taken over only from a drain that is **gone** (its
-  process's lock free), never from one that lives but was kept from the CPU or waits on a slow chat; a
-  drain whose renewal is late confirms in the database that a row is still its own before it posts it.
-  A worker killed between the chat's answer and the record sends that notice again once its lease ends:
-  **at least once** after a crash, as mail, and a chat has no ``Message-ID`` to drop the repeat; without a
-  crash, **never twice**. A drain that fails while its process lives on gives back at once the notices it
-  had not begun to post.
+- :func:`deliver_due_notices` (the ``chat`` queue's task, ``worker/tasks/chat.py``) is mail's drain
+  (``service.drain``) on this table: it claims due rows under a lease that a live drain keeps, posts them,
+  and records each outcome: sent; retried later with backoff; failed after ``CHAT_MAX_ATTEMPTS`` attempts or
+  at once when retrying is vain (``last_error`` says why, on the admin page); skipped when the game's chat was
+  removed, or a turn notice whose turn is over (:class:`NoticeQueue` says only that, and how a notice is
+  posted). A worker killed between the chat's answer and the record sends that notice again once its lease
+  ends: **at least once** after a crash, as mail, and a chat has no ``Message-ID`` to drop the repeat; without
+  a crash, **never twice**.
 
 A chat that is down or refuses never holds up mail: its notices are other rows, sent by another task on
 another queue, and every failure stays in those rows.
@@ -30,11 +25,10 @@ another queue, and every failure stays in those rows.
 
 from __future__ import annotations
 
-import logging
-import time
+import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -42,16 +36,22 @@ from sqlmodel import Session, col, select
 
 from emails import admin_acts, times
 from emails.table_talk import excerpt
-from service.domain import leases
 from service.domain.clock import Clock
 from service.domain.models import ChatNotice, Game, NoticeStatus, utcnow
 from service.domain.rows import GameRow
+from service.drain.queue import (
+    Claims,
+    DrainReport,
+    DrainSettings,
+    Failure,
+    Queue,
+    claim_statement,
+    drain,
+    outcome_statement,
+)
 from service.infra import chat
 from service.infra.db import dialect_insert
-from service.infra.logfmt import log
 from service.infra.mail_wakeup import CHAT_WRITTEN
-
-logger = logging.getLogger(__name__)
 
 TURN, AUTO_PASS, RESULT, ADMIN, OUTAGE, CONNECTED = "turn", "auto_pass", "result", "admin", "outage", "chat"
 TALK = "talk"
@@ -249,40 +249,23 @@ def talk_notice(game: Game, author: str, text: str, message_id: int) -> Notice:
 
 
 # -- delivery ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class NoticeSettings:
+@dataclass(frozen=True, kw_only=True)
+class NoticeSettings(DrainSettings):
+    """The drain's settings for chat notices (``SMALLWORLD_CHAT_*``)."""
+
     max_attempts: int = 8
-    #: Wait before the second attempt; doubled at each attempt, capped by ``max_retry_seconds``.
-    retry_seconds: int = 60
-    max_retry_seconds: int = 3600
     batch_size: int = 50
-    #: How long a claim holds a row unless its drain renews it (it does, every quarter of this, while it works):
-    #: far longer than a batch of sends (each capped by the chat timeout). A drain that lives keeps its rows
-    #: however late its renewal is (``service.domain.leases``); a row whose drain died is due again this long
+    #: Far longer than a batch of sends (each capped by the chat timeout). A drain that lives keeps its rows
+    #: however late its renewal is (``service.drain.leases``); a row whose drain died is due again this long
     #: after the drain's last renewal.
-    claim_seconds: float = 1800
-    #: A drain claims no new batch after this long (beat sends another).
-    budget_seconds: float = 25.0
+    lease_seconds: float = 1800
+    #: Each outcome is committed before the next notice is posted: a chat takes a round trip of its own per
+    #: notice anyway, and a chat has no ``Message-ID`` to drop a repeat.
+    record_seconds: float = 0
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> NoticeSettings:
-        return cls(max_attempts=int(config["CHAT_MAX_ATTEMPTS"]), retry_seconds=int(config["CHAT_RETRY_SECONDS"]))
-
-    def retry_delay(self, attempts: int) -> timedelta:
-        return timedelta(seconds=min(self.retry_seconds * 2 ** max(0, attempts - 1), self.max_retry_seconds))
-
-
-@dataclass
-class NoticeReport:
-    claimed: int = 0
-    sent: int = 0
-    retried: int = 0
-    failed: int = 0
-    skipped: int = 0
-    #: Claimed but not tried because the lease could not be confirmed (the database out of reach, or another
-    #: drain took the row over): left for whoever holds it, or due when the lease ends.
-    lost: int = 0
-    errors: list[str] = field(default_factory=list)
+        return cls.configured(config, "CHAT")
 
 
 @dataclass(frozen=True)
@@ -297,6 +280,12 @@ class _Job:
     attempts: int
     chat_url: str | None
     game_step_key: str | None
+    #: A chat cannot tell whether a notice reached it before its drain died: a notice is sent again or skipped.
+    may_have_left: bool = False
+
+    @property
+    def told(self) -> dict[str, Any]:
+        return {"notice": self.id, "game": self.game_id, "kind": self.kind}
 
 
 Sender = Callable[[str, str, str, str], None]
@@ -309,213 +298,73 @@ def deliver_due_notices(
     *,
     now: datetime | None = None,
     sender: Sender | None = None,
-) -> NoticeReport:
+) -> DrainReport:
     """Send every due notice, batch by batch, until none is left or the time budget is spent.
 
     ``now`` fixes the clock (tests move it); ``sender`` posts one notice (default: apprise, under ``policy``).
     """
-    clock: Callable[[], datetime] = (lambda: now) if now is not None else utcnow
-    send = sender or (lambda url, title, body, kind: chat.send(url, title, body, kind, policy))
-    report = NoticeReport()
-    started = time.monotonic()
-    # Taken (or found held) before the first claim, so that no row ever names a drain whose lock is not held.
-    alive = leases.DrainLock.of(session.get_bind().engine)
-    try:
-        while time.monotonic() - started < settings.budget_seconds:
-            jobs = _claim(session, clock(), settings, alive)
-            if not jobs:
-                break
-            report.claimed += len(jobs)
-            _send_batch(session, jobs, send, settings, clock, report, alive)
-            if len(jobs) < settings.batch_size:
-                break
-    finally:
-        alive.release()
-    return report
+    return drain(session, NoticeQueue(policy, sender), settings, now=now)
 
 
-def _claim(session: Session, now: datetime, settings: NoticeSettings, alive: leases.DrainLock) -> list[_Job]:
-    dialect = session.get_bind().dialect.name
-    due = (
-        select(ChatNotice.id)
-        .where(
-            col(ChatNotice.status) == NoticeStatus.PENDING,
-            col(ChatNotice.next_attempt_at) <= now,
-            # A lapsed lease is taken over only from a drain that is gone (service.domain.leases).
-            leases.takeable(dialect, col(ChatNotice.claimed_by)),
-        )
-        .order_by(col(ChatNotice.next_attempt_at), col(ChatNotice.id))
-        .limit(settings.batch_size)
+_NOTICES = ChatNotice.metadata.tables[ChatNotice.__tablename__]
+#: The chat notices as their drains claim them and their leases hold them (``service.drain.leases``).
+_CLAIMS = Claims(_NOTICES, NoticeStatus.PENDING, "chat")
+
+
+class NoticeQueue(Queue[_Job]):
+    """The chat notices as the drain sends them: each posted through ``sender`` (apprise under ``policy``)."""
+
+    claims = _CLAIMS
+    record = outcome_statement(_CLAIMS)
+
+    def __init__(self, policy: chat.ChatPolicy, sender: Sender | None = None) -> None:
+        self.post = sender or (lambda url, title, body, kind: chat.send(url, title, body, kind, policy))
+
+    def statements(self, dialect: str, batch_size: int) -> tuple[sa.Update, sa.Select[Any]]:
+        return _claim_statements(dialect, batch_size)
+
+    def job(self, row: sa.RowMapping) -> _Job:
+        return _Job(**dict(row))
+
+    def skip_reason(self, job: _Job) -> str | None:
+        if not job.chat_url:
+            return "the game has no chat any more"
+        if job.kind == TURN and job.step_key != job.game_step_key:
+            return "the turn it announced is over"
+        return None
+
+    def send(self, connection: None, job: _Job, prepared: None) -> None:
+        self.post(job.chat_url or "", job.title, job.body, job.notify_type)  # a notice without a chat is skipped
+
+    def failure(self, error: Exception) -> Failure:
+        # A chat's failure, whatever it is, stays in its row; the far side's words never do (service.infra.chat).
+        if isinstance(error, chat.ChatSendError):
+            return Failure(str(error), permanent=error.permanent)
+        return Failure(f"unexpected error: {error!r}")
+
+
+@functools.cache
+def _claim_statements(dialect: str, batch_size: int) -> tuple[sa.Update, sa.Select[Any]]:
+    """The claim of a batch (``service.drain.queue.claim_statement``) and the read of what its posts need."""
+    columns: list[Any] = [
+        col(ChatNotice.id),
+        col(ChatNotice.game_id),
+        col(ChatNotice.kind),
+        col(ChatNotice.title),
+        col(ChatNotice.body),
+        col(ChatNotice.notify_type),
+        col(ChatNotice.step_key),
+        col(ChatNotice.attempts),
+        col(Game.chat_url),
+        col(Game.step_key).label("game_step_key"),
+    ]
+    read = (
+        sa.select(*columns)
+        .join(Game, col(Game.id) == col(ChatNotice.game_id))
+        .where(col(ChatNotice.id).in_(sa.bindparam("ids", expanding=True)))
+        .order_by(col(ChatNotice.id))
     )
-    if dialect == "postgresql":
-        due = due.with_for_update(skip_locked=True)
-    chosen = due.cte("due")  # evaluated once (see service.domain.delivery._claim)
-    claim = (
-        sa.update(ChatNotice)
-        .where(
-            col(ChatNotice.id).in_(select(chosen.c.id)),
-            col(ChatNotice.status) == NoticeStatus.PENDING,
-            col(ChatNotice.next_attempt_at) <= now,
-        )
-        .values(
-            next_attempt_at=now + timedelta(seconds=settings.claim_seconds),
-            attempts=ChatNotice.attempts + 1,
-            claimed_by=alive.holder,
-        )
-        .returning(col(ChatNotice.id))
-        .execution_options(synchronize_session=False)
-    )
-    try:
-        ids = [row[0] for row in session.execute(claim, alive.claim_parameters(session))]
-        if not ids:
-            session.rollback()
-            return []
-        rows = session.execute(
-            sa.select(
-                col(ChatNotice.id),
-                col(ChatNotice.game_id),
-                col(ChatNotice.kind),
-                col(ChatNotice.title),
-                col(ChatNotice.body),
-                col(ChatNotice.notify_type),
-                col(ChatNotice.step_key),
-                col(ChatNotice.attempts),
-                col(Game.chat_url),
-                col(Game.step_key).label("game_step_key"),
-            )
-            .join(Game, col(Game.id) == col(ChatNotice.game_id))
-            .where(col(ChatNotice.id).in_(ids))
-            .order_by(col(ChatNotice.id))
-        ).all()
-        jobs = [_Job(**dict(row._mapping)) for row in rows]
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
-    return jobs
-
-
-def _send_batch(
-    session: Session,
-    jobs: list[_Job],
-    send: Sender,
-    settings: NoticeSettings,
-    clock: Callable[[], datetime],
-    report: NoticeReport,
-    alive: leases.DrainLock,
-) -> None:
-    lease = leases.Lease(_CLAIMS, alive, [job.id for job in jobs], settings.claim_seconds, clock)
-    # The jobs from this index on have not begun to go out (the one before it may be with the chat).
-    untried = 0
-    lease.start()
-    try:
-        for index, job in enumerate(jobs):
-            if not lease.holds(job.id):
-                # Not renewed in time, or taken over: another drain may be sending it now.
-                report.lost += 1
-                log(logger, logging.WARNING, "chat.lease_lost", notice=job.id, game=job.game_id, holder=lease.holder)
-                continue
-            untried = index + 1
-            _send_one(session, lease, job, send, settings, clock(), report)
-    except Exception:
-        # The drain fails and its process lives on (a database error, a fault of its own): the notices it had
-        # not begun go back at once, for any drain. A process that dies gives them up with its lock.
-        lease.give_back_after_failure(session, [left.id for left in jobs[untried:]], clock())
-        raise
-    finally:
-        lease.stop()
-
-
-def _send_one(
-    session: Session,
-    lease: leases.Lease,
-    job: _Job,
-    send: Sender,
-    settings: NoticeSettings,
-    now: datetime,
-    report: NoticeReport,
-) -> None:
-    if not job.chat_url:
-        _record(session, lease, job, NoticeStatus.SKIPPED, now, error="the game has no chat any more")
-        report.skipped += 1
-        return
-    if job.kind == TURN and job.step_key != job.game_step_key:
-        _record(session, lease, job, NoticeStatus.SKIPPED, now, error="the turn it announced is over")
-        report.skipped += 1
-        return
-    try:
-        send(job.chat_url, job.title, job.body, job.notify_type)
-    except Exception as error:  # a chat's failure, whatever it is, stays in its row
-        permanent = isinstance(error, chat.ChatSendError) and error.permanent
-        message = str(error) if isinstance(error, chat.ChatSendError) else f"unexpected error: {error!r}"
-        report.errors.append(message)
-        if permanent or job.attempts >= settings.max_attempts:
-            reason = message if permanent else f"gave up after {job.attempts} attempts: {message}"
-            _record(session, lease, job, NoticeStatus.FAILED, now, error=reason)
-            report.failed += 1
-            log(
-                logger,
-                logging.ERROR,
-                "chat.failed",
-                notice=job.id,
-                game=job.game_id,
-                attempt=job.attempts,
-                error=reason,
-            )
-        else:
-            retry_at = now + settings.retry_delay(job.attempts)
-            _record(session, lease, job, NoticeStatus.PENDING, now, error=message, retry_at=retry_at)
-            report.retried += 1
-            log(
-                logger,
-                logging.WARNING,
-                "chat.retry_later",
-                notice=job.id,
-                game=job.game_id,
-                attempt=job.attempts,
-                retry_at=retry_at.isoformat(),
-                error=message,
-            )
-        return
-    _record(session, lease, job, NoticeStatus.SENT, now)
-    report.sent += 1
-    log(logger, logging.INFO, "chat.sent", notice=job.id, game=job.game_id, kind=job.kind, attempt=job.attempts)
-
-
-def _record(
-    session: Session,
-    lease: leases.Lease,
-    job: _Job,
-    status: NoticeStatus,
-    now: datetime,
-    *,
-    error: str | None = None,
-    retry_at: datetime | None = None,
-) -> None:
-    # Only a pending row this drain still holds takes the outcome: after a lease lapsed, the row belongs to the
-    # drain that claimed it next. ``writing``: the lease's renewals touch the same rows.
-    with lease.writing:
-        session.execute(
-            sa.update(ChatNotice)
-            .where(
-                col(ChatNotice.id) == job.id,
-                col(ChatNotice.status) == NoticeStatus.PENDING,
-                col(ChatNotice.claimed_by) == lease.holder,
-            )
-            .values(
-                status=status,
-                last_error=error[:1000] if error else None,
-                sent_at=now if status == NoticeStatus.SENT else None,
-                next_attempt_at=retry_at if status == NoticeStatus.PENDING else None,
-                claimed_by=None,
-            )
-            .execution_options(synchronize_session=False)
-        )
-        session.commit()
-
-
-#: The chat notices as their drains claim them and their leases hold them (``service.domain.leases``).
-_CLAIMS = leases.Claims(ChatNotice.metadata.tables[ChatNotice.__tablename__], NoticeStatus.PENDING, "chat")
+    return claim_statement(_CLAIMS, dialect, batch_size), read
 
 
 def notices_of(session: Session, game_id: int, limit: int = 60) -> list[ChatNotice]:

@@ -419,7 +419,7 @@ class ChatNotice(SQLModel, table=True):
     #: it while it sends, so a row whose drain died is due again a lease later.
     next_attempt_at: datetime | None = _time(index=True)
     sent_at: datetime | None = _time()
-    #: The drain holding the row while it sends it (``service.domain.leases.drain_id``); ``None`` otherwise.
+    #: The drain holding the row while it sends it (``service.drain.leases.drain_id``); ``None`` otherwise.
     claimed_by: str | None = Field(default=None, max_length=100)
 
 

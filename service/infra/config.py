@@ -74,6 +74,9 @@ DEFAULTS: dict[str, Any] = {
     "CHAT_TIMEOUT": 20,
     "CHAT_MAX_ATTEMPTS": 8,
     "CHAT_RETRY_SECONDS": 60,
+    # The chat's drain is mail's (service/drain): it holds the notices it posts this long, renewing the hold
+    # while it works; far longer than a batch of posts (ARCHITECTURE §6).
+    "CHAT_LEASE_SECONDS": 1800,
     "BASE_URL": "http://127.0.0.1:5000",
     # How many reverse proxies stand in front of the web server; their X-Forwarded-For/-Proto are trusted
     # for that many hops (the client's address for rate limits). 0: no proxy, trust no such header.

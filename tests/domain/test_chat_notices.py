@@ -20,10 +20,13 @@ from flask import Flask
 from sqlmodel import Session, col, select
 
 import rules
-from service.domain import admin, chat_notices, delivery, leases, play, tally
+from service.domain import admin, chat_notices, delivery, play, tally
 from service.domain.links import LinkMaker
 from service.domain.models import AuditEntry, ChatNotice, Game, GameStatus, MailStatus, NoticeStatus, OutboxMail, utcnow
 from service.domain.schemas import CreateGame
+from service.drain import leases
+from service.drain import queue as drain_queue
+from service.drain.queue import DrainReport
 from service.infra.chat import ChatPolicy
 from tests.chat_receiver import ChatReceiver, chat_receiver
 from tests.factories import confirmed_game
@@ -85,7 +88,7 @@ def play_to_the_end(session: Session, game: Game, links: LinkMaker) -> None:
     raise AssertionError("the game did not end")
 
 
-def drain(session: Session, *, now: Any = None) -> chat_notices.NoticeReport:
+def drain(session: Session, *, now: Any = None) -> DrainReport:
     return chat_notices.deliver_due_notices(session, FAST, POLICY, now=now)
 
 
@@ -248,9 +251,10 @@ def test_a_notice_claimed_by_a_drain_that_died_is_sent_after_its_lease(
     new_game(db_session, links, receiver.url)
     now = utcnow()
     alive = leases.DrainLock.of(db_session.get_bind().engine)
-    claimed = chat_notices._claim(db_session, now, FAST, alive)  # a drain that claims, then ends without a word
+    # A drain that claims, then ends without a word.
+    claimed = drain_queue.claim(db_session, chat_notices.NoticeQueue(POLICY), now, FAST, alive)
     alive.release()
     assert len(claimed) == 1
     assert drain(db_session, now=now + timedelta(seconds=10)).claimed == 0  # another drain leaves it alone
-    late = drain(db_session, now=now + timedelta(seconds=FAST.claim_seconds + 1))
+    late = drain(db_session, now=now + timedelta(seconds=FAST.lease_seconds + 1))
     assert late.sent == 1 and len(receiver.bodies) == 1

@@ -29,6 +29,7 @@ from service import create_app
 from service.domain import deadlines, delivery
 from service.domain.models import Game, GameAction, OutboxMail
 from service.domain.schemas import CreateGame
+from service.drain.queue import DrainReport
 from service.infra.db import get_engine, get_session
 from tests.conftest import migrate, postgres_schema, redis_database
 from tests.factories import confirmed_game, reseed_new_game
@@ -192,7 +193,7 @@ def sweeps_at_once(app: Flask, at: datetime, count: int) -> list[deadlines.Sweep
     return reports
 
 
-def drain(app: Flask, at: datetime | None = None, **settings: Any) -> delivery.DeliveryReport:
+def drain(app: Flask, at: datetime | None = None, **settings: Any) -> DrainReport:
     with app.app_context():
         mail_settings = delivery.MailSettings.from_config(app.config)
         if settings:

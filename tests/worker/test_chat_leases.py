@@ -19,8 +19,11 @@ import pytest
 from flask import Flask
 from sqlmodel import col, select
 
-from service.domain import chat_notices, leases
+from service.domain import chat_notices
 from service.domain.models import ChatNotice, Game
+from service.drain import leases
+from service.drain import queue as drain_queue
+from service.drain.queue import DrainReport
 from service.infra.chat import ChatPolicy
 from service.infra.db import get_session
 from tests.chat_receiver import ChatReceiver, chat_receiver
@@ -51,7 +54,7 @@ def queue_notices(app: Flask, receiver: ChatReceiver, count: int) -> None:
         session.commit()
 
 
-def run_drain(app: Flask, sender: chat_notices.Sender | None = None, **values: Any) -> chat_notices.NoticeReport:
+def run_drain(app: Flask, sender: chat_notices.Sender | None = None, **values: Any) -> DrainReport:
     with app.app_context():
         settings = chat_notices.NoticeSettings(**values)
         return chat_notices.deliver_due_notices(get_session(), settings, POLICY, sender=sender)
@@ -74,8 +77,8 @@ def notices(app: Flask) -> list[tuple[str, int, str | None]]:
 
 
 def slow_drain_among_rivals(
-    app: Flask, receiver: ChatReceiver, *, answer_seconds: float, claim_seconds: float
-) -> tuple[chat_notices.NoticeReport, list[chat_notices.NoticeReport]]:
+    app: Flask, receiver: ChatReceiver, *, answer_seconds: float, lease_seconds: float
+) -> tuple[DrainReport, list[DrainReport]]:
     """Three notices drained by one drain while the chat takes ``answer_seconds`` to answer each, and other
     drains try to claim, again and again, until it is done; each notice arrives once (checked here)."""
     queue_notices(app, receiver, 3)
@@ -87,7 +90,7 @@ def slow_drain_among_rivals(
 
     receiver.on_post = slow_chat
     try:
-        report, rivals = beside_rivals(lambda: run_drain(app, claim_seconds=claim_seconds), arrived, 20)
+        report, rivals = beside_rivals(lambda: run_drain(app, lease_seconds=lease_seconds), arrived, 20)
     finally:
         receiver.on_post = None
     messages = [body["message"] for body in receiver.bodies]
@@ -101,7 +104,7 @@ def test_a_drain_keeps_its_notices_while_a_slow_chat_takes_longer_than_the_lease
     mail_app: Flask, receiver: ChatReceiver
 ) -> None:
     # A 2 s lease, renewed every 0.5 s and good for 1.5 s after each renewal, and each answer outlasts it.
-    report, rivals = slow_drain_among_rivals(mail_app, receiver, answer_seconds=3.0, claim_seconds=2.0)
+    report, rivals = slow_drain_among_rivals(mail_app, receiver, answer_seconds=3.0, lease_seconds=2.0)
     assert (report.sent, report.lost) == (3, 0)
     assert len(rivals) >= 10 and sum(r.claimed for r in rivals) == 0
 
@@ -113,7 +116,7 @@ def test_a_drain_starved_of_cpu_past_its_lease_keeps_its_notices_while_it_lives(
     # starved for good) and each answer of the chat outlasts the lease four times. Another drain must not take
     # the notices over while their drain lives, nor post them a second time.
     monkeypatch.setattr(leases.Lease, "_run", lambda lease: None)
-    report, rivals = slow_drain_among_rivals(mail_app, receiver, answer_seconds=2.0, claim_seconds=0.5)
+    report, rivals = slow_drain_among_rivals(mail_app, receiver, answer_seconds=2.0, lease_seconds=0.5)
     # Before each later notice the drain, its lease not renewed, confirmed in the database that the row was
     # still its own.
     assert (report.sent, report.lost) == (3, 0)
@@ -128,10 +131,10 @@ def test_a_drain_killed_while_the_chat_holds_its_notice_gives_it_up_with_its_pro
     queue_notices(mail_app, receiver, 1)
     killed = killed_midway(
         mail_app,
-        lambda: run_drain(mail_app, post_plainly, claim_seconds=1.0),
+        lambda: run_drain(mail_app, post_plainly, lease_seconds=1.0),
         lambda callback: setattr(receiver, "on_post", callback),
     )
-    report = once_the_lease_lapsed(lambda: run_drain(mail_app, claim_seconds=1.0), killed)
+    report = once_the_lease_lapsed(lambda: run_drain(mail_app, lease_seconds=1.0), killed)
     assert report.sent == 1
     assert [body["message"] for body in receiver.bodies] == ["Message 0"] * 2  # the same notice, again
     assert notices(mail_app) == [("sent", 2, None)]
@@ -143,11 +146,11 @@ def test_a_drain_that_fails_midway_gives_back_the_notices_it_had_not_begun_and_k
     # Its process lives on and holds its lock: without their return, the notices would wait for a later drain of
     # that same process and a lapsed lease (half an hour by default).
     queue_notices(mail_app, receiver, 3)
-    send_one = chat_notices._send_one
-    monkeypatch.setattr(chat_notices, "_send_one", failing_at_the_second(send_one))
+    send_one = drain_queue._send_one
+    monkeypatch.setattr(drain_queue, "_send_one", failing_at_the_second(send_one))
     with pytest.raises(RuntimeError):
         run_drain(mail_app)
-    monkeypatch.setattr(chat_notices, "_send_one", send_one)
+    monkeypatch.setattr(drain_queue, "_send_one", send_one)
     # The first was posted; the second may have been with the chat when the drain failed, so it stays claimed
     # (posted again only once its lease lapsed: at least once); the third is given back, the attempt not counted.
     held = [(status, attempts, holder is not None) for status, attempts, holder in notices(mail_app)]

@@ -18,8 +18,11 @@ import sqlalchemy as sa
 from flask import Flask
 
 from emails.delivery import backend_from_config
-from service.domain import delivery, leases
+from service.domain import delivery
 from service.domain.models import Game, OutboxMail, utcnow
+from service.drain import leases
+from service.drain import queue as drain_queue
+from service.drain.queue import DrainReport
 from service.infra.db import get_session
 from tests.smtp import Received, SMTPServer
 
@@ -31,7 +34,7 @@ def settings(app: Flask, **values: Any) -> delivery.MailSettings:
     return delivery.MailSettings(**{**delivery.MailSettings.from_config(app.config).__dict__, **values})
 
 
-def run_drain(app: Flask, backend: Any = None, **values: Any) -> delivery.DeliveryReport:
+def run_drain(app: Flask, backend: Any = None, **values: Any) -> DrainReport:
     with app.app_context():
         return delivery.deliver_due_mail(
             get_session(),
@@ -98,7 +101,7 @@ def test_a_drain_keeps_its_lease_while_a_slow_smtp_server_takes_longer_than_the_
 
 def slow_drain_among_rivals(
     app: Flask, *, send_seconds: float, lease_seconds: float
-) -> tuple[delivery.DeliveryReport, list[delivery.DeliveryReport]]:
+) -> tuple[DrainReport, list[DrainReport]]:
     """Three mails drained by one drain while the SMTP server takes ``send_seconds`` over each, and other
     drains try to claim, again and again, until it is done; each mail arrives once (checked here)."""
     queue(app, 3, template="auto_passed")
@@ -202,11 +205,11 @@ def test_a_drain_that_fails_midway_gives_back_the_rows_it_had_not_begun_and_keep
     mail_app: Flask, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     queue(mail_app, 3, template="auto_passed")
-    send_one = delivery._send_one
-    monkeypatch.setattr(delivery, "_send_one", failing_at_the_second(send_one))
+    send_one = drain_queue._send_one
+    monkeypatch.setattr(drain_queue, "_send_one", failing_at_the_second(send_one))
     with pytest.raises(RuntimeError):
         run_drain(mail_app)
-    monkeypatch.setattr(delivery, "_send_one", send_one)
+    monkeypatch.setattr(drain_queue, "_send_one", send_one)
     # The first went out and its outcome is stored; the second may have been with the SMTP server when the drain
     # failed, so it stays claimed (sent again only once its lease lapsed: at least once); the third is given back.
     held = [(m.status, m.attempts, m.claimed_by is not None) for m in outbox(mail_app)]

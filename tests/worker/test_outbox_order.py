@@ -22,6 +22,7 @@ from emails.samples import SAMPLES
 from service.domain import delivery
 from service.domain.models import Player, utcnow
 from service.domain.outbox import queue_mail
+from service.drain.queue import DrainReport
 from service.infra.db import get_engine, get_session
 from tests.smtp import SMTPServer
 
@@ -106,7 +107,7 @@ def test_the_final_tables_never_overtake_the_last_notice_when_two_drains_run_at_
 
     # The first drain has claimed the notice and is sending it...
     first = HoldingTheFirstMail(mail_app)
-    reports: list[delivery.DeliveryReport] = []
+    reports: list[DrainReport] = []
 
     def first_drain() -> None:
         with mail_app.app_context():

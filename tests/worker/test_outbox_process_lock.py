@@ -20,8 +20,10 @@ import sqlalchemy as sa
 from flask import Flask
 
 from emails.delivery import backend_from_config
-from service.domain import delivery, leases
+from service.domain import delivery
 from service.domain.models import OutboxMail, utcnow
+from service.drain import leases
+from service.drain.queue import DrainReport
 from service.infra.db import get_engine, get_session
 from tests.smtp import Received, SMTPServer
 
@@ -38,7 +40,7 @@ def other(pg_mail_app: Flask) -> Iterator[sa.Connection]:
     engine.dispose()
 
 
-def run_drain(app: Flask, **values: Any) -> delivery.DeliveryReport:
+def run_drain(app: Flask, **values: Any) -> DrainReport:
     with app.app_context():
         settings = delivery.MailSettings(**{**delivery.MailSettings.from_config(app.config).__dict__, **values})
         return delivery.deliver_due_mail(
@@ -178,7 +180,7 @@ def test_drains_in_several_threads_share_the_lock_and_its_connection_and_each_ma
 
     smtp: SMTPServer = pg_mail_app.extensions["test.smtp"]
     smtp.mailbox.on_accept = slow_server
-    reports: list[delivery.DeliveryReport] = []
+    reports: list[DrainReport] = []
     start = threading.Barrier(3)
 
     def drain() -> None:

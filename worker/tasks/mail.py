@@ -3,10 +3,8 @@
 The task is sent after every commit that wrote mail (:func:`send_after_commit`), and beat sends it every
 30 seconds as well (``service/infra/schedule.py``), so a mail is delivered even when the message saying "there is
 mail" was lost (broker down at that moment, or a worker killed). Retries are not Celery retries: a failed
-mail's next attempt is a time in its outbox row, picked up by a later drain (ARCHITECTURE §5: no long ETAs).
-
-``acks_late``: a drain killed midway is run again, and that is harmless, since rows are claimed in the
-database (``service.domain.delivery``).
+mail's next attempt is a time in its outbox row; ``acks_late``, a drain killed midway is run again, harmlessly
+(``service.drain.queue.run_task``).
 
 A worker draws the boards' ground (``emails.board.png.prepare``) and compiles the mails' templates
 (``emails.render.prepare``) as it starts, before its pool's processes are forked from it: they share them, and
@@ -17,8 +15,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import asdict
-from datetime import datetime
 from typing import Any
 
 from celery import shared_task
@@ -30,6 +26,7 @@ from emails.board import png
 from emails.delivery import backend_from_config
 from service.domain import delivery
 from service.domain.links import current_links
+from service.drain.queue import run_task
 from service.infra.db import get_session
 from service.infra.logfmt import log
 from service.infra.mail_wakeup import DELIVER_OUTBOX
@@ -58,25 +55,11 @@ def prepare_rendering(**_: Any) -> None:
 def deliver_outbox(now: str | None = None) -> dict[str, Any]:
     """Send every due mail of the outbox. ``now`` (ISO 8601) moves the clock, for tests only."""
     config = current_app.config
-    report = delivery.deliver_due_mail(
-        get_session(),
-        backend_from_config(config),
-        current_links(),
-        delivery.MailSettings.from_config(config),
-        now=datetime.fromisoformat(now) if now else None,
+    settings = delivery.MailSettings.from_config(config)
+    return run_task(
+        "mail",
+        lambda at: delivery.deliver_due_mail(
+            get_session(), backend_from_config(config), current_links(), settings, now=at
+        ),
+        now,
     )
-    if report.claimed:
-        log(
-            logger,
-            logging.INFO,
-            "mail.drained",
-            sent=report.sent,
-            retried=report.retried,
-            failed=report.failed,
-            skipped=report.skipped,
-            maybe_sent=report.maybe_sent,
-            released=report.released,
-            lost=report.lost,
-            batches=report.batches,
-        )
-    return asdict(report)

@@ -1,5 +1,5 @@
-"""Leases that a live drain keeps: how the drains of the outbox (``service.domain.delivery``) and of the chat
-notices (``service.domain.chat_notices``) hold the rows they claimed.
+"""Leases that a live drain keeps (ARCHITECTURE §6): how a drain (``service.drain.queue``, that of the outbox and
+that of the chat notices) holds the rows it claimed.
 
 A drain **claims** rows before it sends them: it names itself in each (``claimed_by``) and moves its
 ``next_attempt_at`` to the end of a short lease, which it **renews** while it sends (:class:`Lease`, a timer
@@ -64,6 +64,16 @@ class Claims:
     pending: str
     #: The first word of the drains' log events: ``mail``, ``chat``.
     events: str
+
+    def held(self) -> sa.Update:
+        """An update of one row (parameter ``row_id``) that takes effect only while the drain named ``holder``
+        holds it, still pending: after a lease lapsed, the row belongs to the drain that claimed it next."""
+        table = self.table
+        return sa.update(table).where(
+            table.c.id == sa.bindparam("row_id"),
+            table.c.status == self.pending,
+            table.c.claimed_by == sa.bindparam("holder"),
+        )
 
 
 def drain_id(process: str | None = None) -> str:
@@ -139,6 +149,17 @@ class Lease:
     def _run(self) -> None:
         while not self._stop.wait(self.seconds / 4):
             self.renew()
+
+    def write(self, session: Session, statement: sa.Executable, rows: list[dict[str, Any]]) -> None:
+        """Run ``statement`` for ``rows`` (the batch's outcomes, a queue's own writes to its held rows) and commit,
+        between two renewals."""
+        with self.writing:
+            try:
+                session.execute(statement, rows)
+                session.commit()
+            except BaseException:
+                session.rollback()
+                raise
 
     def give_back(self, session: Session, ids: list[int], now: datetime) -> None:
         """Give back rows claimed but not tried: due again at once, and the attempt not counted."""
