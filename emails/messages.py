@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal, NotRequired
 
+from markupsafe import Markup
 from pydantic import (
     AwareDatetime,
     BaseModel,
@@ -41,8 +42,29 @@ from pydantic import (
 )
 from typing_extensions import TypedDict
 
+from . import admin_acts, times
 from .admin_acts import Change
-from .render import MESSAGES, Rendered, RenderError, render
+from .render import (
+    ADDRESS,
+    AT_THE_TABLE,
+    DIGEST,
+    ESSENTIAL,
+    HOST,
+    NOTICE,
+    ORDERS,
+    REMINDER,
+    TALK,
+    MailKind,
+    Rendered,
+    RenderError,
+    add_board,
+    deadline,
+    ordinal,
+    unsubscribe_label,
+    webcal,
+    write,
+)
+from .table_talk import excerpt, message_html
 
 
 def _iso(moment: datetime) -> str:
@@ -109,12 +131,25 @@ class Standing(TypedDict):
 
 # -- the messages ----------------------------------------------------------------------------------------
 class Message(BaseModel):
-    """A mail of one kind, as stored in the outbox and rendered from its template folder."""
+    """A mail of one kind, as stored in the outbox and rendered from its template folder.
+
+    A kind's policy is its :class:`~emails.render.MailKind` (``kind``), declared on its class and read from
+    there by the renderer and by delivery (ARCHITECTURE §6). A message holds no link to the reader's seat: it is
+    minted when the mail is sent (``game_url``), so that it is the seat's link as it is then.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    #: The message's folder under ``emails/templates``.
+    #: The kind's policy.
+    kind: ClassVar[MailKind]
+    #: The message's folder under ``emails/templates`` (``kind.template``).
     template: ClassVar[str]
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if "kind" in cls.__dict__:
+            cls.template = cls.kind.template
 
     @property
     def dedupe_key(self) -> str:
@@ -123,38 +158,67 @@ class Message(BaseModel):
 
     @property
     def category(self) -> str:
-        """``essential``, ``reminder`` or ``notice`` (``emails.render``): whether a player may turn it off."""
-        return MESSAGES[self.template]
+        """``essential``, ``reminder``, ``notice``, ``talk`` or ``digest``: whether a player may turn it off."""
+        return self.kind.category
 
     def context(self) -> dict[str, Any]:
         """The fields as JSON: what the outbox row stores and the template reads."""
         return self.model_dump(mode="json")
 
-    def render(
+    def values(
         self,
         *,
         now: datetime,
         time_zone: str | None = "UTC",
         game_url: str | None = None,
         unsubscribe_url: str | None = None,
-        pictures: bool = True,
         calendar_url: str | None = None,
         reply_address: str | None = None,
         choices_url: str | None = None,
-    ) -> Rendered:
-        """The mail for one reader (``emails.render.render``)."""
-        return render(
-            self.template,
-            self.context(),
-            now=now,
-            time_zone=time_zone,
+    ) -> dict[str, Any]:
+        """What the templates read for one reader: the fields, and the reader's links as delivery minted them at
+        sending, each kept only where the kind's policy says; the one place a mail's values are built.
+
+        ``now`` is when the mail is written (its ``Date``): time left is counted from it. ``time_zone`` is the
+        reader's. ``game_url`` is the reader's link to their seat. ``unsubscribe_url`` turns off the kind's
+        category, ``calendar_url`` is the ``https://`` address of the reader's calendar feed (offered in both its
+        ``webcal://`` and ``https://`` forms), ``reply_address`` the mail's ``Reply-To`` (the kinds answered by
+        mail say how), ``choices_url`` the reader's page of mail choices.
+        """
+        kind = self.kind
+        fields = self.context()
+        missing = [key for key in kind.required if fields.get(key) in (None, "")]
+        if missing:
+            raise RenderError(f"{kind.template}: the context lacks {', '.join(missing)}")
+        if kind.seat_link and not game_url:
+            raise RenderError(f"{kind.template}: no link to the reader's seat (they hold none in the game)")
+        values: dict[str, Any] = dict(fields)
+        values.update(
+            message=kind.template,
+            category=kind.category,
             game_url=game_url,
-            unsubscribe_url=unsubscribe_url,
-            pictures=pictures,
-            calendar_url=calendar_url,
-            reply_address=reply_address,
-            choices_url=choices_url,
+            unsubscribe_url=unsubscribe_url if kind.unsubscribe else None,
+            unsubscribe_label=unsubscribe_label(kind.category),
+            calendar_url=calendar_url if kind.calendar else None,
+            calendar_webcal=webcal(calendar_url) if calendar_url and kind.calendar else None,
+            choices_url=choices_url if kind.choices else None,
+            deadline=deadline(fields.get("deadline_at"), now, time_zone),
+            time_zone=times.zone(time_zone).key,
+            reply_address=reply_address if kind.replies else None,
         )
+        values["personal_link"] = any(values.get(k) for k in ("invite_url", "admin_url", "game_url", "seats"))
+        self._add_values(values)
+        return values
+
+    def _add_values(self, values: dict[str, Any]) -> None:
+        """The values of the kind's own templates, beyond its fields (none by default)."""
+
+    def render(self, *, pictures: bool = True, **reader: Any) -> Rendered:
+        """The mail for one reader (the arguments of :meth:`values`); ``pictures``: with the board's picture,
+        for the kinds that carry one."""
+        values = self.values(**reader)
+        images = add_board(values, values.get("board"), pictures and self.kind.picture)
+        return write(self.kind.template, values, images)
 
 
 class GameMessage(Message):
@@ -167,12 +231,11 @@ class GameMessage(Message):
 class Invitation(GameMessage):
     """A seat in a game: at its creation, or taken over from another player (``replacing``)."""
 
-    template: ClassVar[str] = "invitation"
+    kind: ClassVar[MailKind] = MailKind("invitation", ESSENTIAL, required=("game_name", "player_name", "players"))
 
     player_name: str
     players: list[str]
     invite_url: str
-    turn_url: str
     turn_length_seconds: int
     starts_at_once: bool
     seat: int
@@ -193,13 +256,18 @@ class Invitation(GameMessage):
         """One invitation per seat of a new game, and one per change of hands.
 
         >>> seat = dict(game_id=3, game_name="g", player_name="Ann", players=["Ann"], invite_url="u",
-        ...             turn_url="u", turn_length_seconds=60, starts_at_once=False, seat=1)
+        ...             turn_length_seconds=60, starts_at_once=False, seat=1)
         >>> Invitation(**seat).dedupe_key, Invitation(**seat, seat_secret="s3cr3t").dedupe_key
         ('game:3:invite:1', 'game:3:replace:1:s3cr3t')
         """
         if self.seat_secret is not None:
             return f"game:{self.game_id}:replace:{self.seat}:{self.seat_secret}"
         return f"game:{self.game_id}:invite:{self.seat}"
+
+    def _add_values(self, values: dict[str, Any]) -> None:
+        # A game under way is joined through the seat's link, not an invitation to accept.
+        if self.starts_at_once and not values["game_url"]:
+            raise RenderError("invitation: no link to the reader's seat (they hold none in the game)")
 
 
 @with_config(ConfigDict(extra="forbid"))
@@ -214,7 +282,12 @@ class GameToConfirm(GameMessage):
     """To the host of a new game, and to nobody else until they confirm it (ARCHITECTURE §9): the game as its
     invitations would go, the link to confirm or discard it, and "never mail me again"."""
 
-    template: ClassVar[str] = "confirm_game"
+    kind: ClassVar[MailKind] = MailKind(
+        "confirm_game",
+        ESSENTIAL,
+        required=("game_name", "host_email", "players", "confirm_url", "block_url"),
+        audience=ADDRESS,
+    )
 
     host_email: str
     players: list[ProposedSeat]
@@ -233,7 +306,7 @@ class GameToConfirm(GameMessage):
 class AdminLink(GameMessage):
     """The host's link to manage the game."""
 
-    template: ClassVar[str] = "admin_link"
+    kind: ClassVar[MailKind] = MailKind("admin_link", ESSENTIAL, required=("game_name", "admin_url"), audience=HOST)
 
     admin_url: str
 
@@ -245,7 +318,9 @@ class AdminLink(GameMessage):
 class AdminLogin(Message):
     """A site admin's sign-in link (to an address, about no game)."""
 
-    template: ClassVar[str] = "admin_login"
+    kind: ClassVar[MailKind] = MailKind(
+        "admin_login", ESSENTIAL, required=("login_url", "valid_minutes"), audience=ADDRESS
+    )
 
     login_url: str
     valid_minutes: int
@@ -262,7 +337,9 @@ class SignInLink(Message):
     """An address's sign-in link (ARCHITECTURE §9: an address is an identity), and nothing else: no game, no
     other link. Mailed only to an address the service has mailed before (``service.domain.sign_in``)."""
 
-    template: ClassVar[str] = "sign_in"
+    kind: ClassVar[MailKind] = MailKind(
+        "sign_in", ESSENTIAL, required=("sign_in_url", "valid_minutes"), audience=ADDRESS
+    )
 
     sign_in_url: str
     valid_minutes: int
@@ -286,7 +363,7 @@ class SeatLink(TypedDict):
 class YourLinks(GameMessage):
     """Mail me my links: the reader's links to one game, asked for on its public page (ARCHITECTURE §9)."""
 
-    template: ClassVar[str] = "your_links"
+    kind: ClassVar[MailKind] = MailKind("your_links", ESSENTIAL, required=("game_name", "seats"))
 
     seats: list[SeatLink]
     player_id: int
@@ -298,13 +375,16 @@ class YourLinks(GameMessage):
         return f"game:{self.game_id}:links:{self.player_id}:{self.window}"
 
 
+#: What a mail asking for a step cannot go out without, beyond its fields' types.
+_STEP_FIELDS = ("game_name", "player_name", "turn", "turns")
+
+
 class _StepMessage(GameMessage):
     """A mail asking a seat for the step the game now waits for (``Game.step_key``)."""
 
     player_name: str
     turn: int
     turns: int
-    turn_url: str
     #: ``None`` while the game is paused: the clock starts when it resumes.
     deadline_at: Instant | None
     version: int
@@ -331,22 +411,32 @@ class _StepMessage(GameMessage):
 
 
 class YourTurn(_StepMessage):
-    template: ClassVar[str] = "your_turn"
+    kind: ClassVar[MailKind] = MailKind(
+        "your_turn", ESSENTIAL, required=_STEP_FIELDS, seat_link=True, picture=True, replies=ORDERS, calendar=True
+    )
 
 
 class RedeployNeeded(_StepMessage):
     """A defender's redeployment, in the ``ask`` redeploy mode (ARCHITECTURE §4)."""
 
-    template: ClassVar[str] = "redeploy_needed"
+    kind: ClassVar[MailKind] = MailKind(
+        "redeploy_needed", ESSENTIAL, required=_STEP_FIELDS, seat_link=True, replies=ORDERS
+    )
 
 
 class Reminder(GameMessage):
     """One reminder of a step, ``before_seconds`` before its deadline (ARCHITECTURE §5)."""
 
-    template: ClassVar[str] = "reminder"
+    kind: ClassVar[MailKind] = MailKind(
+        "reminder",
+        REMINDER,
+        required=("game_name", "player_name", "deadline_at"),
+        seat_link=True,
+        replies=ORDERS,
+        calendar=True,
+    )
 
     player_name: str
-    turn_url: str
     deadline_at: Instant
     step_key: str
     before_seconds: int
@@ -359,11 +449,15 @@ class Reminder(GameMessage):
     def dedupe_key(self) -> str:
         return f"game:{self.game_id}:reminder:{self.step_key}:{self.before_seconds}:{self.seat}"
 
+    def _add_values(self, values: dict[str, Any]) -> None:
+        if values["deadline"] is None:  # required, so only a malformed date gets here
+            raise RenderError("reminder: the deadline is missing")
+
 
 class AutoPassed(GameMessage):
     """A seat's step was completed for it: its deadline passed, or an admin passed it."""
 
-    template: ClassVar[str] = "auto_passed"
+    kind: ClassVar[MailKind] = MailKind("auto_passed", NOTICE, required=("game_name", "player_name"))
 
     player_name: str
     #: ``deadline``, or the admin who passed the step (an audit actor, ``host`` or ``site admin …``).
@@ -380,7 +474,9 @@ class AutoPassed(GameMessage):
 class HostAlert(GameMessage):
     """To the host: a player missed ``auto_passes`` turns in a row."""
 
-    template: ClassVar[str] = "host_alert"
+    kind: ClassVar[MailKind] = MailKind(
+        "host_alert", NOTICE, required=("game_name", "player_name", "auto_passes"), audience=HOST
+    )
 
     #: The player who missed their turns, in ``seat``.
     player_name: str
@@ -396,7 +492,7 @@ class HostAlert(GameMessage):
 class GameOver(GameMessage):
     """The final table, to one seat (ARCHITECTURE §4, "End of game"): every coin count is public now."""
 
-    template: ClassVar[str] = "game_over"
+    kind: ClassVar[MailKind] = MailKind("game_over", ESSENTIAL, required=("game_name", "player_name", "standings"))
 
     player_name: str
     standings: list[Standing]
@@ -406,6 +502,64 @@ class GameOver(GameMessage):
     @property
     def dedupe_key(self) -> str:
         return f"game:{self.game_id}:over:{self.your_seat}"
+
+    def _add_values(self, values: dict[str, Any]) -> None:
+        """The table in seat order of places, the verdict, and how a tie was broken."""
+        places: dict[int, int] = {}
+        for row in self.standings:
+            places[row["place"]] = places.get(row["place"], 0) + 1
+        rows = [
+            dict(
+                row,
+                you=row.get("player") == self.your_seat,
+                shared=places[row["place"]] > 1,
+                name=row.get("name") or "?",
+            )
+            for row in sorted(values["standings"], key=lambda r: (r["place"], r.get("player", 0)))
+        ]
+        values["rows"] = rows
+        values["your_row"] = next((r for r in rows if r["you"]), None)
+        winners = [r for r in rows if r["place"] == 1]
+        names = _and([w["name"] for w in winners])
+        top = winners[0]
+        if len(winners) > 1:
+            values["verdict"] = (
+                f"{names} share the victory with {top['coins']} coins each and {top['tokens_on_board']} race tokens "
+                "on the board each: the tie-break could not part them."
+            )
+            values["verdict_short"] = f"{names} share the victory"
+        else:
+            values["verdict"] = f"{top['name']} wins with {top['coins']} coins."
+            values["verdict_short"] = f"{top['name']} wins"
+        tied = [r for r in rows if r["coins"] == top["coins"]]
+        if len(tied) > 1 and len(winners) == 1:
+            others = [r for r in tied if r is not top]
+            values["tie_break_note"] = (
+                f"Tie-break: {_and([r['name'] for r in tied])} {'both' if len(tied) == 2 else 'all'} had "
+                f"{top['coins']} coins; the tie goes to the most race tokens on the board (Active and In Decline): "
+                f"{top['name']} had {top['tokens_on_board']}, "
+                + _and([f"{r['name']} {r['tokens_on_board']}" for r in others])
+                + "."
+            )
+        elif any(r["tie_break"] for r in rows if r["place"] != 1):
+            values["tie_break_note"] = (
+                "Players with the same coins are ranked by race tokens on the board (Active and In Decline)."
+            )
+        values["table_text"] = _table(rows)
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    width = max(6, *(len(r["name"]) + (6 if r["you"] else 0) for r in rows))
+    lines = [f"  {'Place':<6} {'Player':<{width}} {'Coins':>5}  Tokens on the board"]
+    for r in rows:
+        place = ordinal(r["place"]) + ("=" if r["shared"] else "")
+        name = r["name"] + (" (you)" if r["you"] else "")
+        lines.append(f"  {place:<6} {name:<{width}} {r['coins']:>5}  {r['tokens_on_board']:>5}")
+    return "\n".join(lines)
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 #: What an :class:`OrdersAnswer` answers: orders carried out (or refused), a reply to a step that was over,
@@ -422,7 +576,9 @@ class OrdersAnswer(GameMessage):
     legal actions from there, the board as it stands; to the seat's own address, never the ``From`` of the
     mail answered."""
 
-    template: ClassVar[str] = "orders_answer"
+    kind: ClassVar[MailKind] = MailKind(
+        "orders_answer", ESSENTIAL, required=("game_name", "player_name"), seat_link=True, picture=True, replies=ORDERS
+    )
 
     player_name: str
     seat: int
@@ -449,7 +605,6 @@ class OrdersAnswer(GameMessage):
     grammar: list[str] = []
     #: The step the seat is awaited for now (its reply address), or None.
     step_key: str | None = None
-    turn_url: str
     #: The reader's own coins (theirs only, ARCHITECTURE §4).
     coins: int | None = None
     board: Board | None = None
@@ -510,7 +665,9 @@ def bounce_reason(status: str) -> str:
 class BounceAlert(GameMessage):
     """To the host: mail to a player's address bounces (a delivery status notification said so)."""
 
-    template: ClassVar[str] = "bounce_alert"
+    kind: ClassVar[MailKind] = MailKind(
+        "bounce_alert", ESSENTIAL, required=("game_name", "player_name", "address", "admin_url"), audience=HOST
+    )
 
     player_name: str
     seat: int
@@ -537,7 +694,9 @@ class SeatToBot(GameMessage):
     missed ``missed`` turns in a row), and the link to take it back. Essential: it is how they get their
     seat back, and no turn mail comes while the bot plays it (ARCHITECTURE §10)."""
 
-    template: ClassVar[str] = "seat_to_bot"
+    kind: ClassVar[MailKind] = MailKind(
+        "seat_to_bot", ESSENTIAL, required=("game_name", "player_name", "take_back_url")
+    )
 
     player_name: str
     seat: int
@@ -556,7 +715,9 @@ class SeatToBot(GameMessage):
 class TableTalk(GameMessage):
     """A message written at the game's table (ARCHITECTURE §9), to one other seat (``seat``) who wants it."""
 
-    template: ClassVar[str] = "table_talk"
+    kind: ClassVar[MailKind] = MailKind(
+        "table_talk", TALK, required=("game_name", "player_name", "author", "text"), replies=AT_THE_TABLE
+    )
 
     #: The reader.
     player_name: str
@@ -577,6 +738,12 @@ class TableTalk(GameMessage):
         'game:3:talk:12:1'
         """
         return f"game:{self.game_id}:talk:{self.talk_id}:{self.seat}"
+
+    def _add_values(self, values: dict[str, Any]) -> None:
+        # The message's HTML is cleaned by emails.table_talk (an allow-list): it goes into the mail as it is.
+        values["text_html"] = Markup(message_html(self.text))
+        values["excerpt"] = excerpt(self.text, 60)
+        values["posted_local"] = times.local_time(self.posted_at, values["time_zone"])
 
 
 @with_config(ConfigDict(extra="forbid"))
@@ -607,7 +774,7 @@ class DailyDigest(Message):
     """Once a day, at the local hour the reader chose (ARCHITECTURE §9): every game that waits for them, and what
     was said at the tables of the games they follow by digest. About no one game: it has its own thread."""
 
-    template: ClassVar[str] = "daily_digest"
+    kind: ClassVar[MailKind] = MailKind("daily_digest", DIGEST, required=("player_name", "local_date"))
 
     player_name: str
     player_id: int
@@ -626,6 +793,23 @@ class DailyDigest(Message):
         """
         return f"digest:{self.player_id}:{self.local_date}"
 
+    def _add_values(self, values: dict[str, Any]) -> None:
+        tz = values["time_zone"]
+        day = datetime.fromisoformat(self.local_date)
+        values["day"] = f"{day:%A} {day.day} {day:%B %Y}"
+        games = []
+        for game in values["games"]:
+            at = times.parse(game.get("deadline_at"))
+            games.append(dict(game, deadline=times.local_time(at, tz) if at else None))
+        values["game_rows"] = games
+        talk = []
+        for said in values["talk"]:
+            at = times.parse(said.get("posted_at"))
+            talk.append(dict(said, at=times.local_time(at, tz) if at else "", html=Markup(message_html(said["text"]))))
+        values["talk_rows"] = talk
+        # The digest says itself that its links are personal (of several games, not of one).
+        values["personal_link"] = False
+
 
 #: What an :class:`AdminChange` announces.
 
@@ -634,7 +818,7 @@ class AdminChange(GameMessage):
     """An admin act (or a player's vacation) announced to a player; or, with ``change="outage"``, the
     deadline sweep's notice that the service was away and the deadline moved."""
 
-    template: ClassVar[str] = "admin_change"
+    kind: ClassVar[MailKind] = MailKind("admin_change", NOTICE, required=("game_name", "player_name", "change"))
 
     player_name: str
     change: Change
@@ -665,6 +849,14 @@ class AdminChange(GameMessage):
     def dedupe_key(self) -> str:
         if self.change == "outage":
             return f"game:{self.game_id}:outage:{self.details['from']}:{self.seat}"
+
+    def _add_values(self, values: dict[str, Any]) -> None:
+        """The act in words, as ``emails.admin_acts`` tells it to this reader."""
+        kind = admin_acts.CHANGES[self.change]
+        act = admin_acts.AdminAct(kind, self.actor, self.details, deadline=times.parse(values["deadline_at"]))
+        reader = admin_acts.Reader("mail", names=self.names or (), viewer=self.seat, time_zone=values["time_zone"])
+        values["change_title"] = admin_acts.title(kind)
+        values["change_text"] = admin_acts.told(act, reader)
         return f"game:{self.game_id}:admin:{self.version}:{self.player_id}"
 
 
@@ -694,16 +886,34 @@ KINDS: dict[str, type[Message]] = {
 }
 
 
+#: The category of each kind of mail, by template name (a row of an unknown kind is essential: it is never
+#: skipped for a reader's choices, it fails).
+CATEGORIES: dict[str, str] = {template: kind.kind.category for template, kind in KINDS.items()}
+
+#: Fields that rows written by earlier releases hold and that no message has now; they are dropped as the row
+#: is read. ``turn_url``: the reader's seat link, minted since when the mail is sent (``game_url``), as the
+#: seat and its player's ``links_serial`` are then.
+RETIRED = frozenset({"turn_url"})
+
+
 def from_json(template: str, context: Mapping[str, Any]) -> Message:
     """The message an outbox row stores: its template name and its fields as JSON.
 
-    Raises :class:`MessageError`, naming what is wrong, when they do not make a valid message.
+    Raises :class:`MessageError`, naming what is wrong, when they do not make a valid message. The
+    :data:`RETIRED` fields of a row written by an earlier release are ignored.
+
+    >>> step = dict(game_id=7, game_name="Friday", player_name="Ann", deadline_at="2026-03-03T13:00:00+00:00",
+    ...             step_key="4:1:-", before_seconds=3600, defending=False, turn=4, turns=10, seat=1)
+    >>> from_json("reminder", {**step, "turn_url": "https://smallworld.example/play/old"}).context() == step
+    True
     """
     kind = KINDS.get(template)
     if kind is None:
         raise MessageError(f"unknown message {template!r}")
     if not isinstance(context, Mapping):
         raise MessageError(f"{template}: the context is not a JSON object")
+    if any(key in context for key in RETIRED):
+        context = {key: value for key, value in context.items() if key not in RETIRED}
     try:
         return kind.model_validate(context)
     except ValidationError as error:
