@@ -849,6 +849,7 @@ class AdminChange(GameMessage):
     def dedupe_key(self) -> str:
         if self.change == "outage":
             return f"game:{self.game_id}:outage:{self.details['from']}:{self.seat}"
+        return f"game:{self.game_id}:admin:{self.version}:{self.player_id}"
 
     def _add_values(self, values: dict[str, Any]) -> None:
         """The act in words, as ``emails.admin_acts`` tells it to this reader."""
@@ -857,7 +858,6 @@ class AdminChange(GameMessage):
         reader = admin_acts.Reader("mail", names=self.names or (), viewer=self.seat, time_zone=values["time_zone"])
         values["change_title"] = admin_acts.title(kind)
         values["change_text"] = admin_acts.told(act, reader)
-        return f"game:{self.game_id}:admin:{self.version}:{self.player_id}"
 
 
 #: Every kind of message, by template name.
