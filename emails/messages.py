@@ -190,8 +190,6 @@ class Message(BaseModel):
         missing = [key for key in kind.required if fields.get(key) in (None, "")]
         if missing:
             raise RenderError(f"{kind.template}: the context lacks {', '.join(missing)}")
-        if kind.seat_link and not game_url:
-            raise RenderError(f"{kind.template}: no link to the reader's seat (they hold none in the game)")
         values: dict[str, Any] = dict(fields)
         values.update(
             message=kind.template,
@@ -263,11 +261,6 @@ class Invitation(GameMessage):
         if self.seat_secret is not None:
             return f"game:{self.game_id}:replace:{self.seat}:{self.seat_secret}"
         return f"game:{self.game_id}:invite:{self.seat}"
-
-    def _add_values(self, values: dict[str, Any]) -> None:
-        # A game under way is joined through the seat's link, not an invitation to accept.
-        if self.starts_at_once and not values["game_url"]:
-            raise RenderError("invitation: no link to the reader's seat (they hold none in the game)")
 
 
 @with_config(ConfigDict(extra="forbid"))
@@ -412,16 +405,14 @@ class _StepMessage(GameMessage):
 
 class YourTurn(_StepMessage):
     kind: ClassVar[MailKind] = MailKind(
-        "your_turn", ESSENTIAL, required=_STEP_FIELDS, seat_link=True, picture=True, replies=ORDERS, calendar=True
+        "your_turn", ESSENTIAL, required=_STEP_FIELDS, picture=True, replies=ORDERS, calendar=True
     )
 
 
 class RedeployNeeded(_StepMessage):
     """A defender's redeployment, in the ``ask`` redeploy mode (ARCHITECTURE §4)."""
 
-    kind: ClassVar[MailKind] = MailKind(
-        "redeploy_needed", ESSENTIAL, required=_STEP_FIELDS, seat_link=True, replies=ORDERS
-    )
+    kind: ClassVar[MailKind] = MailKind("redeploy_needed", ESSENTIAL, required=_STEP_FIELDS, replies=ORDERS)
 
 
 class Reminder(GameMessage):
@@ -431,7 +422,6 @@ class Reminder(GameMessage):
         "reminder",
         REMINDER,
         required=("game_name", "player_name", "deadline_at"),
-        seat_link=True,
         replies=ORDERS,
         calendar=True,
     )
@@ -577,7 +567,7 @@ class OrdersAnswer(GameMessage):
     mail answered."""
 
     kind: ClassVar[MailKind] = MailKind(
-        "orders_answer", ESSENTIAL, required=("game_name", "player_name"), seat_link=True, picture=True, replies=ORDERS
+        "orders_answer", ESSENTIAL, required=("game_name", "player_name"), picture=True, replies=ORDERS
     )
 
     player_name: str

@@ -63,9 +63,9 @@ class MailKind:
     """A kind of mail's policy, declared once on its message class (``emails.messages``, ARCHITECTURE §6)
     and read from there by the renderer and by delivery, which mints the links it names at sending.
 
-    >>> kind = MailKind("reminder", REMINDER, required=("deadline_at",), seat_link=True, calendar=True)
+    >>> kind = MailKind("reminder", REMINDER, required=("deadline_at",), replies=ORDERS, calendar=True)
     >>> kind.unsubscribe, kind.choices, kind.replies
-    ('reminders', True, None)
+    ('reminders', True, 'orders')
     """
 
     #: Its folder under ``emails/templates``.
@@ -77,8 +77,6 @@ class MailKind:
     required: tuple[str, ...] = ()
     #: :data:`PLAYER`, :data:`HOST` or :data:`ADDRESS`.
     audience: str = PLAYER
-    #: It cannot go out without the reader's seat link (``game_url``), minted by delivery at sending.
-    seat_link: bool = False
     #: It carries the picture of its board.
     picture: bool = False
     #: :data:`ORDERS`, :data:`AT_THE_TABLE`, or ``None``: a reply to it is not read.

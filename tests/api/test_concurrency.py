@@ -18,14 +18,14 @@ from service.domain import play, previews
 from service.domain.models import ActionKind, Game, GameAction, OutboxMail
 from service.infra.db import get_engine, get_session
 
-from .conftest import bearer, create_game, new_game_body, read_outbox, token_of
+from .conftest import bearer, create_game, new_game_body, read_outbox
 
 
 def started(api: Any, outbox: Any, players: int = 2) -> tuple[int, dict[int, str]]:
     """A game started at once; the seats' tokens from the invitation mails."""
     created = create_game(api, new_game_body(players, start_when_all_accepted=False))
     assert created.status_code == 201, created.get_json()
-    tokens = {i: token_of(m.context["turn_url"]) for i, m in enumerate(outbox("invitation"))}
+    tokens = {i: outbox.seat_token(m) for i, m in enumerate(outbox("invitation"))}
     return created.get_json()["id"], tokens
 
 

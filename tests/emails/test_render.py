@@ -223,19 +223,15 @@ def test_a_message_without_its_required_context_is_refused() -> None:
         from_json("no_such_message", {})
 
 
-def test_a_mail_that_asks_for_a_step_goes_out_only_with_the_readers_seat_link() -> None:
-    for name in ("your_turn", "redeploy_needed", "reminder", "orders_answer"):
-        sample = SAMPLES[name]
-        assert sample.mail.kind.seat_link, name
-        with pytest.raises(RenderError, match="no link to the reader's seat"):
-            dataclasses.replace(sample, game_url=None).render()
-        assert sample.game_url is not None and sample.game_url in rendered(sample).text
-    started = ALL["invitation-replacing"]
-    with pytest.raises(RenderError, match="no link to the reader's seat"):
-        dataclasses.replace(started, game_url=None).render()
-    assert (
-        dataclasses.replace(SAMPLES["invitation"], game_url=None).render().text == rendered(SAMPLES["invitation"]).text
-    )
+def test_the_seat_link_is_the_one_delivery_mints_at_sending_and_none_without_a_seat() -> None:
+    for name in ("your_turn", "redeploy_needed", "reminder", "orders_answer", "invitation-replacing"):
+        sample = ALL[name]
+        fresh = dataclasses.replace(sample, game_url="https://smallworld.example/play/minted-at-sending")
+        assert "minted-at-sending" in rendered(fresh).text and "minted-at-sending" in rendered(fresh).html
+        # A reader who holds no seat when the mail leaves gets no link, never a dead or an empty one.
+        seatless = rendered(dataclasses.replace(sample, game_url=None))
+        assert "/play/" not in seatless.text and "/play/" not in seatless.html, name
+        assert "None" not in seatless.text and 'href="None"' not in seatless.html, name
 
 
 def test_rendering_is_pure() -> None:
