@@ -53,19 +53,18 @@ def queue(app: Flask, count: int, template: str = "reminder", email: str = "ann@
         session.commit()
 
 
-TURN_URL = "https://smallworld.example/play/token"
 #: A message of each kind ``queue`` writes, by its deadline: about no game row, with keys of the test's own.
 MESSAGES: dict[str, Callable[[datetime], Message]] = {
     "your_turn": lambda deadline: YourTurn(
         **SAMPLES["your_turn"].context
-        | {"game_name": "Outbox", "player_name": "Ann", "turn_url": TURN_URL, "deadline_at": deadline, "turn": 1}
+        | {"game_name": "Outbox", "player_name": "Ann", "deadline_at": deadline, "turn": 1}
     ),
     "auto_passed": lambda deadline: AutoPassed(
         game_id=1, game_name="Outbox", player_name="Ann", reason="deadline", defending=False, version=2
     ),
     "reminder": lambda deadline: Reminder(
         **SAMPLES["reminder"].context
-        | {"game_name": "Outbox", "player_name": "Ann", "turn_url": TURN_URL, "deadline_at": deadline, "turn": 1}
+        | {"game_name": "Outbox", "player_name": "Ann", "deadline_at": deadline, "turn": 1}
     ),
 }
 
@@ -148,7 +147,7 @@ def test_a_mail_that_cannot_be_rendered_fails_with_the_reason(mail_app: Flask) -
         session.commit()
     assert drain(mail_app).failed == 1
     [mail] = outbox(mail_app)
-    assert mail.status == "failed" and "turn_url" in (mail.last_error or "")
+    assert mail.status == "failed" and "missing fields game_id, player_name" in (mail.last_error or "")
 
 
 def test_a_row_that_is_not_a_valid_message_fails_alone_and_says_why(mail_app: Flask) -> None:
@@ -340,7 +339,6 @@ def test_a_reminder_for_a_step_already_over_is_not_sent(mail_app: Flask) -> None
             game_id=game_id,
             game_name="x",
             player_name="p",
-            turn_url="https://x/play/t",
             deadline_at=utcnow(),
             step_key="9:9:-",
             before_seconds=1800,
