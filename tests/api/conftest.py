@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -58,11 +59,12 @@ def read_outbox(app: Flask, template: str | None = None) -> list[OutboxMail]:
         return list(session.exec(query).all())
 
 
-def seat_link(app: Flask, mail: OutboxMail) -> str:
+def seat_link(app: Flask, mail: OutboxMail, session: Session | None = None) -> str:
     """The link to its reader's seat that ``mail`` carries once sent: delivery mints it at sending, from the seat
-    and its player's links serial as they are then (ARCHITECTURE §6); the outbox row holds none."""
-    with Session(get_engine(app)) as session:
-        seat, player = session.exec(
+    and its player's links serial as they are then (ARCHITECTURE §6); the outbox row holds none. Read in
+    ``session`` when one is open (SQLite lets one transaction write at a time), else in a session of its own."""
+    with contextlib.nullcontext(session) if session is not None else Session(get_engine(app)) as reading:
+        seat, player = reading.exec(
             select(Seat, Player)
             .join(Player, col(Player.id) == col(Seat.player_id))
             .where(Seat.game_id == mail.game_id, Seat.player_id == mail.player_id, col(Seat.removed).is_(False))

@@ -67,7 +67,7 @@ def test_every_form_refuses_a_post_without_its_token_or_with_another_browsers(ma
     with Session(get_engine(app)) as session:
         invitation = session.exec(select(OutboxMail).where(OutboxMail.template == "invitation")).first()
         assert invitation is not None
-        turn = token_of(seat_link(app, invitation))
+        turn = token_of(seat_link(app, invitation, session))
         admin = SiteAdmin(email="admin@example.org", secret="s3cret-site-admin")
         session.add(admin)
         session.commit()
