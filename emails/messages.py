@@ -1,4 +1,8 @@
-"""One typed message per kind of mail: its template, its fields (the template's context) and its dedupe key.
+"""One typed message per kind of mail: its policy, its fields (the template's context) and its dedupe key.
+
+A kind's policy (template, category, audience, picture, replies, calendar) is one :class:`~emails.render.MailKind`
+on its class, and what its templates read is built by its :meth:`Message.values`, the one place (ARCHITECTURE
+§6). The reader's seat link is no field: delivery mints it when the mail is sent.
 
 The service builds a message where an event happens (``YourTurn(...)``) and hands it to
 ``service.domain.outbox.queue_mail``, which stores the template name, the fields as JSON (``context``)
