@@ -157,8 +157,13 @@ class Message(BaseModel):
 
     @property
     def dedupe_key(self) -> str:
-        """Names the event the mail is about: one mail per event."""
-        raise NotImplementedError
+        """Names the event the mail is about: one mail per event (the kind's ``dedupe``, of the fields).
+
+        >>> TableTalk(game_id=3, game_name="g", player_name="Bob", seat=1, author="Ann", text="Hi",
+        ...           posted_at="2026-03-01T09:00:00+00:00", talk_id=12).dedupe_key
+        'game:3:talk:12:1'
+        """
+        return self.kind.dedupe.format_map(self.__dict__)
 
     @property
     def category(self) -> str:
@@ -284,6 +289,7 @@ class GameToConfirm(GameMessage):
         ESSENTIAL,
         required=("game_name", "host_email", "players", "confirm_url", "block_url"),
         audience=ADDRESS,
+        dedupe="game:{game_id}:confirm",
     )
 
     host_email: str
@@ -295,28 +301,26 @@ class GameToConfirm(GameMessage):
     starts_at_once: bool
     block_url: str
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:confirm"
-
 
 class AdminLink(GameMessage):
     """The host's link to manage the game."""
 
-    kind: ClassVar[MailKind] = MailKind("admin_link", ESSENTIAL, required=("game_name", "admin_url"), audience=HOST)
+    kind: ClassVar[MailKind] = MailKind(
+        "admin_link", ESSENTIAL, required=("game_name", "admin_url"), audience=HOST, dedupe="game:{game_id}:admin-link"
+    )
 
     admin_url: str
-
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:admin-link"
 
 
 class AdminLogin(Message):
     """A site admin's sign-in link (to an address, about no game)."""
 
     kind: ClassVar[MailKind] = MailKind(
-        "admin_login", ESSENTIAL, required=("login_url", "valid_minutes"), audience=ADDRESS
+        "admin_login",
+        ESSENTIAL,
+        required=("login_url", "valid_minutes"),
+        audience=ADDRESS,
+        dedupe="site-admin:{account_id}:sign-in:{window}",
     )
 
     login_url: str
@@ -325,27 +329,23 @@ class AdminLogin(Message):
     #: Which sign-in interval it was asked in (seconds since the epoch // the interval): one mail each.
     window: int
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"site-admin:{self.account_id}:sign-in:{self.window}"
-
 
 class SignInLink(Message):
     """An address's sign-in link (ARCHITECTURE §9: an address is an identity), and nothing else: no game, no
     other link. Mailed only to an address the service has mailed before (``service.domain.sign_in``)."""
 
     kind: ClassVar[MailKind] = MailKind(
-        "sign_in", ESSENTIAL, required=("sign_in_url", "valid_minutes"), audience=ADDRESS
+        "sign_in",
+        ESSENTIAL,
+        required=("sign_in_url", "valid_minutes"),
+        audience=ADDRESS,
+        dedupe="address-sign-in:{sign_in_id}",
     )
 
     sign_in_url: str
     valid_minutes: int
     #: The sign-in row the link names: one mail per sign-in asked for.
     sign_in_id: int
-
-    @property
-    def dedupe_key(self) -> str:
-        return f"address-sign-in:{self.sign_in_id}"
 
 
 @with_config(ConfigDict(extra="forbid"))
@@ -360,20 +360,20 @@ class SeatLink(TypedDict):
 class YourLinks(GameMessage):
     """Mail me my links: the reader's links to one game, asked for on its public page (ARCHITECTURE §9)."""
 
-    kind: ClassVar[MailKind] = MailKind("your_links", ESSENTIAL, required=("game_name", "seats"))
+    kind: ClassVar[MailKind] = MailKind(
+        "your_links", ESSENTIAL, required=("game_name", "seats"), dedupe="game:{game_id}:links:{player_id}:{window}"
+    )
 
     seats: list[SeatLink]
     player_id: int
     #: Which interval it was asked in (seconds since the epoch // the interval): at most one mail each.
     window: int
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:links:{self.player_id}:{self.window}"
 
-
-#: What a mail asking for a step cannot go out without, beyond its fields' types.
+#: What a mail asking for a step cannot go out without, beyond its fields' types; and its dedupe key (one mail
+#: per step).
 _STEP_FIELDS = ("game_name", "player_name", "turn", "turns")
+_STEP = "game:{game_id}:step:{step_key}"
 
 
 class _StepMessage(GameMessage):
@@ -402,21 +402,19 @@ class _StepMessage(GameMessage):
     #: words; mails written before it have none.
     guide_url: str = ""
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:step:{self.step_key}"
-
 
 class YourTurn(_StepMessage):
     kind: ClassVar[MailKind] = MailKind(
-        "your_turn", ESSENTIAL, required=_STEP_FIELDS, picture=True, replies=ORDERS, calendar=True
+        "your_turn", ESSENTIAL, required=_STEP_FIELDS, dedupe=_STEP, picture=True, replies=ORDERS, calendar=True
     )
 
 
 class RedeployNeeded(_StepMessage):
     """A defender's redeployment, in the ``ask`` redeploy mode (ARCHITECTURE §4)."""
 
-    kind: ClassVar[MailKind] = MailKind("redeploy_needed", ESSENTIAL, required=_STEP_FIELDS, replies=ORDERS)
+    kind: ClassVar[MailKind] = MailKind(
+        "redeploy_needed", ESSENTIAL, required=_STEP_FIELDS, dedupe=_STEP, replies=ORDERS
+    )
 
 
 class Reminder(GameMessage):
@@ -428,6 +426,7 @@ class Reminder(GameMessage):
         required=("game_name", "player_name", "deadline_at"),
         replies=ORDERS,
         calendar=True,
+        dedupe="game:{game_id}:reminder:{step_key}:{before_seconds}:{seat}",
     )
 
     player_name: str
@@ -439,10 +438,6 @@ class Reminder(GameMessage):
     turns: int
     seat: int
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:reminder:{self.step_key}:{self.before_seconds}:{self.seat}"
-
     def _add_values(self, values: dict[str, Any]) -> None:
         if values["deadline"] is None:  # required, so only a malformed date gets here
             raise RenderError("reminder: the deadline is missing")
@@ -451,7 +446,9 @@ class Reminder(GameMessage):
 class AutoPassed(GameMessage):
     """A seat's step was completed for it: its deadline passed, or an admin passed it."""
 
-    kind: ClassVar[MailKind] = MailKind("auto_passed", NOTICE, required=("game_name", "player_name"))
+    kind: ClassVar[MailKind] = MailKind(
+        "auto_passed", NOTICE, required=("game_name", "player_name"), dedupe="game:{game_id}:auto-pass:{version}"
+    )
 
     player_name: str
     #: ``deadline``, or the admin who passed the step (an audit actor, ``host`` or ``site admin …``).
@@ -460,16 +457,16 @@ class AutoPassed(GameMessage):
     #: The game's version the pass made.
     version: int
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:auto-pass:{self.version}"
-
 
 class HostAlert(GameMessage):
     """To the host: a player missed ``auto_passes`` turns in a row."""
 
     kind: ClassVar[MailKind] = MailKind(
-        "host_alert", NOTICE, required=("game_name", "player_name", "auto_passes"), audience=HOST
+        "host_alert",
+        NOTICE,
+        required=("game_name", "player_name", "auto_passes"),
+        audience=HOST,
+        dedupe="game:{game_id}:alert:{seat}:{auto_passes}",
     )
 
     #: The player who missed their turns, in ``seat``.
@@ -478,24 +475,21 @@ class HostAlert(GameMessage):
     admin_url: str
     seat: int
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:alert:{self.seat}:{self.auto_passes}"
-
 
 class GameOver(GameMessage):
     """The final table, to one seat (ARCHITECTURE §4, "End of game"): every coin count is public now."""
 
-    kind: ClassVar[MailKind] = MailKind("game_over", ESSENTIAL, required=("game_name", "player_name", "standings"))
+    kind: ClassVar[MailKind] = MailKind(
+        "game_over",
+        ESSENTIAL,
+        required=("game_name", "player_name", "standings"),
+        dedupe="game:{game_id}:over:{your_seat}",
+    )
 
     player_name: str
     standings: list[Standing]
     seed: str
     your_seat: int
-
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:over:{self.your_seat}"
 
     def _add_values(self, values: dict[str, Any]) -> None:
         """The table in seat order of places, the verdict, and how a tie was broken."""
@@ -571,7 +565,12 @@ class OrdersAnswer(GameMessage):
     mail answered."""
 
     kind: ClassVar[MailKind] = MailKind(
-        "orders_answer", ESSENTIAL, required=("game_name", "player_name"), picture=True, replies=ORDERS
+        "orders_answer",
+        ESSENTIAL,
+        required=("game_name", "player_name"),
+        picture=True,
+        replies=ORDERS,
+        dedupe="inbound:{inbound_id}:answer",
     )
 
     player_name: str
@@ -604,10 +603,6 @@ class OrdersAnswer(GameMessage):
     board: Board | None = None
     turn: int
     turns: int
-
-    @property
-    def dedupe_key(self) -> str:
-        return f"inbound:{self.inbound_id}:answer"
 
 
 #: What a delivery status code (RFC 3463) says, in a host's words: by the whole code, else by its class and
@@ -660,7 +655,11 @@ class BounceAlert(GameMessage):
     """To the host: mail to a player's address bounces (a delivery status notification said so)."""
 
     kind: ClassVar[MailKind] = MailKind(
-        "bounce_alert", ESSENTIAL, required=("game_name", "player_name", "address", "admin_url"), audience=HOST
+        "bounce_alert",
+        ESSENTIAL,
+        required=("game_name", "player_name", "address", "admin_url"),
+        audience=HOST,
+        dedupe="game:{game_id}:bounce:{seat}:{inbound_id}",
     )
 
     player_name: str
@@ -678,10 +677,6 @@ class BounceAlert(GameMessage):
     def _fixed_words(cls, reason: object) -> str:
         return bounce_reason(str(reason))
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:bounce:{self.seat}:{self.inbound_id}"
-
 
 class SeatToBot(GameMessage):
     """To a seat's player: the house bot plays their seat from now on (the host gave it the seat, or they
@@ -689,7 +684,10 @@ class SeatToBot(GameMessage):
     seat back, and no turn mail comes while the bot plays it (ARCHITECTURE §10)."""
 
     kind: ClassVar[MailKind] = MailKind(
-        "seat_to_bot", ESSENTIAL, required=("game_name", "player_name", "take_back_url")
+        "seat_to_bot",
+        ESSENTIAL,
+        required=("game_name", "player_name", "take_back_url"),
+        dedupe="game:{game_id}:seat-to-bot:{event}",
     )
 
     player_name: str
@@ -701,16 +699,16 @@ class SeatToBot(GameMessage):
     #: The audit entry of the change: one mail per change.
     event: int
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:seat-to-bot:{self.event}"
-
 
 class TableTalk(GameMessage):
     """A message written at the game's table (ARCHITECTURE §9), to one other seat (``seat``) who wants it."""
 
     kind: ClassVar[MailKind] = MailKind(
-        "table_talk", TALK, required=("game_name", "player_name", "author", "text"), replies=AT_THE_TABLE
+        "table_talk",
+        TALK,
+        required=("game_name", "player_name", "author", "text"),
+        replies=AT_THE_TABLE,
+        dedupe="game:{game_id}:talk:{talk_id}:{seat}",
     )
 
     #: The reader.
@@ -722,16 +720,6 @@ class TableTalk(GameMessage):
     text: str
     posted_at: Instant
     talk_id: int
-
-    @property
-    def dedupe_key(self) -> str:
-        """One mail per message and reader.
-
-        >>> TableTalk(game_id=3, game_name="g", player_name="Bob", seat=1, author="Ann", text="Hi",
-        ...           posted_at="2026-03-01T09:00:00+00:00", talk_id=12).dedupe_key
-        'game:3:talk:12:1'
-        """
-        return f"game:{self.game_id}:talk:{self.talk_id}:{self.seat}"
 
     def _add_values(self, values: dict[str, Any]) -> None:
         # The message's HTML is cleaned by emails.table_talk (an allow-list): it goes into the mail as it is.
@@ -768,7 +756,9 @@ class DailyDigest(Message):
     """Once a day, at the local hour the reader chose (ARCHITECTURE §9): every game that waits for them, and what
     was said at the tables of the games they follow by digest. About no one game: it has its own thread."""
 
-    kind: ClassVar[MailKind] = MailKind("daily_digest", DIGEST, required=("player_name", "local_date"))
+    kind: ClassVar[MailKind] = MailKind(
+        "daily_digest", DIGEST, required=("player_name", "local_date"), dedupe="digest:{player_id}:{local_date}"
+    )
 
     player_name: str
     player_id: int
@@ -778,14 +768,6 @@ class DailyDigest(Message):
     talk: list[DigestTalk]
     #: Messages left out of ``talk`` (it holds the latest few only).
     more_talk: int = 0
-
-    @property
-    def dedupe_key(self) -> str:
-        """
-        >>> DailyDigest(player_name="Ann", player_id=4, local_date="2026-03-01", games=[], talk=[]).dedupe_key
-        'digest:4:2026-03-01'
-        """
-        return f"digest:{self.player_id}:{self.local_date}"
 
     def _add_values(self, values: dict[str, Any]) -> None:
         tz = values["time_zone"]

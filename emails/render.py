@@ -75,6 +75,9 @@ class MailKind:
     category: str
     #: Fields it cannot go out without, beyond their type: they must not be empty either.
     required: tuple[str, ...] = ()
+    #: Its dedupe key, of its fields (``str.format``): it names the event the mail is about, so that the event
+    #: writes one mail. Rows in databases rely on the keys: a kind's never changes shape.
+    dedupe: str = ""
     #: :data:`PLAYER`, :data:`HOST` or :data:`ADDRESS`.
     audience: str = PLAYER
     #: It carries the picture of its board.

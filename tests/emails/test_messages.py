@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -74,6 +75,12 @@ KEYS: list[tuple[Message, str]] = [
     (SAMPLES["game_over"].mail, "game:17:over:1"),
     (SAMPLES["admin_change"].mail, "game:17:admin:31:4"),
     (ALL["admin_change-outage"].mail, "game:17:outage:2026-03-01T09:10:00+00:00:1"),
+    (SAMPLES["confirm_game"].mail, "game:17:confirm"),
+    (SAMPLES["orders_answer"].mail, "inbound:52:answer"),
+    (SAMPLES["bounce_alert"].mail, "game:17:bounce:2:53"),
+    (SAMPLES["seat_to_bot"].mail, "game:17:seat-to-bot:41"),
+    (SAMPLES["table_talk"].mail, "game:17:talk:42:1"),
+    (SAMPLES["daily_digest"].mail, "digest:4:2026-03-01"),
 ]
 
 
@@ -159,6 +166,9 @@ def test_every_kind_declares_its_policy_on_its_class() -> None:
         assert policy.audience in (render.PLAYER, render.HOST, render.ADDRESS)
         assert policy.replies in (None, render.ORDERS, render.AT_THE_TABLE)
         assert set(policy.required) <= set(kind.model_fields), name
+        # The key names the event by its fields; a kind whose key depends on what happened words it itself.
+        assert policy.dedupe or "dedupe_key" in kind.__dict__, name
+        assert set(re.findall(r"{(\w+)}", policy.dedupe)) <= set(kind.model_fields), name
     assert {name for name, kind in messages.KINDS.items() if kind.kind.picture} == {"your_turn", "orders_answer"}
     assert {name for name, kind in messages.KINDS.items() if not kind.kind.choices} == {
         "confirm_game",
