@@ -161,6 +161,8 @@ SEED = "9f2c4e1a7b3d5c6e8f0a1b2c3d4e5f60"
 #: the step he is awaited for (his reply address) in game turn 4.
 _ANSWER = {**_COMMON, "seat": 1, "coins": 12, "board": BOARD, "turns": 10}
 _AWAITED = {"step_key": "4:1:-", "turn": 4}
+#: A notice's reader: their seat's link, and the link that stops notices.
+_NOTICE: dict[str, Any] = {"game_url": GAME_URL, "unsubscribe_url": UNSUBSCRIBE_URL}
 #: What a notice of an admin act names besides its change: the version the act made, and its reader.
 _ACT = {"version": 31, "player_id": 4}
 
@@ -279,8 +281,7 @@ SAMPLES: dict[str, Sample] = {
     ),
     "auto_passed": Sample(
         AutoPassed(**_COMMON, reason="deadline", defending=False, version=31),
-        game_url=GAME_URL,
-        unsubscribe_url=UNSUBSCRIBE_URL,
+        **_NOTICE,
     ),
     "admin_change": Sample(
         AdminChange(
@@ -291,8 +292,7 @@ SAMPLES: dict[str, Sample] = {
             details={"from": DEADLINE.isoformat(), "to": "2026-03-04T13:00:00+00:00"},
             deadline_at=datetime(2026, 3, 4, 13, 0, tzinfo=UTC),
         ),
-        game_url=GAME_URL,
-        unsubscribe_url=UNSUBSCRIBE_URL,
+        **_NOTICE,
     ),
     "seat_to_bot": Sample(
         SeatToBot(**_COMMON, seat=1, reason="you missed 3 turns in a row", take_back_url=TURN_URL, event=41),
@@ -424,8 +424,7 @@ VARIANTS: dict[str, Sample] = {
             pause_reason="Chloé is moving house this week",
             deadline_at=None,
         ),
-        game_url=GAME_URL,
-        unsubscribe_url=UNSUBSCRIBE_URL,
+        **_NOTICE,
     ),
     "admin_change-resumed": Sample(
         AdminChange(
@@ -436,8 +435,7 @@ VARIANTS: dict[str, Sample] = {
             details={"remaining_seconds": 93600},
             deadline_at=datetime(2026, 3, 2, 13, 30, tzinfo=UTC),
         ),
-        game_url=GAME_URL,
-        unsubscribe_url=UNSUBSCRIBE_URL,
+        **_NOTICE,
     ),
     "admin_change-player_replaced": Sample(
         AdminChange(
@@ -448,8 +446,7 @@ VARIANTS: dict[str, Sample] = {
             details={"seat": 2, "from": "Chloé", "to": "Dana"},
             deadline_at=DEADLINE,
         ),
-        game_url=GAME_URL,
-        unsubscribe_url=UNSUBSCRIBE_URL,
+        **_NOTICE,
     ),
     "admin_change-resigned": Sample(
         AdminChange(
@@ -462,8 +459,7 @@ VARIANTS: dict[str, Sample] = {
             seat=1,
             names=["Ann", "Bob", "Chloé"],
         ),
-        game_url=GAME_URL,
-        unsubscribe_url=UNSUBSCRIBE_URL,
+        **_NOTICE,
     ),
     "admin_change-outage": Sample(
         AdminChange(
@@ -474,8 +470,7 @@ VARIANTS: dict[str, Sample] = {
             deadline_at=datetime(2026, 3, 1, 12, 20, tzinfo=UTC),
             seat=1,
         ),
-        game_url=GAME_URL,
-        unsubscribe_url=UNSUBSCRIBE_URL,
+        **_NOTICE,
     ),
     "game_over-shared": Sample(
         GameOver(
@@ -491,8 +486,7 @@ VARIANTS: dict[str, Sample] = {
     ),
     "auto_passed-defending": Sample(
         AutoPassed(**_COMMON, reason="host", defending=True, version=32),
-        game_url=GAME_URL,
-        unsubscribe_url=UNSUBSCRIBE_URL,
+        **_NOTICE,
     ),
     "orders_answer-late": Sample(
         OrdersAnswer(
