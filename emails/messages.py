@@ -221,8 +221,9 @@ class Message(BaseModel):
         """The values of the kind's own templates, beyond its fields (none by default)."""
 
     def render(self, *, pictures: bool = True, **reader: Any) -> Rendered:
-        """The mail for one reader (the arguments of :meth:`values`); ``pictures``: with the board's picture,
-        for the kinds that carry one."""
+        """The mail for one reader (the arguments of :meth:`values`), with the board in words and, with
+        ``pictures``, its picture for the kinds that carry one: both drawn once per game state
+        (:func:`~emails.render.add_board`)."""
         values = self.values(**reader)
         images = add_board(values, values.get("board"), pictures and self.kind.picture)
         return write(self.kind.template, values, images)
