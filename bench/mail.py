@@ -106,6 +106,8 @@ MESSAGES: dict[str, Message] = {
         defending=False,
         hand=0,
         board=BOARD,
+        # A reference tree from before links were minted at sending stores the seat's link in the message.
+        **({"turn_url": "https://smallworld.example/play/token"} if "turn_url" in YourTurn.model_fields else {}),
     ),
 }
 
