@@ -98,20 +98,26 @@ def confirm_tokens(schema: str, first: int) -> list[str]:
 
 
 def seat_tokens(schema: str) -> dict[int, dict[int, str]]:
-    """The seats' turn tokens, read from the invitation mails in the outbox."""
+    """The seats' turn tokens, as their mails carry them: minted from the seats when a mail is sent (ARCHITECTURE
+    §6), with the key the server signs with."""
     import sqlalchemy as sa
 
+    from service.domain.links import LinkMaker, Signer
+    from service.infra.config import DEFAULT_SECRET_KEY
+
+    links = LinkMaker(Signer([os.environ.get("SMALLWORLD_SECRET_KEY") or DEFAULT_SECRET_KEY]), "")
     engine = sa.create_engine(POSTGRES, connect_args={"options": f"-csearch_path={schema}"})
     with engine.connect() as connection:
         rows = connection.execute(
-            sa.text("SELECT game_id, context FROM outbox WHERE template = 'invitation' ORDER BY id")
+            sa.text(
+                "SELECT s.game_id, s.seat, s.secret, p.links_serial FROM seats s JOIN players p ON p.id = s.player_id"
+                " WHERE NOT s.removed ORDER BY s.game_id, s.seat"
+            )
         ).all()
     engine.dispose()
     tokens: dict[int, dict[int, str]] = {}
-    for game_id, context in rows:
-        context = context if isinstance(context, dict) else json.loads(context)
-        seats = tokens.setdefault(game_id, {})
-        seats[len(seats)] = context["turn_url"].rsplit("/", 1)[-1]
+    for game_id, seat, secret, serial in rows:
+        tokens.setdefault(game_id, {})[seat] = links.turn_token(game_id, seat, secret, serial=serial)
     return tokens
 
 

@@ -32,7 +32,7 @@ from service import create_app
 from service.cli.inbound import listener
 from service.domain.models import OutboxMail, Player, Seat
 from service.infra.db import get_engine, get_session, upgrade_database
-from tests.api.conftest import bearer, create_game, read_outbox, token_of
+from tests.api.conftest import bearer, create_game, read_outbox, seat_link, token_of
 from tests.processes import free_port
 
 SECRET = "bench-inbound-secret-0123456789"
@@ -84,7 +84,7 @@ def main() -> None:
         }
     )
     client, game_id, turn, address = started_game(app)
-    token = token_of(turn.context["turn_url"])
+    token = token_of(seat_link(app, turn))
 
     def api() -> None:
         assert client.get(f"/api/games/{game_id}/legal-actions", headers=bearer(token)).status_code == 200

@@ -1,4 +1,8 @@
-"""One typed message per kind of mail: its template, its fields (the template's context) and its dedupe key.
+"""One typed message per kind of mail: its policy, its fields (the template's context) and its dedupe key.
+
+A kind's policy (template, category, audience, picture, replies, calendar) is one :class:`~emails.render.MailKind`
+on its class, and what its templates read is built by its :meth:`Message.values`, the one place (ARCHITECTURE
+§6). The reader's seat link is no field: delivery mints it when the mail is sent.
 
 The service builds a message where an event happens (``YourTurn(...)``) and hands it to
 ``service.domain.outbox.queue_mail``, which stores the template name, the fields as JSON (``context``)
@@ -29,6 +33,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal, NotRequired
 
+from markupsafe import Markup
 from pydantic import (
     AwareDatetime,
     BaseModel,
@@ -41,8 +46,29 @@ from pydantic import (
 )
 from typing_extensions import TypedDict
 
+from . import admin_acts, times
 from .admin_acts import Change
-from .render import MESSAGES, Rendered, RenderError, render
+from .render import (
+    ADDRESS,
+    AT_THE_TABLE,
+    DIGEST,
+    ESSENTIAL,
+    HOST,
+    NOTICE,
+    ORDERS,
+    REMINDER,
+    TALK,
+    MailKind,
+    Rendered,
+    RenderError,
+    add_board,
+    deadline,
+    ordinal,
+    unsubscribe_label,
+    webcal,
+    write,
+)
+from .table_talk import excerpt, message_html
 
 
 def _iso(moment: datetime) -> str:
@@ -109,52 +135,98 @@ class Standing(TypedDict):
 
 # -- the messages ----------------------------------------------------------------------------------------
 class Message(BaseModel):
-    """A mail of one kind, as stored in the outbox and rendered from its template folder."""
+    """A mail of one kind, as stored in the outbox and rendered from its template folder.
+
+    A kind's policy is its :class:`~emails.render.MailKind` (``kind``), declared on its class and read from
+    there by the renderer and by delivery (ARCHITECTURE §6). A message holds no link to the reader's seat: it is
+    minted when the mail is sent (``game_url``), so that it is the seat's link as it is then.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    #: The message's folder under ``emails/templates``.
+    #: The kind's policy.
+    kind: ClassVar[MailKind]
+    #: The message's folder under ``emails/templates`` (``kind.template``).
     template: ClassVar[str]
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if "kind" in cls.__dict__:
+            cls.template = cls.kind.template
 
     @property
     def dedupe_key(self) -> str:
-        """Names the event the mail is about: one mail per event."""
-        raise NotImplementedError
+        """Names the event the mail is about: one mail per event (the kind's ``dedupe``, of the fields).
+
+        >>> TableTalk(game_id=3, game_name="g", player_name="Bob", seat=1, author="Ann", text="Hi",
+        ...           posted_at="2026-03-01T09:00:00+00:00", talk_id=12).dedupe_key
+        'game:3:talk:12:1'
+        """
+        return self.kind.dedupe.format_map(self.__dict__)
 
     @property
     def category(self) -> str:
-        """``essential``, ``reminder`` or ``notice`` (``emails.render``): whether a player may turn it off."""
-        return MESSAGES[self.template]
+        """``essential``, ``reminder``, ``notice``, ``talk`` or ``digest``: whether a player may turn it off."""
+        return self.kind.category
 
     def context(self) -> dict[str, Any]:
         """The fields as JSON: what the outbox row stores and the template reads."""
         return self.model_dump(mode="json")
 
-    def render(
+    def values(
         self,
         *,
         now: datetime,
         time_zone: str | None = "UTC",
         game_url: str | None = None,
         unsubscribe_url: str | None = None,
-        pictures: bool = True,
         calendar_url: str | None = None,
         reply_address: str | None = None,
         choices_url: str | None = None,
-    ) -> Rendered:
-        """The mail for one reader (``emails.render.render``)."""
-        return render(
-            self.template,
-            self.context(),
-            now=now,
-            time_zone=time_zone,
+    ) -> dict[str, Any]:
+        """What the templates read for one reader: the fields, and the reader's links as delivery minted them at
+        sending, each kept only where the kind's policy says; the one place a mail's values are built.
+
+        ``now`` is when the mail is written (its ``Date``): time left is counted from it. ``time_zone`` is the
+        reader's. ``game_url`` is the reader's link to their seat. ``unsubscribe_url`` turns off the kind's
+        category, ``calendar_url`` is the ``https://`` address of the reader's calendar feed (offered in both its
+        ``webcal://`` and ``https://`` forms), ``reply_address`` the mail's ``Reply-To`` (the kinds answered by
+        mail say how), ``choices_url`` the reader's page of mail choices.
+        """
+        kind = self.kind
+        fields = self.context()
+        missing = [key for key in kind.required if fields.get(key) in (None, "")]
+        if missing:
+            raise RenderError(f"{kind.template}: the context lacks {', '.join(missing)}")
+        values: dict[str, Any] = dict(fields)
+        values.update(
+            message=kind.template,
+            category=kind.category,
             game_url=game_url,
-            unsubscribe_url=unsubscribe_url,
-            pictures=pictures,
-            calendar_url=calendar_url,
-            reply_address=reply_address,
-            choices_url=choices_url,
+            unsubscribe_url=unsubscribe_url if kind.unsubscribe else None,
+            unsubscribe_label=unsubscribe_label(kind.category),
+            calendar_url=calendar_url if kind.calendar else None,
+            calendar_webcal=webcal(calendar_url) if calendar_url and kind.calendar else None,
+            choices_url=choices_url if kind.choices else None,
+            deadline=deadline(fields.get("deadline_at"), now, time_zone),
+            time_zone=times.zone(time_zone).key,
+            reply_address=reply_address if kind.replies else None,
         )
+        values["personal_link"] = any(values.get(k) for k in ("invite_url", "admin_url", "game_url", "seats"))
+        self._add_values(values)
+        return values
+
+    def _add_values(self, values: dict[str, Any]) -> None:
+        """The values of the kind's own templates, beyond its fields (none by default)."""
+
+    def render(self, *, pictures: bool = True, **reader: Any) -> Rendered:
+        """The mail for one reader (the arguments of :meth:`values`), with the board in words and, with
+        ``pictures``, its picture for the kinds that carry one: both drawn once per game state
+        (:func:`~emails.render.add_board`)."""
+        values = self.values(**reader)
+        images = add_board(values, values.get("board"), pictures and self.kind.picture)
+        return write(self.kind.template, values, images)
 
 
 class GameMessage(Message):
@@ -167,12 +239,11 @@ class GameMessage(Message):
 class Invitation(GameMessage):
     """A seat in a game: at its creation, or taken over from another player (``replacing``)."""
 
-    template: ClassVar[str] = "invitation"
+    kind: ClassVar[MailKind] = MailKind("invitation", ESSENTIAL, required=("game_name", "player_name", "players"))
 
     player_name: str
     players: list[str]
     invite_url: str
-    turn_url: str
     turn_length_seconds: int
     starts_at_once: bool
     seat: int
@@ -193,7 +264,7 @@ class Invitation(GameMessage):
         """One invitation per seat of a new game, and one per change of hands.
 
         >>> seat = dict(game_id=3, game_name="g", player_name="Ann", players=["Ann"], invite_url="u",
-        ...             turn_url="u", turn_length_seconds=60, starts_at_once=False, seat=1)
+        ...             turn_length_seconds=60, starts_at_once=False, seat=1)
         >>> Invitation(**seat).dedupe_key, Invitation(**seat, seat_secret="s3cr3t").dedupe_key
         ('game:3:invite:1', 'game:3:replace:1:s3cr3t')
         """
@@ -214,7 +285,13 @@ class GameToConfirm(GameMessage):
     """To the host of a new game, and to nobody else until they confirm it (ARCHITECTURE §9): the game as its
     invitations would go, the link to confirm or discard it, and "never mail me again"."""
 
-    template: ClassVar[str] = "confirm_game"
+    kind: ClassVar[MailKind] = MailKind(
+        "confirm_game",
+        ESSENTIAL,
+        required=("game_name", "host_email", "players", "confirm_url", "block_url"),
+        audience=ADDRESS,
+        dedupe="game:{game_id}:confirm",
+    )
 
     host_email: str
     players: list[ProposedSeat]
@@ -225,27 +302,27 @@ class GameToConfirm(GameMessage):
     starts_at_once: bool
     block_url: str
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:confirm"
-
 
 class AdminLink(GameMessage):
     """The host's link to manage the game."""
 
-    template: ClassVar[str] = "admin_link"
+    kind: ClassVar[MailKind] = MailKind(
+        "admin_link", ESSENTIAL, required=("game_name", "admin_url"), audience=HOST, dedupe="game:{game_id}:admin-link"
+    )
 
     admin_url: str
-
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:admin-link"
 
 
 class AdminLogin(Message):
     """A site admin's sign-in link (to an address, about no game)."""
 
-    template: ClassVar[str] = "admin_login"
+    kind: ClassVar[MailKind] = MailKind(
+        "admin_login",
+        ESSENTIAL,
+        required=("login_url", "valid_minutes"),
+        audience=ADDRESS,
+        dedupe="site-admin:{account_id}:sign-in:{window}",
+    )
 
     login_url: str
     valid_minutes: int
@@ -253,25 +330,23 @@ class AdminLogin(Message):
     #: Which sign-in interval it was asked in (seconds since the epoch // the interval): one mail each.
     window: int
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"site-admin:{self.account_id}:sign-in:{self.window}"
-
 
 class SignInLink(Message):
     """An address's sign-in link (ARCHITECTURE §9: an address is an identity), and nothing else: no game, no
     other link. Mailed only to an address the service has mailed before (``service.domain.sign_in``)."""
 
-    template: ClassVar[str] = "sign_in"
+    kind: ClassVar[MailKind] = MailKind(
+        "sign_in",
+        ESSENTIAL,
+        required=("sign_in_url", "valid_minutes"),
+        audience=ADDRESS,
+        dedupe="address-sign-in:{sign_in_id}",
+    )
 
     sign_in_url: str
     valid_minutes: int
     #: The sign-in row the link names: one mail per sign-in asked for.
     sign_in_id: int
-
-    @property
-    def dedupe_key(self) -> str:
-        return f"address-sign-in:{self.sign_in_id}"
 
 
 @with_config(ConfigDict(extra="forbid"))
@@ -286,16 +361,20 @@ class SeatLink(TypedDict):
 class YourLinks(GameMessage):
     """Mail me my links: the reader's links to one game, asked for on its public page (ARCHITECTURE §9)."""
 
-    template: ClassVar[str] = "your_links"
+    kind: ClassVar[MailKind] = MailKind(
+        "your_links", ESSENTIAL, required=("game_name", "seats"), dedupe="game:{game_id}:links:{player_id}:{window}"
+    )
 
     seats: list[SeatLink]
     player_id: int
     #: Which interval it was asked in (seconds since the epoch // the interval): at most one mail each.
     window: int
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:links:{self.player_id}:{self.window}"
+
+#: What a mail asking for a step cannot go out without, beyond its fields' types; and its dedupe key (one mail
+#: per step).
+_STEP_FIELDS = ("game_name", "player_name", "turn", "turns")
+_STEP = "game:{game_id}:step:{step_key}"
 
 
 class _StepMessage(GameMessage):
@@ -304,7 +383,6 @@ class _StepMessage(GameMessage):
     player_name: str
     turn: int
     turns: int
-    turn_url: str
     #: ``None`` while the game is paused: the clock starts when it resumes.
     deadline_at: Instant | None
     version: int
@@ -325,28 +403,34 @@ class _StepMessage(GameMessage):
     #: words; mails written before it have none.
     guide_url: str = ""
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:step:{self.step_key}"
-
 
 class YourTurn(_StepMessage):
-    template: ClassVar[str] = "your_turn"
+    kind: ClassVar[MailKind] = MailKind(
+        "your_turn", ESSENTIAL, required=_STEP_FIELDS, dedupe=_STEP, picture=True, replies=ORDERS, calendar=True
+    )
 
 
 class RedeployNeeded(_StepMessage):
     """A defender's redeployment, in the ``ask`` redeploy mode (ARCHITECTURE §4)."""
 
-    template: ClassVar[str] = "redeploy_needed"
+    kind: ClassVar[MailKind] = MailKind(
+        "redeploy_needed", ESSENTIAL, required=_STEP_FIELDS, dedupe=_STEP, replies=ORDERS
+    )
 
 
 class Reminder(GameMessage):
     """One reminder of a step, ``before_seconds`` before its deadline (ARCHITECTURE §5)."""
 
-    template: ClassVar[str] = "reminder"
+    kind: ClassVar[MailKind] = MailKind(
+        "reminder",
+        REMINDER,
+        required=("game_name", "player_name", "deadline_at"),
+        replies=ORDERS,
+        calendar=True,
+        dedupe="game:{game_id}:reminder:{step_key}:{before_seconds}:{seat}",
+    )
 
     player_name: str
-    turn_url: str
     deadline_at: Instant
     step_key: str
     before_seconds: int
@@ -355,15 +439,17 @@ class Reminder(GameMessage):
     turns: int
     seat: int
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:reminder:{self.step_key}:{self.before_seconds}:{self.seat}"
+    def _add_values(self, values: dict[str, Any]) -> None:
+        if values["deadline"] is None:  # required, so only a malformed date gets here
+            raise RenderError("reminder: the deadline is missing")
 
 
 class AutoPassed(GameMessage):
     """A seat's step was completed for it: its deadline passed, or an admin passed it."""
 
-    template: ClassVar[str] = "auto_passed"
+    kind: ClassVar[MailKind] = MailKind(
+        "auto_passed", NOTICE, required=("game_name", "player_name"), dedupe="game:{game_id}:auto-pass:{version}"
+    )
 
     player_name: str
     #: ``deadline``, or the admin who passed the step (an audit actor, ``host`` or ``site admin …``).
@@ -372,15 +458,17 @@ class AutoPassed(GameMessage):
     #: The game's version the pass made.
     version: int
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:auto-pass:{self.version}"
-
 
 class HostAlert(GameMessage):
     """To the host: a player missed ``auto_passes`` turns in a row."""
 
-    template: ClassVar[str] = "host_alert"
+    kind: ClassVar[MailKind] = MailKind(
+        "host_alert",
+        NOTICE,
+        required=("game_name", "player_name", "auto_passes"),
+        audience=HOST,
+        dedupe="game:{game_id}:alert:{seat}:{auto_passes}",
+    )
 
     #: The player who missed their turns, in ``seat``.
     player_name: str
@@ -388,24 +476,79 @@ class HostAlert(GameMessage):
     admin_url: str
     seat: int
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:alert:{self.seat}:{self.auto_passes}"
-
 
 class GameOver(GameMessage):
     """The final table, to one seat (ARCHITECTURE §4, "End of game"): every coin count is public now."""
 
-    template: ClassVar[str] = "game_over"
+    kind: ClassVar[MailKind] = MailKind(
+        "game_over",
+        ESSENTIAL,
+        required=("game_name", "player_name", "standings"),
+        dedupe="game:{game_id}:over:{your_seat}",
+    )
 
     player_name: str
     standings: list[Standing]
     seed: str
     your_seat: int
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:over:{self.your_seat}"
+    def _add_values(self, values: dict[str, Any]) -> None:
+        """The table in seat order of places, the verdict, and how a tie was broken."""
+        places: dict[int, int] = {}
+        for row in self.standings:
+            places[row["place"]] = places.get(row["place"], 0) + 1
+        rows = [
+            dict(
+                row,
+                you=row.get("player") == self.your_seat,
+                shared=places[row["place"]] > 1,
+                name=row.get("name") or "?",
+            )
+            for row in sorted(values["standings"], key=lambda r: (r["place"], r.get("player", 0)))
+        ]
+        values["rows"] = rows
+        values["your_row"] = next((r for r in rows if r["you"]), None)
+        winners = [r for r in rows if r["place"] == 1]
+        names = _and([w["name"] for w in winners])
+        top = winners[0]
+        if len(winners) > 1:
+            values["verdict"] = (
+                f"{names} share the victory with {top['coins']} coins each and {top['tokens_on_board']} race tokens "
+                "on the board each: the tie-break could not part them."
+            )
+            values["verdict_short"] = f"{names} share the victory"
+        else:
+            values["verdict"] = f"{top['name']} wins with {top['coins']} coins."
+            values["verdict_short"] = f"{top['name']} wins"
+        tied = [r for r in rows if r["coins"] == top["coins"]]
+        if len(tied) > 1 and len(winners) == 1:
+            others = [r for r in tied if r is not top]
+            values["tie_break_note"] = (
+                f"Tie-break: {_and([r['name'] for r in tied])} {'both' if len(tied) == 2 else 'all'} had "
+                f"{top['coins']} coins; the tie goes to the most race tokens on the board (Active and In Decline): "
+                f"{top['name']} had {top['tokens_on_board']}, "
+                + _and([f"{r['name']} {r['tokens_on_board']}" for r in others])
+                + "."
+            )
+        elif any(r["tie_break"] for r in rows if r["place"] != 1):
+            values["tie_break_note"] = (
+                "Players with the same coins are ranked by race tokens on the board (Active and In Decline)."
+            )
+        values["table_text"] = _table(rows)
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    width = max(6, *(len(r["name"]) + (6 if r["you"] else 0) for r in rows))
+    lines = [f"  {'Place':<6} {'Player':<{width}} {'Coins':>5}  Tokens on the board"]
+    for r in rows:
+        place = ordinal(r["place"]) + ("=" if r["shared"] else "")
+        name = r["name"] + (" (you)" if r["you"] else "")
+        lines.append(f"  {place:<6} {name:<{width}} {r['coins']:>5}  {r['tokens_on_board']:>5}")
+    return "\n".join(lines)
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 #: What an :class:`OrdersAnswer` answers: orders carried out (or refused), a reply to a step that was over,
@@ -422,7 +565,14 @@ class OrdersAnswer(GameMessage):
     legal actions from there, the board as it stands; to the seat's own address, never the ``From`` of the
     mail answered."""
 
-    template: ClassVar[str] = "orders_answer"
+    kind: ClassVar[MailKind] = MailKind(
+        "orders_answer",
+        ESSENTIAL,
+        required=("game_name", "player_name"),
+        picture=True,
+        replies=ORDERS,
+        dedupe="inbound:{inbound_id}:answer",
+    )
 
     player_name: str
     seat: int
@@ -449,16 +599,11 @@ class OrdersAnswer(GameMessage):
     grammar: list[str] = []
     #: The step the seat is awaited for now (its reply address), or None.
     step_key: str | None = None
-    turn_url: str
     #: The reader's own coins (theirs only, ARCHITECTURE §4).
     coins: int | None = None
     board: Board | None = None
     turn: int
     turns: int
-
-    @property
-    def dedupe_key(self) -> str:
-        return f"inbound:{self.inbound_id}:answer"
 
 
 #: What a delivery status code (RFC 3463) says, in a host's words: by the whole code, else by its class and
@@ -510,7 +655,13 @@ def bounce_reason(status: str) -> str:
 class BounceAlert(GameMessage):
     """To the host: mail to a player's address bounces (a delivery status notification said so)."""
 
-    template: ClassVar[str] = "bounce_alert"
+    kind: ClassVar[MailKind] = MailKind(
+        "bounce_alert",
+        ESSENTIAL,
+        required=("game_name", "player_name", "address", "admin_url"),
+        audience=HOST,
+        dedupe="game:{game_id}:bounce:{seat}:{inbound_id}",
+    )
 
     player_name: str
     seat: int
@@ -527,17 +678,18 @@ class BounceAlert(GameMessage):
     def _fixed_words(cls, reason: object) -> str:
         return bounce_reason(str(reason))
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:bounce:{self.seat}:{self.inbound_id}"
-
 
 class SeatToBot(GameMessage):
     """To a seat's player: the house bot plays their seat from now on (the host gave it the seat, or they
     missed ``missed`` turns in a row), and the link to take it back. Essential: it is how they get their
     seat back, and no turn mail comes while the bot plays it (ARCHITECTURE §10)."""
 
-    template: ClassVar[str] = "seat_to_bot"
+    kind: ClassVar[MailKind] = MailKind(
+        "seat_to_bot",
+        ESSENTIAL,
+        required=("game_name", "player_name", "take_back_url"),
+        dedupe="game:{game_id}:seat-to-bot:{event}",
+    )
 
     player_name: str
     seat: int
@@ -548,15 +700,17 @@ class SeatToBot(GameMessage):
     #: The audit entry of the change: one mail per change.
     event: int
 
-    @property
-    def dedupe_key(self) -> str:
-        return f"game:{self.game_id}:seat-to-bot:{self.event}"
-
 
 class TableTalk(GameMessage):
     """A message written at the game's table (ARCHITECTURE §9), to one other seat (``seat``) who wants it."""
 
-    template: ClassVar[str] = "table_talk"
+    kind: ClassVar[MailKind] = MailKind(
+        "table_talk",
+        TALK,
+        required=("game_name", "player_name", "author", "text"),
+        replies=AT_THE_TABLE,
+        dedupe="game:{game_id}:talk:{talk_id}:{seat}",
+    )
 
     #: The reader.
     player_name: str
@@ -568,15 +722,11 @@ class TableTalk(GameMessage):
     posted_at: Instant
     talk_id: int
 
-    @property
-    def dedupe_key(self) -> str:
-        """One mail per message and reader.
-
-        >>> TableTalk(game_id=3, game_name="g", player_name="Bob", seat=1, author="Ann", text="Hi",
-        ...           posted_at="2026-03-01T09:00:00+00:00", talk_id=12).dedupe_key
-        'game:3:talk:12:1'
-        """
-        return f"game:{self.game_id}:talk:{self.talk_id}:{self.seat}"
+    def _add_values(self, values: dict[str, Any]) -> None:
+        # The message's HTML is cleaned by emails.table_talk (an allow-list): it goes into the mail as it is.
+        values["text_html"] = Markup(message_html(self.text))
+        values["excerpt"] = excerpt(self.text, 60)
+        values["posted_local"] = times.local_time(self.posted_at, values["time_zone"])
 
 
 @with_config(ConfigDict(extra="forbid"))
@@ -607,7 +757,9 @@ class DailyDigest(Message):
     """Once a day, at the local hour the reader chose (ARCHITECTURE §9): every game that waits for them, and what
     was said at the tables of the games they follow by digest. About no one game: it has its own thread."""
 
-    template: ClassVar[str] = "daily_digest"
+    kind: ClassVar[MailKind] = MailKind(
+        "daily_digest", DIGEST, required=("player_name", "local_date"), dedupe="digest:{player_id}:{local_date}"
+    )
 
     player_name: str
     player_id: int
@@ -618,13 +770,22 @@ class DailyDigest(Message):
     #: Messages left out of ``talk`` (it holds the latest few only).
     more_talk: int = 0
 
-    @property
-    def dedupe_key(self) -> str:
-        """
-        >>> DailyDigest(player_name="Ann", player_id=4, local_date="2026-03-01", games=[], talk=[]).dedupe_key
-        'digest:4:2026-03-01'
-        """
-        return f"digest:{self.player_id}:{self.local_date}"
+    def _add_values(self, values: dict[str, Any]) -> None:
+        tz = values["time_zone"]
+        day = datetime.fromisoformat(self.local_date)
+        values["day"] = f"{day:%A} {day.day} {day:%B %Y}"
+        games = []
+        for game in values["games"]:
+            at = times.parse(game.get("deadline_at"))
+            games.append(dict(game, deadline=times.local_time(at, tz) if at else None))
+        values["game_rows"] = games
+        talk = []
+        for said in values["talk"]:
+            at = times.parse(said.get("posted_at"))
+            talk.append(dict(said, at=times.local_time(at, tz) if at else "", html=Markup(message_html(said["text"]))))
+        values["talk_rows"] = talk
+        # The digest says itself that its links are personal (of several games, not of one).
+        values["personal_link"] = False
 
 
 #: What an :class:`AdminChange` announces.
@@ -634,7 +795,7 @@ class AdminChange(GameMessage):
     """An admin act (or a player's vacation) announced to a player; or, with ``change="outage"``, the
     deadline sweep's notice that the service was away and the deadline moved."""
 
-    template: ClassVar[str] = "admin_change"
+    kind: ClassVar[MailKind] = MailKind("admin_change", NOTICE, required=("game_name", "player_name", "change"))
 
     player_name: str
     change: Change
@@ -667,6 +828,14 @@ class AdminChange(GameMessage):
             return f"game:{self.game_id}:outage:{self.details['from']}:{self.seat}"
         return f"game:{self.game_id}:admin:{self.version}:{self.player_id}"
 
+    def _add_values(self, values: dict[str, Any]) -> None:
+        """The act in words, as ``emails.admin_acts`` tells it to this reader."""
+        kind = admin_acts.CHANGES[self.change]
+        act = admin_acts.AdminAct(kind, self.actor, self.details, deadline=times.parse(values["deadline_at"]))
+        reader = admin_acts.Reader("mail", names=self.names or (), viewer=self.seat, time_zone=values["time_zone"])
+        values["change_title"] = admin_acts.title(kind)
+        values["change_text"] = admin_acts.told(act, reader)
+
 
 #: Every kind of message, by template name.
 KINDS: dict[str, type[Message]] = {
@@ -694,16 +863,34 @@ KINDS: dict[str, type[Message]] = {
 }
 
 
+#: The category of each kind of mail, by template name (a row of an unknown kind is essential: it is never
+#: skipped for a reader's choices, it fails).
+CATEGORIES: dict[str, str] = {template: kind.kind.category for template, kind in KINDS.items()}
+
+#: Fields that rows written by earlier releases hold and that no message has now; they are dropped as the row
+#: is read. ``turn_url``: the reader's seat link, minted since when the mail is sent (``game_url``), as the
+#: seat and its player's ``links_serial`` are then.
+RETIRED = frozenset({"turn_url"})
+
+
 def from_json(template: str, context: Mapping[str, Any]) -> Message:
     """The message an outbox row stores: its template name and its fields as JSON.
 
-    Raises :class:`MessageError`, naming what is wrong, when they do not make a valid message.
+    Raises :class:`MessageError`, naming what is wrong, when they do not make a valid message. The
+    :data:`RETIRED` fields of a row written by an earlier release are ignored.
+
+    >>> step = dict(game_id=7, game_name="Friday", player_name="Ann", deadline_at="2026-03-03T13:00:00+00:00",
+    ...             step_key="4:1:-", before_seconds=3600, defending=False, turn=4, turns=10, seat=1)
+    >>> from_json("reminder", {**step, "turn_url": "https://smallworld.example/play/old"}).context() == step
+    True
     """
     kind = KINDS.get(template)
     if kind is None:
         raise MessageError(f"unknown message {template!r}")
     if not isinstance(context, Mapping):
         raise MessageError(f"{template}: the context is not a JSON object")
+    if any(key in context for key in RETIRED):
+        context = {key: value for key, value in context.items() if key not in RETIRED}
     try:
         return kind.model_validate(context)
     except ValidationError as error:

@@ -21,15 +21,7 @@ def write_previews(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, sample in ALL.items():
-        rendered = sample.mail.render(
-            now=sample.now,
-            time_zone=sample.time_zone,
-            game_url=sample.game_url,
-            unsubscribe_url=sample.unsubscribe_url,
-            calendar_url=sample.calendar_url,
-            reply_address=sample.reply_address,
-            choices_url=sample.choices_url,
-        )
+        rendered = sample.render()
         html = rendered.html
         for cid, data in rendered.images.items():
             picture = out / f"{name}-{cid.split('@')[0]}.png"

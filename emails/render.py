@@ -6,6 +6,10 @@ its own: every link, the deadline and the final table are in it, not only in the
 
 Rendering is pure: the same context, time and time zone give the same mail, byte for byte. That is what
 lets a retried delivery send exactly the mail it may already have sent (``emails.compose``).
+
+What a kind of mail is (its template, audience, unsubscribe category, picture, replies, calendar) is its
+:class:`MailKind`, declared on its message class in ``emails.messages``, which also builds the values its
+templates read (``Message.values``); this module turns those values into a mail (:func:`write`).
 """
 
 from __future__ import annotations
@@ -22,12 +26,10 @@ from typing import Any
 
 import css_inline
 from jinja2 import Environment, FileSystemLoader, Template, Undefined, select_autoescape
-from markupsafe import Markup
 
 from . import admin_acts, times
 from .board import png
 from .board.public import PublicBoard
-from .table_talk import excerpt, message_html
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -42,65 +44,60 @@ TALK = "talk"
 #: The daily digest: sent only to those who chose it (``Player.notify``, ``GameNotification``).
 DIGEST = "digest"
 
-#: Every message, with its category (which decides the unsubscribe link and the player's preference). Each
-#: has its typed fields and dedupe key in ``emails.messages``.
-MESSAGES: dict[str, str] = {
-    "invitation": ESSENTIAL,
-    "confirm_game": ESSENTIAL,
-    "admin_link": ESSENTIAL,
-    "admin_login": ESSENTIAL,
-    "sign_in": ESSENTIAL,
-    "your_links": ESSENTIAL,
-    "your_turn": ESSENTIAL,
-    "redeploy_needed": ESSENTIAL,
-    "reminder": REMINDER,
-    "auto_passed": NOTICE,
-    "admin_change": NOTICE,
-    "host_alert": NOTICE,
-    # The answer to a player's own mail of orders, and a host's news that a player's mail bounces.
-    "orders_answer": ESSENTIAL,
-    "bounce_alert": ESSENTIAL,
-    # The final results are never silenced, whatever the player turned off (ARCHITECTURE §9).
-    "game_over": ESSENTIAL,
-    "seat_to_bot": ESSENTIAL,
-    "table_talk": TALK,
-    "daily_digest": DIGEST,
-}
+#: To whom a kind of mail goes (:attr:`MailKind.audience`): a player about their own seat or game, the host
+#: of a game about others' seats, or an address as such, before it takes part in anything (a game to
+#: confirm, a sign-in link): that one has no page of mail choices to link.
+PLAYER = "player"
+HOST = "host"
+ADDRESS = "address"
 
-#: Messages that may be answered by mail: those that ask for orders carry the seat's signed reply address
-#: for the step (``Reply-To``), when delivery gives it, and say how to answer with orders; a table-talk
-#: mail's reply address posts the answer at the table.
-REPLY_MESSAGES = frozenset({"your_turn", "redeploy_needed", "reminder", "orders_answer", "table_talk"})
+#: What a reply to a mail does (:attr:`MailKind.replies`): its reply address names the seat and the step, and
+#: the mail says how to answer with orders (ARCHITECTURE §10); or it names the seat, and the answer is posted at
+#: the table.
+ORDERS = "orders"
+AT_THE_TABLE = "at the table"
 
-#: Messages whose footer offers the reader's calendar feed (every deadline of their games), when delivery
-#: gives its address (``calendar_url``): the mails about a deadline.
-CALENDAR_MESSAGES = frozenset({"your_turn", "reminder"})
 
-#: Messages whose footer links the reader's page of mail choices (``choices_url``): all but those that
-#: go to an address before it takes part in anything (a game to confirm, a sign-in link).
-CHOICES_MESSAGES = frozenset(MESSAGES) - {"confirm_game", "admin_login", "sign_in"}
+@dataclass(frozen=True)
+class MailKind:
+    """A kind of mail's policy, declared once on its message class (``emails.messages``, ARCHITECTURE §6)
+    and read from there by the renderer and by delivery, which mints the links it names at sending.
 
-#: Context keys a message cannot go out without; anything else is optional in its templates.
-REQUIRED: dict[str, tuple[str, ...]] = {
-    "invitation": ("game_name", "player_name", "players"),
-    "confirm_game": ("game_name", "host_email", "players", "confirm_url", "block_url"),
-    "admin_link": ("game_name", "admin_url"),
-    "admin_login": ("login_url", "valid_minutes"),
-    "sign_in": ("sign_in_url", "valid_minutes"),
-    "your_links": ("game_name", "seats"),
-    "your_turn": ("game_name", "player_name", "turn_url", "turn", "turns"),
-    "redeploy_needed": ("game_name", "player_name", "turn_url", "turn", "turns"),
-    "reminder": ("game_name", "player_name", "turn_url", "deadline_at"),
-    "auto_passed": ("game_name", "player_name"),
-    "admin_change": ("game_name", "player_name", "change"),
-    "host_alert": ("game_name", "player_name", "auto_passes"),
-    "game_over": ("game_name", "player_name", "standings"),
-    "orders_answer": ("game_name", "player_name", "turn_url"),
-    "bounce_alert": ("game_name", "player_name", "address", "admin_url"),
-    "seat_to_bot": ("game_name", "player_name", "take_back_url"),
-    "table_talk": ("game_name", "player_name", "author", "text"),
-    "daily_digest": ("player_name", "local_date"),
-}
+    >>> kind = MailKind("reminder", REMINDER, required=("deadline_at",), replies=ORDERS, calendar=True)
+    >>> kind.unsubscribe, kind.choices, kind.replies
+    ('reminders', True, 'orders')
+    """
+
+    #: Its folder under ``emails/templates``.
+    template: str
+    #: ``essential``, ``reminder``, ``notice``, ``talk`` or ``digest``: whether and how a reader may turn it
+    #: off (``service.domain.notifications``), and its unsubscribe link.
+    category: str
+    #: Fields it cannot go out without, beyond their type: they must not be empty either.
+    required: tuple[str, ...] = ()
+    #: Its dedupe key, of its fields (``str.format``): it names the event the mail is about, so that the event
+    #: writes one mail. Rows in databases rely on the keys: a kind's never changes shape.
+    dedupe: str = ""
+    #: :data:`PLAYER`, :data:`HOST` or :data:`ADDRESS`.
+    audience: str = PLAYER
+    #: It carries the picture of its board.
+    picture: bool = False
+    #: :data:`ORDERS`, :data:`AT_THE_TABLE`, or ``None``: a reply to it is not read.
+    replies: str | None = None
+    #: Its footer offers the reader's calendar feed (the mails about a deadline).
+    calendar: bool = False
+
+    @property
+    def unsubscribe(self) -> str | None:
+        """The kind of its unsubscribe link (``links.LinkMaker.unsubscribe_url``), which turns off its category
+        alone; ``None`` for mail that cannot be turned off (essential) or is asked for (the digest)."""
+        return _UNSUBSCRIBE.get(self.category, (None, None))[0]
+
+    @property
+    def choices(self) -> bool:
+        """Its footer links the reader's page of mail choices: all but mail to an address as such."""
+        return self.audience != ADDRESS
+
 
 #: Plain-text lines are wrapped at this width (URLs are never broken).
 TEXT_WIDTH = 72
@@ -121,78 +118,35 @@ class Rendered:
     #: Inline images by Content-ID (without the angle brackets), referenced as ``cid:`` in the HTML.
     images: dict[str, bytes] = field(default_factory=dict)
 
-    @property
-    def category(self) -> str:
-        return MESSAGES[self.message]
 
-
-def render(
-    message: str,
-    context: Mapping[str, Any],
-    *,
-    now: datetime,
-    time_zone: str | None = "UTC",
-    game_url: str | None = None,
-    unsubscribe_url: str | None = None,
-    pictures: bool = True,
-    calendar_url: str | None = None,
-    reply_address: str | None = None,
-    choices_url: str | None = None,
-) -> Rendered:
-    """Render ``message`` for one reader.
-
-    ``now`` is when the mail is written (its ``Date``): time remaining is counted from it. ``time_zone`` is
-    the reader's. ``game_url`` is the reader's own link to the game (their seat), for messages that carry
-    no link of their own. ``unsubscribe_url`` adds the footer link of reminders and notices.
-    ``calendar_url`` (the ``https://`` address of the reader's calendar feed) adds "Add your deadlines to
-    your calendar" to the footer of the :data:`CALENDAR_MESSAGES`, in its ``webcal://`` and ``https://``
-    forms. ``reply_address`` (the mail's ``Reply-To``, a signed address for orders by mail) makes the
-    :data:`REPLY_MESSAGES` say how to play by replying. ``choices_url`` (the reader's page of mail choices)
-    adds "Choose which mails you get" to the footer.
-    """
-    if message not in MESSAGES:
-        raise RenderError(f"unknown message {message!r}")
-    missing = [key for key in REQUIRED[message] if context.get(key) in (None, "")]
-    if missing:
-        raise RenderError(f"{message}: the context lacks {', '.join(missing)}")
-    values: dict[str, Any] = dict(context)
-    values.update(
-        message=message,
-        category=MESSAGES[message],
-        game_url=game_url or context.get("game_url"),
-        # Essential mail cannot be turned off: it never offers to.
-        unsubscribe_url=unsubscribe_url if MESSAGES[message] != ESSENTIAL else None,
-        unsubscribe_label=_UNSUBSCRIBE_LABELS.get(MESSAGES[message]),
-        calendar_url=calendar_url if message in CALENDAR_MESSAGES else None,
-        calendar_webcal=webcal(calendar_url) if calendar_url and message in CALENDAR_MESSAGES else None,
-        choices_url=choices_url if message in CHOICES_MESSAGES else None,
-        deadline=_deadline(context.get("deadline_at"), now, time_zone),
-        time_zone=times.zone(time_zone).key,
-        reply_address=reply_address if message in REPLY_MESSAGES else None,
-    )
-    values["personal_link"] = any(values.get(k) for k in ("turn_url", "invite_url", "admin_url", "game_url", "seats"))
-    images: dict[str, bytes] = {}
-    board = context.get("board")
-    if board and board.get("regions"):
-        # What every reader of the game state sees alike, as text: the key of what is worded and drawn once.
-        public = public_key(board)
-        you = board.get("you")
-        if public is not None and (you is None or isinstance(you, int)):
-            values["board_lines"] = list(_board_lines(public, you))
-        else:
-            values["board_lines"] = board_lines(board)
-        if pictures and message in ("your_turn", "orders_answer"):
-            picture = _picture(public) if public is not None else png.drawn(PublicBoard.from_mail(board))
-            images[BOARD_CID] = picture.data
-            values["board_cid"] = BOARD_CID
-            values["board_size"] = (picture.width, picture.height)
-    _PREPARE.get(message, lambda v: None)(values)
-
-    subject = " ".join(_env.get_template(f"{message}/subject.txt").render(values).split())
+def write(template: str, values: dict[str, Any], images: dict[str, bytes] | None = None) -> Rendered:
+    """The mail of ``template`` from the values of one reader's mail, as its message builds them
+    (``emails.messages.Message.values``): its subject, its plain text and its HTML."""
+    subject = " ".join(_env.get_template(f"{template}/subject.txt").render(values).split())
     values["subject"] = subject
-    text = _tidy_text(_env.get_template(f"{message}/body.txt").render(values))
-    html = _html(_env.get_template(f"{message}/body.html"), values)
-    return Rendered(message=message, subject=subject, text=text, html=html, images=images)
+    text = _tidy_text(_env.get_template(f"{template}/body.txt").render(values))
+    html = _html(_env.get_template(f"{template}/body.html"), values)
+    return Rendered(message=template, subject=subject, text=text, html=html, images=images or {})
+
+
+def add_board(values: dict[str, Any], board: Mapping[str, Any] | None, picture: bool) -> dict[str, bytes]:
+    """Adds a mail's board in words to ``values`` (``board_lines``), and with ``picture`` its picture:
+    returned as the mail's inline images, named in ``values`` (``board_cid``, ``board_size``)."""
+    if not board or not board.get("regions"):
+        return {}
+    # What every reader of the game state sees alike, as text: the key of what is worded and drawn once.
+    public = public_key(board)
+    you = board.get("you")
+    if public is not None and (you is None or isinstance(you, int)):
+        values["board_lines"] = list(_board_lines(public, you))
+    else:
+        values["board_lines"] = board_lines(board)
+    if not picture:
+        return {}
+    drawn = _picture(public) if public is not None else png.drawn(PublicBoard.from_mail(board))
+    values["board_cid"] = BOARD_CID
+    values["board_size"] = (drawn.width, drawn.height)
+    return {BOARD_CID: drawn.data}
 
 
 def prepare() -> None:
@@ -254,7 +208,8 @@ class Deadline:
     left: str
 
 
-def _deadline(value: Any, now: datetime, time_zone: str | None) -> Deadline | None:
+def deadline(value: Any, now: datetime, time_zone: str | None) -> Deadline | None:
+    """A mail's deadline for its reader: in their time zone, and the time left from ``now``."""
     at = times.parse(value)
     if at is None:
         return None
@@ -292,129 +247,26 @@ def board_lines(board: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-# -- message-specific values ------------------------------------------------------------------------------
-_UNSUBSCRIBE_LABELS = {
-    REMINDER: "Stop these reminders",
-    NOTICE: "Stop these notices",
-    TALK: "Stop mails of table talk",
+#: Each category that a reader may turn off: the kind of its unsubscribe link, and the footer's words for it.
+_UNSUBSCRIBE = {
+    REMINDER: ("reminders", "Stop these reminders"),
+    NOTICE: ("notices", "Stop these notices"),
+    TALK: ("messages", "Stop mails of table talk"),
 }
 
 
-def _prepare_admin_change(values: dict[str, Any]) -> None:
-    kind = admin_acts.CHANGES[values["change"]]
-    act = admin_acts.AdminAct(
-        kind, values.get("actor"), values.get("details") or {}, deadline=times.parse(values.get("deadline_at"))
-    )
-    reader = admin_acts.Reader(
-        "mail", names=values.get("names") or (), viewer=values.get("seat"), time_zone=values["time_zone"]
-    )
-    values["change_title"] = admin_acts.title(kind)
-    values["change_text"] = admin_acts.told(act, reader)
+def unsubscribe_label(category: str) -> str | None:
+    """The footer's words for the unsubscribe link of ``category``."""
+    return _UNSUBSCRIBE.get(category, (None, None))[1]
 
 
-def _prepare_game_over(values: dict[str, Any]) -> None:
-    standings = values["standings"]
-    you = values.get("your_seat")
-    places: dict[int, int] = {}
-    for row in standings:
-        places[row["place"]] = places.get(row["place"], 0) + 1
-    rows = [
-        dict(row, you=row.get("player") == you, shared=places[row["place"]] > 1, name=row.get("name") or "?")
-        for row in sorted(standings, key=lambda r: (r["place"], r.get("player", 0)))
-    ]
-    values["rows"] = rows
-    values["your_row"] = next((r for r in rows if r["you"]), None)
-    winners = [r for r in rows if r["place"] == 1]
-    names = _and([w["name"] for w in winners])
-    top = winners[0]
-    if len(winners) > 1:
-        values["verdict"] = (
-            f"{names} share the victory with {top['coins']} coins each and {top['tokens_on_board']} race tokens on "
-            "the board each: the tie-break could not part them."
-        )
-        values["verdict_short"] = f"{names} share the victory"
-    else:
-        values["verdict"] = f"{top['name']} wins with {top['coins']} coins."
-        values["verdict_short"] = f"{top['name']} wins"
-    tied = [r for r in rows if r["coins"] == top["coins"]]
-    if len(tied) > 1 and len(winners) == 1:
-        others = [r for r in tied if r is not top]
-        values["tie_break_note"] = (
-            f"Tie-break: {_and([r['name'] for r in tied])} {'both' if len(tied) == 2 else 'all'} had {top['coins']} "
-            "coins; the tie goes to the most "
-            f"race tokens on the board (Active and In Decline): {top['name']} had {top['tokens_on_board']}, "
-            + _and([f"{r['name']} {r['tokens_on_board']}" for r in others])
-            + "."
-        )
-    elif any(r["tie_break"] for r in rows if r["place"] != 1):
-        values["tie_break_note"] = (
-            "Players with the same coins are ranked by race tokens on the board (Active and In Decline)."
-        )
-    values["table_text"] = _table(rows)
-
-
-def _table(rows: list[dict[str, Any]]) -> str:
-    width = max(6, *(len(r["name"]) + (6 if r["you"] else 0) for r in rows))
-    lines = [f"  {'Place':<6} {'Player':<{width}} {'Coins':>5}  Tokens on the board"]
-    for r in rows:
-        place = _ordinal(r["place"]) + ("=" if r["shared"] else "")
-        name = r["name"] + (" (you)" if r["you"] else "")
-        lines.append(f"  {place:<6} {name:<{width}} {r['coins']:>5}  {r['tokens_on_board']:>5}")
-    return "\n".join(lines)
-
-
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _ordinal(n: int) -> str:
+def ordinal(n: int) -> str:
+    """
+    >>> ordinal(1), ordinal(12), ordinal(23)
+    ('1st', '12th', '23rd')
+    """
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
-
-
-def _prepare_redeploy(values: dict[str, Any]) -> None:
-    values.setdefault("defending", True)
-
-
-def _prepare_reminder(values: dict[str, Any]) -> None:
-    if values["deadline"] is None:  # required, so only a malformed date gets here
-        raise RenderError("reminder: the deadline is missing")
-
-
-def _prepare_table_talk(values: dict[str, Any]) -> None:
-    # The message's HTML is cleaned by emails.table_talk (an allow-list): it goes into the mail as it is.
-    values["text_html"] = Markup(message_html(values["text"]))
-    values["excerpt"] = excerpt(values["text"], 60)
-    posted = times.parse(values.get("posted_at"))
-    values["posted_local"] = times.local_time(posted, values["time_zone"]) if posted else None
-
-
-def _prepare_daily_digest(values: dict[str, Any]) -> None:
-    tz = values["time_zone"]
-    day = datetime.fromisoformat(values["local_date"])
-    values["day"] = f"{day:%A} {day.day} {day:%B %Y}"
-    games = []
-    for game in values.get("games") or []:
-        at = times.parse(game.get("deadline_at"))
-        games.append(dict(game, deadline=times.local_time(at, tz) if at else None))
-    values["game_rows"] = games
-    talk = []
-    for said in values.get("talk") or []:
-        at = times.parse(said.get("posted_at"))
-        talk.append(dict(said, at=times.local_time(at, tz) if at else "", html=Markup(message_html(said["text"]))))
-    values["talk_rows"] = talk
-    # The digest says itself that its links are personal (of several games, not of one).
-    values["personal_link"] = False
-
-
-_PREPARE = {
-    "admin_change": _prepare_admin_change,
-    "daily_digest": _prepare_daily_digest,
-    "table_talk": _prepare_table_talk,
-    "game_over": _prepare_game_over,
-    "redeploy_needed": _prepare_redeploy,
-    "reminder": _prepare_reminder,
-}
 
 
 # -- the HTML, its style inlined once per shape ------------------------------------------------------------
@@ -424,7 +276,6 @@ _PREPARE = {
 _AS_TEXT = (
     "player_name",
     "game_name",
-    "turn_url",
     "game_url",
     "guide_url",
     "choices_url",
@@ -548,6 +399,6 @@ _env = Environment(
     cache_size=-1,
 )
 _env.filters["duration"] = times.duration
-_env.filters["ordinal"] = _ordinal
+_env.filters["ordinal"] = ordinal
 _env.filters["actor"] = lambda actor: admin_acts.who(actor, capital=False)
 _inliner = css_inline.CSSInliner()

@@ -34,6 +34,7 @@ from .messages import (
     YourLinks,
     YourTurn,
 )
+from .render import Rendered
 
 NOW = datetime(2026, 3, 1, 11, 30, tzinfo=UTC)
 DEADLINE = datetime(2026, 3, 3, 13, 0, tzinfo=UTC)
@@ -114,12 +115,13 @@ class Sample:
     mail: Message
     time_zone: str = "Europe/Paris"
     now: datetime = NOW
+    #: The reader's seat link, which delivery mints when the mail is sent.
     game_url: str | None = None
     unsubscribe_url: str | None = None
     calendar_url: str | None = None
     #: The mail's signed reply address (orders by mail), for the messages that ask for orders.
     reply_address: str | None = None
-    #: The reader's page of mail choices: every mail's footer links it (``emails.render.CHOICES_MESSAGES``).
+    #: The reader's page of mail choices: the footer of every kind but those to an address as such links it.
     choices_url: str | None = None
 
     def __post_init__(self) -> None:
@@ -130,6 +132,19 @@ class Sample:
     def message(self) -> str:
         """The template's name."""
         return self.mail.template
+
+    def render(self, **changes: Any) -> Rendered:
+        """The mail as delivery renders it for the sample's reader, with its links; ``changes``: other fields."""
+        mail = type(self.mail)(**{**self.context, **changes}) if changes else self.mail
+        return mail.render(
+            now=self.now,
+            time_zone=self.time_zone,
+            game_url=self.game_url,
+            unsubscribe_url=self.unsubscribe_url,
+            calendar_url=self.calendar_url,
+            reply_address=self.reply_address,
+            choices_url=self.choices_url,
+        )
 
     @property
     def context(self) -> dict[str, Any]:
@@ -142,6 +157,12 @@ GAME = {"game_id": 17, "game_name": "Tuesday Night Conquest"}
 _COMMON = {**GAME, "player_name": "Bob"}
 ADMIN_URL = f"{BASE}/admin/eyJnIjoxN30.ZZ8aQw.sample-admin-signature"
 SEED = "9f2c4e1a7b3d5c6e8f0a1b2c3d4e5f60"
+#: An answer to Bob's orders by mail: the board as it stands, his coins (his own only); and, while his turn goes on,
+#: the step he is awaited for (his reply address) in game turn 4.
+_ANSWER = {**_COMMON, "seat": 1, "coins": 12, "board": BOARD, "turns": 10}
+_AWAITED = {"step_key": "4:1:-", "turn": 4}
+#: A notice's reader: their seat's link, and the link that stops notices.
+_NOTICE: dict[str, Any] = {"game_url": GAME_URL, "unsubscribe_url": UNSUBSCRIBE_URL}
 #: What a notice of an admin act names besides its change: the version the act made, and its reader.
 _ACT = {"version": 31, "player_id": 4}
 
@@ -151,12 +172,12 @@ SAMPLES: dict[str, Sample] = {
             **_COMMON,
             players=["Ann", "Bob", "Chloé"],
             invite_url=f"{BASE}/invite/eyJnIjoxNywicyI6MX0.ZZ8aQw.sample-invite-signature",
-            turn_url=TURN_URL,
             turn_length_seconds=48 * 3600,
             starts_at_once=False,
             seat=1,
             block_url=BLOCK_URL,
         ),
+        game_url=GAME_URL,
     ),
     "confirm_game": Sample(
         GameToConfirm(
@@ -207,7 +228,6 @@ SAMPLES: dict[str, Sample] = {
             **_COMMON,
             turn=4,
             turns=10,
-            turn_url=TURN_URL,
             guide_url=f"{BASE}/how-to-play",
             deadline_at=DEADLINE,
             version=30,
@@ -223,6 +243,7 @@ SAMPLES: dict[str, Sample] = {
                 "The host moved Ann's deadline.",
             ],
         ),
+        game_url=GAME_URL,
         calendar_url=CALENDAR_URL,
         reply_address=REPLY_ADDRESS,
     ),
@@ -231,7 +252,6 @@ SAMPLES: dict[str, Sample] = {
             **_COMMON,
             turn=4,
             turns=10,
-            turn_url=TURN_URL,
             deadline_at=datetime(2026, 3, 1, 23, 30, tzinfo=UTC),
             version=29,
             step_key="4:0:1",
@@ -240,12 +260,12 @@ SAMPLES: dict[str, Sample] = {
             hand=3,
             board=BOARD,
         ),
+        game_url=GAME_URL,
         time_zone="America/New_York",
     ),
     "reminder": Sample(
         Reminder(
             **_COMMON,
-            turn_url=TURN_URL,
             deadline_at=DEADLINE,
             step_key="4:1:-",
             before_seconds=7200,
@@ -254,14 +274,14 @@ SAMPLES: dict[str, Sample] = {
             turns=10,
             seat=1,
         ),
+        game_url=GAME_URL,
         now=datetime(2026, 3, 3, 11, 0, tzinfo=UTC),
         unsubscribe_url=UNSUBSCRIBE_REMINDERS_URL,
         calendar_url=CALENDAR_URL,
     ),
     "auto_passed": Sample(
         AutoPassed(**_COMMON, reason="deadline", defending=False, version=31),
-        game_url=GAME_URL,
-        unsubscribe_url=UNSUBSCRIBE_URL,
+        **_NOTICE,
     ),
     "admin_change": Sample(
         AdminChange(
@@ -272,8 +292,7 @@ SAMPLES: dict[str, Sample] = {
             details={"from": DEADLINE.isoformat(), "to": "2026-03-04T13:00:00+00:00"},
             deadline_at=datetime(2026, 3, 4, 13, 0, tzinfo=UTC),
         ),
-        game_url=GAME_URL,
-        unsubscribe_url=UNSUBSCRIBE_URL,
+        **_NOTICE,
     ),
     "seat_to_bot": Sample(
         SeatToBot(**_COMMON, seat=1, reason="you missed 3 turns in a row", take_back_url=TURN_URL, event=41),
@@ -297,8 +316,7 @@ SAMPLES: dict[str, Sample] = {
     ),
     "orders_answer": Sample(
         OrdersAnswer(
-            **_COMMON,
-            seat=1,
+            **_ANSWER,
             inbound_id=52,
             answered="orders",
             done=[
@@ -310,13 +328,9 @@ SAMPLES: dict[str, Sample] = {
             not_tried=["redeploy 5:2 9:1"],
             orders=["redeploy R:N ...  -  spread your 9 tokens over 5, 9, 13, 14 (regions not named keep theirs)"]
             + ORDERS[-1:],
-            step_key="4:1:-",
-            turn_url=TURN_URL,
-            coins=12,
-            board=BOARD,
-            turn=4,
-            turns=10,
+            **_AWAITED,
         ),
+        game_url=GAME_URL,
         reply_address=REPLY_ADDRESS,
     ),
     "bounce_alert": Sample(
@@ -390,8 +404,7 @@ VARIANTS: dict[str, Sample] = {
             **GAME,
             player_name="Dana",
             players=["Ann", "Dana", "Chloé"],
-            turn_url=TURN_URL,
-            invite_url=TURN_URL,
+            invite_url=f"{BASE}/invite/eyJnIjoxNywicyI6MX0.ZZ8aQw.sample-invite-signature",
             replacing="Bob",
             your_turn=True,
             turn_length_seconds=48 * 3600,
@@ -399,6 +412,7 @@ VARIANTS: dict[str, Sample] = {
             seat=1,
             seat_secret="sample-new-seat-secret",
         ),
+        game_url=GAME_URL,
     ),
     "admin_change-paused": Sample(
         AdminChange(
@@ -410,8 +424,7 @@ VARIANTS: dict[str, Sample] = {
             pause_reason="Chloé is moving house this week",
             deadline_at=None,
         ),
-        game_url=GAME_URL,
-        unsubscribe_url=UNSUBSCRIBE_URL,
+        **_NOTICE,
     ),
     "admin_change-resumed": Sample(
         AdminChange(
@@ -422,8 +435,7 @@ VARIANTS: dict[str, Sample] = {
             details={"remaining_seconds": 93600},
             deadline_at=datetime(2026, 3, 2, 13, 30, tzinfo=UTC),
         ),
-        game_url=GAME_URL,
-        unsubscribe_url=UNSUBSCRIBE_URL,
+        **_NOTICE,
     ),
     "admin_change-player_replaced": Sample(
         AdminChange(
@@ -434,8 +446,7 @@ VARIANTS: dict[str, Sample] = {
             details={"seat": 2, "from": "Chloé", "to": "Dana"},
             deadline_at=DEADLINE,
         ),
-        game_url=GAME_URL,
-        unsubscribe_url=UNSUBSCRIBE_URL,
+        **_NOTICE,
     ),
     "admin_change-resigned": Sample(
         AdminChange(
@@ -448,8 +459,7 @@ VARIANTS: dict[str, Sample] = {
             seat=1,
             names=["Ann", "Bob", "Chloé"],
         ),
-        game_url=GAME_URL,
-        unsubscribe_url=UNSUBSCRIBE_URL,
+        **_NOTICE,
     ),
     "admin_change-outage": Sample(
         AdminChange(
@@ -460,8 +470,7 @@ VARIANTS: dict[str, Sample] = {
             deadline_at=datetime(2026, 3, 1, 12, 20, tzinfo=UTC),
             seat=1,
         ),
-        game_url=GAME_URL,
-        unsubscribe_url=UNSUBSCRIBE_URL,
+        **_NOTICE,
     ),
     "game_over-shared": Sample(
         GameOver(
@@ -477,26 +486,20 @@ VARIANTS: dict[str, Sample] = {
     ),
     "auto_passed-defending": Sample(
         AutoPassed(**_COMMON, reason="host", defending=True, version=32),
-        game_url=GAME_URL,
-        unsubscribe_url=UNSUBSCRIBE_URL,
+        **_NOTICE,
     ),
     "orders_answer-late": Sample(
         OrdersAnswer(
-            **_COMMON,
-            seat=1,
+            **_ANSWER,
             inbound_id=54,
             answered="late",
-            turn_url=TURN_URL,
-            coins=12,
-            board=BOARD,
             turn=5,
-            turns=10,
         ),
+        game_url=GAME_URL,
     ),
     "orders_answer-step_over": Sample(
         OrdersAnswer(
-            **_COMMON,
-            seat=1,
+            **_ANSWER,
             inbound_id=56,
             answered="orders",
             done=["Bob placed 2 tokens in hand: region 5 (Hill) 3, region 9 (Forest) 2", "Bob ended his redeployment"],
@@ -504,19 +507,14 @@ VARIANTS: dict[str, Sample] = {
             cut="end",
             left=["conquer 11"],
             orders=ORDERS,
-            step_key="4:1:-",
-            turn_url=TURN_URL,
-            coins=12,
-            board=BOARD,
-            turn=4,
-            turns=10,
+            **_AWAITED,
         ),
+        game_url=GAME_URL,
         reply_address=REPLY_ADDRESS,
     ),
     "orders_answer-no_orders": Sample(
         OrdersAnswer(
-            **_COMMON,
-            seat=1,
+            **_ANSWER,
             inbound_id=55,
             answered="no_orders",
             stopped_at="Sounds good, see you Tuesday",
@@ -526,13 +524,9 @@ VARIANTS: dict[str, Sample] = {
                 "fortress 7, heroes 3 7",
             ],
             orders=ORDERS,
-            step_key="4:1:-",
-            turn_url=TURN_URL,
-            coins=12,
-            board=BOARD,
-            turn=4,
-            turns=10,
+            **_AWAITED,
         ),
+        game_url=GAME_URL,
         reply_address=REPLY_ADDRESS,
     ),
 }

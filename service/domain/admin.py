@@ -231,10 +231,7 @@ def replace_player(
         game_name=game.name,
         player_name=name,
         players=[s.display_name for s, _ in seats_of(session, game_id)],
-        turn_url=links.turn_url(game_id, seat_no, seat.secret, serial=new.links_serial),
-        invite_url=(links.turn_url if started else links.invite_url)(
-            game_id, seat_no, seat.secret, serial=new.links_serial
-        ),
+        invite_url=links.invite_url(game_id, seat_no, seat.secret, serial=new.links_serial),
         replacing=old_name,
         your_turn=seat_no in awaited,
         turn_length_seconds=settings_of(game).turn_length_seconds,

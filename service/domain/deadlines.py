@@ -127,7 +127,7 @@ def sweep(
         if due.auto_passes:
             _auto_pass_due(session, links, now, stop_at, report)
         if due.reminders:
-            _send_due_reminders(session, links, now, stop_at, report)
+            _send_due_reminders(session, now, stop_at, report)
         if due.left_inviting:
             _start_stuck_games(session, links, now, inviting_since, stop_at, report)
         if due.unconfirmed:
@@ -346,7 +346,7 @@ def _finish_left_over(session: Session, game: Game, state: rules.GameState, now:
 
 
 # -- 3. reminders -----------------------------------------------------------------------------------------
-def _send_due_reminders(session: Session, links: LinkMaker, now: datetime, stop_at: float, report: SweepReport) -> None:
+def _send_due_reminders(session: Session, now: datetime, stop_at: float, report: SweepReport) -> None:
     given_up: set[int] = set()
     while time.monotonic() < stop_at:
         query = select(Game.id).where(_reminders_due(now))
@@ -358,7 +358,7 @@ def _send_due_reminders(session: Session, links: LinkMaker, now: datetime, stop_
             return
         for game_id in due:
             try:
-                _remind_one(session, links, game_id, now, report)
+                _remind_one(session, game_id, now, report)
             except IntegrityError:  # another sweep recorded these reminders first
                 session.rollback()
                 report.raced += 1
@@ -372,7 +372,7 @@ def _send_due_reminders(session: Session, links: LinkMaker, now: datetime, stop_
                 return
 
 
-def _remind_one(session: Session, links: LinkMaker, game_id: int, now: datetime, report: SweepReport) -> None:
+def _remind_one(session: Session, game_id: int, now: datetime, report: SweepReport) -> None:
     game = _lock_if(session, game_id, Clock.reminders_due_clause(now))
     if game is None:
         report.raced += 1
@@ -397,7 +397,7 @@ def _remind_one(session: Session, links: LinkMaker, game_id: int, now: datetime,
                     game_id=game_id, step_key=game.step_key, before_seconds=before, sent_at=now, mailed=before == mailed
                 )
             )
-        report.reminders += _queue_reminders(session, links, game, clock, mailed, now)
+        report.reminders += _queue_reminders(session, game, clock, mailed, now)
         log(
             logger,
             logging.INFO,
@@ -412,7 +412,7 @@ def _remind_one(session: Session, links: LinkMaker, game_id: int, now: datetime,
     session.commit()
 
 
-def _queue_reminders(session: Session, links: LinkMaker, game: Game, clock: Clock, before: int, now: datetime) -> int:
+def _queue_reminders(session: Session, game: Game, clock: Clock, before: int, now: datetime) -> int:
     state = load_state(game)
     awaited = rules.awaiting(state)
     queued = 0
@@ -423,7 +423,6 @@ def _queue_reminders(session: Session, links: LinkMaker, game: Game, clock: Cloc
             game_id=game.id or 0,
             game_name=game.name,
             player_name=seat.display_name,
-            turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret, serial=player.links_serial),
             deadline_at=clock.deadline,
             step_key=game.step_key,
             before_seconds=before,

@@ -47,7 +47,7 @@ from sqlmodel import Session, col, select
 from emails import messages
 from emails.compose import ComposeError, Envelope, Mail, thread_id, write
 from emails.delivery import Backend, Connection, DeliveryError
-from emails.render import CALENDAR_MESSAGES, ESSENTIAL, MESSAGES, NOTICE, REMINDER, REPLY_MESSAGES, TALK, RenderError
+from emails.render import AT_THE_TABLE, ESSENTIAL, MailKind, RenderError
 from service.domain import notifications
 from service.domain.links import CALENDAR, CHOICES, LinkMaker, ReplyAddresses, Signer
 from service.domain.models import (
@@ -348,7 +348,7 @@ _OVER = (GameStatus.ENDING, GameStatus.FINISHED, GameStatus.CANCELLED)
 def _skip_reason(job: _Job) -> str | None:
     # The reader's choices (service.domain.notifications): never their turns nor the results.
     chosen = notifications.skip_reason(
-        MESSAGES.get(job.template, ESSENTIAL),
+        messages.CATEGORIES.get(job.template, ESSENTIAL),
         job.game_notify or job.notify,
         wants_reminders=job.wants_reminders,
         wants_notices=job.wants_notices,
@@ -380,32 +380,31 @@ def _context_value(job: _Job, key: str) -> Any:
     return job.context.get(key) if isinstance(job.context, Mapping) else None
 
 
-_UNSUBSCRIBE_KINDS = {REMINDER: "reminders", NOTICE: "notices", TALK: "messages"}
-
-
 def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) -> tuple[Any, Envelope]:
+    """The row's mail for its reader, with the links its kind's policy names (``emails.messages``,
+    ARCHITECTURE §6) minted now, once, as the reader's seat and serials are at sending."""
     if not isinstance(job.context, Mapping):
         raise RenderError(f"the mail's context is not an object but {type(job.context).__name__}")
-    category = MESSAGES.get(job.template)
+    # A row that is not a valid message raises MessageError (a RenderError): that mail fails, with the reason.
+    message = messages.from_json(job.template, job.context)
+    kind = message.kind
     unsubscribe = None
-    if job.player_id is not None and category in _UNSUBSCRIBE_KINDS:
-        unsubscribe = links.unsubscribe_url(job.player_id, _UNSUBSCRIBE_KINDS[category])
+    if job.player_id is not None and kind.unsubscribe is not None:
+        unsubscribe = links.unsubscribe_url(job.player_id, kind.unsubscribe)
+    # The reader's link to their seat, as the seat and its player's links serial are now.
     game_url = None
     if job.game_id is not None and job.seat is not None and job.seat_secret:
         game_url = links.turn_url(job.game_id, job.seat, job.seat_secret, serial=job.links_serial)
-    # Every mail to a player links their page of mail choices (emails.render.CHOICES_MESSAGES says which).
     choices_url = None
-    if job.player_id is not None:
+    if job.player_id is not None and kind.choices:
         choices_url = _untimed_url(links, CHOICES, job.player_id, job.links_serial)
-    # The mails about a deadline offer the reader's calendar feed (every deadline of their games).
     calendar_url = None
-    if job.player_id is not None and job.template in CALENDAR_MESSAGES:
+    if job.player_id is not None and kind.calendar:
         calendar_url = _untimed_url(links, CALENDAR, job.player_id, job.links_serial, job.calendar_serial)
-    reply_to = _reply_address(job, links, settings)
+    reply_to = _reply_address(job, kind, links, settings)
     # The mail is written as of its row's creation: its Date, and the time left it states. A retry thus
-    # sends the very same mail (see the module's docstring). A row that is not a valid message raises
-    # MessageError (a RenderError): that mail fails, with the reason.
-    rendered = messages.from_json(job.template, job.context).render(
+    # sends the very same mail (see the module's docstring).
+    rendered = message.render(
         now=job.created_at,
         time_zone=job.time_zone,
         game_url=game_url,
@@ -457,16 +456,16 @@ _domain_of = functools.lru_cache(maxsize=16)(mail_domain)
 _sender_address = functools.lru_cache(maxsize=16)(lambda sender: parseaddr(sender)[1])
 
 
-def _reply_address(job: _Job, links: LinkMaker, settings: MailSettings) -> str | None:
+def _reply_address(job: _Job, kind: MailKind, links: LinkMaker, settings: MailSettings) -> str | None:
     """The seat's signed reply address (ARCHITECTURE §10), or None: for a mail that asks for orders, the address
-    names the seat and the step; for a table-talk mail, the seat (a reply is posted at the table). Signed
-    with the seat's secret as it is now."""
-    if settings.reply_domain is None or job.template not in REPLY_MESSAGES or job.game_id is None:
+    names the seat and the step; for a mail whose answer is posted at the table, the seat. Signed with the
+    seat's secret as it is now."""
+    if settings.reply_domain is None or kind.replies is None or job.game_id is None:
         return None
     if job.seat is None or not job.seat_secret or _context_value(job, "seat") != job.seat:
         return None
     addresses = ReplyAddresses(links.signer, settings.reply_domain)
-    if job.template == "table_talk":
+    if kind.replies == AT_THE_TABLE:
         return addresses.for_talk(job.game_id, job.seat, job.seat_secret, serial=job.links_serial)
     step = _context_value(job, "step_key")
     if not isinstance(step, str):

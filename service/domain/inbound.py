@@ -636,7 +636,7 @@ def _reply(
     assert game is not None
     session.refresh(game)
     summary = _summary(answer)
-    answered = may_answer and _answer(session, game, seat_row, player, row_id, answer, links, now)
+    answered = may_answer and _answer(session, game, seat_row, player, row_id, answer, now)
     row = session.get(InboundMail, row_id) or row
     # The player answered: their address works.
     session.refresh(player)
@@ -836,7 +836,6 @@ def _answer(
     player: Player,
     inbound_id: int,
     answer: _Answer,
-    links: LinkMaker,
     now: datetime,
 ) -> bool:
     """Queue the answer mail (the address's answers this hour were counted before: ``_may_answer``).
@@ -863,7 +862,6 @@ def _answer(
         grammar=answer.grammar,
         orders=grammar.describe(state, seat.seat, seat_names(state, names)) if awaited and state else [],
         step_key=game.step_key if awaited else None,
-        turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret, serial=player.links_serial),
         # The reader's own coins only (ARCHITECTURE §4); everyone's are in the final table once it is over.
         coins=state.players[seat.seat].coins if state is not None and not finished else None,
         board=board_summary(state, names, seat.seat) if state is not None else None,

@@ -198,7 +198,6 @@ def confirm_game(
             player_name=seat.display_name,
             players=names,
             invite_url=links.invite_url(game_id, seat.seat, seat.secret, serial=player.links_serial),
-            turn_url=links.turn_url(game_id, seat.seat, seat.secret, serial=player.links_serial),
             turn_length_seconds=settings.turn_length_seconds,
             starts_at_once=not settings.start_when_all_accepted,
             seat=seat.seat,

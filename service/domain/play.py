@@ -452,7 +452,6 @@ def after_change(
             player_name=seat.display_name,
             turn=state.turn,
             turns=state.turns,
-            turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret, serial=seat.player.links_serial),
             guide_url=links.url("/how-to-play"),
             deadline_at=clock.deadline,
             version=game.version,

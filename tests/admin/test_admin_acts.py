@@ -23,7 +23,7 @@ from ..api.conftest import bearer, create_game, new_game_body, token_of
 def game(api: Any, outbox: Any) -> dict[str, Any]:
     """A started 3-player game: its id, the host's admin token and the seats' turn tokens."""
     created = create_game(api, new_game_body(3, start_when_all_accepted=False)).get_json()
-    seats = {i: token_of(m.context["turn_url"]) for i, m in enumerate(outbox("invitation"))}
+    seats = {i: outbox.seat_token(m) for i, m in enumerate(outbox("invitation"))}
     return {"id": created["id"], "admin": token_of(created["admin_url"]), "seats": seats}
 
 
@@ -130,7 +130,7 @@ def test_replacing_a_player_kills_the_old_links_and_invites_the_new_one(
     assert api.get(f"/api/games/{game['id']}", headers=bearer(old)).status_code == 403
     invitation = [m for m in outbox("invitation") if m.to_email == "newcomer@example.org"]
     assert len(invitation) == 1 and invitation[0].context["replacing"] == "Player 1"
-    new = token_of(invitation[0].context["turn_url"])
+    new = outbox.seat_token(invitation[0])
     view = api.get(f"/api/games/{game['id']}", headers=bearer(new)).get_json()
     assert view["you"] == 1 and view["seats"][1]["name"] == "Newcomer"
     # The replaced player hears of it too.

@@ -13,6 +13,7 @@ from sqlmodel import Session
 import rules
 from service.domain.models import OutboxMail, Seat, utcnow
 from service.infra.db import get_engine
+from tests.api.conftest import seat_link
 
 from .browsing import (
     act,
@@ -217,7 +218,7 @@ def test_replacing_a_player_kills_the_old_links_and_invites_the_new_one(admin_ap
     [invitation] = [m for m in mails_of(admin_app, game_id, "invitation") if m.to_email == "newcomer@example.org"]
     assert invitation.context["replacing"] == "Player 1"
     newcomer = admin_app.test_client()
-    assert newcomer.get(invitation.context["turn_url"].removeprefix("http://127.0.0.1:5000")).status_code == 302
+    assert newcomer.get(seat_link(admin_app, invitation).removeprefix("http://127.0.0.1:5000")).status_code == 302
     assert newcomer.get(f"/games/{game_id}").status_code == 200
     assert notices(admin_app, game_id) == ["player_replaced p1@replace.example"]
     entry = audit_of(admin_app, game_id)[-1]

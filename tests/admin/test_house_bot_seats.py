@@ -27,7 +27,7 @@ SMALL = Budget(worlds=1, breadth=2, deep_worlds=1, shortlist=1)
 def game(api: Any, outbox: Any) -> dict[str, Any]:
     """A started 2-player game: its id, the host's admin token and URL, and the seats' turn paths."""
     created = create_game(api, new_game_body(2, start_when_all_accepted=False)).get_json()
-    seats = {i: "/play/" + token_of(m.context["turn_url"]) for i, m in enumerate(outbox("invitation"))}
+    seats = {i: "/play/" + outbox.seat_token(m) for i, m in enumerate(outbox("invitation"))}
     return {
         "id": created["id"],
         "admin": token_of(created["admin_url"]),

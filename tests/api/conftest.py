@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import functools
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from flask import Flask
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
-from service.domain.models import OutboxMail
+from service.domain.links import LinkMaker
+from service.domain.models import OutboxMail, Player, Seat
 from service.infra.db import get_engine
 
 
@@ -30,9 +31,23 @@ def api(api_app: Flask) -> Any:
 
 
 @pytest.fixture
-def outbox(api_app: Flask) -> Callable[..., list[OutboxMail]]:
+def outbox(api_app: Flask) -> Outbox:
     """The mails written so far, oldest first (optionally one template only)."""
-    return functools.partial(read_outbox, api_app)
+    return Outbox(api_app)
+
+
+@dataclass(frozen=True)
+class Outbox:
+    """The mails ``app`` has written so far (``outbox()``, ``outbox("invitation")``), and the seat's token each
+    carries once sent."""
+
+    app: Flask
+
+    def __call__(self, template: str | None = None) -> list[OutboxMail]:
+        return read_outbox(self.app, template)
+
+    def seat_token(self, mail: OutboxMail) -> str:
+        return token_of(seat_link(self.app, mail))
 
 
 def read_outbox(app: Flask, template: str | None = None) -> list[OutboxMail]:
@@ -42,6 +57,20 @@ def read_outbox(app: Flask, template: str | None = None) -> list[OutboxMail]:
         if template:
             query = query.where(OutboxMail.template == template)
         return list(session.exec(query).all())
+
+
+def seat_link(app: Flask, mail: OutboxMail, session: Session | None = None) -> str:
+    """The link to its reader's seat that ``mail`` carries once sent: delivery mints it at sending, from the seat
+    and its player's links serial as they are then (ARCHITECTURE §6); the outbox row holds none. Read in
+    ``session`` when one is open (SQLite lets one transaction write at a time), else in a session of its own."""
+    with contextlib.nullcontext(session) if session is not None else Session(get_engine(app)) as reading:
+        seat, player = reading.exec(
+            select(Seat, Player)
+            .join(Player, col(Player.id) == col(Seat.player_id))
+            .where(Seat.game_id == mail.game_id, Seat.player_id == mail.player_id, col(Seat.removed).is_(False))
+        ).one()
+        links: LinkMaker = app.extensions["smallworld.links"]
+        return links.turn_url(seat.game_id, seat.seat, seat.secret, serial=player.links_serial)
 
 
 def token_of(url: str) -> str:

@@ -24,7 +24,7 @@ def game(api: Any, outbox: Any) -> dict[str, Any]:
     return {
         "id": created["id"],
         "admin": token_of(created["admin_url"]),
-        "seat": token_of(invitations[0].context["turn_url"]),
+        "seat": outbox.seat_token(invitations[0]),
         "invite": token_of(invitations[1].context["invite_url"]),
     }
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import random
 import threading
 import time
@@ -18,14 +17,14 @@ from service.domain import play, previews
 from service.domain.models import ActionKind, Game, GameAction, OutboxMail
 from service.infra.db import get_engine, get_session
 
-from .conftest import bearer, create_game, new_game_body, read_outbox, token_of
+from .conftest import Outbox, bearer, create_game, new_game_body, read_outbox
 
 
 def started(api: Any, outbox: Any, players: int = 2) -> tuple[int, dict[int, str]]:
     """A game started at once; the seats' tokens from the invitation mails."""
     created = create_game(api, new_game_body(players, start_when_all_accepted=False))
     assert created.status_code == 201, created.get_json()
-    tokens = {i: token_of(m.context["turn_url"]) for i, m in enumerate(outbox("invitation"))}
+    tokens = {i: outbox.seat_token(m) for i, m in enumerate(outbox("invitation"))}
     return created.get_json()["id"], tokens
 
 
@@ -139,7 +138,7 @@ def test_a_game_moved_by_something_else_mid_step_refuses_the_step(
     write lock from its first read (``BEGIN IMMEDIATE``), so nothing can land in between."""
     app = make_app(DATABASE_URL=postgres_url, BROKER_URL=redis_url)
     api = app.test_client()
-    game_id, tokens = started(api, functools.partial(read_outbox, app))
+    game_id, tokens = started(api, Outbox(app))
     mails = read_outbox(app)
     with Session(get_engine(app)) as session:
         before = session.get(Game, game_id)
@@ -176,7 +175,7 @@ def test_a_step_whose_database_connection_drops_gets_503_and_applies_once_when_s
     idempotency key applies once."""
     app = make_app(DATABASE_URL=postgres_url, BROKER_URL=redis_url)
     api = app.test_client()
-    game_id, tokens = started(api, functools.partial(read_outbox, app))
+    game_id, tokens = started(api, Outbox(app))
     token = tokens[0]
     apply = play.rules.apply
     dropped: list[int] = []
@@ -215,7 +214,7 @@ def test_a_step_meeting_another_writer_of_its_version_waits_for_it_then_is_refus
     an error in the other transaction). Before, a step took them the other way round, and met the sweep so."""
     app = make_app(DATABASE_URL=postgres_url, BROKER_URL=redis_url)
     api = app.test_client()
-    game_id, tokens = started(api, functools.partial(read_outbox, app))
+    game_id, tokens = started(api, Outbox(app))
     apply = play.rules.apply
     other = get_engine(app).connect()
     other_transaction = other.begin()
@@ -269,7 +268,7 @@ def test_a_read_alone_goes_outside_a_transaction_and_steps_in_one(
     UPDATE in one statement) and one that passes the turn (its event, the turn's mail, the game)."""
     app = make_app(DATABASE_URL=postgres_url, BROKER_URL=redis_url)
     api = app.test_client()
-    game_id, tokens = started(api, functools.partial(read_outbox, app))
+    game_id, tokens = started(api, Outbox(app))
     seen: list[tuple[str, str, bool]] = []
 
     def connection_now(what: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .conftest import bearer, create_game, new_game_body, token_of
+from .conftest import bearer, create_game, new_game_body
 
 
 def test_malformed_bodies_get_400_with_a_readable_message(api: Any) -> None:
@@ -20,7 +20,7 @@ def test_malformed_bodies_get_400_with_a_readable_message(api: Any) -> None:
 
 def test_an_illegal_move_gets_422_with_the_rules_message(api: Any, outbox: Any) -> None:
     game_id = create_game(api, new_game_body(2, start_when_all_accepted=False)).get_json()["id"]
-    token = token_of(outbox("invitation")[0].context["turn_url"])
+    token = outbox.seat_token(outbox("invitation")[0])
     response = api.post(
         f"/api/games/{game_id}/actions", headers=bearer(token), json={"version": 1, "action": {"type": "fly"}}
     )
@@ -36,7 +36,7 @@ def test_an_illegal_move_gets_422_with_the_rules_message(api: Any, outbox: Any) 
 
 def test_not_your_turn_gets_409(api: Any, outbox: Any) -> None:
     game_id = create_game(api, new_game_body(2, start_when_all_accepted=False)).get_json()["id"]
-    token = token_of(outbox("invitation")[1].context["turn_url"])
+    token = outbox.seat_token(outbox("invitation")[1])
     response = api.post(
         f"/api/games/{game_id}/actions",
         headers=bearer(token),

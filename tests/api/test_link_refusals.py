@@ -39,7 +39,7 @@ def new_game(api: Any, outbox: Any, name: str, who: tuple[str, str]) -> dict[str
     return {
         "id": game["id"],
         "admin": token_of(game["admin_url"]),
-        "turn": token_of(mails[0].context["turn_url"]),
+        "turn": outbox.seat_token(mails[0]),
         "invite": token_of(mails[1].context["invite_url"]),
     }
 

@@ -20,7 +20,7 @@ from .conftest import bearer, create_game, new_game_body, token_of
 def started(api: Any, outbox: Any) -> tuple[int, str, dict[str, Any]]:
     created = create_game(api, new_game_body(2, start_when_all_accepted=False))
     game_id = created.get_json()["id"]
-    return game_id, token_of(outbox("invitation")[0].context["turn_url"]), created.get_json()
+    return game_id, outbox.seat_token(outbox("invitation")[0]), created.get_json()
 
 
 def assert_refused_without_data(response: Any, game_name: str = "A game of 2") -> None:

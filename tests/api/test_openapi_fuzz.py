@@ -28,7 +28,7 @@ from sqlmodel import Session, select
 from service.domain.models import Game, OutboxMail
 from service.infra.db import get_engine
 
-from .conftest import create_game, new_game_body, read_outbox, token_of
+from .conftest import create_game, new_game_body, read_outbox, seat_link, token_of
 
 CHECKS = [
     schemathesis.checks.not_a_server_error,
@@ -64,7 +64,7 @@ class Target:
                 .where(OutboxMail.game_id == self.game_id, OutboxMail.template == "invitation")
                 .order_by(OutboxMail.id)  # type: ignore[arg-type]
             ).all()
-        self.seats = {i: token_of(m.context["turn_url"]) for i, m in enumerate(mails)}
+        self.seats = {i: token_of(seat_link(app, m)) for i, m in enumerate(mails)}
         self.invites = {i: token_of(m.context["invite_url"]) for i, m in enumerate(mails)}
 
     def version(self) -> int:

@@ -19,7 +19,7 @@ def started_game(api: Any, outbox: Any) -> tuple[int, dict[int, str]]:
         api.post("/api/invitations/accept", headers=bearer(token_of(mail.context["invite_url"])))
     tokens = {}
     for mail in outbox("your_turn"):
-        token = token_of(mail.context["turn_url"])
+        token = outbox.seat_token(mail)
         tokens[api.get(f"/api/games/{game_id}", headers=bearer(token)).get_json()["you"]] = token
     return game_id, tokens
 

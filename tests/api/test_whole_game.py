@@ -51,8 +51,8 @@ def play_whole_game(api: Any, outbox: Any, players: int, seed: int) -> dict[str,
     responses = 0
     for _ in range(5000):
         for mail in outbox("your_turn") + outbox("redeploy_needed"):
-            seat_no = int(mail.context["turn_url"] and _seat_of(api, token_of(mail.context["turn_url"]), game_id))
-            tokens[seat_no] = token_of(mail.context["turn_url"])
+            token = outbox.seat_token(mail)
+            tokens[int(_seat_of(api, token, game_id))] = token
         # Whoever the game waits for acts; the others look at the game too, and see no foreign coins.
         acted = False
         for seat, token in sorted(tokens.items()):

@@ -46,6 +46,7 @@ from rules.bots import concrete
 from service.domain.delivery import STEP_MAILS
 from service.domain.models import Game, GameAction, OutboxMail, utcnow
 from service.infra.db import get_session
+from tests.api.conftest import seat_link, token_of
 from tests.processes import OwnRedis
 from tests.smtp import Received, SMTPServer
 from worker.tasks.mail import DELIVER_OUTBOX
@@ -517,7 +518,7 @@ def test_a_worker_killed_holding_mail_and_a_turn_played_before_its_mail_left(
             "the first try of the turn mail",
         )
         [turn_mail] = [m for m in outbox(stack) if m.to_email == stale and m.template == "your_turn"]
-        token = turn_mail.context["turn_url"].rsplit("/", 1)[-1]
+        token = token_of(seat_link(stack.app, turn_mail))
         steps = play_turn(client, stale_game, token, seat=0)
         del mailbox.data_refuse[stale]
         wait_until(

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from emails.compose import WIRE, ComposeError, Envelope, compose, thread_id, to_bytes, write
 from emails.delivery import envelope_addresses
-from emails.render import BOARD_CID, Rendered, render
+from emails.render import BOARD_CID, Rendered
 from emails.samples import SAMPLES, Sample
 
 THREAD = thread_id(17, datetime(2026, 2, 20, 18, 0, tzinfo=UTC), "smallworld.invalid")
@@ -21,9 +21,7 @@ THREAD = thread_id(17, datetime(2026, 2, 20, 18, 0, tzinfo=UTC), "smallworld.inv
 
 def rendered_sample(name: str) -> Rendered:
     sample: Sample = SAMPLES[name]
-    return render(
-        sample.message,
-        sample.context,
+    return sample.mail.render(
         now=sample.now,
         time_zone=sample.time_zone,
         game_url=sample.game_url,
@@ -137,7 +135,7 @@ def test_headers_are_written_as_the_header_class_folds_them() -> None:
 )
 def test_a_value_that_would_break_a_header_is_refused_before_anything_is_written(field: str, value: str) -> None:
     sample: Sample = SAMPLES["reminder"]
-    rendered = render(sample.message, sample.context, now=sample.now)
+    rendered = sample.mail.render(now=sample.now, game_url=sample.game_url)
     fields = {"message_id": "<row-1@smallworld.invalid>", "to": "bob@example.org", "sender": "sw@example.org"}
     envelope = Envelope(**{**fields, "date": sample.now, field: value})  # type: ignore[arg-type]
     with pytest.raises(ComposeError):
@@ -146,7 +144,7 @@ def test_a_value_that_would_break_a_header_is_refused_before_anything_is_written
 
 def test_names_and_addresses_that_are_fine_pass() -> None:
     sample: Sample = SAMPLES["reminder"]
-    rendered = render(sample.message, sample.context, now=sample.now)
+    rendered = sample.mail.render(now=sample.now, game_url=sample.game_url)
     for name, address in [('Jörg "the bold" O\'Neil, Esq.', "jorg.o'neil+sw@mail.example.org"), ("Ann", "a@b")]:
         envelope = Envelope(message_id="<r@x.invalid>", to=address, to_name=name, sender="sw@x.org", date=sample.now)
         assert reparsed(compose(rendered, envelope))["To"].addresses[0].addr_spec == address
@@ -210,7 +208,7 @@ def test_delivery_writes_the_bytes_the_standard_library_builds(name: str) -> Non
 )
 def test_delivery_writes_the_same_bytes_for_any_text_and_name(text: str, html: str, name: str) -> None:
     sample: Sample = SAMPLES["your_turn"]
-    rendered = render(sample.message, sample.context, now=sample.now)
+    rendered = sample.mail.render(now=sample.now, game_url=sample.game_url)
     rendered = replace(rendered, text=text or "-", html=html or "-")
     envelope = Envelope(
         message_id="<h@x.invalid>", to="ann@example.org", to_name=name or None, sender="sw@x.org", date=sample.now
@@ -222,14 +220,14 @@ def test_delivery_writes_the_same_bytes_for_any_text_and_name(text: str, html: s
 
 def test_a_mail_without_text_is_written_as_the_standard_library_writes_it() -> None:
     sample: Sample = SAMPLES["auto_passed"]
-    rendered = replace(render(sample.message, sample.context, now=sample.now), text="")
+    rendered = replace(sample.mail.render(now=sample.now, game_url=sample.game_url), text="")
     envelope = ENVELOPES[0]
     assert write(rendered, envelope).data == to_bytes(compose(rendered, envelope))
 
 
 def test_delivery_refuses_what_compose_refuses() -> None:
     sample: Sample = SAMPLES["reminder"]
-    rendered = render(sample.message, sample.context, now=sample.now)
+    rendered = sample.mail.render(now=sample.now, game_url=sample.game_url)
     envelope = Envelope(
         message_id="<r@x.invalid>", to="ann@example.org\r\nRCPT TO:<eve@x.org>", sender="s@x.org", date=sample.now
     )

@@ -15,14 +15,13 @@ from hypothesis import strategies as st
 from emails import delivery
 from emails.compose import _ADDRESS, Envelope, compose, to_bytes, write
 from emails.delivery import DeliveryError, FileBackend, SMTPBackend, _plain, backend_from_config, quote_periods
-from emails.render import render
 from emails.samples import SAMPLES
 from tests.smtp import SMTPServer
 
 
 def mail(n: int, to: str = "bob@example.org") -> object:
     sample = SAMPLES["reminder"]
-    rendered = render(sample.message, sample.context, now=sample.now, unsubscribe_url=sample.unsubscribe_url)
+    rendered = sample.mail.render(now=sample.now, game_url=sample.game_url, unsubscribe_url=sample.unsubscribe_url)
     return compose(
         rendered,
         Envelope(
@@ -118,7 +117,7 @@ def test_the_file_backend_leaves_no_file_behind_for_a_mail_it_cannot_write(tmp_p
 def test_lines_that_start_with_a_dot_and_the_board_picture_arrive_byte_for_byte(smtp_server: SMTPServer) -> None:
     # RFC 5321 4.5.2: the client doubles a dot that starts a line and the server removes it again.
     sample = SAMPLES["your_turn"]
-    rendered = render(sample.message, sample.context, now=sample.now)
+    rendered = sample.mail.render(now=sample.now, game_url=sample.game_url)
     assert rendered.images  # the board picture, in base64 lines
     dotted = replace(rendered, text=".\n.. two dots\n.one\nmiddle . dot\n" + rendered.text + "\n.")
     message = compose(
@@ -136,7 +135,7 @@ def test_lines_that_start_with_a_dot_and_the_board_picture_arrive_byte_for_byte(
 
 def test_a_written_mail_arrives_byte_for_byte_from_its_envelope(smtp_server: SMTPServer) -> None:
     sample = SAMPLES["your_turn"]
-    rendered = render(sample.message, sample.context, now=sample.now)
+    rendered = sample.mail.render(now=sample.now, game_url=sample.game_url)
     envelope = Envelope(
         message_id="<w@smallworld.invalid>",
         to="jorg.o'neil+sw@example.org",
@@ -199,7 +198,7 @@ def test_a_turn_mail_goes_out_as_written_its_picture_not_searched_for_dots(smtp_
     # The picture's base64 is skipped when dots are doubled (Mail.dotless): the server receives the mail's
     # bytes, and a text with lines that start with a dot arrives whole.
     sample = SAMPLES["your_turn"]
-    rendered = render(sample.message, sample.context, now=sample.now)
+    rendered = sample.mail.render(now=sample.now, game_url=sample.game_url)
     rendered = replace(rendered, text=".one\n..two\n.\n" + rendered.text)
     envelope = Envelope(message_id="<t@smallworld.invalid>", to="bob@example.org", sender="sw@x.org", date=sample.now)
     written = write(rendered, envelope)
@@ -217,7 +216,7 @@ def test_an_address_that_is_not_plain_is_left_to_smtplib() -> None:
 
 def test_the_file_backend_names_a_written_mail_as_the_mail_it_writes(tmp_path: Path) -> None:
     sample = SAMPLES["reminder"]
-    rendered = render(sample.message, sample.context, now=sample.now)
+    rendered = sample.mail.render(now=sample.now, game_url=sample.game_url)
     envelope = Envelope(message_id="<f@smallworld.invalid>", to="bob@example.org", sender="sw@x.org", date=sample.now)
     backend = FileBackend(tmp_path / "mail")
     written = write(rendered, envelope)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,7 +33,7 @@ DEADLINE = datetime(2026, 3, 3, 13, 0, tzinfo=UTC)
 
 def test_every_template_has_one_message_class_and_its_sample_is_one() -> None:
     folders = {p.name for p in render.TEMPLATES.iterdir() if p.is_dir()}
-    assert set(messages.KINDS) == set(render.MESSAGES) == folders
+    assert set(messages.KINDS) == set(messages.CATEGORIES) == folders
     for name, kind in messages.KINDS.items():
         assert kind.template == name
         assert type(SAMPLES[name].mail) is kind
@@ -74,6 +75,12 @@ KEYS: list[tuple[Message, str]] = [
     (SAMPLES["game_over"].mail, "game:17:over:1"),
     (SAMPLES["admin_change"].mail, "game:17:admin:31:4"),
     (ALL["admin_change-outage"].mail, "game:17:outage:2026-03-01T09:10:00+00:00:1"),
+    (SAMPLES["confirm_game"].mail, "game:17:confirm"),
+    (SAMPLES["orders_answer"].mail, "inbound:52:answer"),
+    (SAMPLES["bounce_alert"].mail, "game:17:bounce:2:53"),
+    (SAMPLES["seat_to_bot"].mail, "game:17:seat-to-bot:41"),
+    (SAMPLES["table_talk"].mail, "game:17:talk:42:1"),
+    (SAMPLES["daily_digest"].mail, "digest:4:2026-03-01"),
 ]
 
 
@@ -94,7 +101,7 @@ def test_a_row_that_is_not_a_message_is_refused_with_what_is_wrong() -> None:
         from_json("auto_passed", {**good, "coins": 3, "secret": "x"})
     with pytest.raises(MessageError, match="^auto_passed: missing field version$"):
         from_json("auto_passed", {k: v for k, v in good.items() if k != "version"})
-    with pytest.raises(MessageError, match="^your_turn: missing fields .*turn_url"):
+    with pytest.raises(MessageError, match="^your_turn: missing fields game_id, player_name, turn, turns"):
         from_json("your_turn", {"game_name": "Broken"})
     with pytest.raises(MessageError, match="^auto_passed: version: Input should be a valid integer"):
         from_json("auto_passed", {**good, "version": "twelve"})
@@ -127,16 +134,47 @@ def test_messages_are_values() -> None:
 
 def test_a_message_renders_as_its_template_with_its_context() -> None:
     sample = SAMPLES["reminder"]
-    assert sample.mail.render(now=sample.now, time_zone="UTC") == render.render(
-        "reminder", sample.context, now=sample.now, time_zone="UTC"
-    )
-    assert sample.mail.category == render.REMINDER
+    reader = {"now": sample.now, "time_zone": "UTC", "game_url": sample.game_url}
+    assert sample.mail.render(**reader) == render.write("reminder", sample.mail.values(**reader))
+    assert sample.mail.category == render.REMINDER == messages.CATEGORIES["reminder"]
     assert Invitation.template == "invitation" and GameOver.template == "game_over"
     assert (
         Reminder(**{**sample.context, "deadline_at": DEADLINE})
-        .render(now=sample.now)
+        .render(now=sample.now, game_url=sample.game_url)
         .subject.startswith("Reminder: 2 hours left")
     )
+
+
+@pytest.mark.parametrize("name", ["invitation", "your_turn", "redeploy_needed", "reminder", "orders_answer"])
+def test_a_row_written_with_the_seat_link_in_it_is_sent_with_the_link_minted_at_sending(name: str) -> None:
+    """Rows written before the seat's link was minted at sending hold it as ``turn_url``: still a message, the
+    stored link ignored for the one delivery gives."""
+    sample = SAMPLES[name]
+    stored = {**sample.context, "turn_url": "https://smallworld.example/play/minted-when-written"}
+    mail = from_json(name, stored)
+    assert mail == sample.mail and "turn_url" not in mail.context()
+    text = mail.render(now=sample.now, game_url=sample.game_url).text
+    assert "minted-when-written" not in text
+    assert sample.game_url is not None and (sample.game_url in text or name == "invitation")
+
+
+def test_every_kind_declares_its_policy_on_its_class() -> None:
+    for name, kind in messages.KINDS.items():
+        policy = kind.kind
+        assert policy.template == name
+        assert policy.category in (render.ESSENTIAL, render.REMINDER, render.NOTICE, render.TALK, render.DIGEST)
+        assert policy.audience in (render.PLAYER, render.HOST, render.ADDRESS)
+        assert policy.replies in (None, render.ORDERS, render.AT_THE_TABLE)
+        assert set(policy.required) <= set(kind.model_fields), name
+        # The key names the event by its fields; a kind whose key depends on what happened words it itself.
+        assert policy.dedupe or "dedupe_key" in kind.__dict__, name
+        assert set(re.findall(r"{(\w+)}", policy.dedupe)) <= set(kind.model_fields), name
+    assert {name for name, kind in messages.KINDS.items() if kind.kind.picture} == {"your_turn", "orders_answer"}
+    assert {name for name, kind in messages.KINDS.items() if not kind.kind.choices} == {
+        "confirm_game",
+        "admin_login",
+        "sign_in",
+    }
 
 
 def test_the_doctests() -> None:

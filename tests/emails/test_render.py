@@ -7,6 +7,7 @@ The snapshots in ``golden/`` are the plain-text part (with its subject) of every
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import os
 import re
@@ -23,7 +24,8 @@ from emails import times
 from emails.board import png
 from emails.board.palette import contrast
 from emails.board.public import PublicBoard
-from emails.render import MESSAGES, NOTICE, REMINDER, TALK, RenderError, render
+from emails.messages import KINDS, MessageError, from_json
+from emails.render import NOTICE, REMINDER, TALK, RenderError
 from emails.samples import ALL, SAMPLES, Sample
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -31,23 +33,13 @@ UPDATE = os.environ.get("SMALLWORLD_UPDATE_GOLDEN") == "1"
 
 
 def rendered(sample: Sample, **changes: object) -> render_module.Rendered:
-    return render(
-        sample.message,
-        {**sample.context, **changes},
-        now=sample.now,
-        time_zone=sample.time_zone,
-        game_url=sample.game_url,
-        unsubscribe_url=sample.unsubscribe_url,
-        calendar_url=sample.calendar_url,
-        reply_address=sample.reply_address,
-        choices_url=sample.choices_url,
-    )
+    return sample.render(**changes)
 
 
 def test_every_message_has_its_three_templates_and_a_sample() -> None:
     folders = {p.name for p in render_module.TEMPLATES.iterdir() if p.is_dir()}
-    assert folders == set(MESSAGES) == set(SAMPLES)
-    for message in MESSAGES:
+    assert folders == set(KINDS) == set(SAMPLES)
+    for message in KINDS:
         for name in ("subject.txt", "body.txt", "body.html"):
             assert (render_module.TEMPLATES / message / name).is_file(), f"{message}/{name}"
 
@@ -92,21 +84,21 @@ def test_the_deadline_is_shown_in_the_readers_time_zone_and_as_time_left() -> No
     paris = rendered(sample).text
     assert "Tuesday 3 March 2026, 14:00 CET (Europe/Paris)" in paris
     assert "Time left: 2 days 1 hour" in paris
-    tokyo = render(sample.message, sample.context, now=sample.now, time_zone="Asia/Tokyo").text
+    tokyo = sample.mail.render(now=sample.now, time_zone="Asia/Tokyo", game_url=sample.game_url).text
     assert "Tuesday 3 March 2026, 22:00 JST (Asia/Tokyo)" in tokyo
-    sao_paulo = render(sample.message, sample.context, now=sample.now, time_zone="America/Sao_Paulo").text
+    sao_paulo = sample.mail.render(now=sample.now, time_zone="America/Sao_Paulo", game_url=sample.game_url).text
     assert "Tuesday 3 March 2026, 10:00 UTC-03:00 (America/Sao_Paulo)" in sao_paulo
 
 
 def test_an_unknown_time_zone_falls_back_to_utc() -> None:
     sample = SAMPLES["your_turn"]
-    text = render(sample.message, sample.context, now=sample.now, time_zone="Mars/Olympus_Mons").text
+    text = sample.mail.render(now=sample.now, time_zone="Mars/Olympus_Mons", game_url=sample.game_url).text
     assert "Tuesday 3 March 2026, 13:00 UTC\n" in text
 
 
 def test_time_left_counts_from_when_the_mail_is_written() -> None:
     sample = SAMPLES["reminder"]
-    later = render(sample.message, sample.context, now=datetime(2026, 3, 3, 12, 15, tzinfo=UTC), time_zone="UTC")
+    later = sample.mail.render(now=datetime(2026, 3, 3, 12, 15, tzinfo=UTC), time_zone="UTC", game_url=sample.game_url)
     assert "Time left: 45 minutes" in later.text
     assert later.subject.startswith("Reminder: 45 minutes left for your turn")
 
@@ -120,7 +112,8 @@ def test_only_reminders_notices_and_table_talk_have_an_unsubscribe_link() -> Non
     for name, sample in SAMPLES.items():
         mail = rendered(sample)
         has_link = sample.unsubscribe_url is not None and sample.unsubscribe_url in mail.text
-        assert has_link == (MESSAGES[name] in (REMINDER, NOTICE, TALK)), name
+        assert has_link == (sample.mail.category in (REMINDER, NOTICE, TALK)), name
+        assert has_link == (sample.mail.kind.unsubscribe is not None), name
     assert "Stop these reminders:" in rendered(SAMPLES["reminder"]).text
     assert "Stop these notices:" in rendered(SAMPLES["auto_passed"]).text
     assert "Stop mails of table talk:" in rendered(SAMPLES["table_talk"]).text
@@ -156,9 +149,10 @@ def test_a_board_that_is_not_json_is_worded_and_drawn_directly() -> None:
     odd = dict(board, regions=[*board["regions"]])
     odd["regions"][marked] = dict(odd["regions"][marked], marks=set(odd["regions"][marked]["marks"]))
     assert render_module.public_key(odd) is None
-    mail = rendered(SAMPLES["your_turn"], board=odd)
-    assert mail.images[render_module.BOARD_CID] == png.draw(PublicBoard.from_mail(board)).data
-    assert mail.text == rendered(SAMPLES["your_turn"]).text
+    values: dict[str, object] = {}
+    images = render_module.add_board(values, odd, picture=True)
+    assert images[render_module.BOARD_CID] == png.draw(PublicBoard.from_mail(board)).data
+    assert values["board_lines"] == render_module.board_lines(board)
 
 
 def inlined_whole(monkeypatch: pytest.MonkeyPatch, sample: Sample, **changes: object) -> str:
@@ -186,8 +180,10 @@ ODD_VALUES = [
 def test_the_html_inlined_by_shape_is_the_page_inlined_whole(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     sample = ALL[name]
     assert rendered(sample).html == inlined_whole(monkeypatch, sample)
+    fields = type(sample.mail).model_fields
     for odd in ODD_VALUES:
         changes = {"player_name": odd, "game_name": odd + "!", "since": [odd, "and then"]}
+        changes = {key: value for key, value in changes.items() if key in fields}
         assert rendered(sample, **changes).html == inlined_whole(monkeypatch, sample, **changes), repr(odd)
 
 
@@ -203,7 +199,8 @@ def test_any_name_reads_the_same_in_the_html_inlined_by_shape(texts: list[str]) 
 def test_mails_that_differ_only_in_their_readers_share_one_shape() -> None:
     render_module._inlined_shape.cache_clear()
     for name in ("Ann", "Bob", "Zoë & co"):
-        rendered(SAMPLES["your_turn"], player_name=name, turn_url=f"https://smallworld.example/play/{name}")
+        reader = dataclasses.replace(SAMPLES["your_turn"], game_url=f"https://smallworld.example/play/{name}")
+        rendered(reader, player_name=name)
     assert render_module._inlined_shape.cache_info().misses == 1
 
 
@@ -220,11 +217,21 @@ def test_the_final_table_names_the_winner_and_the_tie_break() -> None:
 
 def test_a_message_without_its_required_context_is_refused() -> None:
     sample = SAMPLES["your_turn"]
-    context = {k: v for k, v in sample.context.items() if k != "turn_url"}
-    with pytest.raises(RenderError, match="turn_url"):
-        render("your_turn", context, now=sample.now)
-    with pytest.raises(RenderError, match="unknown message"):
-        render("no_such_message", {}, now=sample.now)
+    with pytest.raises(RenderError, match="^your_turn: the context lacks game_name$"):
+        rendered(sample, game_name="")
+    with pytest.raises(MessageError, match="unknown message"):
+        from_json("no_such_message", {})
+
+
+def test_the_seat_link_is_the_one_delivery_mints_at_sending_and_none_without_a_seat() -> None:
+    for name in ("your_turn", "redeploy_needed", "reminder", "orders_answer", "invitation-replacing"):
+        sample = ALL[name]
+        fresh = dataclasses.replace(sample, game_url="https://smallworld.example/play/minted-at-sending")
+        assert "minted-at-sending" in rendered(fresh).text and "minted-at-sending" in rendered(fresh).html
+        # A reader who holds no seat when the mail leaves gets no link, never a dead or an empty one.
+        seatless = rendered(dataclasses.replace(sample, game_url=None))
+        assert "/play/" not in seatless.text and "/play/" not in seatless.html, name
+        assert "None" not in seatless.text and 'href="None"' not in seatless.html, name
 
 
 def test_rendering_is_pure() -> None:
@@ -299,5 +306,5 @@ def test_the_templates_compiled_at_a_workers_start_are_all_a_mail_needs() -> Non
     compiled = dict(render_module._env.cache or {})
     assert len(compiled) == len(render_module._env.list_templates())
     for sample in ALL.values():
-        render(sample.message, sample.context, now=sample.now)
+        rendered(sample)
     assert dict(render_module._env.cache or {}) == compiled

@@ -12,7 +12,7 @@ from html.parser import HTMLParser
 import pytest
 
 from emails import table_talk
-from emails.render import render
+from emails.messages import TableTalk
 from emails.samples import SAMPLES
 from emails.table_talk import LINK_REL, TAGS, excerpt, message_html
 
@@ -102,7 +102,7 @@ def test_a_line_break_is_kept_as_in_a_chat() -> None:
 def test_the_mail_shows_the_cleaned_html_and_the_text_as_written() -> None:
     sample = SAMPLES["table_talk"]
     attack = '<script>alert(1)</script> [x](javascript:alert(1)) <img src=x onerror="alert(1)">'
-    mail = render("table_talk", {**sample.context, "text": attack}, now=sample.now, game_url=sample.game_url)
+    mail = TableTalk(**{**sample.context, "text": attack}).render(now=sample.now, game_url=sample.game_url)
     assert "<script>alert" not in mail.html and "<img src=x" not in mail.html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in mail.html
     assert 'href="javascript' not in mail.html.lower()

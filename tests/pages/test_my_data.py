@@ -17,6 +17,7 @@ from service.domain import privacy
 from service.domain.models import Player
 from service.domain.notifications import player_id_of
 from service.infra.db import get_session
+from tests.api.conftest import seat_link
 from tests.security.conftest import bearer, body, created_and_confirmed, invitations, mails, token_of
 from tests.web.test_sign_in import csrf_of, signed_in_client
 
@@ -77,7 +78,7 @@ def test_signed_out_the_data_and_the_delete_page_send_to_sign_in(app: Flask) -> 
 def test_delete_asks_for_the_box_then_erases_the_address_and_signs_out(app: Flask) -> None:
     game = a_running_game(app)
     seats = invitations(app, game["id"])
-    ann_link, bob_link = (token_of(seats[n].context["turn_url"]) for n in (0, 1))
+    ann_link, bob_link = (token_of(seat_link(app, seats[n])) for n in (0, 1))
     client = signed_in_client(app, BOB)
     with app.app_context():
         links, bob_id = app.extensions["smallworld.links"], player_id_of(get_session(), BOB)

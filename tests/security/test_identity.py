@@ -12,6 +12,7 @@ from sqlmodel import Session, select
 
 from service.domain.models import Player
 from service.infra.db import get_engine
+from tests.api.conftest import seat_link
 
 from .conftest import bearer, body, created_and_confirmed, invitations, token_of
 
@@ -36,11 +37,11 @@ def test_the_first_game_to_name_an_address_fixes_nothing_for_the_next(any_app: C
     friend = created_and_confirmed(
         app, body(["Alice", "Bob"], ["alice@example.org", BOB], name="Friends", start_when_all_accepted=False)
     )
-    turn = token_of(invitations(app, friend["id"])[0].context["turn_url"])
+    turn = token_of(seat_link(app, invitations(app, friend["id"])[0]))
     assert seat_names(app, friend["id"], turn) == ["Alice", "Bob"]
     assert [s["name"] for s in friend["seats"]] == ["Alice", "Bob"]
     assert invitations(app, friend["id"])[1].context["player_name"] == "Bob"
-    other = token_of(invitations(app, squatter["id"])[0].context["turn_url"])
+    other = token_of(seat_link(app, invitations(app, squatter["id"])[0]))
     assert seat_names(app, squatter["id"], other) == ["Mallory", "Bob the Loser"], "each seat keeps its name"
     assert player(app, BOB).display_name == "", "and the address itself got no name from either host"
 
@@ -91,7 +92,7 @@ def test_the_invitee_names_their_seat_and_chooses_their_time_zone_when_accepting
 def test_a_player_changes_their_time_zone_on_their_own_pages(any_app: Callable[..., Flask]) -> None:
     app = any_app()
     game = created_and_confirmed(app, body(["Ann", "Bob"], ["ann@example.org", BOB], start_when_all_accepted=False))
-    turn = invitations(app, game["id"])[0].context["turn_url"].removeprefix("http://127.0.0.1:5000")
+    turn = seat_link(app, invitations(app, game["id"])[0]).removeprefix("http://127.0.0.1:5000")
     client = app.test_client()
     client.get(turn)
     page = client.get(f"/games/{game['id']}/turn")
@@ -105,7 +106,7 @@ def test_a_player_changes_their_time_zone_on_their_own_pages(any_app: Callable[.
     assert player(app, "ann@example.org").time_zone == "America/Denver"
     # Nobody else's page can do it for Ann: Bob's session changes Bob only.
     other = app.test_client()
-    other.get(invitations(app, game["id"])[1].context["turn_url"].removeprefix("http://127.0.0.1:5000"))
+    other.get(seat_link(app, invitations(app, game["id"])[1]).removeprefix("http://127.0.0.1:5000"))
     page = other.get(f"/games/{game['id']}")
     token = page.text.split('name="csrf_token" value="', 1)[1].split('"', 1)[0]
     other.post(path, data={"csrf_token": token, "time_zone": "Africa/Cairo"})

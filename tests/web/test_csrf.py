@@ -18,7 +18,7 @@ from sqlmodel import Session, func, select
 from service.domain.models import AuditEntry, Game, OutboxMail, Seat, SiteAdmin
 from service.infra.db import get_engine
 
-from ..api.conftest import create_game, new_game_body, token_of
+from ..api.conftest import create_game, new_game_body, seat_link, token_of
 
 #: POST endpoints outside /api that take no CSRF token, and why (see service/web/pages/__init__.py): the
 #: one-click unsubscribe and "never invite me again", whose signed token is the credential; and the mail
@@ -67,7 +67,7 @@ def test_every_form_refuses_a_post_without_its_token_or_with_another_browsers(ma
     with Session(get_engine(app)) as session:
         invitation = session.exec(select(OutboxMail).where(OutboxMail.template == "invitation")).first()
         assert invitation is not None
-        turn = token_of(invitation.context["turn_url"])
+        turn = token_of(seat_link(app, invitation, session))
         admin = SiteAdmin(email="admin@example.org", secret="s3cret-site-admin")
         session.add(admin)
         session.commit()

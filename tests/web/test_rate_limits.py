@@ -15,7 +15,7 @@ from service.domain.models import OutboxMail
 from service.infra.db import get_engine
 from service.web.rate_limits import limiter_counts_every_request
 
-from ..api.conftest import bearer, create_game, new_game_body, token_of
+from ..api.conftest import bearer, create_game, new_game_body, seat_link, token_of
 
 
 def limited_app(make_app: Callable[..., Flask], **limits: Any) -> Flask:
@@ -30,7 +30,7 @@ def start_game(app: Flask) -> tuple[int, dict[int, str]]:
         mails = session.exec(
             select(OutboxMail).where(OutboxMail.template == "invitation").order_by(OutboxMail.id)  # type: ignore[arg-type]
         ).all()
-    return created.get_json()["id"], {i: token_of(m.context["turn_url"]) for i, m in enumerate(mails)}
+    return created.get_json()["id"], {i: token_of(seat_link(app, m)) for i, m in enumerate(mails)}
 
 
 def from_address(address: str) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from flask import Flask, render_template_string
 
 from service.web.security import API_DOCS_PREFIX
 
-from ..api.conftest import bearer, create_game, new_game_body, token_of
+from ..api.conftest import bearer, create_game, new_game_body, seat_link, token_of
 
 REQUIRED = {
     "X-Content-Type-Options": "nosniff",
@@ -163,7 +163,7 @@ def test_the_session_cookie_is_httponly_and_same_site(started: tuple[Flask, Any,
         with Session(get_engine(app)) as session:
             mail = session.exec(select(OutboxMail).where(OutboxMail.template == "invitation")).first()
             assert mail is not None
-            turn = token_of(mail.context["turn_url"])
+            turn = token_of(seat_link(app, mail, session))
     response = client.get(f"/play/{turn}")
     assert response.status_code == 302
     cookie = response.headers["Set-Cookie"]

@@ -20,6 +20,7 @@ from service.domain import block_list, sign_in
 from service.domain.links import SIGN_IN_MAX_AGE
 from service.domain.models import Game, Player, PlayerRecord, SignIn, utcnow
 from service.infra.db import get_engine
+from tests.api.conftest import seat_link
 from tests.security.conftest import body, created_and_confirmed, invitations, mails, token_of
 
 ANN, BOB, CAT = "ann@example.org", "bob@example.org", "cat@example.org"
@@ -325,8 +326,8 @@ def test_signing_out_everywhere_ends_the_seats_opened_through_my_games_and_every
     nothing of Bob's; the links written after it (the next mail's) work."""
     game = accepted_game(app, [ANN, BOB])
     game_id = game["id"]
-    (ann_turn,) = [m.context["turn_url"] for m in mails(app, "your_turn", to=ANN)]
-    bob_invitation = invitations(app, game_id)[1].context["turn_url"]
+    (ann_turn,) = [seat_link(app, m) for m in mails(app, "your_turn", to=ANN)]
+    bob_invitation = seat_link(app, invitations(app, game_id)[1])
     intruder = signed_in_client(app, ANN)
     me = intruder.get("/me").get_data(as_text=True)
     choices = re.search(r'href="https://smallworld\.example(/choices/[^"]+)"', me)
@@ -375,7 +376,7 @@ def test_the_next_turn_mail_after_signing_out_everywhere_has_a_working_link(app:
     """Mails in flight: a player who signed out everywhere gets the next turn mail with a link that works."""
     game = accepted_game(app, [ANN, BOB])
     game_id = game["id"]
-    (ann_turn,) = [m.context["turn_url"] for m in mails(app, "your_turn", to=ANN)]
+    (ann_turn,) = [seat_link(app, m) for m in mails(app, "your_turn", to=ANN)]
     ann = signed_in_client(app, ANN)
     assert ann.post("/sign-out-everywhere", data={"csrf_token": csrf_of(ann, "/me")}).status_code == 303
     assert app.test_client().get(path_of(ann_turn)).status_code == 403
@@ -388,7 +389,7 @@ def test_the_next_turn_mail_after_signing_out_everywhere_has_a_working_link(app:
         assert game_row is not None
         play.auto_pass(session, game_id, 0, current_links())
         play.auto_pass(session, game_id, 1, current_links())
-    later = [m.context["turn_url"] for m in mails(app, "your_turn", to=ANN)]
+    later = [seat_link(app, m) for m in mails(app, "your_turn", to=ANN)]
     assert len(later) == 2 and later[-1] != ann_turn
     browser = app.test_client()
     assert browser.get(path_of(later[-1])).status_code == 302
@@ -397,7 +398,7 @@ def test_the_next_turn_mail_after_signing_out_everywhere_has_a_working_link(app:
 
 def test_a_new_calendar_link_ends_the_old_feed_with_a_410_and_nothing_else(app: Flask) -> None:
     game = accepted_game(app, [ANN, BOB], name="Ann starts")
-    (ann_turn,) = [m.context["turn_url"] for m in mails(app, "your_turn", to=ANN)]
+    (ann_turn,) = [seat_link(app, m) for m in mails(app, "your_turn", to=ANN)]
     client = signed_in_client(app, ANN)
     page = client.get("/me").get_data(as_text=True)
     (old,) = set(re.findall(r"https://smallworld\.example(/calendar/[A-Za-z0-9_\-.]+\.ics)", page))

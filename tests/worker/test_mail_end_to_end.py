@@ -201,7 +201,7 @@ def test_a_worker_killed_between_the_smtp_reply_and_the_commit_sends_the_same_ma
             eve = Player(email=address, display_name="Eve")
             session.add(eve)
             session.flush()
-            turn = {"game_name": "Crash", "player_name": "Eve", "turn_url": f"{BASE}/play/t", "turn": 1, "turns": 9}
+            turn = {"game_name": "Crash", "player_name": "Eve", "turn": 1, "turns": 9}
             mail = YourTurn(**SAMPLES["your_turn"].context | turn)
             insert_mail_row(session, player=eve, template=mail.template, context=mail.context())  # about no game
             session.commit()  # sends the delivery task to the worker

@@ -20,7 +20,8 @@ import worker.tasks.mail  # noqa: F401  (its receiver of celeryd_after_setup)
 from emails.board import png
 from emails.messages import AutoPassed, Message, Reminder, YourTurn
 from emails.samples import SAMPLES
-from service.domain.models import Player, utcnow
+from service.domain.links import TURN
+from service.domain.models import OutboxMail, Player, Seat, utcnow
 from service.domain.outbox import insert_mail_row, queue_mail
 from service.infra.db import get_session
 from tests.smtp import SMTPServer
@@ -53,19 +54,18 @@ def queue(app: Flask, count: int, template: str = "reminder", email: str = "ann@
         session.commit()
 
 
-TURN_URL = "https://smallworld.example/play/token"
 #: A message of each kind ``queue`` writes, by its deadline: about no game row, with keys of the test's own.
 MESSAGES: dict[str, Callable[[datetime], Message]] = {
     "your_turn": lambda deadline: YourTurn(
         **SAMPLES["your_turn"].context
-        | {"game_name": "Outbox", "player_name": "Ann", "turn_url": TURN_URL, "deadline_at": deadline, "turn": 1}
+        | {"game_name": "Outbox", "player_name": "Ann", "deadline_at": deadline, "turn": 1}
     ),
     "auto_passed": lambda deadline: AutoPassed(
         game_id=1, game_name="Outbox", player_name="Ann", reason="deadline", defending=False, version=2
     ),
     "reminder": lambda deadline: Reminder(
         **SAMPLES["reminder"].context
-        | {"game_name": "Outbox", "player_name": "Ann", "turn_url": TURN_URL, "deadline_at": deadline, "turn": 1}
+        | {"game_name": "Outbox", "player_name": "Ann", "deadline_at": deadline, "turn": 1}
     ),
 }
 
@@ -148,7 +148,7 @@ def test_a_mail_that_cannot_be_rendered_fails_with_the_reason(mail_app: Flask) -
         session.commit()
     assert drain(mail_app).failed == 1
     [mail] = outbox(mail_app)
-    assert mail.status == "failed" and "turn_url" in (mail.last_error or "")
+    assert mail.status == "failed" and "missing fields game_id, player_name" in (mail.last_error or "")
 
 
 def test_a_row_that_is_not_a_valid_message_fails_alone_and_says_why(mail_app: Flask) -> None:
@@ -340,7 +340,6 @@ def test_a_reminder_for_a_step_already_over_is_not_sent(mail_app: Flask) -> None
             game_id=game_id,
             game_name="x",
             player_name="p",
-            turn_url="https://x/play/t",
             deadline_at=utcnow(),
             step_key="9:9:-",
             before_seconds=1800,
@@ -363,6 +362,32 @@ def test_mail_of_a_game_is_threaded_and_carries_the_unsubscribe_link_where_it_ma
     assert len(roots) == 1 and roots.pop().startswith("<game-")
     assert {r.header("Subject") for r in received} >= {"Deadline test: your host link"}
     assert all(r.header("List-Unsubscribe") is None for r in received)  # invitations and turns are essential
+
+
+def test_the_seat_link_is_minted_at_sending_also_for_a_row_that_stored_one(mail_app: Flask) -> None:
+    """Rows written by earlier releases hold the seat's link (``turn_url``) in their context: they still go out,
+    with the link as delivery mints it then (ARCHITECTURE §6), here after the reader signed out everywhere."""
+    game_id = new_game(mail_app)
+    stale = "https://smallworld.example/play/minted-when-the-row-was-written"
+    with mail_app.app_context():
+        session = get_session()
+        [turn] = [m for m in outbox(mail_app, "your_turn", game_id) if m.to_email == "p0@example.org"]
+        row = session.get(OutboxMail, turn.id)
+        assert row is not None and "turn_url" not in row.context
+        row.context = {**row.context, "turn_url": stale}
+        player = session.exec(select(Player).where(Player.email == "p0@example.org")).one()
+        player.links_serial += 1  # "Sign out everywhere": every link made before stops working
+        session.add_all([row, player])
+        session.commit()
+    assert drain(mail_app).failed == 0
+    [mail] = [r for r in smtp(mail_app).mailbox.to("p0@example.org") if "your turn" in (r.header("Subject") or "")]
+    with mail_app.app_context():
+        seat = get_session().exec(select(Seat).where(Seat.game_id == game_id, Seat.seat == 0)).one()
+    assert stale not in mail.text and stale not in mail.html
+    [link] = [line.strip() for line in mail.text.splitlines() if "/play/" in line]
+    # The seat's link as it is now: the serial moved on, so it works where the stored one would not.
+    payload = mail_app.extensions["smallworld.links"].signer.verify(TURN, link.rsplit("/", 1)[-1])
+    assert payload == {"g": game_id, "s": 0, "k": seat.secret, "n": 1}
 
 
 def test_the_embedded_mode_writes_eml_files(make_app: Any, tmp_path: Path) -> None:

@@ -131,7 +131,7 @@ def test_a_bad_address_fails_its_own_mail_and_the_other_games_mail_goes_out(mail
     [
         (["not", "an", "object"], "not an object"),
         ("a string", "not an object"),
-        ({"game_name": "x", "player_name": "p", "turn_url": "u", "turn": 1, "turns": 9, "board": "x"}, "board"),
+        ({"game_name": "x", "player_name": "p", "turn": 1, "turns": 9, "board": "x"}, "board"),
         ({"game_name": "x"}, "missing"),
     ],
     ids=["a-list", "a-string", "a-board-that-is-not-one", "missing-keys"],
