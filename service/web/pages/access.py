@@ -14,7 +14,7 @@ from flask import session
 from sqlmodel import select
 
 from service.domain.models import Game, GameStatus, Player, Seat, SeatController
-from service.domain.rows import GameRow, PlayerRow, SeatRow
+from service.domain.rows import GameRecord, GameRow, PlayerRow, SeatRow
 from service.infra.db import get_session
 from service.web.access import REVOKED, AtTable, at_table
 
@@ -79,7 +79,7 @@ class Seated:
         return bot_plays(self.game, self.seat)
 
 
-def bot_plays(game: Game | GameRow, seat: Seat | SeatRow) -> bool:
+def bot_plays(game: GameRecord, seat: Seat | SeatRow) -> bool:
     running = game.status in (GameStatus.ACTIVE, GameStatus.PAUSED, GameStatus.INVITING)
     return running and seat.controller == SeatController.BOT
 
