@@ -252,6 +252,17 @@ def known_zones() -> frozenset[str]:
     return frozenset(available_timezones() | {"UTC"})
 
 
+def remember_zone() -> None:
+    """Keep the time zone the form names for every admin page in this browser (:func:`admin_zone`), or say
+    that this server does not know it."""
+    name = request.form.get("zone", "").strip()
+    if name in known_zones():
+        session[ZONE] = name
+        flash(f"Times are shown in {name}.", "done")
+    else:
+        flash(f"{name or 'That'} is not a time zone this server knows: try a name like Europe/Paris.", "refusal")
+
+
 def _hours(seconds: int) -> str:
     return f"{seconds / HOUR:g}"
 
@@ -507,12 +518,7 @@ def resend(game_id: int, mail_id: int) -> Response:
 @bp.post("/admin/games/<int:game_id>/zone")
 def choose_zone(game_id: int) -> Response:
     manager_for(game_id)
-    name = request.form.get("zone", "").strip()
-    if name in known_zones():
-        session[ZONE] = name
-        flash(f"Times are shown in {name}.", "done")
-    else:
-        flash(f"{name or 'That'} is not a time zone this server knows: try a name like Europe/Paris.", "refusal")
+    remember_zone()
     return _back(game_id)
 
 

@@ -25,7 +25,7 @@ from service.web.admin_pages.access import (
     require_site_admin,
     signed_in_site_admin,
 )
-from service.web.admin_pages.game import ZONE, clock_words, known_zones
+from service.web.admin_pages.game import ZONE, clock_words, known_zones, remember_zone
 from service.web.pages.forms import int_or_none
 from service.web.pages.game_summary import deadline
 
@@ -97,12 +97,7 @@ def sign_out_everywhere() -> Response:
 def choose_zone() -> Response:
     """The time zone of the games list (and of every admin page in this browser)."""
     require_site_admin()
-    name = request.form.get("zone", "").strip()
-    if name in known_zones():
-        session[ZONE] = name
-        flash(f"Times are shown in {name}.", "done")
-    else:
-        flash(f"{name or 'That'} is not a time zone this server knows: try a name like Europe/Paris.", "refusal")
+    remember_zone()
     return redirect(url_for(".games"), code=303)
 
 
