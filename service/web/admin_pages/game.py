@@ -38,6 +38,7 @@ from service.web import hosting
 from service.web.access import game_from_admin_token
 from service.web.admin_pages.access import Manager, manager_for, remember_host
 from service.web.admin_pages.audit_log import audit_lines
+from service.web.pages.access import refused_as
 from service.web.pages.game_summary import deadline
 from service.web.pages.lobby import REMINDER_CHOICES
 
@@ -67,10 +68,8 @@ STATUS_WORDS = {
 @bp.get("/admin/<token>")
 def open_admin_link(token: str) -> Any:
     """The host's signed admin link: remember the right in this browser, then show the game's admin page."""
-    try:
+    with refused_as("This admin link does not work", 403):
         game = game_from_admin_token(get_session(), current_links(), token)
-    except DomainError as error:
-        return render_template("refused.html", heading="This admin link does not work", message=error.message), 403
     remember_host(game)
     return redirect(url_for(".page", game_id=game.id))
 

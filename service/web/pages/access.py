@@ -8,11 +8,14 @@ removes it, or its player signs out everywhere (``n``: their ``links_serial`` th
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from flask import session
 from sqlmodel import select
 
+from service.domain.errors import DomainError
 from service.domain.models import Game, GameStatus, Player, Seat, SeatController
 from service.domain.rows import GameRecord, GameRow, PlayerRow, SeatRow
 from service.infra.db import get_session
@@ -26,12 +29,24 @@ SIGNED_OUT_HERE = (
 
 
 class PageRefused(Exception):
-    """A page this browser may not see; ``message`` is safe to show (it tells nothing about the game)."""
+    """A page this browser may not see; ``message`` is safe to show (it tells nothing about the game), under
+    ``heading`` (the refusal page's own when none)."""
 
-    def __init__(self, message: str, status: int = 403) -> None:
+    def __init__(self, message: str, status: int = 403, heading: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
+        self.heading = heading
+
+
+@contextmanager
+def refused_as(heading: str, status: int | None = None) -> Iterator[None]:
+    """A ``DomainError`` the block raises (a signed link that does not work, a game that cannot be shown)
+    refuses the page, with its words under ``heading``, and its status unless ``status`` is given."""
+    try:
+        yield
+    except DomainError as error:
+        raise PageRefused(error.message, status or error.status, heading) from None
 
 
 @dataclass(frozen=True)

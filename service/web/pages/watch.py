@@ -18,10 +18,10 @@ from sqlmodel import col, select
 from emails import times
 from service.domain import views, watching
 from service.domain.clock import Clock
-from service.domain.errors import DomainError
 from service.domain.links import current_links
 from service.domain.models import ActionKind, Game, GameAction, GameStatus, utcnow
 from service.infra.db import get_session
+from service.web.pages.access import refused_as
 from service.web.pages.forms import int_or_none
 from service.web.pages.game import render_history
 from service.web.pages.game_summary import deadline, page_context
@@ -30,6 +30,8 @@ from service.web.pages.table_talk import watch_context
 
 bp = Blueprint("watch", __name__)
 
+#: The heading of the page a game that cannot be watched (so) refuses with; its error says why.
+NOT_WATCHABLE = "This game cannot be watched here"
 #: Steps listed on the watch page, newest first.
 RECENT = 20
 
@@ -66,10 +68,8 @@ def _watched(game_id: int, token: str | None) -> Game:
 def _history(game_id: int, token: str | None, endpoint: str, *, page: str) -> Any:
     """The history page of the game watched by ``token`` (or as a public game), at ``endpoint``; ``page``: the
     endpoint of the watch page it links back to. Each keeps the way the watcher came (the token, if any)."""
-    try:
+    with refused_as(NOT_WATCHABLE):
         game = _watched(game_id, token)
-    except DomainError as error:
-        return _refused(error)
     return render_history(
         game,
         None,
@@ -79,19 +79,11 @@ def _history(game_id: int, token: str | None, endpoint: str, *, page: str) -> An
     )
 
 
-def _refused(error: DomainError) -> Any:
-    return render_template("refused.html", heading="This game cannot be watched here", message=error.message), (
-        error.status
-    )
-
-
 def _watch_page(game_id: int, token: str | None, *, history: str) -> Any:
     """The watch page of the game watched by ``token`` (or as a public game); ``history``: the endpoint of its
     history page, reached the same way."""
-    try:
+    with refused_as(NOT_WATCHABLE):
         game = _watched(game_id, token)
-    except DomainError as error:
-        return _refused(error)
     db = get_session()
     view = views.game_view(db, game, None)
     public_state = view.state or {}
