@@ -34,14 +34,15 @@ class GameRecord(Protocol):
     """
 
     status: GameStatus
-    state: dict[str, Any] | None
     version: int
+    state: dict[str, Any] | None
     step_key: str | None
     finished_at: datetime | None
-    step_started_at: datetime | None
+    #: The clock's columns, in the clock's order: only ``clock.set_clock`` writes them (ARCHITECTURE §5).
     deadline_at: datetime | None
     reminders_due_at: datetime | None
     paused_remaining: int | None
+    step_started_at: datetime | None
 
     @property
     def id(self) -> int | None: ...
