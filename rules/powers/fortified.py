@@ -14,7 +14,7 @@ from typing import Any
 
 from ..abilities import Marker, Power, Slot, register
 from ..actions import Action, ActionKind, IllegalAction, Verb, offer
-from ..components import FORTRESSES, POWER_TOKENS
+from ..components import FORTRESSES
 from ..schema import schema_1_markers, schema_1_turn_field
 from ..state import CONQUER, REDEPLOY, GameState, Troop
 from ..telling import Phrase, Step, Told
@@ -35,9 +35,7 @@ class Built(Slot):
 
 class Fortified(Power):
     name = "Fortified"
-    tokens = POWER_TOKENS["Fortified"]
     summary = "One Fortress per turn (+1 defence, +1 coin while Active)."
-    source = 'Rulebook, "Fortified"'
     description = (
         "Once per turn, as long as your Fortified Race is active, you may place 1 Fortress in a Region you "
         "occupy. The Fortress is worth 1 bonus Victory coin at turn's end, unless you are In Decline. The "

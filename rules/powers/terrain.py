@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ..abilities import Power, register
-from ..components import POWER_TOKENS
 from ..state import GameState, Troop
 
 
@@ -21,9 +20,7 @@ class TerrainBonus(Power):
 
 class Forest(TerrainBonus):
     name = "Forest"
-    tokens = POWER_TOKENS["Forest"]
     summary = "+1 coin per Forest region."
-    source = 'Rulebook, "Forest"'
     description = "Collect 1 bonus Victory coin for each Forest Region you occupy at turn's end."
     terrain = "forest"
 
@@ -33,9 +30,7 @@ register(Forest)
 
 class Hill(TerrainBonus):
     name = "Hill"
-    tokens = POWER_TOKENS["Hill"]
     summary = "+1 coin per Hill region."
-    source = 'Rulebook, "Hill"'
     description = "Collect 1 bonus Victory coin for each Hill Region you occupy at turn's end."
     terrain = "hill"
 
@@ -45,9 +40,7 @@ register(Hill)
 
 class Swamp(TerrainBonus):
     name = "Swamp"
-    tokens = POWER_TOKENS["Swamp"]
     summary = "+1 coin per Swamp region."
-    source = 'Rulebook, "Swamp"'
     description = "Collect 1 bonus Victory coin for each Swamp Region you occupy at turn's end."
     terrain = "swamp"
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..abilities import Marker, Race, Slot, register
-from ..components import RACE_TOKENS, TROLL_LAIRS
+from ..components import TROLL_LAIRS
 from ..schema import schema_1_markers
 from ..state import GameState, Troop
 from ..telling import Step
@@ -25,10 +25,7 @@ class Lairs(Slot):
 
 class Trolls(Race):
     name = "Trolls"
-    tokens = RACE_TOKENS["Trolls"][0]
-    box = RACE_TOKENS["Trolls"][1]
     summary = "A Troll's Lair (+1 defence) in each region, kept In Decline."
-    source = 'Rulebook, "Trolls"'
     description = (
         "Place a Troll's Lair in each Region your Trolls occupy. The Troll's Lair augments your region's defense "
         "by 1 (just as if you had an additional Troll token stationed there), and stays in the Region even "

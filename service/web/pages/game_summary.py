@@ -82,7 +82,7 @@ def combo_rows(public: dict[str, Any]) -> list[dict[str, Any]]:
                 "index": index,
                 "race": race,
                 "power": power,
-                "tokens": rules.RACES[race].tokens + rules.POWERS[power].tokens,
+                "tokens": rules.RACES[race].given_tokens() + rules.POWERS[power].given_tokens(),
                 "coins": coins,
                 "cost": index,
                 # Each race and power says what it does in one line (its module's ``summary``).
