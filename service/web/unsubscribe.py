@@ -44,7 +44,9 @@ NAMES = {
 }
 
 
-PAGE = """<!doctype html>
+#: The head of both pages (a page of its own, not the site's: it must work whatever the site's pages load), a
+#: ``title`` and a ``message`` under it.
+_HEAD = """<!doctype html>
 <html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{ title }} · Small World by Mail</title>
 <style nonce="{{ csp_nonce() }}">
@@ -55,7 +57,11 @@ button { font-size: 1rem; padding: .6rem 1.2rem }
 <main>
 <h1>{{ title }}</h1>
 <p>{{ message }}</p>
-{% if form %}
+"""
+
+PAGE = (
+    _HEAD
+    + """{% if form %}
 <form method="post">
   <button type="submit">Stop {{ what }}</button>
 </form>
@@ -67,6 +73,7 @@ results always come: this link turns off {{ what or "one kind of mail" }} alone.
 daily digest, for all your games or game by game.</p>
 {% endif %}
 </main></html>"""
+)
 
 
 def _player_and_kind(token: str) -> tuple[Player | None, str | None, str | None]:
@@ -128,22 +135,15 @@ def _refused(error: str | None) -> tuple[str, int]:
     return render_template_string(PAGE, title="This link does not work", message=error, form=False), 403
 
 
-NEVER = """<!doctype html>
-<html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{ title }} · Small World by Mail</title>
-<style nonce="{{ csp_nonce() }}">
-main { font-family: system-ui, sans-serif; max-width: 36rem; margin: 3rem auto; padding: 0 1rem }
-button { font-size: 1rem; padding: .6rem 1.2rem }
-</style>
-<main>
-<h1>{{ title }}</h1>
-<p>{{ message }}</p>
-{% if act %}
+NEVER = (
+    _HEAD
+    + """{% if act %}
 <form method="post">
   <button type="submit" name="act" value="{{ act }}">{{ button }}</button>
 </form>
 {% endif %}
 </main></html>"""
+)
 
 
 def _blocked_address(token: str) -> tuple[str | None, str | None]:
