@@ -11,6 +11,7 @@ on to another player's step meanwhile, the act is refused rather than applied to
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
@@ -20,16 +21,17 @@ from zoneinfo import ZoneInfo, available_timezones
 import sqlalchemy as sa
 from flask import Blueprint, flash, redirect, render_template, request, session, url_for
 from pydantic import ValidationError
-from sqlmodel import col, select
+from sqlmodel import Session, col, select
 from werkzeug.wrappers import Response
 
 import rules
 from emails import admin_acts, times
 from service.domain import admin, bot_seats, chat_notices, table_talk, views, watching
+from service.domain.admin import Actor
 from service.domain.clock import Clock
 from service.domain.errors import BadRequest, Conflict, DomainError, TooMany
 from service.domain.games import seats_of, settings_of
-from service.domain.links import current_links
+from service.domain.links import LinkMaker, current_links
 from service.domain.models import Game, GameStatus, MailStatus, OutboxMail, Player, SeatController, utcnow
 from service.domain.schemas import HOUR, ChangeSettings, ReplacePlayer
 from service.infra.chat import mask, service_name
@@ -290,6 +292,13 @@ def _run(game_id: int, done: str, act: Any) -> Response:
     return _back(game_id)
 
 
+def _run_with_reason(game_id: int, done: str, act: Callable[[Session, int, Actor, LinkMaker, str], object]) -> Response:
+    """Run an act the players are told with the reason the form gives (pause, cancel), as :func:`_run`."""
+    manager = manager_for(game_id)
+    reason = request.form.get("reason", "")
+    return _run(game_id, done, lambda: act(get_session(), game_id, manager.actor, current_links(), reason))
+
+
 def _same_step(manager: Manager) -> None:
     shown = request.form.get("step", "")
     if shown != (manager.game.step_key or ""):
@@ -331,13 +340,7 @@ def extend(game_id: int) -> Response:
 
 @bp.post("/admin/games/<int:game_id>/pause")
 def pause(game_id: int) -> Response:
-    manager = manager_for(game_id)
-    reason = request.form.get("reason", "")
-    return _run(
-        game_id,
-        "The game is paused; the players were told why.",
-        lambda: admin.pause(get_session(), game_id, manager.actor, current_links(), reason),
-    )
+    return _run_with_reason(game_id, "The game is paused; the players were told why.", admin.pause)
 
 
 @bp.post("/admin/games/<int:game_id>/resume")
@@ -456,13 +459,7 @@ def remove(game_id: int) -> Response:
 
 @bp.post("/admin/games/<int:game_id>/cancel")
 def cancel(game_id: int) -> Response:
-    manager = manager_for(game_id)
-    reason = request.form.get("reason", "")
-    return _run(
-        game_id,
-        "The game is cancelled; the players were told.",
-        lambda: admin.cancel(get_session(), game_id, manager.actor, current_links(), reason),
-    )
+    return _run_with_reason(game_id, "The game is cancelled; the players were told.", admin.cancel)
 
 
 @bp.post("/admin/games/<int:game_id>/chat")
