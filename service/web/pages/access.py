@@ -8,18 +8,22 @@ removes it, or its player signs out everywhere (``n``: their ``links_serial`` th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from flask import session
-from sqlmodel import select
+from sqlmodel import Session, select
 
 from service.domain.errors import DomainError
 from service.domain.models import Game, GameStatus, Player, Seat, SeatController
 from service.domain.rows import GameRecord, GameRow, PlayerRow, SeatRow
 from service.infra.db import get_session
 from service.web.access import REVOKED, AtTable, at_table
+
+#: What a browser session keeps as signed in (:func:`signed_in_as`).
+Kept = TypeVar("Kept")
 
 OPEN_YOUR_LINK = "Open the link from your game's email: it opens your seat in this browser."
 SIGNED_OUT_HERE = (
@@ -37,6 +41,18 @@ class PageRefused(Exception):
         self.message = message
         self.status = status
         self.heading = heading
+
+
+def signed_in_as(key: str, check: Callable[[Session, Any], Kept | None]) -> Kept | None:
+    """Who this browser's session says is signed in (kept under ``key``: a player's sign-in, a site admin), if
+    ``check`` finds it still on; else the session forgets it (signed out everywhere, too old)."""
+    kept = session.get(key)
+    if kept is None:
+        return None
+    found = check(get_session(), kept)
+    if found is None:
+        session.pop(key, None)
+    return found
 
 
 @contextmanager

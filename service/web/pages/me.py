@@ -38,7 +38,7 @@ from service.domain.links import SIGN_IN_MAX_AGE, current_links
 from service.domain.models import GameStatus, SignIn, utcnow
 from service.domain.text import checked, mail_address
 from service.infra.db import get_session
-from service.web.pages.access import refused_as
+from service.web.pages.access import refused_as, signed_in_as
 from service.web.pages.game_summary import deadline
 from service.web.rate_limits import client_address, mail_quotas
 
@@ -83,13 +83,7 @@ def _sign_in_first(code: int = 302) -> Response:
 
 def signed_in() -> SignIn | None:
     """The sign-in this browser holds, if it is still on (else the session forgets it)."""
-    kept = session.get(ADDRESS)
-    if kept is None:
-        return None
-    row = sign_in.from_session(get_session(), kept)
-    if row is None:
-        session.pop(ADDRESS, None)
-    return row
+    return signed_in_as(ADDRESS, sign_in.from_session)
 
 
 def signed_in_address() -> str | None:
