@@ -14,8 +14,7 @@ class TerrainBonus(Power):
     terrain: ClassVar[str] = ""
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
-        board = state.board
-        return sum(1 for i in regions if board.regions[i].terrain == self.terrain)
+        return state.board.count(regions, lambda region: region.terrain == self.terrain)
 
 
 class Forest(TerrainBonus):

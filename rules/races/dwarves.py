@@ -16,8 +16,7 @@ class Dwarves(Race):
     scores_in_decline = True
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
-        board = state.board
-        return sum(1 for i in regions if board.regions[i].mine)
+        return state.board.count(regions, lambda region: region.mine)
 
 
 register(Dwarves)

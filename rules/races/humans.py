@@ -12,8 +12,7 @@ class Humans(Race):
     description = "Each Farmland Region your Humans occupy is worth 1 bonus Victory coin, at the end of your turn."
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
-        board = state.board
-        return sum(1 for i in regions if board.regions[i].terrain == "farmland")
+        return state.board.count(regions, lambda region: region.terrain == "farmland")
 
 
 register(Humans)

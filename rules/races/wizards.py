@@ -12,8 +12,7 @@ class Wizards(Race):
     description = "Each Magic Region your Wizards occupy is worth 1 bonus Victory coin, at the end of your turn."
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
-        board = state.board
-        return sum(1 for i in regions if board.regions[i].magic)
+        return state.board.count(regions, lambda region: region.magic)
 
 
 register(Wizards)
