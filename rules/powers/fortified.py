@@ -96,11 +96,6 @@ class Fortified(Power):
         fortresses = self.read(state, Forts).fortresses
         self.write(state, Forts(fortresses | {region} if count else fortresses - {region}))
 
-    def on_vacate(self, state: GameState, region: int, owner: int, race: str | None) -> None:
-        fortresses = self.read(state, Forts).fortresses
-        if region in fortresses:
-            self.write(state, Forts(fortresses - {region}))
-
     def tell(self, step: Step) -> Told:
         return Phrase("built a Fortress on", step.where(step.region))
 

@@ -81,11 +81,6 @@ class Heroic(Power):
         heroes = self.read(state, Heroes).heroes
         self.write(state, Heroes(heroes | {region} if count else heroes - {region}))
 
-    def on_vacate(self, state: GameState, region: int, owner: int, race: str | None) -> None:
-        heroes = self.read(state, Heroes).heroes
-        if region in heroes:
-            self.write(state, Heroes(heroes - {region}))
-
     def tell(self, step: Step) -> Told:
         regions = step.action.regions if step.action is not None else ()
         return f"placed the Heroes on {' and '.join(step.where(r) for r in regions)}"

@@ -48,11 +48,6 @@ class Trolls(Race):
         lairs = self.read(state, Lairs).lairs
         self.write(state, Lairs(lairs | {region} if count else lairs - {region}))
 
-    def on_vacate(self, state: GameState, region: int, owner: int, race: str | None) -> None:
-        lairs = self.read(state, Lairs).lairs
-        if region in lairs:
-            self.write(state, Lairs(lairs - {region}))
-
     def note(self, step: Step) -> str | None:
         region = step.region
         if region is None or step.kind not in ("conquer", "final_conquest"):
