@@ -63,12 +63,8 @@ class Halflings(Race):
             self.write(state, replace(holes, holes=holes.holes - {region}))
 
     def note(self, step: Step) -> str | None:
-        region = step.region
-        if region is None or step.kind not in ("conquer", "final_conquest"):
-            return None
-        if region in self.read(step.after, Holes).holes and region not in self.read(step.before, Holes).holes:
-            return "a Hole-in-the-Ground dug there"
-        return None
+        dug = step.conquered_into(lambda state: self.read(state, Holes).holes)
+        return "a Hole-in-the-Ground dug there" if dug else None
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         dug = [

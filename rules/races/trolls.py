@@ -49,12 +49,8 @@ class Trolls(Race):
         self.write(state, Lairs(lairs | {region} if count else lairs - {region}))
 
     def note(self, step: Step) -> str | None:
-        region = step.region
-        if region is None or step.kind not in ("conquer", "final_conquest"):
-            return None
-        if region in self.read(step.after, Lairs).lairs and region not in self.read(step.before, Lairs).lairs:
-            return "a Troll's Lair built there"
-        return None
+        built = step.conquered_into(lambda state: self.read(state, Lairs).lairs)
+        return "a Troll's Lair built there" if built else None
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         self.write(state, Lairs(frozenset(schema_1_markers(old, "lair"))))
