@@ -22,6 +22,7 @@ from dataclasses import MISSING, dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 from .actions import ActionKind, Verb, add_kind, remove_kind
+from .components import POWER_TOKENS, RACE_TOKENS
 
 if TYPE_CHECKING:
     from _typeshed import IdentityFunction
@@ -150,11 +151,13 @@ class Marker:
 @mypyc_attr(allow_interpreted_subclasses=True)
 class Ability:
     name: ClassVar[str] = ""
-    #: Tokens on the banner or badge (components.md).
-    tokens: ClassVar[int] = 0
+    #: Tokens on the banner or badge, when they are not the box's count for its name (components.md,
+    #: ``rules.components``): read them with :meth:`given_tokens`.
+    tokens: ClassVar[int | None] = None
     #: One line for the combo table ("+1 coin per Mine region, even In Decline.").
     summary: ClassVar[str] = ""
-    #: The rulebook's paragraph, for players (plain text), and where it comes from (:attr:`source`).
+    #: The rulebook's paragraph, for players (plain text), and where it comes from when that is not the
+    #: rulebook's paragraph of its name (:meth:`cited`).
     description: ClassVar[str] = ""
     source: ClassVar[str] = ""
     #: The type of its own state in the game (``state.abilities[name]``), and of its state for the current
@@ -365,19 +368,37 @@ class Ability:
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         """Fill its slots from a schema-1 state's JSON (``old``; its :attr:`schema_1_fields`)."""
 
+    def given_tokens(self) -> int:
+        """Tokens on its banner or badge: its own :attr:`tokens`, else the box's count for its name."""
+        return self.tokens or 0
+
+    def cited(self) -> str:
+        """Where its :attr:`description` comes from: its :attr:`source`, else the rulebook's paragraph of its
+        name (as for every race and power of the box)."""
+        return self.source or f'Rulebook, "{self.name}"'
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class Race(Ability):
-    #: Tokens of the race in the box, the hard cap (components.md, "Race banners").
-    box: ClassVar[int] = 0
+    #: Tokens of the race in the box, the hard cap (components.md, "Race banners"), when they are not the
+    #: box's count for its name: read them with :meth:`box_tokens`.
+    box: ClassVar[int | None] = None
+
+    def given_tokens(self) -> int:
+        return self.tokens if self.tokens is not None else RACE_TOKENS[self.name][0]
+
+    def box_tokens(self) -> int:
+        """Tokens of the race in the box, the hard cap: its own :attr:`box`, else the box's count."""
+        return self.box if self.box is not None else RACE_TOKENS[self.name][1]
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class Power(Ability):
-    pass
+    def given_tokens(self) -> int:
+        return self.tokens if self.tokens is not None else POWER_TOKENS[self.name]
 
 
 # -- the registry --------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ A :class:`Board` is immutable and shared by every state of a game; states refer 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -59,6 +60,11 @@ class Board:
 
     def __len__(self) -> int:
         return len(self.regions)
+
+    def count(self, regions: Iterable[int], has: Callable[[Region], bool]) -> int:
+        """How many of ``regions`` have a feature (``has``): the coin a region of some kind is worth to a race
+        or power that scores it (Humans' Farmlands, Wizards' Magic Sources, Dwarves' Mines, Forest…)."""
+        return sum(1 for i in regions if has(self.regions[i]))
 
 
 def _build(data: dict) -> Board:

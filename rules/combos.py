@@ -51,7 +51,7 @@ def pick_combo(state: GameState, seat: int, index: int) -> None:
     player.coins += chosen.coins - index
     race, power = RACES[chosen.race], POWERS[chosen.power]
     # Components, "Race banners": banner + badge, never more than the box still holds of that race.
-    hand = min(race.tokens + power.tokens, box_left(state, chosen.race))
+    hand = min(race.given_tokens() + power.given_tokens(), box_left(state, chosen.race))
     player.active = Troop(chosen.race, chosen.power, hand=hand, picked_turn=state.turn)
     for ability in (race, power):
         ability.on_pick(state, seat, player.active)

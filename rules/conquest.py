@@ -156,17 +156,24 @@ def occupy(state: GameState, seat: int, troop: Troop, region: int, tokens: int, 
     record_conquest(state, seat, troop, region, nonempty, kind)
 
 
-def conquer(state: GameState, seat: int, region: int, kind: str) -> int | None:
-    """A conquest paid in tokens (with a die rolled before it, if one waits: ``pending_roll``). Returns
-    the die used, if any."""
+def _aimed(state: GameState, seat: int, region: int, kind: str, empty_hand: str) -> tuple[Troop, ConquestCheck, int]:
+    """The troop that aims at ``region`` (readied), its check and the region's cost, for a conquest or a final
+    conquest alike; ``IllegalAction`` when the region may not be conquered, or the hand is empty
+    (``empty_hand`` says so)."""
     troop = prepare(state, seat, kind)
     check = ConquestCheck(state, seat, troop)
     refusal = check.refusal(region)
     if refusal:
         raise IllegalAction(refusal)
     if troop.hand < 1:
-        raise IllegalAction("You need at least one token in hand to conquer")
-    cost = check.cost(region)
+        raise IllegalAction(empty_hand)
+    return troop, check, check.cost(region)
+
+
+def conquer(state: GameState, seat: int, region: int, kind: str) -> int | None:
+    """A conquest paid in tokens (with a die rolled before it, if one waits: ``pending_roll``). Returns
+    the die used, if any."""
+    troop, check, cost = _aimed(state, seat, region, kind, "You need at least one token in hand to conquer")
     if kind == ACTIVE and check.roll is not None:
         # The die was rolled before the target was named (``pending_roll``, the power's rule): "if you do
         # not have enough tokens left, this is your final conquest attempt for the turn".
@@ -185,14 +192,7 @@ def conquer(state: GameState, seat: int, region: int, kind: str) -> int | None:
 
 def final_conquest(state: GameState, seat: int, region: int, kind: str) -> int:
     """Rulebook, "Final Conquest Attempt": target chosen, then the die; conquests end either way."""
-    troop = prepare(state, seat, kind)
-    check = ConquestCheck(state, seat, troop)
-    refusal = check.refusal(region)
-    if refusal:
-        raise IllegalAction(refusal)
-    if troop.hand < 1:
-        raise IllegalAction("The final conquest needs at least one token in hand")
-    cost = check.cost(region)
+    troop, _, cost = _aimed(state, seat, region, kind, "The final conquest needs at least one token in hand")
     short = cost - troop.hand
     if short <= 0:
         raise IllegalAction(f"You can conquer region {region} outright with {cost} tokens; no die needed")

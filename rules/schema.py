@@ -296,7 +296,7 @@ def _occupants(n: int) -> frozenset[tuple[int, str | None, int]]:
         held: set[tuple[int, str | None, int]] = {(-1, None, 0)}
         held.update((-1, LOST_TRIBE, tokens) for tokens in range(1, LOST_TRIBE_TOKENS + 1))
         for name, race in RACES.items():
-            held.update((seat, name, tokens) for seat in range(n) for tokens in range(1, race.box + 1))
+            held.update((seat, name, tokens) for seat in range(n) for tokens in range(1, race.box_tokens() + 1))
         found = _OCCUPANTS[key] = frozenset(held)
     return found
 
@@ -428,7 +428,7 @@ def _check(state: GameState) -> None:
         if race != LOST_TRIBE:
             if (r.owner, race) not in holders:
                 raise ValueError(f"regions[{i}].race: player {r.owner} holds no {race}")
-            if over_box is None and r.tokens > RACES[race].box:
+            if over_box is None and r.tokens > RACES[race].box_tokens():
                 over_box = i
     lost_tribes = on_board.get(LOST_TRIBE, 0)
     if lost_tribes > LOST_TRIBE_TOKENS:
@@ -436,11 +436,11 @@ def _check(state: GameState) -> None:
     if over_box is not None:
         # Components, "Race banners": never more tokens of a race than the box holds.
         r = state.regions[over_box]
-        box = RACES[r.race].box  # type: ignore[index]  # a race's region (above)
+        box = RACES[r.race].box_tokens()  # type: ignore[index]  # a race's region (above)
         raise ValueError(f"regions[{over_box}].tokens: {r.tokens} is more than the {box} {r.race} tokens in the box")
     for seat, troop in troops:
         used = on_board.get(troop.race, 0) + troop.hand + aside(state, troop)
-        box = RACES[troop.race].box
+        box = RACES[troop.race].box_tokens()
         if used > box:
             where = next(w for w, t in _troops(state.players[seat], f"players[{seat}]") if t is troop)
             raise ValueError(

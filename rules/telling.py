@@ -107,6 +107,15 @@ class Step:
             return "your"
         return f"{self.name(seat)}'s"
 
+    def conquered_into(self, marked: Callable[[GameState], frozenset[int]]) -> bool:
+        """Whether this step conquered (``conquer``, ``final_conquest``) a region that ``marked`` (a state's
+        regions bearing some marker) holds after it and not before: the conquest put a marker there, for an
+        ability's :meth:`~rules.abilities.Ability.note` (a Troll's Lair, a Hole-in-the-Ground)."""
+        region = self.region
+        if region is None or self.kind not in ("conquer", "final_conquest"):
+            return False
+        return region in marked(self.after) and region not in marked(self.before)
+
     def where(self, region: int | None) -> str:
         """``region`` in words: "Forest 7"."""
         return region_name(self.after, region) if region is not None else "a region"

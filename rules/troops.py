@@ -64,4 +64,4 @@ def box_left(state: GameState, race: str) -> int:
         troop = p.troop_of(race)
         if troop is not None:
             used += troop.hand + aside(state, troop)
-    return RACES[race].box - used
+    return RACES[race].box_tokens() - used

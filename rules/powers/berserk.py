@@ -15,7 +15,6 @@ from typing import Any
 
 from ..abilities import Power, Slot, register
 from ..actions import ACTIVE, CONQUERING, Action, ActionKind, IllegalAction, Verb, offer
-from ..components import POWER_TOKENS
 from ..conquest import prepare, roll_die
 from ..schema import schema_1_turn_field
 from ..state import CONQUER, START, GameState, Troop
@@ -31,9 +30,7 @@ class Roll(Slot):
 
 class Berserk(Power):
     name = "Berserk"
-    tokens = POWER_TOKENS["Berserk"]
     summary = "Roll the die before each conquest, then name the target."
-    source = 'Rulebook, "Berserk"'
     description = (
         "You may use the Reinforcement die before each of your conquests, rather than just the last one of "
         "your turn. Roll the die first; select the Region you wish to conquer; then place the required number "

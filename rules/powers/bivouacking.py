@@ -21,7 +21,7 @@ from typing import Any
 
 from ..abilities import Marker, Power, Slot, register
 from ..actions import Action, ActionKind, IllegalAction, Verb
-from ..components import ENCAMPMENTS, POWER_TOKENS
+from ..components import ENCAMPMENTS
 from ..redeploy import defenders_asked
 from ..schema import schema_1_markers, schema_1_troop_field
 from ..state import DEFEND, REDEPLOY, GameState, Troop
@@ -42,9 +42,7 @@ class Camps(Slot):
 
 class Bivouacking(Power):
     name = "Bivouacking"
-    tokens = POWER_TOKENS["Bivouacking"]
     summary = "5 Encampments, +1 defence each, moved at every redeployment."
-    source = 'Rulebook, "Bivouacking"'
     description = (
         "Deploy the 5 Encampment tokens in any of your Region(s), during your Troop Redeployment phase. Each "
         "Encampment counts as 1 Race token toward the defense of the Region in which it is placed (thereby "

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from ..abilities import Power, register
-from ..components import POWER_TOKENS
 from ..state import GameState, Troop
 
 
 class Commando(Power):
     name = "Commando"
-    tokens = POWER_TOKENS["Commando"]
     summary = "Every conquest costs 1 token fewer."
-    source = 'Rulebook, "Commando"'
     description = (
         "You may conquer any Region with 1 less Race token than normal. A minimum of 1 token is still required."
     )

@@ -16,7 +16,6 @@ from typing import Any
 
 from ..abilities import Power, Slot, register
 from ..actions import Action, ActionKind, IllegalAction, Verb, offer
-from ..components import POWER_TOKENS
 from ..schema import schema_1_player_field
 from ..state import REDEPLOY, GameState, Troop
 from ..telling import Step, Told
@@ -30,9 +29,7 @@ class Peace(Slot):
 
 class Diplomat(Power):
     name = "Diplomat"
-    tokens = POWER_TOKENS["Diplomat"]
     summary = "At the end of the turn, make peace with one player you did not attack."
-    source = 'Rulebook, "Diplomat"'
     description = (
         "At the end of your turn, you may select one opponent whose Active race you did not attack this turn as "
         "your ally. You are now at peace with him and he cannot attack your active race until your next turn. "

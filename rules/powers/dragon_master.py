@@ -15,7 +15,6 @@ from typing import Any
 
 from ..abilities import Marker, Power, Slot, register
 from ..actions import ACTIVE, Action, ActionKind, IllegalAction, Verb, offer
-from ..components import POWER_TOKENS
 from ..conquest import conquest_refusal, occupy, prepare
 from ..cost import ConquestCheck
 from ..schema import schema_1_markers, schema_1_turn_field
@@ -40,9 +39,7 @@ class Flight(Slot):
 
 class DragonMaster(Power):
     name = "Dragon Master"
-    tokens = POWER_TOKENS["Dragon Master"]
     summary = "Once per turn, conquer with 1 token; the Dragon makes the region immune."
-    source = 'Rulebook, "Dragon Master"'
     description = (
         "Once per turn, you may conquer a Region using a single Race token, regardless of the number of enemy "
         "tokens defending it. Once conquered, place your Dragon there. The Region is now immune to enemy "

@@ -5,14 +5,11 @@ the first conquest too may be on any land region).
 from __future__ import annotations
 
 from ..abilities import Power, register
-from ..components import POWER_TOKENS
 
 
 class Flying(Power):
     name = "Flying"
-    tokens = POWER_TOKENS["Flying"]
     summary = "Conquer any land region, adjacent or not."
-    source = 'Rulebook, "Flying"'
     description = (
         "You may conquer any Region of the map except Seas and Lakes. These Regions do not need to be adjacent "
         "or contiguous to ones you already occupy."

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..abilities import Marker, Power, Slot, register
 from ..actions import Action, ActionKind, IllegalAction, Verb, offer
-from ..components import FORTRESSES, POWER_TOKENS
+from ..components import FORTRESSES
 from ..schema import schema_1_markers, schema_1_turn_field
 from ..state import CONQUER, REDEPLOY, GameState, Troop
 from ..telling import Phrase, Step, Told
@@ -35,9 +35,7 @@ class Built(Slot):
 
 class Fortified(Power):
     name = "Fortified"
-    tokens = POWER_TOKENS["Fortified"]
     summary = "One Fortress per turn (+1 defence, +1 coin while Active)."
-    source = 'Rulebook, "Fortified"'
     description = (
         "Once per turn, as long as your Fortified Race is active, you may place 1 Fortress in a Region you "
         "occupy. The Fortress is worth 1 bonus Victory coin at turn's end, unless you are In Decline. The "
@@ -97,11 +95,6 @@ class Fortified(Power):
     def place(self, state: GameState, region: int, marker: Marker, count: int) -> None:
         fortresses = self.read(state, Forts).fortresses
         self.write(state, Forts(fortresses | {region} if count else fortresses - {region}))
-
-    def on_vacate(self, state: GameState, region: int, owner: int, race: str | None) -> None:
-        fortresses = self.read(state, Forts).fortresses
-        if region in fortresses:
-            self.write(state, Forts(fortresses - {region}))
 
     def tell(self, step: Step) -> Told:
         return Phrase("built a Fortress on", step.where(step.region))

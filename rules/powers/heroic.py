@@ -13,7 +13,7 @@ from typing import Any
 
 from ..abilities import Marker, Power, Slot, register
 from ..actions import Action, ActionKind, IllegalAction, Verb
-from ..components import HEROES, POWER_TOKENS
+from ..components import HEROES
 from ..schema import schema_1_markers
 from ..state import REDEPLOY, GameState, Troop
 from ..telling import Step, Told
@@ -28,9 +28,7 @@ class Heroes(Slot):
 
 class Heroic(Power):
     name = "Heroic"
-    tokens = POWER_TOKENS["Heroic"]
     summary = "2 Heroes make 2 regions immune."
-    source = 'Rulebook, "Heroic"'
     description = (
         "At the end of your turn, place each of your 2 Heroes in 2 different Regions you occupy. These 2 "
         "Regions are immune to enemy conquests as well as to their racial and special powers until your Heroes "
@@ -82,11 +80,6 @@ class Heroic(Power):
     def place(self, state: GameState, region: int, marker: Marker, count: int) -> None:
         heroes = self.read(state, Heroes).heroes
         self.write(state, Heroes(heroes | {region} if count else heroes - {region}))
-
-    def on_vacate(self, state: GameState, region: int, owner: int, race: str | None) -> None:
-        heroes = self.read(state, Heroes).heroes
-        if region in heroes:
-            self.write(state, Heroes(heroes - {region}))
 
     def tell(self, step: Step) -> Told:
         regions = step.action.regions if step.action is not None else ()

@@ -5,15 +5,12 @@ ones.
 from __future__ import annotations
 
 from ..abilities import Power, register
-from ..components import POWER_TOKENS
 from ..state import GameState, Troop
 
 
 class Merchant(Power):
     name = "Merchant"
-    tokens = POWER_TOKENS["Merchant"]
     summary = "+1 coin per region held."
-    source = 'Rulebook, "Merchant"'
     description = "Collect 1 bonus Victory coin for any Region you occupy at turn's end."
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:

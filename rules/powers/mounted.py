@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from ..abilities import Power, register
-from ..components import POWER_TOKENS
 from ..state import GameState, Troop
 
 
 class Mounted(Power):
     name = "Mounted"
-    tokens = POWER_TOKENS["Mounted"]
     summary = "Hills and Farmlands cost 1 token fewer."
-    source = 'Rulebook, "Mounted"'
     description = (
         "You may conquer any Hill or Farmland Region with 1 less Race token than normal. A minimum of 1 token is "
         "still required."

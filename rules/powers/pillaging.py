@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from ..abilities import Power, register
-from ..components import POWER_TOKENS
 from ..state import GameState, Troop
 
 
 class Pillaging(Power):
     name = "Pillaging"
-    tokens = POWER_TOKENS["Pillaging"]
     summary = "+1 coin per non-empty region conquered this turn."
-    source = 'Rulebook, "Pillaging"'
     description = "Each non-empty Region you conquer this turn is worth 1 bonus Victory coin at turn's end."
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:

@@ -6,14 +6,11 @@ conquest).
 from __future__ import annotations
 
 from ..abilities import Power, register
-from ..components import POWER_TOKENS
 
 
 class Seafaring(Power):
     name = "Seafaring"
-    tokens = POWER_TOKENS["Seafaring"]
     summary = "Conquer the Seas and the Lake, and keep them In Decline."
-    source = 'Rulebook, "Seafaring"'
     description = (
         "As long as your Seafaring race is active, you may conquer the Seas and the Lake, considering them as 3 "
         "empty Regions. You keep these Regions even once you go into Decline, and continue scoring for them for "

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from ..abilities import Power, register
-from ..components import POWER_TOKENS
 
 
 class Spirit(Power):
     name = "Spirit"
-    tokens = POWER_TOKENS["Spirit"]
     summary = "In Decline, does not count toward the one-race-In-Decline limit."
-    source = 'Rulebook, "Spirit"'
     description = (
         "When the Race tokens associated with your Spirit Special Power go into Decline, they never count toward "
         "the limit stated in Entering In Decline regarding having a single In Decline race on the map at any "

@@ -5,14 +5,11 @@ rulings: the pick turn included). Offered as ``end_turn`` with ``decline: true``
 from __future__ import annotations
 
 from ..abilities import Power, register
-from ..components import POWER_TOKENS
 
 
 class Stout(Power):
     name = "Stout"
-    tokens = POWER_TOKENS["Stout"]
     summary = "May go In Decline at the end of a turn of conquests."
-    source = 'Rulebook, "Stout"'
     description = (
         "You may go In Decline at the end of a regular turn of conquests, after scoring, instead of spending an "
         "entire turn going into Decline."

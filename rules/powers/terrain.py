@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ..abilities import Power, register
-from ..components import POWER_TOKENS
 from ..state import GameState, Troop
 
 
@@ -15,15 +14,12 @@ class TerrainBonus(Power):
     terrain: ClassVar[str] = ""
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
-        board = state.board
-        return sum(1 for i in regions if board.regions[i].terrain == self.terrain)
+        return state.board.count(regions, lambda region: region.terrain == self.terrain)
 
 
 class Forest(TerrainBonus):
     name = "Forest"
-    tokens = POWER_TOKENS["Forest"]
     summary = "+1 coin per Forest region."
-    source = 'Rulebook, "Forest"'
     description = "Collect 1 bonus Victory coin for each Forest Region you occupy at turn's end."
     terrain = "forest"
 
@@ -33,9 +29,7 @@ register(Forest)
 
 class Hill(TerrainBonus):
     name = "Hill"
-    tokens = POWER_TOKENS["Hill"]
     summary = "+1 coin per Hill region."
-    source = 'Rulebook, "Hill"'
     description = "Collect 1 bonus Victory coin for each Hill Region you occupy at turn's end."
     terrain = "hill"
 
@@ -45,9 +39,7 @@ register(Hill)
 
 class Swamp(TerrainBonus):
     name = "Swamp"
-    tokens = POWER_TOKENS["Swamp"]
     summary = "+1 coin per Swamp region."
-    source = 'Rulebook, "Swamp"'
     description = "Collect 1 bonus Victory coin for each Swamp Region you occupy at turn's end."
     terrain = "swamp"
 

@@ -7,15 +7,12 @@ Cavern adjacency counts once the race holds a Cavern; it does not make a Cavern 
 from __future__ import annotations
 
 from ..abilities import Power, register
-from ..components import POWER_TOKENS
 from ..state import GameState, Troop
 
 
 class Underworld(Power):
     name = "Underworld"
-    tokens = POWER_TOKENS["Underworld"]
     summary = "Caverns cost 1 token fewer and are adjacent to each other."
-    source = 'Rulebook, "Underworld"'
     description = (
         "You may conquer any Region with a Cavern with 1 less Race token than normal. A minimum of 1 token is "
         "still required. All Regions with a Cavern are also considered adjacent to each other for your conquest "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ..abilities import Power, register
-from ..components import POWER_TOKENS
 from ..state import GameState, Troop
 
 BONUS = 7
@@ -11,9 +10,7 @@ BONUS = 7
 
 class Wealthy(Power):
     name = "Wealthy"
-    tokens = POWER_TOKENS["Wealthy"]
     summary = "+7 coins once, at the end of the first turn."
-    source = 'Rulebook, "Wealthy"'
     description = "Collect 7 bonus Victory coins, once only, at the end of your first turn."
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:

@@ -29,9 +29,7 @@ class Held(Slot):
 class Amazons(Race):
     name = "Amazons"
     tokens = RACE_TOKENS["Amazons"][0] + CONQUEST_ONLY
-    box = RACE_TOKENS["Amazons"][1]
     summary = "+4 tokens for conquering only; they leave the board at redeployment."
-    source = 'Rulebook, "Amazons"'
     description = (
         "Four of your Amazon tokens may only be used for conquest, not for defense, as indicated by the +4 on "
         "the banner itself. So you start your initial turn with 10 Amazon tokens (plus any additional ones "

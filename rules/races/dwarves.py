@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from ..abilities import Race, register
-from ..components import RACE_TOKENS
 from ..state import GameState, Troop
 
 
 class Dwarves(Race):
     name = "Dwarves"
-    tokens = RACE_TOKENS["Dwarves"][0]
-    box = RACE_TOKENS["Dwarves"][1]
     summary = "+1 coin per Mine region, even In Decline."
-    source = 'Rulebook, "Dwarves"'
     description = (
         "Each Mine Region your Dwarves occupy is worth 1 bonus Victory coin, at the end of your turn. This "
         "power is kept even when the Dwarves are In Decline."
@@ -20,8 +16,7 @@ class Dwarves(Race):
     scores_in_decline = True
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
-        board = state.board
-        return sum(1 for i in regions if board.regions[i].mine)
+        return state.board.count(regions, lambda region: region.mine)
 
 
 register(Dwarves)

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from ..abilities import Race, register
-from ..components import RACE_TOKENS
 
 
 class Elves(Race):
     name = "Elves"
-    tokens = RACE_TOKENS["Elves"][0]
-    box = RACE_TOKENS["Elves"][1]
     summary = "Lose no token when a region of theirs is conquered."
-    source = 'Rulebook, "Elves"'
     description = (
         "When the enemy conquers one of your Regions, keep all your Elf tokens in hand for redeployment at the "
         "end of the current player's turn, rather than discarding 1 Elf token back into the storage tray."

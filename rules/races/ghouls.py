@@ -15,7 +15,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..abilities import Race, Slot, register
-from ..components import RACE_TOKENS
 from ..conquest import ready_tokens
 from ..schema import schema_1_turn_field
 from ..state import GameState, Troop
@@ -32,10 +31,7 @@ class Moment(Slot):
 
 class Ghouls(Race):
     name = "Ghouls"
-    tokens = RACE_TOKENS["Ghouls"][0]
-    box = RACE_TOKENS["Ghouls"][1]
     summary = "All tokens stay going In Decline, and In Decline they still conquer."
-    source = 'Rulebook, "Ghouls"'
     description = (
         "Your Ghoul tokens all stay on the map when going into Decline, instead of the usual 1 token per "
         "Region. In addition, unlike other Races, once In Decline, your Ghouls can continue to conquer new "

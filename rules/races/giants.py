@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from ..abilities import Race, register
-from ..components import RACE_TOKENS
 from ..state import GameState, Troop
 
 
 class Giants(Race):
     name = "Giants"
-    tokens = RACE_TOKENS["Giants"][0]
-    box = RACE_TOKENS["Giants"][1]
     summary = "1 token fewer to conquer a region next to a Mountain they hold."
-    source = 'Rulebook, "Giants"'
     description = (
         "Your Giants may conquer any Region adjacent to a Mountain Region they occupy at a cost of 1 less Giant "
         "token than normal. A minimum of 1 Giant token is still required."

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..abilities import Marker, Race, Slot, register
-from ..components import HOLES, RACE_TOKENS
+from ..components import HOLES
 from ..schema import schema_1_markers, schema_1_troop_field
 from ..state import GameState, Troop
 from ..telling import Step
@@ -28,10 +28,7 @@ class Holes(Slot):
 
 class Halflings(Race):
     name = "Halflings"
-    tokens = RACE_TOKENS["Halflings"][0]
-    box = RACE_TOKENS["Halflings"][1]
     summary = "First conquest anywhere; Holes-in-the-Ground protect their first two regions."
-    source = 'Rulebook, "Halflings"'
     description = (
         "Your Halfling tokens may enter the map through any Region of the map, not just border ones. Place a "
         "Hole-in-the-Ground in each of the first 2 Regions you conquer, to make them immune to enemy conquests "
@@ -66,12 +63,8 @@ class Halflings(Race):
             self.write(state, replace(holes, holes=holes.holes - {region}))
 
     def note(self, step: Step) -> str | None:
-        region = step.region
-        if region is None or step.kind not in ("conquer", "final_conquest"):
-            return None
-        if region in self.read(step.after, Holes).holes and region not in self.read(step.before, Holes).holes:
-            return "a Hole-in-the-Ground dug there"
-        return None
+        dug = step.conquered_into(lambda state: self.read(state, Holes).holes)
+        return "a Hole-in-the-Ground dug there" if dug else None
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         dug = [

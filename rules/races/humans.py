@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 from ..abilities import Race, register
-from ..components import RACE_TOKENS
 from ..state import GameState, Troop
 
 
 class Humans(Race):
     name = "Humans"
-    tokens = RACE_TOKENS["Humans"][0]
-    box = RACE_TOKENS["Humans"][1]
     summary = "+1 coin per Farmland region."
-    source = 'Rulebook, "Humans"'
     description = "Each Farmland Region your Humans occupy is worth 1 bonus Victory coin, at the end of your turn."
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
-        board = state.board
-        return sum(1 for i in regions if board.regions[i].terrain == "farmland")
+        return state.board.count(regions, lambda region: region.terrain == "farmland")
 
 
 register(Humans)

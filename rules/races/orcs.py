@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from ..abilities import Race, register
-from ..components import RACE_TOKENS
 from ..state import GameState, Troop
 
 
 class Orcs(Race):
     name = "Orcs"
-    tokens = RACE_TOKENS["Orcs"][0]
-    box = RACE_TOKENS["Orcs"][1]
     summary = "+1 coin per non-empty region conquered this turn."
-    source = 'Rulebook, "Orcs"'
     description = (
         "Each not empty Region your Orcs conquered this turn is worth 1 bonus Victory coin, at the end of your turn."
     )

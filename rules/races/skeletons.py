@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..abilities import Race, Slot, register
-from ..components import RACE_TOKENS
 from ..schema import schema_1_turn_field
 from ..state import GameState, Troop
 from ..telling import Step, plural
@@ -24,10 +23,7 @@ class Reinforced(Slot):
 
 class Skeletons(Race):
     name = "Skeletons"
-    tokens = RACE_TOKENS["Skeletons"][0]
-    box = RACE_TOKENS["Skeletons"][1]
     summary = "1 new token for every 2 non-empty regions conquered."
-    source = 'Rulebook, "Skeletons"'
     description = (
         "During your Troop Redeployment, take 1 new Skeleton token from the storage tray for every 2 non-empty "
         "Regions you conquered this turn, and add it to the troops you redeploy at the end of your turn. If "

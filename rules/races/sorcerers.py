@@ -21,7 +21,6 @@ from typing import Any
 
 from ..abilities import Race, Slot, register
 from ..actions import ACTIVE, Action, ActionKind, IllegalAction, Verb, offer
-from ..components import RACE_TOKENS
 from ..conquest import attacked, prepare, record_conquest
 from ..cost import ConquestCheck
 from ..regions import markers_at, vacate
@@ -39,10 +38,7 @@ class Conversions(Slot):
 
 class Sorcerers(Race):
     name = "Sorcerers"
-    tokens = RACE_TOKENS["Sorcerers"][0]
-    box = RACE_TOKENS["Sorcerers"][1]
     summary = "Once per turn per opponent, replace a lone Active enemy token with one of theirs."
-    source = 'Rulebook, "Sorcerers"'
     description = (
         "Once per turn per opponent, your Sorcerers can conquer a Region by substituting one of your opponent's "
         "Active tokens with one of your own taken from the storage tray. If there are no more tokens in the "

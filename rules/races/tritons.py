@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from ..abilities import Race, register
-from ..components import RACE_TOKENS
 from ..state import GameState, Troop
 
 
 class Tritons(Race):
     name = "Tritons"
-    tokens = RACE_TOKENS["Tritons"][0]
-    box = RACE_TOKENS["Tritons"][1]
     summary = "1 token fewer to conquer a region bordering a Sea or the Lake."
-    source = 'Rulebook, "Tritons"'
     description = (
         "Your Tritons may conquer all Coastal Regions (those bordering a Sea or Lake) at a cost of 1 less "
         "Triton token than normal. A minimum of 1 Triton token is still required."

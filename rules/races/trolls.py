@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..abilities import Marker, Race, Slot, register
-from ..components import RACE_TOKENS, TROLL_LAIRS
+from ..components import TROLL_LAIRS
 from ..schema import schema_1_markers
 from ..state import GameState, Troop
 from ..telling import Step
@@ -25,10 +25,7 @@ class Lairs(Slot):
 
 class Trolls(Race):
     name = "Trolls"
-    tokens = RACE_TOKENS["Trolls"][0]
-    box = RACE_TOKENS["Trolls"][1]
     summary = "A Troll's Lair (+1 defence) in each region, kept In Decline."
-    source = 'Rulebook, "Trolls"'
     description = (
         "Place a Troll's Lair in each Region your Trolls occupy. The Troll's Lair augments your region's defense "
         "by 1 (just as if you had an additional Troll token stationed there), and stays in the Region even "
@@ -51,18 +48,9 @@ class Trolls(Race):
         lairs = self.read(state, Lairs).lairs
         self.write(state, Lairs(lairs | {region} if count else lairs - {region}))
 
-    def on_vacate(self, state: GameState, region: int, owner: int, race: str | None) -> None:
-        lairs = self.read(state, Lairs).lairs
-        if region in lairs:
-            self.write(state, Lairs(lairs - {region}))
-
     def note(self, step: Step) -> str | None:
-        region = step.region
-        if region is None or step.kind not in ("conquer", "final_conquest"):
-            return None
-        if region in self.read(step.after, Lairs).lairs and region not in self.read(step.before, Lairs).lairs:
-            return "a Troll's Lair built there"
-        return None
+        built = step.conquered_into(lambda state: self.read(state, Lairs).lairs)
+        return "a Troll's Lair built there" if built else None
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         self.write(state, Lairs(frozenset(schema_1_markers(old, "lair"))))

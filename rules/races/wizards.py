@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 from ..abilities import Race, register
-from ..components import RACE_TOKENS
 from ..state import GameState, Troop
 
 
 class Wizards(Race):
     name = "Wizards"
-    tokens = RACE_TOKENS["Wizards"][0]
-    box = RACE_TOKENS["Wizards"][1]
     summary = "+1 coin per Magic Source region."
-    source = 'Rulebook, "Wizards"'
     description = "Each Magic Region your Wizards occupy is worth 1 bonus Victory coin, at the end of your turn."
 
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
-        board = state.board
-        return sum(1 for i in regions if board.regions[i].magic)
+        return state.board.count(regions, lambda region: region.magic)
 
 
 register(Wizards)

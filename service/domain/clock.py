@@ -37,7 +37,7 @@ import sqlalchemy as sa
 from sqlmodel import col
 
 from service.domain.models import Game
-from service.domain.rows import GameRow
+from service.domain.rows import GameRecord
 from service.domain.schemas import GameSettings
 
 
@@ -69,7 +69,7 @@ class Clock:
     reminders_before: tuple[int, ...] = ()
 
     @classmethod
-    def of(cls, game: Game | GameRow, settings: GameSettings | None = None) -> Clock:
+    def of(cls, game: GameRecord, settings: GameSettings | None = None) -> Clock:
         """The game's clock, as its row stores it, with the reminders of its settings (``settings``, when
         the caller has read them): the clock an event changes."""
         settings = settings or GameSettings.model_validate(game.settings)
@@ -238,7 +238,7 @@ class Clock:
         return col(Game.reminders_due_at).asc().nulls_last()
 
 
-def set_clock(game: Game | GameRow, clock: Clock) -> None:
+def set_clock(game: GameRecord, clock: Clock) -> None:
     """Write ``clock`` into the game's row: the only writer of its clock columns."""
     game.deadline_at = clock.deadline_at
     game.reminders_due_at = clock.reminders_due_at

@@ -16,7 +16,7 @@ from sqlmodel import Session, col, select
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import NotFound
 from service.domain.models import Game, GameAction, GameStatus, Player, Seat
-from service.domain.rows import GAMES, SEAT_SELECTED, GameRow, SeatRow, by_number, seat_row, seated_at
+from service.domain.rows import GAMES, SEAT_SELECTED, GameRecord, GameRow, SeatRow, by_number, seat_row, seated_at
 from service.domain.schemas import GameSettings
 from service.infra.mail_wakeup import want_tally
 
@@ -32,7 +32,7 @@ def get_game(session: Session, game_id: int, *, lock: bool = False) -> Game:
 
 
 def update_if_unmoved(
-    session: Session, game: Game | GameRow, version: int, *, event: Mapping[str, Any] | None = None
+    session: Session, game: GameRecord, version: int, *, event: Mapping[str, Any] | None = None
 ) -> bool:
     """Write ``game``'s pending changes in one ``UPDATE … WHERE id = ? AND version = ?``; ``False`` (and
     nothing written) if the row's version is no longer ``version``: something else moved the game first.
@@ -203,11 +203,11 @@ def seats_by_number(session: Session, game_id: int) -> dict[int, SeatRow]:
     return by_number(seat_rows(session, game_id))
 
 
-def settings_of(game: Game | GameRow) -> GameSettings:
+def settings_of(game: GameRecord) -> GameSettings:
     return GameSettings.model_validate(game.settings)
 
 
-def begin_ending(session: Session, game: Game | GameRow, now: datetime) -> None:
+def begin_ending(session: Session, game: GameRecord, now: datetime) -> None:
     """The last step is played (ARCHITECTURE §9, "The end of the game is a worker job"): the game stops its clock and
     waits, ``ending``, for the worker's tally (``service.domain.tally.tally_game``), which stores the results,
     updates ratings and records, mails the final table and marks the game finished, exactly once.

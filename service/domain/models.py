@@ -47,6 +47,11 @@ class GameStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
+#: Every status of a game its host confirmed: the games others may see (in My games, by a watch link), an
+#: unconfirmed one being its host's business alone (ARCHITECTURE §9).
+CONFIRMED = tuple(status for status in GameStatus if status != GameStatus.UNCONFIRMED)
+
+
 class MailStatus(StrEnum):
     """Where an outbox row is in its delivery (``service.domain.delivery``)."""
 

@@ -24,18 +24,11 @@ from sqlmodel import Session, col, select
 import rules
 from service.domain.clock import Clock
 from service.domain.links import LinkMaker
-from service.domain.models import Game, GameStatus, Player, Seat
+from service.domain.models import CONFIRMED, Game, GameStatus, Player, Seat
 from service.domain.play import awaited_seat
 
 #: Games of these kinds are listed; an unconfirmed game is its host's business alone until confirmed.
-LISTED = (
-    GameStatus.INVITING,
-    GameStatus.ACTIVE,
-    GameStatus.PAUSED,
-    GameStatus.ENDING,
-    GameStatus.FINISHED,
-    GameStatus.CANCELLED,
-)
+LISTED = CONFIRMED
 
 
 @dataclass(frozen=True)

@@ -12,19 +12,19 @@ from typing import Any
 
 import rules
 from service.domain.errors import BadRequest, Conflict, IllegalMove
-from service.domain.models import Game, GameStatus
-from service.domain.rows import GameRow
+from service.domain.models import GameStatus
+from service.domain.rows import GameRecord
 from service.domain.schemas import Explained, LegalActions, RegionExplained
 
 
-def _state(game: Game | GameRow) -> rules.GameState:
+def _state(game: GameRecord) -> rules.GameState:
     if game.state is None or game.status != GameStatus.ACTIVE:
         raise Conflict("The game is not running: nothing to preview", version=game.version)
     return rules.read_state(game.state)
 
 
 def legal_actions(
-    game: Game | GameRow, seat: int, *, with_previews: bool = True, state: rules.GameState | None = None
+    game: GameRecord, seat: int, *, with_previews: bool = True, state: rules.GameState | None = None
 ) -> LegalActions:
     """What ``seat`` may do now and, in the same order, what each action will do (``rules.previews``).
     ``state``: the game's state when the caller holds it (not parsed again from the snapshot)."""
@@ -55,7 +55,7 @@ def action_of(seat: int, payload: Any) -> rules.Action:
         raise BadRequest(f"'action': {error}") from None
 
 
-def explain_action(game: Game | GameRow, seat: int, payload: Any, *, board: bool = False) -> Explained:
+def explain_action(game: GameRecord, seat: int, payload: Any, *, board: bool = False) -> Explained:
     """Whether the action is offered to ``seat`` now, why not (the rules' words), what a conquest of its
     region costs, and what it will do; ``board``: also the board as the seat will see it after it."""
     state = _state(game)
@@ -73,7 +73,7 @@ def explain_action(game: Game | GameRow, seat: int, payload: Any, *, board: bool
     return Explained(version=game.version, board=after, **told.to_json())
 
 
-def explain_region(game: Game | GameRow, seat: int, region: int) -> RegionExplained:
+def explain_region(game: GameRecord, seat: int, region: int) -> RegionExplained:
     """What ``seat`` may do on ``region`` now, each with its preview, and, when no conquest of it is
     offered during the conquests, why not (with what it would cost)."""
     state = _state(game)
@@ -92,7 +92,7 @@ def explain_region(game: Game | GameRow, seat: int, region: int) -> RegionExplai
     return RegionExplained(version=game.version, region=region, offered=offered, conquest=conquest)
 
 
-def board_after(game: Game | GameRow, seat: int, payload: Any) -> dict[str, Any]:
+def board_after(game: GameRecord, seat: int, payload: Any) -> dict[str, Any]:
     """The board as ``seat`` will see it after the proposed step (a redeployment, markers placed), checked
     by the rules: IllegalMove with the rules' words when they refuse it."""
     state = _state(game)

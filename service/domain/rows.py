@@ -5,6 +5,11 @@ and writes the game back under the version guard (``games.update_if_unmoved``). 
 read cost about three times its statement: here it is one Core statement whose rows become these records.
 The domain's operations take either these or the ORM's objects (``Game``, ``Seat``, ``Player``); the ORM's
 stay for what changes seats and players (the lobby, the host's acts) and what reads more of a game.
+
+So a game has two storages and one type (ARCHITECTURE §2, "Two storages of a game, one type"): an operation
+that a step and the ORM's callers share takes a :class:`GameRecord`, the columns both the ORM's ``Game`` and
+:class:`GameRow` have, and mypy checks that both are one. Only ``games.update_if_unmoved``, which writes a
+game back, asks which of the two it holds.
 """
 
 from __future__ import annotations
@@ -12,11 +17,49 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 
 from service.domain.models import ActionKind, Game, GameAction, GameStatus, Player, Seat, SeatController
+
+
+class GameRecord(Protocol):
+    """A game as the domain reads and changes it, whichever storage holds it: the ORM's ``Game`` or a
+    :class:`GameRow` read with one statement for a step. It declares exactly the columns the shared operations
+    use, so a column that only one of the two has is a type error where it is read, not a surprise at run time.
+
+    The columns a step moves (its status, state, version, step, clock and end) are attributes; the rest are read
+    only. The id is read only too: the ORM's is ``None`` until the game is first flushed.
+    """
+
+    status: GameStatus
+    version: int
+    state: dict[str, Any] | None
+    step_key: str | None
+    finished_at: datetime | None
+    #: The clock's columns, in the clock's order: only ``clock.set_clock`` writes them (ARCHITECTURE §5).
+    deadline_at: datetime | None
+    reminders_due_at: datetime | None
+    paused_remaining: int | None
+    step_started_at: datetime | None
+
+    @property
+    def id(self) -> int | None: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def settings(self) -> dict[str, Any]: ...
+    @property
+    def seed(self) -> str: ...
+    @property
+    def chat_url(self) -> str | None: ...
+    @property
+    def pause_reason(self) -> str | None: ...
+    @property
+    def result(self) -> list[dict[str, Any]] | None: ...
+    @property
+    def created_at(self) -> datetime: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,3 +182,8 @@ def seat_row(values: sa.Row[Any] | tuple[Any, ...], start: int = 0) -> SeatRow:
     """The seat of a row that holds :data:`SEAT_SELECTED` from ``start`` on."""
     end = start + len(SEAT_COLUMNS)
     return SeatRow(*(*values[start:end], PlayerRow(*values[end : end + len(PLAYER_COLUMNS)])))
+
+
+def _both_are_game_records(game: Game, row: GameRow) -> tuple[GameRecord, GameRecord]:
+    """Never called: mypy checks here that the ORM's game and the plain row are both a :class:`GameRecord`."""
+    return game, row

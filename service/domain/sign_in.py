@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import secrets
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
@@ -29,8 +29,11 @@ from emails.messages import SeatLink, SignInLink, YourLinks
 from service.domain import block_list
 from service.domain.errors import Forbidden
 from service.domain.links import SIGN_IN, SIGN_IN_MAX_AGE, LinkError, LinkMaker, serial_of
-from service.domain.models import Game, GameStatus, Player, Seat, SignIn, utcnow
+from service.domain.models import Game, GameStatus, Player, Seat, SignIn, SiteAdmin, utcnow
 from service.domain.outbox import queue_mail
+
+#: A row whose link :func:`use_up` uses up.
+Used = TypeVar("Used", SignIn, SiteAdmin)
 
 #: How long a signed-in browser stays signed in without signing in again.
 SESSION_MAX_AGE = timedelta(days=30)
@@ -125,16 +128,20 @@ def sign_in(session: Session, links: LinkMaker, token: str, now: datetime | None
     :func:`from_sign_in_token` says, and for a link used meanwhile."""
     now = now or utcnow()
     row = from_sign_in_token(session, links, token, now)
-    session_secret = secrets.token_urlsafe(24)
-    used = session.exec(
-        sa.update(SignIn)
-        .where(col(SignIn.id) == row.id, col(SignIn.used_at).is_(None), col(SignIn.ended_at).is_(None))
-        .values(used_at=now, session_secret=session_secret)
-        .execution_options(synchronize_session=False)
-    )
+    unused = (col(SignIn.id) == row.id, col(SignIn.used_at).is_(None), col(SignIn.ended_at).is_(None))
+    stamp = sa.update(SignIn).where(*unused).values(used_at=now, session_secret=secrets.token_urlsafe(24))
+    return use_up(session, row, stamp, USED)
+
+
+def use_up(session: Session, row: Used, update: sa.Update, refusal: str) -> Used:
+    """Use a mailed link up once: ``update`` (an UPDATE of ``row`` guarded by what makes its link unused) is
+    committed, and ``row`` read again; :class:`Forbidden` with ``refusal`` when it changed nothing, as when
+    another use of the same link came first. Two uses racing each other sign in once. A site admin's
+    sign-in link works the same way (``site_admins.sign_in``)."""
+    used = session.exec(update.execution_options(synchronize_session=False))
     if used.rowcount != 1:
         session.rollback()
-        raise Forbidden(USED)
+        raise Forbidden(refusal)
     session.commit()
     session.refresh(row)
     return row

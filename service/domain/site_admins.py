@@ -23,6 +23,7 @@ from service.domain.errors import Forbidden, NotFound
 from service.domain.links import LOGIN, LOGIN_MAX_AGE, LinkError, LinkMaker
 from service.domain.models import OutboxMail, SiteAdmin, utcnow
 from service.domain.outbox import queue_mail
+from service.domain.sign_in import use_up
 
 #: One sign-in mail per account in this many seconds, however often the form is sent: anybody who knows
 #: an admin's address can send it, and must not be able to fill their inbox.
@@ -105,18 +106,8 @@ def sign_in(session: Session, links: LinkMaker, token: str) -> SiteAdmin:
     :func:`from_sign_in_token` says, and for a link used meanwhile)."""
     account = from_sign_in_token(session, links, token)
     serial = account.sign_in_serial
-    used = session.exec(
-        sa.update(SiteAdmin)
-        .where(col(SiteAdmin.id) == account.id, col(SiteAdmin.sign_in_serial) == serial)
-        .values(sign_in_serial=serial + 1)
-        .execution_options(synchronize_session=False)
-    )
-    if used.rowcount != 1:
-        session.rollback()
-        raise Forbidden(USED)
-    session.commit()
-    session.refresh(account)
-    return account
+    unused = (col(SiteAdmin.id) == account.id, col(SiteAdmin.sign_in_serial) == serial)
+    return use_up(session, account, sa.update(SiteAdmin).where(*unused).values(sign_in_serial=serial + 1), USED)
 
 
 def remembered(account: SiteAdmin) -> dict[str, Any]:

@@ -8,8 +8,8 @@ from sqlmodel import Session, col, select
 import rules
 from service.domain.clock import Clock
 from service.domain.games import seat_rows
-from service.domain.models import AuditEntry, Game, GameAction, GameStatus, SeatController
-from service.domain.rows import GameRow, SeatRow, by_number
+from service.domain.models import AuditEntry, GameAction, GameStatus, SeatController
+from service.domain.rows import GameRecord, SeatRow, by_number
 from service.domain.schemas import AuditOut, GameView, HistoryEntry, LegalActions, SeatOut
 
 _AUDIT_TABLE: sa.Table = AuditEntry.__table__  # type: ignore[attr-defined]
@@ -54,7 +54,7 @@ class ViewInputs:
 
 def game_view(
     session: Session,
-    game: Game | GameRow,
+    game: GameRecord,
     viewer: int | None,
     inputs: ViewInputs | None = None,
     state: rules.GameState | None = None,
@@ -98,14 +98,14 @@ def game_view(
     )
 
 
-def legal_actions(game: Game | GameRow, seat: int) -> LegalActions:
+def legal_actions(game: GameRecord, seat: int) -> LegalActions:
     if game.state is None or game.status != GameStatus.ACTIVE:
         return LegalActions(version=game.version, actions=[])
     state = rules.read_state(game.state)
     return LegalActions(version=game.version, actions=[a.to_json() for a in rules.legal_actions(state, seat)])
 
 
-def history(session: Session, game: Game | GameRow) -> list[HistoryEntry]:
+def history(session: Session, game: GameRecord) -> list[HistoryEntry]:
     """Every step in order. Actions, die rolls and times are public (ARCHITECTURE §4); coins are not in them."""
     rows = session.exec(
         select(GameAction).where(GameAction.game_id == game.id).order_by(sa.asc(col(GameAction.version)))

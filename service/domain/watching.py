@@ -24,18 +24,11 @@ from service.domain.clock import Clock
 from service.domain.errors import BadRequest, Forbidden, NotFound
 from service.domain.games import get_game
 from service.domain.links import WATCH, LinkError, LinkMaker
-from service.domain.models import AuditEntry, Game, GameStatus, Seat
+from service.domain.models import CONFIRMED, AuditEntry, Game, GameStatus, Seat
 from service.domain.play import awaited_seat
 
 #: Games that may be watched: an unconfirmed game is nobody's to see but its host's.
-WATCHABLE = (
-    GameStatus.INVITING,
-    GameStatus.ACTIVE,
-    GameStatus.PAUSED,
-    GameStatus.ENDING,
-    GameStatus.FINISHED,
-    GameStatus.CANCELLED,
-)
+WATCHABLE = CONFIRMED
 #: Games on the public list (a cancelled game is left off).
 LISTED = (GameStatus.INVITING, GameStatus.ACTIVE, GameStatus.PAUSED, GameStatus.ENDING, GameStatus.FINISHED)
 

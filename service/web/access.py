@@ -33,6 +33,7 @@ from service.domain.rows import (
     PLAYERS,
     SEAT_SELECTED,
     SEATS,
+    GameRecord,
     GameRow,
     SeatRow,
     game_row,
@@ -60,7 +61,7 @@ def _game(session: Session, game_id: object) -> Game:
     return game
 
 
-def _check_not_expired(game: Game | GameRow) -> None:
+def _check_not_expired(game: GameRecord) -> None:
     if game.finished_at is not None and utcnow() - game.finished_at > timedelta(days=DAYS_AFTER_END):
         raise Forbidden("This link has expired: the game ended more than a month ago.")
 
@@ -141,7 +142,7 @@ def _linked_payload(links: LinkMaker, purpose: str, token: str) -> dict:
     return payload
 
 
-def _check_seat(game: Game | GameRow, seat: Seat | SeatRow, payload: dict, links_serial: int) -> None:
+def _check_seat(game: GameRecord, seat: Seat | SeatRow, payload: dict, links_serial: int) -> None:
     _check_not_expired(game)
     if seat.secret != payload.get("k"):
         raise Forbidden(REVOKED)

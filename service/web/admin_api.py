@@ -5,10 +5,12 @@ The same domain operations as the admin pages and the ``smallworld admin`` comma
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from flask import Blueprint
+from pydantic import BaseModel
 from spectree import Response as Responses
 from sqlmodel import col, select
 
@@ -43,6 +45,14 @@ bp = Blueprint("admin_api", __name__, url_prefix="/api/admin")
 bp.register_error_handler(DomainError, domain_error)
 bp.before_request(refuse_unreadable_bodies)
 SECURITY: list[dict[str, list[str]]] = [{"seat": []}]
+
+
+def _admin_route(
+    answer: type[BaseModel], *, json: type[BaseModel] | None = None, errors: dict[str, Any] = ERRORS
+) -> Callable[..., Any]:
+    """The API contract every admin route shares: its body (``json``), its answer, the errors a domain
+    operation raises (``errors``), under the "admin" tag and the admin link's token as bearer."""
+    return spec.validate(json=json, resp=Responses(HTTP_200=answer, **errors), tags=["admin"], security=SECURITY)
 
 
 def _game(game_id: int) -> Game:
@@ -105,14 +115,14 @@ def chat_view(game: Game) -> ChatOut:
 
 
 @bp.get("/games/<int:game_id>")
-@spec.validate(resp=Responses(HTTP_200=AdminGameView, **ERRORS), tags=["admin"], security=SECURITY)
+@_admin_route(AdminGameView)
 def game(game_id: int) -> Any:
     """The game as its host sees it: settings, audit log and the game's mail."""
     return admin_view(_game(game_id))
 
 
 @bp.post("/games/<int:game_id>/extend")
-@spec.validate(json=ExtendDeadline, resp=Responses(HTTP_200=GameView, **ERRORS), tags=["admin"], security=SECURITY)
+@_admin_route(GameView, json=ExtendDeadline)
 def extend(game_id: int, json: ExtendDeadline) -> Any:
     """Extend the current deadline by some hours, or to a moment."""
     _game(game_id)
@@ -121,7 +131,7 @@ def extend(game_id: int, json: ExtendDeadline) -> Any:
 
 
 @bp.post("/games/<int:game_id>/pause")
-@spec.validate(json=PauseGame, resp=Responses(HTTP_200=GameView, **ERRORS), tags=["admin"], security=SECURITY)
+@_admin_route(GameView, json=PauseGame)
 def pause(game_id: int, json: PauseGame) -> Any:
     """Pause the clock (the time left is kept); the reason is shown to the players."""
     _game(game_id)
@@ -129,7 +139,7 @@ def pause(game_id: int, json: PauseGame) -> Any:
 
 
 @bp.post("/games/<int:game_id>/resume")
-@spec.validate(resp=Responses(HTTP_200=GameView, **ERRORS), tags=["admin"], security=SECURITY)
+@_admin_route(GameView)
 def resume(game_id: int) -> Any:
     """Resume: the deadline becomes now + the time that was left."""
     _game(game_id)
@@ -137,7 +147,7 @@ def resume(game_id: int) -> Any:
 
 
 @bp.post("/games/<int:game_id>/pass")
-@spec.validate(resp=Responses(HTTP_200=GameView, **ERRORS), tags=["admin"], security=SECURITY)
+@_admin_route(GameView)
 def pass_now(game_id: int) -> Any:
     """Auto-pass the player the game waits for, now."""
     _game(game_id)
@@ -145,7 +155,7 @@ def pass_now(game_id: int) -> Any:
 
 
 @bp.post("/games/<int:game_id>/settings")
-@spec.validate(json=ChangeSettings, resp=Responses(HTTP_200=GameView, **ERRORS), tags=["admin"], security=SECURITY)
+@_admin_route(GameView, json=ChangeSettings)
 def change_settings(game_id: int, json: ChangeSettings) -> Any:
     """Turn length and reminders (from the next turn), defenders' redeploy mode, vacation allowance."""
     _game(game_id)
@@ -155,9 +165,7 @@ def change_settings(game_id: int, json: ChangeSettings) -> Any:
 
 
 @bp.post("/games/<int:game_id>/replace")
-@spec.validate(
-    json=ReplacePlayer, resp=Responses(HTTP_200=GameView, **LIMITED_ERRORS), tags=["admin"], security=SECURITY
-)
+@_admin_route(GameView, json=ReplacePlayer, errors=LIMITED_ERRORS)
 def replace(game_id: int, json: ReplacePlayer) -> Any:
     """Give a seat to a new player; the seat's old links stop working."""
     _game(game_id)
@@ -165,7 +173,7 @@ def replace(game_id: int, json: ReplacePlayer) -> Any:
 
 
 @bp.post("/games/<int:game_id>/bot")
-@spec.validate(json=SeatRef, resp=Responses(HTTP_200=GameView, **ERRORS), tags=["admin"], security=SECURITY)
+@_admin_route(GameView, json=SeatRef)
 def give_to_bot(game_id: int, json: SeatRef) -> Any:
     """Give a seat to the house bot: it plays the seat's turns (in the worker) until its player takes it back
     from their link; the player is mailed that link, and no turn mail meanwhile."""
@@ -174,7 +182,7 @@ def give_to_bot(game_id: int, json: SeatRef) -> Any:
 
 
 @bp.post("/games/<int:game_id>/remove")
-@spec.validate(json=SeatRef, resp=Responses(HTTP_200=GameView, **ERRORS), tags=["admin"], security=SECURITY)
+@_admin_route(GameView, json=SeatRef)
 def remove(game_id: int, json: SeatRef) -> Any:
     """Remove a player: their seat is auto-passed for the rest of the game."""
     _game(game_id)
@@ -182,7 +190,7 @@ def remove(game_id: int, json: SeatRef) -> Any:
 
 
 @bp.post("/games/<int:game_id>/chat")
-@spec.validate(json=SetChat, resp=Responses(HTTP_200=ChatOut, **ERRORS), tags=["admin"], security=SECURITY)
+@_admin_route(ChatOut, json=SetChat)
 def set_chat(game_id: int, json: SetChat) -> Any:
     """Connect the game to a chat (an apprise URL), or disconnect it (null); the address is shown back masked."""
     _game(game_id)
@@ -199,14 +207,14 @@ def watching_view(game: Game) -> WatchingOut:
 
 
 @bp.get("/games/<int:game_id>/watching")
-@spec.validate(resp=Responses(HTTP_200=WatchingOut, **ERRORS), tags=["admin"], security=SECURITY)
+@_admin_route(WatchingOut)
 def get_watching(game_id: int) -> Any:
     """The game's watch link, and whether it is public."""
     return watching_view(_game(game_id))
 
 
 @bp.post("/games/<int:game_id>/watching")
-@spec.validate(json=SetWatching, resp=Responses(HTTP_200=WatchingOut, **ERRORS), tags=["admin"], security=SECURITY)
+@_admin_route(WatchingOut, json=SetWatching)
 def set_watching(game_id: int, json: SetWatching) -> Any:
     """Make the game public or private, and/or make a new watch link (the ones shared before stop working)."""
     game = _game(game_id)
@@ -220,7 +228,7 @@ def set_watching(game_id: int, json: SetWatching) -> Any:
 
 
 @bp.post("/games/<int:game_id>/cancel")
-@spec.validate(json=CancelGame, resp=Responses(HTTP_200=GameView, **ERRORS), tags=["admin"], security=SECURITY)
+@_admin_route(GameView, json=CancelGame)
 def cancel(game_id: int, json: CancelGame) -> Any:
     """Cancel the game."""
     _game(game_id)

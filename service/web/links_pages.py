@@ -12,14 +12,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, redirect, render_template, render_template_string, request, session, url_for
+from flask import (
+    Blueprint,
+    abort,
+    make_response,
+    redirect,
+    render_template,
+    render_template_string,
+    request,
+    session,
+    url_for,
+)
 from pydantic import ValidationError
+from sqlmodel import Session
 
 from emails import times
 from service.domain import lobby
 from service.domain.errors import DomainError
 from service.domain.games import seats_of, settings_of
-from service.domain.links import INVITE, current_links
+from service.domain.links import INVITE, TURN, current_links
 from service.domain.models import Game, Player, Seat
 from service.domain.schemas import NAME_LENGTH, AcceptInvitation
 from service.domain.text import zones
@@ -55,12 +66,18 @@ def start_seat_session(game_id: int, seat: Seat) -> None:
     session.permanent = True
 
 
+def _seat_of(db: Session, token: str, purpose: str) -> tuple[Game, Seat]:
+    """The game and seat a turn or invitation link (``purpose``) names; a link that does not work answers at
+    once with :data:`REFUSED`, saying why."""
+    try:
+        return seat_from_token(db, current_links(), token, purpose=purpose)
+    except DomainError as error:
+        abort(make_response(render_template_string(REFUSED, message=error.message), error.status))
+
+
 @bp.get("/play/<token>")
 def open_turn_link(token: str) -> Any:
-    try:
-        game, seat = seat_from_token(get_session(), current_links(), token)
-    except DomainError as error:
-        return render_template_string(REFUSED, message=error.message), error.status
+    game, seat = _seat_of(get_session(), token, TURN)
     start_seat_session(game.id or 0, seat)
     return redirect(url_for("links.seat_home", game_id=game.id))
 
@@ -69,10 +86,7 @@ def open_turn_link(token: str) -> Any:
 def open_invitation(token: str) -> Any:
     """The invitation and its form; a seat that accepted already just opens (nothing changes either way)."""
     db = get_session()
-    try:
-        game, seat = seat_from_token(db, current_links(), token, purpose=INVITE)
-    except DomainError as error:
-        return render_template_string(REFUSED, message=error.message), error.status
+    game, seat = _seat_of(db, token, INVITE)
     if seat.accepted_at is not None:
         start_seat_session(game.id or 0, seat)
         return redirect(url_for("links.seat_home", game_id=game.id))
@@ -85,10 +99,7 @@ def open_invitation(token: str) -> Any:
 @bp.post("/invite/<token>")
 def accept_invitation(token: str) -> Any:
     db = get_session()
-    try:
-        game, seat = seat_from_token(db, current_links(), token, purpose=INVITE)
-    except DomainError as error:
-        return render_template_string(REFUSED, message=error.message), error.status
+    game, seat = _seat_of(db, token, INVITE)
     player = db.get(Player, seat.player_id)
     assert player is not None
     form = {"name": request.form.get("name", ""), "time_zone": request.form.get("time_zone", "").strip() or "UTC"}

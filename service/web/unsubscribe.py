@@ -44,7 +44,9 @@ NAMES = {
 }
 
 
-PAGE = """<!doctype html>
+#: The head of both pages (a page of its own, not the site's: it must work whatever the site's pages load), a
+#: ``title`` and a ``message`` under it.
+_HEAD = """<!doctype html>
 <html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{ title }} · Small World by Mail</title>
 <style nonce="{{ csp_nonce() }}">
@@ -55,7 +57,11 @@ button { font-size: 1rem; padding: .6rem 1.2rem }
 <main>
 <h1>{{ title }}</h1>
 <p>{{ message }}</p>
-{% if form %}
+"""
+
+PAGE = (
+    _HEAD
+    + """{% if form %}
 <form method="post">
   <button type="submit">Stop {{ what }}</button>
 </form>
@@ -67,6 +73,7 @@ results always come: this link turns off {{ what or "one kind of mail" }} alone.
 daily digest, for all your games or game by game.</p>
 {% endif %}
 </main></html>"""
+)
 
 
 def _player_and_kind(token: str) -> tuple[Player | None, str | None, str | None]:
@@ -89,54 +96,54 @@ def _player_and_kind(token: str) -> tuple[Player | None, str | None, str | None]
 def confirm(token: str) -> Any:
     player, kind, error = _player_and_kind(token)
     if error or player is None:
-        return render_template_string(PAGE, title="This link does not work", message=error, form=False), 403
-    return render_template_string(
-        PAGE,
-        title="Unsubscribe",
-        message=f"Stop sending {NAMES[kind]} to {player.email}?",
-        what=NAMES[kind],
-        form=True,
-        choices_url=current_links().choices_url(player.id or 0, serial=player.links_serial),
-    )
+        return _refused(error)
+    return _unsubscribe_page(player, kind, done=False)
 
 
 @bp.post("/unsubscribe/<token>")
 def unsubscribe(token: str) -> Any:
     player, kind, error = _player_and_kind(token)
     if error or player is None:
-        return render_template_string(PAGE, title="This link does not work", message=error, form=False), 403
+        return _refused(error)
     for flag in KINDS[kind]:
         setattr(player, flag, False)
     session = get_session()
     session.add(player)
     session.commit()
     current_app.logger.info("unsubscribe player=%s kind=%s", player.id, kind or "all")
+    return _unsubscribe_page(player, kind, done=True)
+
+
+def _unsubscribe_page(player: Player, kind: str | None, *, done: bool) -> str:
+    """The question (a button stops ``kind`` of mail to ``player``), or once ``done`` what it did; both link
+    to the player's page of mail choices."""
+    what = NAMES[kind]
     return render_template_string(
         PAGE,
-        title="Unsubscribed",
-        message=f"You will get no more {NAMES[kind]} at {player.email}.",
-        what=NAMES[kind],
-        form=False,
+        title="Unsubscribed" if done else "Unsubscribe",
+        message=f"You will get no more {what} at {player.email}."
+        if done
+        else f"Stop sending {what} to {player.email}?",
+        what=what,
+        form=not done,
         choices_url=current_links().choices_url(player.id or 0, serial=player.links_serial),
     )
 
 
-NEVER = """<!doctype html>
-<html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{ title }} · Small World by Mail</title>
-<style nonce="{{ csp_nonce() }}">
-main { font-family: system-ui, sans-serif; max-width: 36rem; margin: 3rem auto; padding: 0 1rem }
-button { font-size: 1rem; padding: .6rem 1.2rem }
-</style>
-<main>
-<h1>{{ title }}</h1>
-<p>{{ message }}</p>
-{% if act %}
+def _refused(error: str | None) -> tuple[str, int]:
+    """The page of a link that does not work (tampered with, expired, or naming nobody), and why."""
+    return render_template_string(PAGE, title="This link does not work", message=error, form=False), 403
+
+
+NEVER = (
+    _HEAD
+    + """{% if act %}
 <form method="post">
   <button type="submit" name="act" value="{{ act }}">{{ button }}</button>
 </form>
 {% endif %}
 </main></html>"""
+)
 
 
 def _blocked_address(token: str) -> tuple[str | None, str | None]:
@@ -176,7 +183,7 @@ def _never_page(email: str, blocked: bool, done: bool = False) -> str:
 def never_page(token: str) -> Any:
     email, error = _blocked_address(token)
     if email is None:
-        return render_template_string(PAGE, title="This link does not work", message=error, form=False), 403
+        return _refused(error)
     return _never_page(email, bool(block_list.blocked_among(get_session(), [email])))
 
 
@@ -184,7 +191,7 @@ def never_page(token: str) -> Any:
 def never(token: str) -> Any:
     email, error = _blocked_address(token)
     if email is None:
-        return render_template_string(PAGE, title="This link does not work", message=error, form=False), 403
+        return _refused(error)
     session = get_session()
     if request.form.get("act") == "allow":
         block_list.unblock(session, email)

@@ -253,7 +253,7 @@ class Builder:
                 race, power = RACES[p.active.race], POWERS[p.active.power]
                 on_board = sum(r.tokens for r in state.regions if r.race == p.active.race)
                 left = box_left(state, p.active.race)
-                p.active.hand = max(0, min(race.tokens + power.tokens - on_board, left))
+                p.active.hand = max(0, min(race.given_tokens() + power.given_tokens() - on_board, left))
         replenish(state)  # a column set short is filled from the stacks, as the engine would
         state.last = {"kind": "setup", "undo_point": True}
         state.done()  # no edit under way: a later change copies what it changes

@@ -16,7 +16,7 @@ from flask import session
 from service.domain import admin, site_admins
 from service.domain.models import Game, SiteAdmin
 from service.infra.db import get_session
-from service.web.pages.access import PageRefused
+from service.web.pages.access import PageRefused, signed_in_as
 
 #: Session keys: the games whose host link this browser opened, and the signed-in site admin.
 HOST_GAMES = "host_games"
@@ -64,13 +64,7 @@ def forget_admin_rights() -> None:
 
 def signed_in_site_admin() -> SiteAdmin | None:
     """The site admin signed in in this browser, if their secret still matches."""
-    kept = session.get(SITE_ADMIN)
-    if kept is None:
-        return None
-    account = site_admins.from_session(get_session(), kept)
-    if account is None:
-        session.pop(SITE_ADMIN, None)
-    return account
+    return signed_in_as(SITE_ADMIN, site_admins.from_session)
 
 
 def require_site_admin() -> SiteAdmin:

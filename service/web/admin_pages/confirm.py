@@ -25,6 +25,7 @@ from service.infra.db import get_session
 from service.web import hosting
 from service.web.admin_pages.access import remember_host
 from service.web.form_errors import messages, retry_after
+from service.web.pages.access import refused_as
 
 bp = Blueprint("confirm_game", __name__)
 
@@ -32,10 +33,8 @@ bp = Blueprint("confirm_game", __name__)
 @bp.get("/games/confirm/<token>")
 def confirm_page(token: str) -> Any:
     """The host's confirmation link: the game as it will be sent, and buttons to confirm or discard it."""
-    try:
+    with refused_as("This link does not work", 403):
         payload = hosting.confirmation_payload(token)
-    except DomainError as error:
-        return render_template("refused.html", heading="This link does not work", message=error.message), 403
     db = get_session()
     game = get_game(db, payload["g"])
     host = db.exec(select(Player).where(Player.email == game.host_email)).first()
@@ -45,10 +44,8 @@ def confirm_page(token: str) -> Any:
 
 @bp.post("/games/confirm/<token>")
 def confirm(token: str) -> Any:
-    try:
+    with refused_as("This link does not work", 403):
         payload = hosting.confirmation_payload(token)
-    except DomainError as error:
-        return render_template("refused.html", heading="This link does not work", message=error.message), 403
     db = get_session()
     zone = request.form.get("time_zone", "").strip() or "UTC"
     if request.form.get("act") == "discard":

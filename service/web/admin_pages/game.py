@@ -11,6 +11,7 @@ on to another player's step meanwhile, the act is refused rather than applied to
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
@@ -20,16 +21,17 @@ from zoneinfo import ZoneInfo, available_timezones
 import sqlalchemy as sa
 from flask import Blueprint, flash, redirect, render_template, request, session, url_for
 from pydantic import ValidationError
-from sqlmodel import col, select
+from sqlmodel import Session, col, select
 from werkzeug.wrappers import Response
 
 import rules
 from emails import admin_acts, times
 from service.domain import admin, bot_seats, chat_notices, table_talk, views, watching
+from service.domain.admin import Actor
 from service.domain.clock import Clock
 from service.domain.errors import BadRequest, Conflict, DomainError, TooMany
 from service.domain.games import seats_of, settings_of
-from service.domain.links import current_links
+from service.domain.links import LinkMaker, current_links
 from service.domain.models import Game, GameStatus, MailStatus, OutboxMail, Player, SeatController, utcnow
 from service.domain.schemas import HOUR, ChangeSettings, ReplacePlayer
 from service.infra.chat import mask, service_name
@@ -38,6 +40,7 @@ from service.web import hosting
 from service.web.access import game_from_admin_token
 from service.web.admin_pages.access import Manager, manager_for, remember_host
 from service.web.admin_pages.audit_log import audit_lines
+from service.web.pages.access import refused_as
 from service.web.pages.game_summary import deadline
 from service.web.pages.lobby import REMINDER_CHOICES
 
@@ -67,10 +70,8 @@ STATUS_WORDS = {
 @bp.get("/admin/<token>")
 def open_admin_link(token: str) -> Any:
     """The host's signed admin link: remember the right in this browser, then show the game's admin page."""
-    try:
+    with refused_as("This admin link does not work", 403):
         game = game_from_admin_token(get_session(), current_links(), token)
-    except DomainError as error:
-        return render_template("refused.html", heading="This admin link does not work", message=error.message), 403
     remember_host(game)
     return redirect(url_for(".page", game_id=game.id))
 
@@ -252,6 +253,17 @@ def known_zones() -> frozenset[str]:
     return frozenset(available_timezones() | {"UTC"})
 
 
+def remember_zone() -> None:
+    """Keep the time zone the form names for every admin page in this browser (:func:`admin_zone`), or say
+    that this server does not know it."""
+    name = request.form.get("zone", "").strip()
+    if name in known_zones():
+        session[ZONE] = name
+        flash(f"Times are shown in {name}.", "done")
+    else:
+        flash(f"{name or 'That'} is not a time zone this server knows: try a name like Europe/Paris.", "refusal")
+
+
 def _hours(seconds: int) -> str:
     return f"{seconds / HOUR:g}"
 
@@ -278,6 +290,13 @@ def _run(game_id: int, done: str, act: Any) -> Response:
     else:
         flash(done, "done")
     return _back(game_id)
+
+
+def _run_with_reason(game_id: int, done: str, act: Callable[[Session, int, Actor, LinkMaker, str], object]) -> Response:
+    """Run an act the players are told with the reason the form gives (pause, cancel), as :func:`_run`."""
+    manager = manager_for(game_id)
+    reason = request.form.get("reason", "")
+    return _run(game_id, done, lambda: act(get_session(), game_id, manager.actor, current_links(), reason))
 
 
 def _same_step(manager: Manager) -> None:
@@ -321,13 +340,7 @@ def extend(game_id: int) -> Response:
 
 @bp.post("/admin/games/<int:game_id>/pause")
 def pause(game_id: int) -> Response:
-    manager = manager_for(game_id)
-    reason = request.form.get("reason", "")
-    return _run(
-        game_id,
-        "The game is paused; the players were told why.",
-        lambda: admin.pause(get_session(), game_id, manager.actor, current_links(), reason),
-    )
+    return _run_with_reason(game_id, "The game is paused; the players were told why.", admin.pause)
 
 
 @bp.post("/admin/games/<int:game_id>/resume")
@@ -446,13 +459,7 @@ def remove(game_id: int) -> Response:
 
 @bp.post("/admin/games/<int:game_id>/cancel")
 def cancel(game_id: int) -> Response:
-    manager = manager_for(game_id)
-    reason = request.form.get("reason", "")
-    return _run(
-        game_id,
-        "The game is cancelled; the players were told.",
-        lambda: admin.cancel(get_session(), game_id, manager.actor, current_links(), reason),
-    )
+    return _run_with_reason(game_id, "The game is cancelled; the players were told.", admin.cancel)
 
 
 @bp.post("/admin/games/<int:game_id>/chat")
@@ -507,12 +514,7 @@ def resend(game_id: int, mail_id: int) -> Response:
 @bp.post("/admin/games/<int:game_id>/zone")
 def choose_zone(game_id: int) -> Response:
     manager_for(game_id)
-    name = request.form.get("zone", "").strip()
-    if name in known_zones():
-        session[ZONE] = name
-        flash(f"Times are shown in {name}.", "done")
-    else:
-        flash(f"{name or 'That'} is not a time zone this server knows: try a name like Europe/Paris.", "refusal")
+    remember_zone()
     return _back(game_id)
 
 

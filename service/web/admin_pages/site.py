@@ -14,7 +14,6 @@ from werkzeug.wrappers import Response
 
 from emails import times
 from service.domain import site_admins
-from service.domain.errors import DomainError
 from service.domain.games_overview import STATUSES, GameFilters, list_games
 from service.domain.links import LOGIN_MAX_AGE, current_links
 from service.domain.models import GameStatus, utcnow
@@ -25,11 +24,15 @@ from service.web.admin_pages.access import (
     require_site_admin,
     signed_in_site_admin,
 )
-from service.web.admin_pages.game import ZONE, clock_words, known_zones
+from service.web.admin_pages.game import ZONE, clock_words, known_zones, remember_zone
+from service.web.pages.access import refused_as
 from service.web.pages.forms import int_or_none
 from service.web.pages.game_summary import deadline
 
 bp = Blueprint("site_admin", __name__)
+
+#: The heading of the page a mailed sign-in link that does not work opens (its error says why).
+LINK_REFUSED = "This sign-in link does not work"
 
 SENT = (
     "If that address belongs to a site admin, a sign-in link is on its way to it. "
@@ -53,26 +56,18 @@ def sign_in() -> Any:
 @bp.get("/admin/login/<token>")
 def open_sign_in_link(token: str) -> Any:
     """The emailed link's page: one button signs in (a mail scanner that opens the link uses nothing up)."""
-    try:
+    with refused_as(LINK_REFUSED, 403):
         account = site_admins.from_sign_in_token(get_session(), current_links(), token)
-    except DomainError as error:
-        return _link_refused(error)
     return render_template("admin/sign_in_link.html", email=account.email, valid_minutes=LOGIN_MAX_AGE // 60)
 
 
 @bp.post("/admin/login/<token>")
 def use_sign_in_link(token: str) -> Any:
-    try:
+    with refused_as(LINK_REFUSED, 403):
         account = site_admins.sign_in(get_session(), current_links(), token)
-    except DomainError as error:
-        return _link_refused(error)
     remember_site_admin(account)
     flash(f"Signed in as site admin {account.email}.", "done")
     return redirect(url_for(".games"), code=303)
-
-
-def _link_refused(error: DomainError) -> Any:
-    return render_template("refused.html", heading="This sign-in link does not work", message=error.message), 403
 
 
 @bp.post("/admin/logout")
@@ -97,12 +92,7 @@ def sign_out_everywhere() -> Response:
 def choose_zone() -> Response:
     """The time zone of the games list (and of every admin page in this browser)."""
     require_site_admin()
-    name = request.form.get("zone", "").strip()
-    if name in known_zones():
-        session[ZONE] = name
-        flash(f"Times are shown in {name}.", "done")
-    else:
-        flash(f"{name or 'That'} is not a time zone this server knows: try a name like Europe/Paris.", "refusal")
+    remember_zone()
     return redirect(url_for(".games"), code=303)
 
 

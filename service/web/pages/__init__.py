@@ -72,7 +72,8 @@ GAME_PAGES = frozenset({"game.page", "game.history", "turn.page"})
 def _refused(error: PageRefused) -> Any:
     # The same offer for any game number, existing or not: it tells nothing about the game.
     links_game = (request.view_args or {}).get("game_id") if request.endpoint in GAME_PAGES else None
-    return render_template("refused.html", message=error.message, links_game=links_game), error.status
+    page = render_template("refused.html", heading=error.heading, message=error.message, links_game=links_game)
+    return page, error.status
 
 
 def _form_expired(error: CSRFError) -> Any:

@@ -8,15 +8,22 @@ removes it, or its player signs out everywhere (``n``: their ``links_serial`` th
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from flask import session
-from sqlmodel import select
+from sqlmodel import Session, select
 
+from service.domain.errors import DomainError
 from service.domain.models import Game, GameStatus, Player, Seat, SeatController
-from service.domain.rows import GameRow, PlayerRow, SeatRow
+from service.domain.rows import GameRecord, GameRow, PlayerRow, SeatRow
 from service.infra.db import get_session
 from service.web.access import REVOKED, AtTable, at_table
+
+#: What a browser session keeps as signed in (:func:`signed_in_as`).
+Kept = TypeVar("Kept")
 
 OPEN_YOUR_LINK = "Open the link from your game's email: it opens your seat in this browser."
 SIGNED_OUT_HERE = (
@@ -26,12 +33,36 @@ SIGNED_OUT_HERE = (
 
 
 class PageRefused(Exception):
-    """A page this browser may not see; ``message`` is safe to show (it tells nothing about the game)."""
+    """A page this browser may not see; ``message`` is safe to show (it tells nothing about the game), under
+    ``heading`` (the refusal page's own when none)."""
 
-    def __init__(self, message: str, status: int = 403) -> None:
+    def __init__(self, message: str, status: int = 403, heading: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
+        self.heading = heading
+
+
+def signed_in_as(key: str, check: Callable[[Session, Any], Kept | None]) -> Kept | None:
+    """Who this browser's session says is signed in (kept under ``key``: a player's sign-in, a site admin), if
+    ``check`` finds it still on; else the session forgets it (signed out everywhere, too old)."""
+    kept = session.get(key)
+    if kept is None:
+        return None
+    found = check(get_session(), kept)
+    if found is None:
+        session.pop(key, None)
+    return found
+
+
+@contextmanager
+def refused_as(heading: str, status: int | None = None) -> Iterator[None]:
+    """A ``DomainError`` the block raises (a signed link that does not work, a game that cannot be shown)
+    refuses the page, with its words under ``heading``, and its status unless ``status`` is given."""
+    try:
+        yield
+    except DomainError as error:
+        raise PageRefused(error.message, status or error.status, heading) from None
 
 
 @dataclass(frozen=True)
@@ -79,7 +110,7 @@ class Seated:
         return bot_plays(self.game, self.seat)
 
 
-def bot_plays(game: Game | GameRow, seat: Seat | SeatRow) -> bool:
+def bot_plays(game: GameRecord, seat: Seat | SeatRow) -> bool:
     running = game.status in (GameStatus.ACTIVE, GameStatus.PAUSED, GameStatus.INVITING)
     return running and seat.controller == SeatController.BOT
 

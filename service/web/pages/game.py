@@ -95,15 +95,9 @@ def game_page(viewer: Viewer, talk: dict[str, Any] | None = None) -> str:
             {"words": words, "at": _when(entry.created_at, zone), "undone": entry.undone}
             for entry, words in reversed(steps[-RECENT:])
         ]
-    map_svg = (
-        board_svg(public, MapOptions(id_prefix="gamemap", seat_names=names, label=f"Map of {view.name}"))
-        if public
-        else None
-    )
     return render_template(
         "game/page.html",
-        **page_context(viewer, view, Clock.read(viewer.game), public, names),
-        map_svg=map_svg,
+        **page_context(viewer, view, Clock.read(viewer.game), public, names, map_id="gamemap"),
         recent=recent,
         your_turn=viewer.number in view.awaiting,
         house_bot=viewer.bot_plays,

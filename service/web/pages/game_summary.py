@@ -16,15 +16,27 @@ from emails.times import zone as zone_of
 from service.domain.clock import Clock
 from service.domain.models import utcnow
 from service.domain.schemas import GameView
+from service.web.maps import MapOptions, board_svg
 from service.web.pages.access import AnyViewer
 from service.web.pages.narration import PHASES, name_of
 
 
 def page_context(
-    viewer: AnyViewer | None, view: GameView, clock: Clock, public: dict[str, Any], names: list[str]
+    viewer: AnyViewer | None,
+    view: GameView,
+    clock: Clock,
+    public: dict[str, Any],
+    names: list[str],
+    *,
+    map_id: str | None = None,
 ) -> dict[str, Any]:
+    """What the pages of a game show of it to ``viewer`` (``None``: a watcher); with ``map_id`` (the prefix of
+    the drawing's element ids, unique on its page), the map too, as ``map_svg`` (``None`` before the game's
+    state exists)."""
     zone = zone_of(viewer.player.time_zone if viewer else None)
+    drawn = MapOptions(id_prefix=map_id, seat_names=names, label=f"Map of {view.name}") if map_id else None
     return {
+        **({"map_svg": board_svg(public, drawn) if public else None} if drawn else {}),
         "game": view,
         "viewer": viewer,
         "you": viewer.number if viewer else None,
@@ -70,7 +82,7 @@ def combo_rows(public: dict[str, Any]) -> list[dict[str, Any]]:
                 "index": index,
                 "race": race,
                 "power": power,
-                "tokens": rules.RACES[race].tokens + rules.POWERS[power].tokens,
+                "tokens": rules.RACES[race].given_tokens() + rules.POWERS[power].given_tokens(),
                 "coins": coins,
                 "cost": index,
                 # Each race and power says what it does in one line (its module's ``summary``).

@@ -16,7 +16,7 @@ bp = Blueprint("guide", __name__)
 def how_to_play() -> Any:
     def entries(table: Any) -> list[dict[str, str]]:
         return [
-            {"name": a.name, "summary": a.summary, "description": a.description, "source": a.source}
+            {"name": a.name, "summary": a.summary, "description": a.description, "source": a.cited()}
             for a in sorted(table.values(), key=lambda a: a.name)
         ]
 

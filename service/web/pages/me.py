@@ -38,10 +38,14 @@ from service.domain.links import SIGN_IN_MAX_AGE, current_links
 from service.domain.models import GameStatus, SignIn, utcnow
 from service.domain.text import checked, mail_address
 from service.infra.db import get_session
+from service.web.pages.access import refused_as, signed_in_as
 from service.web.pages.game_summary import deadline
 from service.web.rate_limits import client_address, mail_quotas
 
 bp = Blueprint("me", __name__)
+
+#: The heading of the page a mailed sign-in link that does not work opens (its error says why).
+LINK_REFUSED = "This sign-in link does not work"
 
 #: The session key of a signed-in address.
 ADDRESS = "address"
@@ -79,13 +83,7 @@ def _sign_in_first(code: int = 302) -> Response:
 
 def signed_in() -> SignIn | None:
     """The sign-in this browser holds, if it is still on (else the session forgets it)."""
-    kept = session.get(ADDRESS)
-    if kept is None:
-        return None
-    row = sign_in.from_session(get_session(), kept)
-    if row is None:
-        session.pop(ADDRESS, None)
-    return row
+    return signed_in_as(ADDRESS, sign_in.from_session)
 
 
 def signed_in_address() -> str | None:
@@ -127,27 +125,19 @@ def ask_for_sign_in() -> Any:
 @bp.get("/sign-in/<token>")
 def open_sign_in_link(token: str) -> Any:
     """The mailed link's page: one button signs in (a mail scanner that opens the link uses nothing up)."""
-    try:
+    with refused_as(LINK_REFUSED, 403):
         row = sign_in.from_sign_in_token(get_session(), current_links(), token)
-    except DomainError as error:
-        return _link_refused(error)
     return render_template("me/sign_in_link.html", email=row.email, valid_minutes=SIGN_IN_MAX_AGE // 60)
 
 
 @bp.post("/sign-in/<token>")
 def use_sign_in_link(token: str) -> Any:
-    try:
+    with refused_as(LINK_REFUSED, 403):
         row = sign_in.sign_in(get_session(), current_links(), token)
-    except DomainError as error:
-        return _link_refused(error)
     session[ADDRESS] = sign_in.remembered(row)
     session.permanent = True
     flash(f"Signed in as {row.email}.", "done")
     return redirect(url_for(".my_games_page"), code=303)
-
-
-def _link_refused(error: DomainError) -> Any:
-    return render_template("refused.html", heading="This sign-in link does not work", message=error.message), 403
 
 
 @bp.get("/me")

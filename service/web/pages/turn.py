@@ -503,7 +503,7 @@ def your_abilities(state: GameState, seat: int) -> list[dict[str, str]]:
     if troop is None:
         return []
     return [
-        {"name": a.name, "summary": a.summary, "description": a.description, "source": a.source}
+        {"name": a.name, "summary": a.summary, "description": a.description, "source": a.cited()}
         for a in (rules.RACES[troop.race], rules.POWERS[troop.power])
     ]
 

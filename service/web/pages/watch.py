@@ -18,11 +18,10 @@ from sqlmodel import col, select
 from emails import times
 from service.domain import views, watching
 from service.domain.clock import Clock
-from service.domain.errors import DomainError
 from service.domain.links import current_links
 from service.domain.models import ActionKind, Game, GameAction, GameStatus, utcnow
 from service.infra.db import get_session
-from service.web.maps import MapOptions, board_svg
+from service.web.pages.access import refused_as
 from service.web.pages.forms import int_or_none
 from service.web.pages.game import render_history
 from service.web.pages.game_summary import deadline, page_context
@@ -31,66 +30,60 @@ from service.web.pages.table_talk import watch_context
 
 bp = Blueprint("watch", __name__)
 
+#: The heading of the page a game that cannot be watched (so) refuses with; its error says why.
+NOT_WATCHABLE = "This game cannot be watched here"
 #: Steps listed on the watch page, newest first.
 RECENT = 20
 
 
 @bp.get("/games/<int:game_id>/watch/<token>")
 def by_link(game_id: int, token: str) -> Any:
-    try:
-        game = watching.game_from_watch_token(get_session(), current_links(), game_id, token)
-    except DomainError as error:
-        return _refused(error)
-    return _watch_page(game, request.path, url_for("watch.history_by_link", game_id=game_id, token=token))
+    return _watch_page(game_id, token, history="watch.history_by_link")
 
 
 @bp.get("/games/<int:game_id>/watch")
 def public(game_id: int) -> Any:
-    try:
-        game = watching.public_game(get_session(), game_id)
-    except DomainError as error:
-        return _refused(error)
-    return _watch_page(game, request.path, url_for("watch.public_history", game_id=game_id))
+    return _watch_page(game_id, None, history="watch.public_history")
 
 
 @bp.get("/games/<int:game_id>/watch/<token>/history")
 def history_by_link(game_id: int, token: str) -> Any:
     """The game's history (``service.web.pages.game.render_history``) as nobody in particular sees it."""
-    try:
-        game = watching.game_from_watch_token(get_session(), current_links(), game_id, token)
-    except DomainError as error:
-        return _refused(error)
-    return render_history(
-        game,
-        None,
-        times.zone("UTC"),
-        lambda **args: url_for("watch.history_by_link", game_id=game_id, token=token, **args),
-        watch_url=url_for("watch.by_link", game_id=game_id, token=token),
-    )
+    return _history(game_id, token, "watch.history_by_link", page="watch.by_link")
 
 
 @bp.get("/games/<int:game_id>/watch/history")
 def public_history(game_id: int) -> Any:
-    try:
-        game = watching.public_game(get_session(), game_id)
-    except DomainError as error:
-        return _refused(error)
+    return _history(game_id, None, "watch.public_history", page="watch.public")
+
+
+def _watched(game_id: int, token: str | None) -> Game:
+    """The game a watch link (``token``) opens, or without one the game if it is public; ``DomainError`` when
+    it cannot be watched that way."""
+    if token is None:
+        return watching.public_game(get_session(), game_id)
+    return watching.game_from_watch_token(get_session(), current_links(), game_id, token)
+
+
+def _history(game_id: int, token: str | None, endpoint: str, *, page: str) -> Any:
+    """The history page of the game watched by ``token`` (or as a public game), at ``endpoint``; ``page``: the
+    endpoint of the watch page it links back to. Each keeps the way the watcher came (the token, if any)."""
+    with refused_as(NOT_WATCHABLE):
+        game = _watched(game_id, token)
     return render_history(
         game,
         None,
         times.zone("UTC"),
-        lambda **args: url_for("watch.public_history", game_id=game_id, **args),
-        watch_url=url_for("watch.public", game_id=game_id),
+        lambda **args: url_for(endpoint, game_id=game_id, token=token, **args),
+        watch_url=url_for(page, game_id=game_id, token=token),
     )
 
 
-def _refused(error: DomainError) -> Any:
-    return render_template("refused.html", heading="This game cannot be watched here", message=error.message), (
-        error.status
-    )
-
-
-def _watch_page(game: Game, here: str, history: str) -> Any:
+def _watch_page(game_id: int, token: str | None, *, history: str) -> Any:
+    """The watch page of the game watched by ``token`` (or as a public game); ``history``: the endpoint of its
+    history page, reached the same way."""
+    with refused_as(NOT_WATCHABLE):
+        game = _watched(game_id, token)
     db = get_session()
     view = views.game_view(db, game, None)
     public_state = view.state or {}
@@ -105,19 +98,13 @@ def _watch_page(game: Game, here: str, history: str) -> Any:
             for entry, words in reversed(steps[-RECENT:])
             if entry.kind != ActionKind.UNDO
         ]
-    map_svg = (
-        board_svg(public_state, MapOptions(id_prefix="watchmap", seat_names=names, label=f"Map of {view.name}"))
-        if public_state
-        else None
-    )
     return render_template(
         "watch/page.html",
-        **page_context(None, view, Clock.read(game), public_state, names),
-        map_svg=map_svg,
+        **page_context(None, view, Clock.read(game), public_state, names, map_id="watchmap"),
         recent=recent,
         standings=view.result,
-        here=here,
-        history_url=history,
+        here=request.path,
+        history_url=url_for(history, game_id=game_id, token=token),
         is_public=game.public,
         talk=watch_context(game),
     )
