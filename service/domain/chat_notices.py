@@ -38,7 +38,7 @@ from emails import admin_acts, times
 from emails.table_talk import excerpt
 from service.domain.clock import Clock
 from service.domain.models import ChatNotice, Game, NoticeStatus, utcnow
-from service.domain.rows import GameRow
+from service.domain.rows import GameRecord
 from service.drain.queue import (
     Claims,
     DrainReport,
@@ -70,7 +70,7 @@ class Notice:
 
 
 # -- queueing, in the caller's transaction ---------------------------------------------------------------
-def queue_notice(session: Session, game: Game | GameRow, notice: Notice, *, now: datetime | None = None) -> bool:
+def queue_notice(session: Session, game: GameRecord, notice: Notice, *, now: datetime | None = None) -> bool:
     """Add ``notice`` for the game's chat, if it has one; a second notice of the same event is not written.
 
     One ``INSERT … ON CONFLICT (dedupe_key) DO NOTHING``, as the outbox does. Returns whether it was written.
@@ -105,7 +105,7 @@ def _when(at: datetime | None) -> str:
 
 
 def turn_notice(
-    game: Game | GameRow,
+    game: GameRecord,
     *,
     step_key: str,
     turn: int,
