@@ -154,11 +154,18 @@ class Player(SQLModel, table=True):
 _INVITING = sa.text("status = 'inviting'")
 #: Only the seats not yet accepted, by game (the same check).
 _UNACCEPTED = sa.text("accepted_at IS NULL")
+#: Only the games whose awaited step is not announced yet (``Game.announced_key``): the deadline sweep's look
+#: for an announcement lost between a step's commit and its job (``service.domain.announce``) reads these, a
+#: few games at most, not every game.
+_UNANNOUNCED = sa.text("step_key IS NOT NULL AND (announced_key IS NULL OR announced_key <> step_key)")
 
 
 class Game(SQLModel, table=True):
     __tablename__ = "games"
-    __table_args__ = (sa.Index("ix_games_inviting", "id", postgresql_where=_INVITING, sqlite_where=_INVITING),)
+    __table_args__ = (
+        sa.Index("ix_games_inviting", "id", postgresql_where=_INVITING, sqlite_where=_INVITING),
+        sa.Index("ix_games_unannounced", "id", postgresql_where=_UNANNOUNCED, sqlite_where=_UNANNOUNCED),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     name: str = Field(max_length=120)
@@ -173,6 +180,10 @@ class Game(SQLModel, table=True):
     host_email: str = Field(max_length=320, index=True)
     #: The step awaited now, e.g. ``"3:1:-"`` (turn, seat on turn, defender); keys reminders and mails.
     step_key: str | None = Field(default=None, max_length=32)
+    #: The step whose announcement (its turn mails, chat notice, bot wake-up) was made, by the job after the
+    #: step's commit (``service.domain.announce``, ARCHITECTURE §2): differs from ``step_key`` while the awaited
+    #: step is not announced yet; None until the game's first step is.
+    announced_key: str | None = Field(default=None, max_length=32)
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
     #: When the host confirmed the game (the invitations went out then).
     confirmed_at: datetime | None = _time()

@@ -1,4 +1,4 @@
-"""Playing: submit an action, undo, auto-pass, and what every state change brings (deadlines, mails).
+"""Playing: submit an action, undo, auto-pass, and what every state change brings (its clock, its announcement).
 
 Optimistic concurrency (ARCHITECTURE §2): an action names the version it was made against; the game row is
 updated ``WHERE id = ? AND version = ?`` and the event log has a unique (game, version), so two submissions
@@ -22,7 +22,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 import rules
-from emails.messages import AutoPassed, HostAlert, RedeployNeeded, YourTurn
+from emails.messages import AutoPassed, HostAlert
 from service.domain import bot_seats, chat_notices, story
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, IllegalMove
@@ -50,8 +50,7 @@ from service.domain.models import (
 from service.domain.outbox import queue_mail
 from service.domain.rows import EVENT_SELECTED, EventRow, GameRow, SeatRow
 from service.domain.story import LogEntry
-from service.domain.turn_mail import step_details
-from service.infra.mail_wakeup import wake_bot_after_commit
+from service.infra.mail_wakeup import want_announcement
 
 logger = logging.getLogger(__name__)
 
@@ -400,7 +399,12 @@ def after_change(
     *,
     seats: dict[int, SeatRow] | None = None,
 ) -> None:
-    """Store the new state; when the awaited step changed, start its clock and mail whoever must act.
+    """Store the new state; when the awaited step changed, start its clock and ask for its announcement.
+
+    The step does only the step (ARCHITECTURE §2): telling the others (the turn mails with their story and
+    board, the chat notice, the house bot's wake-up) is ``service.domain.announce``'s, in a job sent once this
+    transaction commits (``mail_wakeup.want_announcement``); until it ran, the game's ``announced_key`` is
+    the step before, and the deadline sweep finds the step unannounced should the job be lost.
 
     ``game`` is the ORM's object or a plain row (``service.domain.rows``), changed as it is; the caller writes
     it. ``seats`` (by seat number), when the caller has read them in this transaction, are not read again.
@@ -412,70 +416,21 @@ def after_change(
     key = step_key(state)
     if key == game.step_key:
         return
-    first = game.step_key is None
     game.step_key = key
     settings = settings_of(game)
     defending = state.phase == rules.Phase.DEFEND
     length = settings.defender_turn_length_seconds if defending else settings.turn_length_seconds
-    if seats is None:
-        seats = seats_by_number(session, game.id or 0)
-    awaited_seats = sorted(rules.awaiting(state))
-    if awaited_seats and all(passed_without_player(seats[n]) for n in awaited_seats):
-        # A seat its host removed (admin.remove_player), or whose player resigned (admin.resign) and that the
-        # house bot does not play, is passed at the next sweep, not a whole turn later.
-        length = 0
+    awaited_seats = rules.awaiting(state)
+    if awaited_seats:
+        if seats is None:
+            seats = seats_by_number(session, game.id or 0)
+        if all(passed_without_player(seats[n]) for n in awaited_seats):
+            # A seat its host removed (admin.remove_player), or whose player resigned (admin.resign) and that
+            # the house bot does not play, is passed at the next sweep, not a whole turn later.
+            length = 0
     clock = Clock.of(game, settings).start_step(now, length, paused=game.status != GameStatus.ACTIVE)
     set_clock(game, clock)
-    names = {number: s.display_name for number, s in seats.items()}
-    turns: list[story.Turn] | None = None
-    told = False  # the log is replayed for the first mail that tells it, and only then
-    for awaited in awaited_seats:
-        seat = seats[awaited]
-        if passed_without_player(seat):
-            continue
-        if seat.controller == SeatController.BOT:
-            # The house bot plays the step in the worker, once this transaction commits; no mail to the
-            # seat's address (its player was told the bot plays the seat, with the link to take it back).
-            wake_bot_after_commit(session, game.id or 0)
-            continue
-        extra: dict[str, Any] = {}
-        if not told:
-            turns, told = told_turns(session, game, readers=awaited_seats), True
-        if turns is not None:
-            # "Since your last turn" (issue 18): the other players' turns in words, public facts only.
-            seat_names = [names.get(n, f"Player {n + 1}") for n in range(len(state.players))]
-            extra["since"] = story.since_words(turns, seat_names, awaited)
-        kind = RedeployNeeded if defending else YourTurn
-        message = kind(
-            game_id=game.id or 0,
-            game_name=game.name,
-            player_name=seat.display_name,
-            turn=state.turn,
-            turns=state.turns,
-            turn_url=links.turn_url(game.id or 0, seat.seat, seat.secret, serial=seat.player.links_serial),
-            guide_url=links.url("/how-to-play"),
-            deadline_at=clock.deadline,
-            version=game.version,
-            step_key=key,
-            # The board picture and words of the mail (emails/board/).
-            **step_details(state, awaited, names),
-            **extra,
-        )
-        queue_mail(session, seat.player, message, now=now)
-    for awaited in awaited_seats:
-        # The game's chat, if it has one: whose turn and until when, nothing private (no link, no coins).
-        turn = chat_notices.turn_notice(
-            game,
-            step_key=key,
-            turn=state.turn,
-            turns=state.turns,
-            name=names.get(awaited, f"Player {awaited + 1}"),
-            defending=defending,
-            deadline_at=clock.deadline,
-            removed=passed_without_player(seats[awaited]),
-            first=first,
-        )
-        chat_notices.queue_notice(session, game, turn, now=now)
+    want_announcement(session, game.id or 0, links)
 
 
 def passed_without_player(seat: Seat | SeatRow) -> bool:
@@ -670,9 +625,10 @@ def commit_step(
 def _written_with_update(session: Session, game: Game | GameRow, new_state: rules.GameState) -> bool:
     """Whether a step's event is written in the game's guarded UPDATE (``games.update_if_unmoved``'s ``event``):
     on PostgreSQL, for the common step, which leaves the same step awaited (the seat on turn goes on). Then
-    nothing between the event and the UPDATE reads the log (:func:`after_change` stores the state and stops:
-    no clock, no mail, no "Since your last turn" told from the log, no stored turn start). A step that passes
-    the turn, or ends the game, inserts its event first. SQLite keeps the INSERT of its own."""
+    nothing is written between the event and the UPDATE (:func:`after_change` stores the state and stops: no
+    clock, no announcement asked for, no stored turn start). A step that passes the turn, or ends the game,
+    inserts its event first, locking the game's row before it writes the rest (one order of locks with the
+    sweep's). SQLite keeps the INSERT of its own."""
     if new_state.over or step_key(new_state) != game.step_key:
         return False
     return session.get_bind().dialect.name == "postgresql"
