@@ -81,9 +81,7 @@ def test_a_step_is_stored_unannounced_and_announced_once(db_session: Session, li
     assert turn_mails(db_session, game) == [(first, "once0@example.org"), (key, "once1@example.org")]
 
 
-def test_only_the_step_awaited_when_the_announcement_runs_is_announced(
-    db_session: Session, links: LinkMaker
-) -> None:
+def test_only_the_step_awaited_when_the_announcement_runs_is_announced(db_session: Session, links: LinkMaker) -> None:
     game = new_game(db_session, links, "moved")
     assert announce.announce(db_session, game.id or 0, links)
     gone = pass_turn(db_session, game, links)  # seat 1 awaited: its job has not run yet …
