@@ -176,6 +176,8 @@ SLOWEST_FIRST = (
     "domain/test_retention.py",
     "domain/test_house_bot.py",
     "worker/test_deadlines.py",
+    "worker/test_announce_worker.py",
+    "domain/test_announce.py",
 )
 
 
