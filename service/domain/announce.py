@@ -6,11 +6,11 @@ that transaction commits (``worker/tasks/announce.py``): the mail of each seat n
 "redeploy needed", with "Since your last turn" and the board's picture), the game's chat notice, and the house
 bot's wake-up when it plays the awaited seat.
 
-**Exactly once.** :func:`announce` locks the game's row and does nothing unless the awaited step
-(``Game.step_key``) differs from the step last announced (``Game.announced_key``); it writes the mails and
-the notice, sets ``announced_key`` and commits, in one transaction. Of two jobs for the same step the second
-finds it announced; a job killed midway commits nothing and the step is announced again, once; and the rows'
-dedupe keys (the mail's per step, the notice's per step) hold besides.
+**Exactly once.** A step that makes the game await a new step (``Game.step_key``) sets ``Game.announced_key``
+to None; :func:`announce` locks the game's row and does nothing unless it is None; it writes the mails and the
+notice, sets ``announced_key`` to the step announced and commits, in one transaction. Of two jobs for the same
+step the second finds it announced; a job killed midway commits nothing and the step is announced again, once;
+and the rows' dedupe keys (the mail's per step, the notice's per step) hold besides.
 
 **Only the current step.** A job runs a moment after its step, and the game may have moved on meanwhile (the
 seat played on from its page, the sweep passed it, a host's act). It announces the step the game awaits when
@@ -81,13 +81,13 @@ def announce(
         or game.status not in _ANNOUNCED_IN
         or game.state is None
         or game.step_key is None
-        or game.announced_key == game.step_key
+        or game.announced_key is not None
     ):
         session.rollback()
         return False
     state = load_state(game)
     key = step_key(state)
-    first = game.announced_key is None
+    first = state.last.get("kind") == "setup"  # no step taken yet: the game has just begun (rules.new_game)
     seats = seats_by_number(session, game_id)
     deadline = Clock.read(game).deadline
     _mail_the_awaited(session, game, state, key, seats, deadline, links, now)
@@ -181,8 +181,8 @@ def left_unannounced(now: datetime, older_than: timedelta = LEFT_UNANNOUNCED_AFT
     """The games :func:`announce_left` announces: running or paused, awaiting a step that began before
     ``now - older_than`` and is not announced (the partial index ``ix_games_unannounced`` holds them)."""
     return sa.and_(
+        col(Game.announced_key).is_(None),
         col(Game.step_key).is_not(None),
-        sa.or_(col(Game.announced_key).is_(None), col(Game.announced_key) != col(Game.step_key)),
         col(Game.status).in_(_ANNOUNCED_IN),
         Clock.step_started_before_clause(now - older_than),
     )

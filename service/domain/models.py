@@ -154,10 +154,11 @@ class Player(SQLModel, table=True):
 _INVITING = sa.text("status = 'inviting'")
 #: Only the seats not yet accepted, by game (the same check).
 _UNACCEPTED = sa.text("accepted_at IS NULL")
-#: Only the games whose awaited step is not announced yet (``Game.announced_key``): the deadline sweep's look
-#: for an announcement lost between a step's commit and its job (``service.domain.announce``) reads these, a
-#: few games at most, not every game.
-_UNANNOUNCED = sa.text("step_key IS NOT NULL AND (announced_key IS NULL OR announced_key <> step_key)")
+#: Only the games whose awaited step is not announced yet (``Game.announced_key`` null): the deadline sweep's
+#: look for an announcement lost between a step's commit and its job (``service.domain.announce``) reads these,
+#: a few games at most, not every game. A null, not a comparison of two columns: PostgreSQL knows how few rows
+#: are null from its statistics, where it would take two columns' inequality for nearly every row and scan.
+_UNANNOUNCED = sa.text("announced_key IS NULL AND step_key IS NOT NULL")
 
 
 class Game(SQLModel, table=True):
@@ -181,8 +182,8 @@ class Game(SQLModel, table=True):
     #: The step awaited now, e.g. ``"3:1:-"`` (turn, seat on turn, defender); keys reminders and mails.
     step_key: str | None = Field(default=None, max_length=32)
     #: The step whose announcement (its turn mails, chat notice, bot wake-up) was made, by the job after the
-    #: step's commit (``service.domain.announce``, ARCHITECTURE §2): differs from ``step_key`` while the awaited
-    #: step is not announced yet; None until the game's first step is.
+    #: step's commit (``service.domain.announce``, ARCHITECTURE §2): set to None by the step that makes the
+    #: game await a new step (``play.after_change``), and to ``step_key`` once that step is announced.
     announced_key: str | None = Field(default=None, max_length=32)
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
     #: When the host confirmed the game (the invitations went out then).

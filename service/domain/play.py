@@ -404,7 +404,7 @@ def after_change(
     The step does only the step (ARCHITECTURE §2): telling the others (the turn mails with their story and
     board, the chat notice, the house bot's wake-up) is ``service.domain.announce``'s, in a job sent once this
     transaction commits (``mail_wakeup.want_announcement``); until it ran, the game's ``announced_key`` is
-    the step before, and the deadline sweep finds the step unannounced should the job be lost.
+    None, and the deadline sweep finds the step unannounced should the job be lost.
 
     ``game`` is the ORM's object or a plain row (``service.domain.rows``), changed as it is; the caller writes
     it. ``seats`` (by seat number), when the caller has read them in this transaction, are not read again.
@@ -417,6 +417,7 @@ def after_change(
     if key == game.step_key:
         return
     game.step_key = key
+    game.announced_key = None
     settings = settings_of(game)
     defending = state.phase == rules.Phase.DEFEND
     length = settings.defender_turn_length_seconds if defending else settings.turn_length_seconds

@@ -64,6 +64,8 @@ class GameRow:
     version: int
     seed: str
     step_key: str | None
+    #: ``Game.announced_key``: set to None by a step that makes the game await a new step.
+    announced_key: str | None
     finished_at: datetime | None
     step_started_at: datetime | None
     deadline_at: datetime | None

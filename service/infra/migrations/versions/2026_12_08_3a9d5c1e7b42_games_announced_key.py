@@ -1,8 +1,8 @@
 """games: the step last announced
 
 A step's announcement (its turn mails, chat notice, bot wake-up) is made by a job after the step's commit
-(``service.domain.announce``); ``announced_key`` is the step it was last made for, and the deadline sweep
-looks for games whose awaited step (``step_key``) differs from it, through a partial index of those games.
+(``service.domain.announce``); ``announced_key`` is the step it was last made for, None while the awaited step
+(``step_key``) is not announced yet, and the deadline sweep looks for those games through a partial index.
 Every game is taken as announced as it stands (``announced_key = step_key``): the service before this one
 announced each step in the step's own transaction, so nothing is announced twice after the upgrade.
 
@@ -21,7 +21,7 @@ down_revision: str | None = "8c2f4d6a1e35"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-_UNANNOUNCED = sa.text("step_key IS NOT NULL AND (announced_key IS NULL OR announced_key <> step_key)")
+_UNANNOUNCED = sa.text("announced_key IS NULL AND step_key IS NOT NULL")
 
 
 def upgrade() -> None:
