@@ -216,7 +216,7 @@ def generate(conninfo: str, schema: str, games: int, seed: int) -> dict[str, Any
 
         with cursor.copy(
             "COPY games (id, name, status, settings, state, version, seed, admin_secret, host_email, step_key,"
-            " created_at, started_at, finished_at, step_started_at, deadline_at, reminders_due_at,"
+            " announced_key, created_at, started_at, finished_at, step_started_at, deadline_at, reminders_due_at,"
             " paused_remaining, pause_reason, result) FROM STDIN"
         ) as copy:
             for gid in range(1, games + 1):
@@ -279,6 +279,7 @@ def generate(conninfo: str, schema: str, games: int, seed: int) -> dict[str, Any
                             f"{rnd.getrandbits(144):036x}",
                             f"player{seat_players[0]}@example.org",
                             copy_text(step),
+                            copy_text(step),  # announced: the stored games' steps were told long ago
                             iso(created_at),
                             copy_time(started_at),
                             copy_time(finished_at),

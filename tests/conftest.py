@@ -37,14 +37,17 @@ from flask.testing import FlaskCliRunner
 from jinja2.bccache import Bucket, BytecodeCache
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, make_url, text, util
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.orm import Session as OrmSession
 from sqlalchemy.pool import NullPool
+from sqlmodel import Session
 from werkzeug.routing import Rule
 
 from service import create_app
-from service.domain import lobby
+from service.domain import announce, lobby
 from service.infra.broker import is_embedded
 from service.infra.config import DEFAULTS, PREFIX
 from service.infra.db import get_engine, make_engine, upgrade_database
+from service.infra.mail_wakeup import ANNOUNCE_WANTED
 from tests.processes import OwnRedis, guard_children
 
 REQUIRE_SERVICES = os.environ.get("SMALLWORLD_REQUIRE_SERVICES") == "1"
@@ -173,6 +176,8 @@ SLOWEST_FIRST = (
     "domain/test_retention.py",
     "domain/test_house_bot.py",
     "worker/test_deadlines.py",
+    "worker/test_announce_worker.py",
+    "domain/test_announce.py",
 )
 
 
@@ -237,6 +242,33 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep the developer's own service settings (a real database!) out of the tests."""
     for name in SERVICE_SETTINGS:
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def announce_in_process(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each step's announcement (``service.domain.announce``: its turn mails, chat notice, bot wake-up) made in
+    this process as soon as the step's transaction commits, as Celery's ``task_always_eager`` runs a task where
+    it is sent: the job a worker runs a moment later in production, through the same operation, so that a test
+    that takes a step reads its mail at once. Tests marked ``announced_by_worker`` leave it to a real worker's
+    job (``tests/worker/test_announce_worker.py``)."""
+    if request.node.get_closest_marker("announced_by_worker"):
+        yield
+        return
+    event.listen(OrmSession, "after_commit", _announce_now, insert=True)
+    try:
+        yield
+    finally:
+        event.remove(OrmSession, "after_commit", _announce_now)
+
+
+def _announce_now(session: OrmSession) -> None:
+    """The announcements the committed transaction asked for (``mail_wakeup.want_announcement``), each in a
+    session of its own on the same connection or engine (the committed one can run no more SQL here), with
+    the link maker its step was made with; none is sent to a worker."""
+    wanted = session.info.pop(ANNOUNCE_WANTED, None)
+    for game_id, links in sorted((wanted or {}).items()):
+        with Session(bind=session.bind, join_transaction_mode="create_savepoint") as announcing:
+            announce.announce(announcing, game_id, links)
 
 
 def deal_games_from(monkeypatch: pytest.MonkeyPatch, seed: object) -> None:

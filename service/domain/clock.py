@@ -228,6 +228,11 @@ class Clock:
         return col(Game.reminders_due_at) <= now
 
     @staticmethod
+    def step_started_before_clause(at: datetime) -> sa.ColumnElement[bool]:
+        """The games whose awaited step began before ``at`` (a step left unannounced that long lost its job)."""
+        return col(Game.step_started_at) < at
+
+    @staticmethod
     def soonest_first() -> Any:
         """Soonest deadline first, then the games without one (on PostgreSQL, the order its index gives)."""
         return col(Game.deadline_at).asc().nulls_last()

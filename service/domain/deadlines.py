@@ -28,7 +28,7 @@ One sweep, in order:
    first sweep ever: games repaired by hand, and older ones, are still found.
 
 A sweep runs on one connection (taken from the pool once, not per transaction). The outage guard's
-transaction also asks, in one statement, which of the parts 2–5 have anything to do, and only those run:
+transaction also asks, in one statement, which of the parts 2–6 have anything to do, and only those run:
 a sweep with nothing due is six round trips (the pool's ping, BEGIN, the recorded times, the guard's
 update, that statement, COMMIT). On PostgreSQL that commit does not wait for the disk when it holds only
 recorded times (``synchronous_commit`` off for that transaction; a crash of the server may lose it, as if
@@ -43,6 +43,9 @@ twice (Celery docs, "ETA and Countdown"; kombu #337). Every time comes from the 
    through the same operation (:func:`service.domain.tally.tally_game`), which does it once whoever runs it.
    The sweep also marks ending, through that same operation, a due game whose rules state is over while it
    is still marked active, which no domain operation leaves behind (a safety net for hand-repaired rows).
+6. **Steps left unannounced**: a step's announcement (its turn mails, chat notice, bot wake-up) is a job sent
+   after the step commits (:mod:`service.domain.announce`); a step still unannounced a few seconds later
+   lost its job, and is announced here through the same operation, which does it once whoever runs it.
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ from sqlmodel import Session, col, select
 
 import rules
 from emails.messages import AdminChange, Reminder
-from service.domain import chat_notices, lobby, status, tally
+from service.domain import announce, chat_notices, lobby, status, tally
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import Conflict
 from service.domain.games import begin_ending, get_game, seats_of, update_if_unmoved
@@ -102,6 +105,8 @@ class SweepReport:
     lapsed: int = 0
     #: Games left ending (their tally task was lost), tallied.
     tallied: int = 0
+    #: Steps left unannounced (their announcement's job was lost), announced.
+    announced: int = 0
     #: Due games another sweep or a player's step got to first.
     raced: int = 0
     errors: int = 0
@@ -135,6 +140,9 @@ def sweep(
         if due.left_ending:
             healed = tally.tally_left_ending(session, now, stop_at=stop_at)
             report.tallied, report.errors = healed.tallied, report.errors + healed.errors
+        if due.left_unannounced:
+            told = announce.announce_left(session, links, now, stop_at=stop_at)
+            report.announced, report.errors = told.announced, report.errors + told.errors
     return report
 
 
@@ -210,6 +218,7 @@ class _Due:
     left_inviting: bool
     unconfirmed: bool
     left_ending: bool
+    left_unannounced: bool
 
 
 def _what_is_due(
@@ -225,6 +234,7 @@ def _what_is_due(
             left_inviting,
             sa.exists().where(lobby.unconfirmed_too_long(now, unconfirmed_max_age)),
             sa.exists().where(tally.left_ending(now)),
+            sa.exists().where(announce.left_unannounced(now)),
         )
     ).one()
     return _Due(*(bool(flag) for flag in row))

@@ -159,11 +159,19 @@ class Player(SQLModel, table=True):
 _INVITING = sa.text("status = 'inviting'")
 #: Only the seats not yet accepted, by game (the same check).
 _UNACCEPTED = sa.text("accepted_at IS NULL")
+#: Only the games whose awaited step is not announced yet (``Game.announced_key`` null): the deadline sweep's
+#: look for an announcement lost between a step's commit and its job (``service.domain.announce``) reads these,
+#: a few games at most, not every game. A null, not a comparison of two columns: PostgreSQL knows how few rows
+#: are null from its statistics, where it would take two columns' inequality for nearly every row and scan.
+_UNANNOUNCED = sa.text("announced_key IS NULL AND step_key IS NOT NULL")
 
 
 class Game(SQLModel, table=True):
     __tablename__ = "games"
-    __table_args__ = (sa.Index("ix_games_inviting", "id", postgresql_where=_INVITING, sqlite_where=_INVITING),)
+    __table_args__ = (
+        sa.Index("ix_games_inviting", "id", postgresql_where=_INVITING, sqlite_where=_INVITING),
+        sa.Index("ix_games_unannounced", "id", postgresql_where=_UNANNOUNCED, sqlite_where=_UNANNOUNCED),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     name: str = Field(max_length=120)
@@ -178,6 +186,10 @@ class Game(SQLModel, table=True):
     host_email: str = Field(max_length=320, index=True)
     #: The step awaited now, e.g. ``"3:1:-"`` (turn, seat on turn, defender); keys reminders and mails.
     step_key: str | None = Field(default=None, max_length=32)
+    #: The step whose announcement (its turn mails, chat notice, bot wake-up) was made, by the job after the
+    #: step's commit (``service.domain.announce``, ARCHITECTURE §2): set to None by the step that makes the
+    #: game await a new step (``play.after_change``), and to ``step_key`` once that step is announced.
+    announced_key: str | None = Field(default=None, max_length=32)
     created_at: datetime = Field(default_factory=utcnow, sa_column=sa.Column(UTCDateTime(), nullable=False))
     #: When the host confirmed the game (the invitations went out then).
     confirmed_at: datetime | None = _time()

@@ -1,4 +1,4 @@
-"""Playing: submit an action, undo, auto-pass, and what every state change brings (deadlines, mails).
+"""Playing: submit an action, undo, auto-pass, and what every state change brings (its clock, its announcement).
 
 Optimistic concurrency (ARCHITECTURE §2): an action names the version it was made against; the game row is
 updated ``WHERE id = ? AND version = ?`` and the event log has a unique (game, version), so two submissions
@@ -22,7 +22,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 import rules
-from emails.messages import AutoPassed, HostAlert, RedeployNeeded, YourTurn
+from emails.messages import AutoPassed, HostAlert
 from service.domain import bot_seats, chat_notices, story
 from service.domain.clock import Clock, set_clock
 from service.domain.errors import BadRequest, Conflict, IllegalMove
@@ -38,7 +38,6 @@ from service.domain.games import (
 from service.domain.links import LinkMaker
 from service.domain.models import (
     ActionKind,
-    Game,
     GameAction,
     GameStatus,
     Player,
@@ -48,10 +47,9 @@ from service.domain.models import (
     utcnow,
 )
 from service.domain.outbox import queue_mail
-from service.domain.rows import EVENT_SELECTED, EventRow, GameRow, SeatRow
+from service.domain.rows import EVENT_SELECTED, EventRow, GameRecord, SeatRow
 from service.domain.story import LogEntry
-from service.domain.turn_mail import step_details
-from service.infra.mail_wakeup import wake_bot_after_commit
+from service.infra.mail_wakeup import want_announcement
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +57,7 @@ logger = logging.getLogger(__name__)
 @dataclass
 class StepResult:
     #: The game after the step: the ORM's object or the plain row (``service.domain.rows``) it was made on.
-    game: Game | GameRow
+    game: GameRecord
     version: int
     last: dict[str, Any]
     replayed: bool = False
@@ -83,7 +81,7 @@ def awaited_seat(key: str) -> int:
     return int(current) if defender == "-" else int(defender)
 
 
-def load_state(game: Game | GameRow) -> rules.GameState:
+def load_state(game: GameRecord) -> rules.GameState:
     if game.state is None:
         raise Conflict("This game has not started yet: waiting for every player to accept the invitation")
     return rules.read_state(game.state)
@@ -100,7 +98,7 @@ def submit_action(
     now: datetime | None = None,
     seats: dict[int, SeatRow] | None = None,
     by_bot: bool = False,
-    game: Game | GameRow | None = None,
+    game: GameRecord | None = None,
 ) -> StepResult:
     """Validate ``payload`` with the rules and apply it as ``seat``'s step.
 
@@ -155,7 +153,7 @@ def undo(
     expected_version: int,
     links: LinkMaker,
     steps: int | None = None,
-    game: Game | GameRow | None = None,
+    game: GameRecord | None = None,
 ) -> StepResult:
     """Take back the seat's latest ``steps`` steps (all of them by default) since the last undo point (a
     pick, a die roll, the turn's start: ARCHITECTURE §4, undo never goes past a step that revealed information
@@ -199,7 +197,7 @@ class UndoableStep:
 
 def undo_steps(
     session: Session,
-    game: Game | GameRow,
+    game: GameRecord,
     seat: int,
     names: Sequence[str] | None = None,
     state: rules.GameState | None = None,
@@ -245,12 +243,12 @@ class _UndoLog:
     undoable: list[GameAction]
     start: rules.GameState | None
 
-    def replayed(self, game: Game | GameRow, entries: list[GameAction]) -> Iterator[rules.GameState]:
+    def replayed(self, game: GameRecord, entries: list[GameAction]) -> Iterator[rules.GameState]:
         """:func:`replay_steps` of ``entries`` (the log's, oldest first), from the stored start when there is one."""
         return replay_steps(game, entries) if self.start is None else replay_from(self.start, entries[1:])
 
 
-def _undo_log(session: Session, game: Game | GameRow, seat: int) -> _UndoLog:
+def _undo_log(session: Session, game: GameRecord, seat: int) -> _UndoLog:
     """What an undo by ``seat`` needs, from the stored start of the turn under way rather than the seed (an
     undo never goes past the turn's start: ARCHITECTURE §4); the whole log when no start is stored (the first turn,
     games older than the store) or when that start's own step is one the seat could undo."""
@@ -355,12 +353,12 @@ def auto_pass(
     return commit_step(session, game, record, new_state, links, now, None, seat, seats=seats)
 
 
-def replay(game: Game | GameRow, entries: Sequence[LogEntry]) -> rules.GameState:
+def replay(game: GameRecord, entries: Sequence[LogEntry]) -> rules.GameState:
     """Rebuild the state from the seed and the log (ARCHITECTURE §2: the snapshot is a cache)."""
     return deque(replay_steps(game, entries), maxlen=1)[0]
 
 
-def replay_steps(game: Game | GameRow, entries: Sequence[LogEntry]) -> Iterator[rules.GameState]:
+def replay_steps(game: GameRecord, entries: Sequence[LogEntry]) -> Iterator[rules.GameState]:
     """The state from the seed, then the state after each entry of ``entries`` that was not undone."""
     players = len(game.state["players"]) if game.state else 0
     yield from replay_from(rules.new_game(players, seed=game.seed, options=initial_options(game, entries)), entries)
@@ -382,7 +380,7 @@ def replay_from(state: rules.GameState, entries: Sequence[LogEntry]) -> Iterator
         yield state
 
 
-def initial_options(game: Game | GameRow, entries: Sequence[LogEntry]) -> dict[str, Any]:
+def initial_options(game: GameRecord, entries: Sequence[LogEntry]) -> dict[str, Any]:
     """The house options the game started with: the settings now, unless the host changed them since (an
     ``options`` event remembers what it replaced)."""
     for entry in entries:
@@ -393,14 +391,19 @@ def initial_options(game: Game | GameRow, entries: Sequence[LogEntry]) -> dict[s
 
 def after_change(
     session: Session,
-    game: Game | GameRow,
+    game: GameRecord,
     state: rules.GameState,
     links: LinkMaker,
     now: datetime,
     *,
     seats: dict[int, SeatRow] | None = None,
 ) -> None:
-    """Store the new state; when the awaited step changed, start its clock and mail whoever must act.
+    """Store the new state; when the awaited step changed, start its clock and ask for its announcement.
+
+    The step does only the step (ARCHITECTURE §2): telling the others (the turn mails with their story and
+    board, the chat notice, the house bot's wake-up) is ``service.domain.announce``'s, in a job sent once this
+    transaction commits (``mail_wakeup.want_announcement``); until it ran, the game's ``announced_key`` is
+    None, and the deadline sweep finds the step unannounced should the job be lost.
 
     ``game`` is the ORM's object or a plain row (``service.domain.rows``), changed as it is; the caller writes
     it. ``seats`` (by seat number), when the caller has read them in this transaction, are not read again.
@@ -412,69 +415,22 @@ def after_change(
     key = step_key(state)
     if key == game.step_key:
         return
-    first = game.step_key is None
     game.step_key = key
+    game.announced_key = None
     settings = settings_of(game)
     defending = state.phase == rules.Phase.DEFEND
     length = settings.defender_turn_length_seconds if defending else settings.turn_length_seconds
-    if seats is None:
-        seats = seats_by_number(session, game.id or 0)
-    awaited_seats = sorted(rules.awaiting(state))
-    if awaited_seats and all(passed_without_player(seats[n]) for n in awaited_seats):
-        # A seat its host removed (admin.remove_player), or whose player resigned (admin.resign) and that the
-        # house bot does not play, is passed at the next sweep, not a whole turn later.
-        length = 0
+    awaited_seats = rules.awaiting(state)
+    if awaited_seats:
+        if seats is None:
+            seats = seats_by_number(session, game.id or 0)
+        if all(passed_without_player(seats[n]) for n in awaited_seats):
+            # A seat its host removed (admin.remove_player), or whose player resigned (admin.resign) and that
+            # the house bot does not play, is passed at the next sweep, not a whole turn later.
+            length = 0
     clock = Clock.of(game, settings).start_step(now, length, paused=game.status != GameStatus.ACTIVE)
     set_clock(game, clock)
-    names = {number: s.display_name for number, s in seats.items()}
-    turns: list[story.Turn] | None = None
-    told = False  # the log is replayed for the first mail that tells it, and only then
-    for awaited in awaited_seats:
-        seat = seats[awaited]
-        if passed_without_player(seat):
-            continue
-        if seat.controller == SeatController.BOT:
-            # The house bot plays the step in the worker, once this transaction commits; no mail to the
-            # seat's address (its player was told the bot plays the seat, with the link to take it back).
-            wake_bot_after_commit(session, game.id or 0)
-            continue
-        extra: dict[str, Any] = {}
-        if not told:
-            turns, told = told_turns(session, game, readers=awaited_seats), True
-        if turns is not None:
-            # "Since your last turn" (issue 18): the other players' turns in words, public facts only.
-            seat_names = [names.get(n, f"Player {n + 1}") for n in range(len(state.players))]
-            extra["since"] = story.since_words(turns, seat_names, awaited)
-        kind = RedeployNeeded if defending else YourTurn
-        message = kind(
-            game_id=game.id or 0,
-            game_name=game.name,
-            player_name=seat.display_name,
-            turn=state.turn,
-            turns=state.turns,
-            guide_url=links.url("/how-to-play"),
-            deadline_at=clock.deadline,
-            version=game.version,
-            step_key=key,
-            # The board picture and words of the mail (emails/board/).
-            **step_details(state, awaited, names),
-            **extra,
-        )
-        queue_mail(session, seat.player, message, now=now)
-    for awaited in awaited_seats:
-        # The game's chat, if it has one: whose turn and until when, nothing private (no link, no coins).
-        turn = chat_notices.turn_notice(
-            game,
-            step_key=key,
-            turn=state.turn,
-            turns=state.turns,
-            name=names.get(awaited, f"Player {awaited + 1}"),
-            defending=defending,
-            deadline_at=clock.deadline,
-            removed=passed_without_player(seats[awaited]),
-            first=first,
-        )
-        chat_notices.queue_notice(session, game, turn, now=now)
+    want_announcement(session, game.id or 0, links)
 
 
 def passed_without_player(seat: Seat | SeatRow) -> bool:
@@ -483,7 +439,7 @@ def passed_without_player(seat: Seat | SeatRow) -> bool:
     return seat.removed or (seat.resigned_at is not None and seat.controller != SeatController.BOT)
 
 
-def told_turns(session: Session, game: Game | GameRow, readers: Collection[int] = ()) -> list[story.Turn] | None:
+def told_turns(session: Session, game: GameRecord, readers: Collection[int] = ()) -> list[story.Turn] | None:
     """The game's log as turns (``service.domain.story``); None when the log does not replay (a turn's mail
     goes without its story rather than not at all; the error is logged).
 
@@ -506,7 +462,7 @@ def told_turns(session: Session, game: Game | GameRow, readers: Collection[int] 
 
 
 def since_words_on_turn(
-    session: Session, game: Game | GameRow, state: rules.GameState, seat: int, names: Sequence[str]
+    session: Session, game: GameRecord, state: rules.GameState, seat: int, names: Sequence[str]
 ) -> list[str]:
     """ "Since your last turn" for ``seat``'s turn page (:func:`told_turns`, ``story.since_words``).
 
@@ -538,7 +494,7 @@ def since_words_on_turn(
 
 
 def _on_turn_key(
-    session: Session, game: Game | GameRow, state: rules.GameState, seat: int, names: Sequence[str]
+    session: Session, game: GameRecord, state: rules.GameState, seat: int, names: Sequence[str]
 ) -> tuple[Any, ...] | None:
     """:func:`since_words_on_turn`'s key, when the seat is on turn and has taken a step of it; else None."""
     if state.over or state.phase == rules.Phase.DEFEND or state.current != seat:
@@ -571,7 +527,7 @@ def forget_turn_starts(session: Session, game_id: int) -> None:
 
 
 # -- internals --------------------------------------------------------------------------------------------
-def _check_running(game: Game | GameRow) -> None:
+def _check_running(game: GameRecord) -> None:
     if game.status == GameStatus.PAUSED:
         reason = f": {game.pause_reason}" if game.pause_reason else ""
         raise Conflict(f"The game is paused{reason}", version=game.version)
@@ -619,7 +575,7 @@ def new_event(**columns: Any) -> dict[str, Any]:
 
 def commit_step(
     session: Session,
-    game: Game | GameRow,
+    game: GameRecord,
     event: Mapping[str, Any],
     new_state: rules.GameState,
     links: LinkMaker,
@@ -666,12 +622,13 @@ def commit_step(
     return StepResult(game=game, version=game.version, last=dict(new_state.last), state=new_state)
 
 
-def _written_with_update(session: Session, game: Game | GameRow, new_state: rules.GameState) -> bool:
+def _written_with_update(session: Session, game: GameRecord, new_state: rules.GameState) -> bool:
     """Whether a step's event is written in the game's guarded UPDATE (``games.update_if_unmoved``'s ``event``):
     on PostgreSQL, for the common step, which leaves the same step awaited (the seat on turn goes on). Then
-    nothing between the event and the UPDATE reads the log (:func:`after_change` stores the state and stops:
-    no clock, no mail, no "Since your last turn" told from the log, no stored turn start). A step that passes
-    the turn, or ends the game, inserts its event first. SQLite keeps the INSERT of its own."""
+    nothing is written between the event and the UPDATE (:func:`after_change` stores the state and stops: no
+    clock, no announcement asked for, no stored turn start). A step that passes the turn, or ends the game,
+    inserts its event first, locking the game's row before it writes the rest (one order of locks with the
+    sweep's). SQLite keeps the INSERT of its own."""
     if new_state.over or step_key(new_state) != game.step_key:
         return False
     return session.get_bind().dialect.name == "postgresql"
@@ -685,9 +642,7 @@ def _keep_turn_start(session: Session, game_id: int, version: int, state: rules.
     session.execute(_INSERT_START, mine | {"version": version, "state": state.to_json()})
 
 
-def _turns_since_stored_start(
-    session: Session, game: Game | GameRow, readers: Collection[int]
-) -> list[story.Turn] | None:
+def _turns_since_stored_start(session: Session, game: GameRecord, readers: Collection[int]) -> list[story.Turn] | None:
     """The game's latest turns, from the latest stored start of a reader's turn (:class:`TurnStart`) that
     holds every reader's previous turn of its own; None when no stored start does."""
     found = session.connection().execute(

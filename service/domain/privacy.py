@@ -128,6 +128,7 @@ NEVER_AN_ADDRESS = {
     "games.admin_secret": "random; replaced for a game the address hosts",
     "games.host_email": "replaced by the stand-in for a game the address hosts",
     "games.step_key": "numbers",
+    "games.announced_key": "numbers",
     "games.result": "the final table: its names are rewritten by seat",
     "games.chat_url": "a chat's webhook, given by the host",
     "seats.secret": "random; replaced",

@@ -29,14 +29,16 @@ class GameRecord(Protocol):
     :class:`GameRow` read with one statement for a step. It declares exactly the columns the shared operations
     use, so a column that only one of the two has is a type error where it is read, not a surprise at run time.
 
-    The columns a step moves (its status, state, version, step, clock and end) are attributes; the rest are read
-    only. The id is read only too: the ORM's is ``None`` until the game is first flushed.
+    The columns a step moves (its status, state, version, step, announcement, clock and end) are attributes;
+    the rest are read only. The id is read only too: the ORM's is ``None`` until the game is first flushed.
     """
 
     status: GameStatus
     version: int
     state: dict[str, Any] | None
     step_key: str | None
+    #: The step last announced, or None while the step the game awaits is not (ARCHITECTURE §2).
+    announced_key: str | None
     finished_at: datetime | None
     #: The clock's columns, in the clock's order: only ``clock.set_clock`` writes them (ARCHITECTURE §5).
     deadline_at: datetime | None
@@ -107,6 +109,8 @@ class GameRow:
     version: int
     seed: str
     step_key: str | None
+    #: ``Game.announced_key``: set to None by a step that makes the game await a new step.
+    announced_key: str | None
     finished_at: datetime | None
     step_started_at: datetime | None
     deadline_at: datetime | None

@@ -1,8 +1,8 @@
 """What a turn mail shows of the game besides its link: the public board, for its picture and its words.
 
-The mail's context is plain JSON written with the state change (ARCHITECTURE §6), so it holds the board as it
-stood when the step began. Only public information goes in (ARCHITECTURE §4: regions, tokens, races, markers);
-never coins.
+The mail's context is plain JSON written when the step is announced (``service.domain.announce``,
+ARCHITECTURE §2 and §6), a moment after the step: it holds the board as it stood then. Only public information
+goes in (ARCHITECTURE §4: regions, tokens, races, markers); never coins.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Waking the mail worker once mail is committed: the web and the sweep send the delivery task after every
 commit that wrote outbox rows (:data:`MAIL_WRITTEN`), never before it. Chat notices are woken the same
 way (:data:`CHAT_WRITTEN` sends :data:`DELIVER_CHAT`, on the ``chat`` queue), and so is the end of a game:
-a commit that marked games ``ending`` (:data:`TALLY_WANTED`) sends :data:`TALLY_GAME` for each of them.
+a commit that marked games ``ending`` (:data:`TALLY_WANTED`) sends :data:`TALLY_GAME` for each of them, and
+a commit that made games wait for a new step (:data:`ANNOUNCE_WANTED`) sends :data:`ANNOUNCE_STEP` for each.
 
 The tasks themselves live in ``worker/tasks/mail.py`` and ``worker/tasks/chat.py``; they are sent by name,
 so this module needs no import of the worker (dependencies go worker → service, never back).
@@ -53,6 +54,21 @@ PLAY_BOT_TURNS = "worker.tasks.bots.play_bot_turns"
 #: ``session.info`` key: the ids of the games whose bot seat is awaited, written in this transaction.
 BOT_TURNS = "smallworld.bot_turns"
 
+#: The announcement of a game's new step (``worker.tasks.announce.announce_step``), sent with the game's id once
+#: the step's transaction commits (ARCHITECTURE §2): its turn mails, chat notice and bot wake-up are made there
+#: (``service.domain.announce``), not in the step's request. A task lost on the way is made up for by the sweep.
+ANNOUNCE_STEP = "worker.tasks.announce.announce_step"
+#: ``session.info`` key: the games whose awaited step changed in this transaction, by id, each with the link
+#: maker the step was made with (what an announcement made in this process, as the tests' is, mints links
+#: with; the worker's task uses its own app's, which production configures alike).
+ANNOUNCE_WANTED = "smallworld.announce_wanted"
+
+
+def want_announcement(session: OrmSession, game_id: int, links: object) -> None:
+    """Ask for :data:`ANNOUNCE_STEP` for ``game_id`` once the session's transaction commits (never before: the
+    worker would find the step not yet there)."""
+    session.info.setdefault(ANNOUNCE_WANTED, {})[game_id] = links
+
 
 def wake_bot_after_commit(session: OrmSession, game_id: int) -> None:
     """Ask for :data:`PLAY_BOT_TURNS` for this game once the session's transaction commits (never before:
@@ -78,6 +94,7 @@ def _forget_mail_queued(session: OrmSession) -> None:
         session.info.pop(flag, None)
     session.info.pop(BOT_TURNS, None)
     session.info.pop(TALLY_WANTED, None)
+    session.info.pop(ANNOUNCE_WANTED, None)
 
 
 def want_tally(session: OrmSession, game_id: int) -> None:
@@ -118,6 +135,8 @@ def _send_if_mail_queued(session: OrmSession) -> None:
         _send_delivery_task(PLAY_BOT_TURNS, [game_id])
     for game_id in sorted(session.info.pop(TALLY_WANTED, ())):
         _send_delivery_task(TALLY_GAME, [game_id])
+    for game_id in sorted(session.info.pop(ANNOUNCE_WANTED, {})):
+        _send_delivery_task(ANNOUNCE_STEP, [game_id])
 
 
 def _send_throttled(session: OrmSession, task: str) -> None:

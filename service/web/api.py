@@ -190,7 +190,7 @@ def submit_action(game_id: int, json: SubmitAction) -> Any:
     seat = linked.seat.seat
     session = get_session()
     key = json.idempotency_key or request.headers.get("Idempotency-Key")
-    # Read in the step's transaction, with the link: the step's mails need the seats, and the answer needs
+    # Read in the step's transaction, with the link: the step's clock needs the seats, and the answer needs
     # them and the audit trail after the commit, which would otherwise be another checkout and transaction.
     inputs = linked.view_inputs(get_session())
     result = play.submit_action(

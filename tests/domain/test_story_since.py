@@ -164,7 +164,7 @@ def test_since_your_last_turn_from_the_stored_starts_is_the_whole_replays(
         whole = play.told_turns(db_session, game)  # the reference: every turn replayed from the seed
         assert whole is not None
         names = seat_names(db_session, game)  # a seat given to someone else is told by its new name
-        for _, mail in queued:  # told in the step (play.after_change)
+        for _, mail in queued:  # told in the step's announcement (service.domain.announce)
             assert mail.since == story.since_words(whole, names, mail.seat), (what, game.version, mail.seat)
             mails += 1
         for seat in range(players):  # the turn page, mid-turn or waiting, as each seat would open it

@@ -1,5 +1,5 @@
 """Celery tasks, one module per concern. Workers import this package (``include``)."""
 
-from worker.tasks import bots, chat, deadlines, digests, housekeeping, mail, ping, tally
+from worker.tasks import announce, bots, chat, deadlines, digests, housekeeping, mail, ping, tally
 
-__all__ = ["bots", "chat", "deadlines", "digests", "housekeeping", "mail", "ping", "tally"]
+__all__ = ["announce", "bots", "chat", "deadlines", "digests", "housekeeping", "mail", "ping", "tally"]

@@ -56,6 +56,7 @@ def sweep_deadlines(now: str | None = None) -> dict[str, Any]:
         or report.started
         or report.lapsed
         or report.tallied
+        or report.announced
     ):
         log(
             logger,
@@ -68,6 +69,7 @@ def sweep_deadlines(now: str | None = None) -> dict[str, Any]:
             started=report.started,
             lapsed=report.lapsed,
             tallied=report.tallied,
+            announced=report.announced,
             raced=report.raced,
             errors=report.errors,
         )
