@@ -161,10 +161,24 @@ SEED = "9f2c4e1a7b3d5c6e8f0a1b2c3d4e5f60"
 #: the step he is awaited for (his reply address) in game turn 4.
 _ANSWER = {**_COMMON, "seat": 1, "coins": 12, "board": BOARD, "turns": 10}
 _AWAITED = {"step_key": "4:1:-", "turn": 4}
+#: Bob's seat in game turn 4 of 10, as the mails of his turn name it.
+_IN_TURN = {**_COMMON, "seat": 1, "turn": 4, "turns": 10}
+#: A mail that asks Bob for a step shows him the board.
+_ASKED = {**_IN_TURN, "board": BOARD}
 #: A notice's reader: their seat's link, and the link that stops notices.
 _NOTICE: dict[str, Any] = {"game_url": GAME_URL, "unsubscribe_url": UNSUBSCRIBE_URL}
 #: What a notice of an admin act names besides its change: the version the act made, and its reader.
 _ACT = {"version": 31, "player_id": 4}
+
+#: The fields of a standing (``rules.final_standings``), in the order of the rows :func:`_game_over` is given.
+_STANDING = ("player", "name", "coins", "tokens_on_board", "place", "tie_break")
+
+
+def _game_over(your_seat: int, *table: tuple[int, str, int, int, int, bool]) -> Sample:
+    """The final table's mail to Bob, read as ``your_seat``: ``table`` is its standings, a row each."""
+    standings = [dict(zip(_STANDING, row, strict=True)) for row in table]
+    return Sample(GameOver(**_COMMON, your_seat=your_seat, seed=SEED, standings=standings), game_url=GAME_URL)
+
 
 SAMPLES: dict[str, Sample] = {
     "invitation": Sample(
@@ -225,17 +239,13 @@ SAMPLES: dict[str, Sample] = {
     ),
     "your_turn": Sample(
         YourTurn(
-            **_COMMON,
-            turn=4,
-            turns=10,
+            **_ASKED,
             guide_url=f"{BASE}/how-to-play",
             deadline_at=DEADLINE,
             version=30,
             step_key="4:1:-",
-            seat=1,
             defending=False,
             hand=0,
-            board=BOARD,
             orders=ORDERS,
             since=[
                 "Ann — Seafaring Orcs — conquered Hill 9 from your Giants (3 tokens: 1 lost, 2 back in your hand),"
@@ -249,31 +259,18 @@ SAMPLES: dict[str, Sample] = {
     ),
     "redeploy_needed": Sample(
         RedeployNeeded(
-            **_COMMON,
-            turn=4,
-            turns=10,
+            **_ASKED,
             deadline_at=datetime(2026, 3, 1, 23, 30, tzinfo=UTC),
             version=29,
             step_key="4:0:1",
-            seat=1,
             defending=True,
             hand=3,
-            board=BOARD,
         ),
         game_url=GAME_URL,
         time_zone="America/New_York",
     ),
     "reminder": Sample(
-        Reminder(
-            **_COMMON,
-            deadline_at=DEADLINE,
-            step_key="4:1:-",
-            before_seconds=7200,
-            defending=False,
-            turn=4,
-            turns=10,
-            seat=1,
-        ),
+        Reminder(**_IN_TURN, deadline_at=DEADLINE, step_key="4:1:-", before_seconds=7200, defending=False),
         game_url=GAME_URL,
         now=datetime(2026, 3, 3, 11, 0, tzinfo=UTC),
         unsubscribe_url=UNSUBSCRIBE_REMINDERS_URL,
@@ -301,18 +298,8 @@ SAMPLES: dict[str, Sample] = {
         HostAlert(**GAME, player_name="Chloé", auto_passes=2, admin_url=ADMIN_URL, seat=2),
         unsubscribe_url=UNSUBSCRIBE_URL,
     ),
-    "game_over": Sample(
-        GameOver(
-            **_COMMON,
-            your_seat=1,
-            seed=SEED,
-            standings=[
-                {"player": 1, "name": "Bob", "coins": 61, "tokens_on_board": 14, "place": 1, "tie_break": True},
-                {"player": 0, "name": "Ann", "coins": 61, "tokens_on_board": 11, "place": 2, "tie_break": True},
-                {"player": 2, "name": "Chloé", "coins": 48, "tokens_on_board": 12, "place": 3, "tie_break": False},
-            ],
-        ),
-        game_url=GAME_URL,
+    "game_over": _game_over(
+        1, (1, "Bob", 61, 14, 1, True), (0, "Ann", 61, 11, 2, True), (2, "Chloé", 48, 12, 3, False)
     ),
     "orders_answer": Sample(
         OrdersAnswer(
@@ -472,18 +459,7 @@ VARIANTS: dict[str, Sample] = {
         ),
         **_NOTICE,
     ),
-    "game_over-shared": Sample(
-        GameOver(
-            **_COMMON,
-            your_seat=0,
-            seed=SEED,
-            standings=[
-                {"player": 0, "name": "Ann", "coins": 55, "tokens_on_board": 12, "place": 1, "tie_break": True},
-                {"player": 1, "name": "Bob", "coins": 55, "tokens_on_board": 12, "place": 1, "tie_break": True},
-            ],
-        ),
-        game_url=GAME_URL,
-    ),
+    "game_over-shared": _game_over(0, (0, "Ann", 55, 12, 1, True), (1, "Bob", 55, 12, 1, True)),
     "auto_passed-defending": Sample(
         AutoPassed(**_COMMON, reason="host", defending=True, version=32),
         **_NOTICE,

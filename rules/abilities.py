@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Iterator
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 from .actions import ActionKind, Verb, add_kind, remove_kind
@@ -166,6 +166,11 @@ class Ability:
     turn_slot: ClassVar[type[Slot] | None] = None
     #: The markers it puts on regions (they act through its ``slot``: :meth:`placed`).
     markers: ClassVar[tuple[Marker, ...]] = ()
+    #: For an ability whose one marker stands at most once in each region of a set (a Troll's Lair, a
+    #: Fortress, a Hero, a Hole-in-the-Ground): the field of its ``slot`` that holds those regions, a
+    #: ``frozenset[int]``, which :meth:`placed` and :meth:`place` then read and write. Empty for any other
+    #: ability, whose markers are its own business.
+    marker_regions: ClassVar[str] = ""
     #: The action kinds it adds, handled by :meth:`apply` and told by :meth:`tell`.
     actions: ClassVar[tuple[ActionKind, ...]] = ()
     #: The words a player writes in a mail to take its :attr:`actions` (``rules.orders``): e.g.
@@ -310,12 +315,24 @@ class Ability:
 
     # -- its markers (asked whenever its game slot is present, whoever holds it) ------------------------------
     def placed(self, state: GameState) -> Iterable[tuple[int, Marker, int]]:
-        """Its markers on the board: ``(region, marker, count)``."""
-        return ()
+        """Its markers on the board: ``(region, marker, count)``; by default its marker once in each region of
+        its :attr:`marker_regions`."""
+        if not self.marker_regions:
+            return ()
+        assert self.slot is not None
+        regions: frozenset[int] = getattr(self.read(state, self.slot), self.marker_regions)
+        return [(region, self.markers[0], 1) for region in regions]
 
     def place(self, state: GameState, region: int, marker: Marker, count: int) -> None:
-        """Set how many of ``marker`` lie on ``region`` (0: none); for setting up states (tests, schema 1)."""
-        raise NotImplementedError(f"{self.name} places no {marker.name}")
+        """Set how many of ``marker`` lie on ``region`` (0: none); for setting up states (tests, schema 1). By
+        default, adds ``region`` to its :attr:`marker_regions` or takes it out."""
+        if not self.marker_regions:
+            raise NotImplementedError(f"{self.name} places no {marker.name}")
+        assert self.slot is not None
+        slot = self.read(state, self.slot)
+        regions: frozenset[int] = getattr(slot, self.marker_regions)
+        changed = regions | {region} if count else regions - {region}
+        self.write(state, replace(slot, **{self.marker_regions: changed}))  # type: ignore[type-var]
 
     def on_vacate(self, state: GameState, region: int, owner: int, race: str | None) -> None:
         """The occupant leaves ``region`` (conquered, abandoned, emptied, vanished): by default the ability's
@@ -469,6 +486,9 @@ def register(cls: type[Ability]) -> type[Ability]:
     for marker in instance.markers:
         assert marker.name not in MARKERS, marker.name
         MARKERS[marker.name] = (instance, marker)
+    if instance.marker_regions:
+        assert len(instance.markers) == 1 and instance.slot is not None, f"{instance.name}: one marker, in its slot"
+        assert dict(slot_fields(instance.slot)).get(instance.marker_regions) == frozenset(), instance.marker_regions
     _COMBOS.clear()
     _OVERRIDING.clear()
     _NAMES_WITH.clear()

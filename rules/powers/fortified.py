@@ -49,6 +49,7 @@ class Fortified(Power):
     slot = Forts
     turn_slot = Built
     markers = (FORTRESS,)
+    marker_regions = "fortresses"
     schema_1_fields = frozenset({"fortress", "fortress_placed"})
 
     def refusal(self, state: GameState, seat: int, troop: Troop, region: int) -> str | None:
@@ -88,13 +89,6 @@ class Fortified(Power):
     def score(self, state: GameState, seat: int, troop: Troop, regions: list[int]) -> int:
         fortresses = self.read(state, Forts).fortresses
         return sum(1 for i in regions if i in fortresses)
-
-    def placed(self, state: GameState) -> list[tuple[int, Marker, int]]:
-        return [(region, FORTRESS, 1) for region in self.read(state, Forts).fortresses]
-
-    def place(self, state: GameState, region: int, marker: Marker, count: int) -> None:
-        fortresses = self.read(state, Forts).fortresses
-        self.write(state, Forts(fortresses | {region} if count else fortresses - {region}))
 
     def tell(self, step: Step) -> Told:
         return Phrase("built a Fortress on", step.where(step.region))

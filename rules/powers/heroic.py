@@ -38,6 +38,7 @@ class Heroic(Power):
     verbs = (Verb("heroes", "place_heroes", "regions", "place the Heroes on regions"),)
     slot = Heroes
     markers = (HERO,)
+    marker_regions = "heroes"
     # Schema 1 also marked the turn a player placed them ("heroes_placed"), which nothing read.
     schema_1_fields = frozenset({"hero", "heroes_placed"})
 
@@ -73,13 +74,6 @@ class Heroic(Power):
 
     def on_decline(self, state: GameState, seat: int, troop: Troop) -> None:
         self.write(state, Heroes())
-
-    def placed(self, state: GameState) -> list[tuple[int, Marker, int]]:
-        return [(region, HERO, 1) for region in self.read(state, Heroes).heroes]
-
-    def place(self, state: GameState, region: int, marker: Marker, count: int) -> None:
-        heroes = self.read(state, Heroes).heroes
-        self.write(state, Heroes(heroes | {region} if count else heroes - {region}))
 
     def tell(self, step: Step) -> Told:
         regions = step.action.regions if step.action is not None else ()

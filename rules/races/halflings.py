@@ -39,6 +39,7 @@ class Halflings(Race):
     enters_anywhere = True
     slot = Holes
     markers = (HOLE,)
+    marker_regions = "holes"
     schema_1_fields = frozenset({"hole", "holes"})
 
     def on_conquer(self, state: GameState, seat: int, troop: Troop, region: int, nonempty: bool) -> None:
@@ -48,14 +49,6 @@ class Halflings(Race):
 
     def on_decline(self, state: GameState, seat: int, troop: Troop) -> None:
         self.write(state, Holes())
-
-    def placed(self, state: GameState) -> list[tuple[int, Marker, int]]:
-        return [(region, HOLE, 1) for region in self.read(state, Holes).holes]
-
-    def place(self, state: GameState, region: int, marker: Marker, count: int) -> None:
-        holes = self.read(state, Holes)
-        where = holes.holes | {region} if count else holes.holes - {region}
-        self.write(state, replace(holes, holes=where))
 
     def on_vacate(self, state: GameState, region: int, owner: int, race: str | None) -> None:
         holes = self.read(state, Holes)

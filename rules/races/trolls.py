@@ -34,19 +34,13 @@ class Trolls(Race):
     )
     slot = Lairs
     markers = (LAIR,)
+    marker_regions = "lairs"
     schema_1_fields = frozenset({"lair"})
 
     def on_conquer(self, state: GameState, seat: int, troop: Troop, region: int, nonempty: bool) -> None:
         lairs = self.read(state, Lairs).lairs
         if len(lairs) < TROLL_LAIRS:  # components.md: 10 Troll Lairs
             self.write(state, Lairs(lairs | {region}))
-
-    def placed(self, state: GameState) -> list[tuple[int, Marker, int]]:
-        return [(region, LAIR, 1) for region in self.read(state, Lairs).lairs]
-
-    def place(self, state: GameState, region: int, marker: Marker, count: int) -> None:
-        lairs = self.read(state, Lairs).lairs
-        self.write(state, Lairs(lairs | {region} if count else lairs - {region}))
 
     def note(self, step: Step) -> str | None:
         built = step.conquered_into(lambda state: self.read(state, Lairs).lairs)

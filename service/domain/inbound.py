@@ -46,7 +46,7 @@ import re
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from email.message import EmailMessage, Message
 from email.parser import HeaderParser
@@ -206,6 +206,21 @@ class Outcome:
         }
 
 
+@dataclass(frozen=True)
+class _Mail:
+    """One mail being read: how it was handed in (``via``, the envelope's recipients and sender when known, and
+    when), the CPU its reading may take, and, once its header block is read, what each record of it names it
+    by: its identity (its ``Message-ID``, else its bytes' hash) and its sender."""
+
+    via: str
+    now: datetime
+    budget: CpuBudget
+    recipients: Sequence[str] = ()
+    envelope_sender: str | None = None
+    identity: str = ""
+    sender: str = ""
+
+
 class TooLarge(ValueError):
     """A mail over ``InboundSettings.max_bytes``."""
 
@@ -236,13 +251,13 @@ def receive(
     if len(raw) > settings.max_bytes:
         raise TooLarge(f"The mail is larger than {settings.max_bytes} bytes")
     now = now or utcnow()
-    budget = CpuBudget(settings.cpu_seconds)
+    mail = _Mail(via, now, CpuBudget(settings.cpu_seconds), recipients, envelope_sender)
     try:
-        return _receive(session, raw, links, replies, settings, via, recipients, envelope_sender, now, budget)
+        return _receive(session, raw, mail, links, replies, settings)
     except Refused as refused:
         session.rollback()
         log(logger, logging.WARNING, "inbound.refused", via=via, refusal=str(refused.refusal), why=refused.why[:200])
-        return [_refuse(session, raw, "", via, "", refused.refusal, refused.why, now)]
+        return [_refuse(session, raw, "", mail, refused.refusal, refused.why)]
     except OperationalError as error:
         session.rollback()
         raise Unavailable("The database is out of reach; hand the mail in again later") from error
@@ -253,23 +268,14 @@ def receive(
         why = f"could not be read: {type(error).__name__}"
         try:  # recorded for the admins, under the mail's own bytes (a retry of it is read again)
             identity = "failed:" + hashlib.sha256(raw).hexdigest() + ":" + now.isoformat()
-            return [_note(session, identity, "", via, InboundKind.MALFORMED, "", why, now)]
+            return [_note(session, replace(mail, identity=identity), "", InboundKind.MALFORMED, why)]
         except Exception:
             session.rollback()
             return [Outcome(InboundKind.MALFORMED, why)]
 
 
 def _receive(
-    session: Session,
-    raw: bytes,
-    links: LinkMaker,
-    replies: ReplyAddresses,
-    settings: InboundSettings,
-    via: str,
-    recipients: Sequence[str],
-    envelope_sender: str | None,
-    now: datetime,
-    budget: CpuBudget,
+    session: Session, raw: bytes, mail: _Mail, links: LinkMaker, replies: ReplyAddresses, settings: InboundSettings
 ) -> list[Outcome]:
     # Before the body is parsed: its shape on the raw bytes, then its header block alone (what kind of mail,
     # for which seats, and whether they had their mails this hour).
@@ -277,21 +283,20 @@ def _receive(
     if too_many:
         raise Refused(Refusal.SHAPE, too_many)
     head = parse_head(raw)
-    sender = _sender(head)
     message_id = _header(head, "Message-ID")[:998]
-    identity = message_id or hashlib.sha256(raw).hexdigest()
+    mail = replace(mail, identity=message_id or hashlib.sha256(raw).hexdigest(), sender=_sender(head))
 
     if is_delivery_report(head):
-        report = parse_message(raw, settings, budget)
+        report = parse_message(raw, settings, mail.budget)
         failed = bounced_addresses(report) or []
-        return [_bounce(session, identity, failed, reported_message_ids(report), links, via, sender, now)]
-    automatic = automatic_reason(head, envelope_sender)
+        return [_bounce(session, mail, failed, reported_message_ids(report), links)]
+    automatic = automatic_reason(head, mail.envelope_sender)
     if automatic:
-        return [_note(session, identity, "", via, InboundKind.AUTO_REPLY, sender, automatic, now)]
+        return [_note(session, mail, "", InboundKind.AUTO_REPLY, automatic)]
 
-    tokens = _tokens(head, recipients, replies, settings)
+    tokens = _tokens(head, mail.recipients, replies, settings)
     if not tokens:
-        return [_note(session, identity, "", via, InboundKind.UNMATCHED, sender, "no reply address of ours", now)]
+        return [_note(session, mail, "", InboundKind.UNMATCHED, "no reply address of ours")]
     outcomes: list[Outcome] = []
     readable: list[tuple[str, ReplyToken, Seat, bool]] = []
     for address, token in tokens:
@@ -306,23 +311,21 @@ def _receive(
             # Forged, cut short, signed for a seat that changed hands since, or before its player signed out
             # everywhere (``links.with_serial``): not ours to answer.
             why = "the reply address is not valid (or its seat changed hands, or its address signed out everywhere)"
-            outcomes.append(_note(session, identity, address, via, InboundKind.UNMATCHED, sender, why, now))
+            outcomes.append(_note(session, mail, address, InboundKind.UNMATCHED, why))
             continue
-        read = _mails_this_hour(session, seat_row, now)
+        read = _mails_this_hour(session, seat_row, mail.now)
         if read >= settings.mails_per_seat_per_hour:
             why = f"its seat had {read} mails read this hour, the most allowed: hand it in again later"
             log(logger, logging.WARNING, "inbound.seat_limited", game=token.game_id, seat=token.seat, read=read)
-            outcomes.append(_refuse(session, raw, address, via, sender, Refusal.RATE, why, now, seat=seat_row))
+            outcomes.append(_refuse(session, raw, address, mail, Refusal.RATE, why, seat=seat_row))
             continue
-        readable.append((address, token, seat_row, _may_answer(session, seat_row, settings, now)))
+        readable.append((address, token, seat_row, _may_answer(session, seat_row, settings, mail.now)))
     if not readable:
         return outcomes
-    message = parse_message(raw, settings, budget)
-    text = reply_text(message, settings, budget)
+    message = parse_message(raw, settings, mail.budget)
+    text = reply_text(message, settings, mail.budget)
     for address, token, seat_row, may_answer in readable:
-        outcomes.append(
-            _reply(session, text, identity, address, token, seat_row, may_answer, links, via, sender, now, budget)
-        )
+        outcomes.append(_reply(session, mail, text, address, token, seat_row, may_answer, links))
     return outcomes
 
 
@@ -591,26 +594,22 @@ class _Answer:
 
 def _reply(
     session: Session,
+    mail: _Mail,
     text: str,
-    identity: str,
     address: str,
     token: ReplyToken,
     seat_row: Seat,
     may_answer: bool,
     links: LinkMaker,
-    via: str,
-    sender: str,
-    now: datetime,
-    budget: CpuBudget,
 ) -> Outcome:
     game = session.get(Game, token.game_id)
     player = session.get(Player, seat_row.player_id)
     assert game is not None and player is not None
     if token.step_key is None:
-        return _talk(session, text, identity, address, game, seat_row, player, via, sender, now)
+        return _talk(session, mail, text, address, game, seat_row, player)
     read = grammar.parse(text)
-    budget.check("the reading of the orders")
-    claimed = _claim(session, identity, address, via, InboundKind.ORDERS, sender, game, seat_row.seat, player, now)
+    mail.budget.check("the reading of the orders")
+    claimed = _claim(session, mail, address, InboundKind.ORDERS, game, seat_row.seat, player)
     if claimed is None:
         return Outcome(InboundKind.ORDERS, "this mail was read before: nothing done again", duplicate=True)
     row, row_id = claimed, claimed.id or 0
@@ -629,14 +628,14 @@ def _reply(
         answer = _Answer("no_orders", stopped_at=read.stopped_at, grammar=grammar.grammar())
         kind = InboundKind.ORDERS
     else:
-        answer = _carry_out(session, game.id or 0, seat_row.seat, token.step_key, read, links, now)
+        answer = _carry_out(session, game.id or 0, seat_row.seat, token.step_key, read, links, mail.now)
         answer.stopped_at = read.stopped_at
         kind = InboundKind.ORDERS
     game = session.get(Game, token.game_id)
     assert game is not None
     session.refresh(game)
     summary = _summary(answer)
-    answered = may_answer and _answer(session, game, seat_row, player, row_id, answer, now)
+    answered = may_answer and _answer(session, game, seat_row, player, row_id, answer, mail.now)
     row = session.get(InboundMail, row_id) or row
     # The player answered: their address works.
     session.refresh(player)
@@ -871,28 +870,17 @@ def _answer(
     return queue_mail(session, player, mail, now=now)
 
 
-def _talk(
-    session: Session,
-    text: str,
-    identity: str,
-    address: str,
-    game: Game,
-    seat: Seat,
-    player: Player,
-    via: str,
-    sender: str,
-    now: datetime,
-) -> Outcome:
+def _talk(session: Session, mail: _Mail, text: str, address: str, game: Game, seat: Seat, player: Player) -> Outcome:
     """A reply to a table-talk mail: its own text (quote and signature cut off) is posted at the game's
     table from the seat the reply address names (``table_talk.post_message``, which mails it on)."""
-    claimed = _claim(session, identity, address, via, InboundKind.TALK, sender, game, seat.seat, player, now)
+    claimed = _claim(session, mail, address, InboundKind.TALK, game, seat.seat, player)
     if claimed is None:
         return Outcome(InboundKind.TALK, "this mail was read before: nothing done again", duplicate=True)
     row, row_id = claimed, claimed.id or 0
     text = text.strip()
     try:
         posted = table_talk.post_message(
-            session, game, seat.seat, text, MessageSource.MAIL, now=now, source_key=identity[:200]
+            session, game, seat.seat, text, MessageSource.MAIL, now=mail.now, source_key=mail.identity[:200]
         )
         outcome = f"posted at the table (message {posted.id})"
     except DomainError as refusal:
@@ -908,17 +896,10 @@ def _talk(
 
 # -- a bounce ------------------------------------------------------------------------------------------------
 def _bounce(
-    session: Session,
-    identity: str,
-    failed: list[tuple[str, str]],
-    returned: set[str],
-    links: LinkMaker,
-    via: str,
-    sender: str,
-    now: datetime,
+    session: Session, mail: _Mail, failed: list[tuple[str, str]], returned: set[str], links: LinkMaker
 ) -> Outcome:
     try:
-        row = _record(session, identity, "", via, InboundKind.BOUNCE, sender, outcome="", now=now)
+        row = _record(session, mail, "", InboundKind.BOUNCE)
         session.flush()
     except IntegrityError:
         session.rollback()
@@ -933,12 +914,12 @@ def _bounce(
             unknown.append(address)
             continue
         newly = player.bouncing_since is None
-        player.bouncing_since = player.bouncing_since or now
+        player.bouncing_since = player.bouncing_since or mail.now
         player.bounce_reason = reason
         session.add(player)
         marked.append(address)
         if newly:
-            _tell_hosts(session, player, reason, row.id or 0, links, now)
+            _tell_hosts(session, player, reason, row.id or 0, links, mail.now)
     outcome = f"marked {', '.join(marked)} as bouncing" if marked else "no address of a player failed"
     if unknown:
         outcome += f"; not marked, as the report names no mail of ours to them: {', '.join(unknown)}"
@@ -991,20 +972,18 @@ def _tell_hosts(
 
 # -- records ---------------------------------------------------------------------------------------------------
 def _record(
-    session: Session,
-    identity: str,
-    address: str,
-    via: str,
-    kind: InboundKind,
-    sender: str,
-    *,
-    outcome: str = "",
-    now: datetime,
-    **fields: Any,
+    session: Session, mail: _Mail, address: str, kind: InboundKind, *, outcome: str = "", **fields: Any
 ) -> InboundMail:
-    key = hashlib.sha256(f"{identity}\n{address}".encode()).hexdigest()
+    """A mail's row for one address it came to, keyed by its identity and that address (flushed, not committed)."""
+    key = hashlib.sha256(f"{mail.identity}\n{address}".encode()).hexdigest()
     row = InboundMail(
-        message_key=key, via=via, kind=kind, sender=sender, outcome=outcome[:1000], received_at=now, **fields
+        message_key=key,
+        via=mail.via,
+        kind=kind,
+        sender=mail.sender,
+        outcome=outcome[:1000],
+        received_at=mail.now,
+        **fields,
     )
     session.add(row)
     session.flush()
@@ -1012,23 +991,12 @@ def _record(
 
 
 def _claim(
-    session: Session,
-    identity: str,
-    address: str,
-    via: str,
-    kind: InboundKind,
-    sender: str,
-    game: Game,
-    seat: int,
-    player: Player,
-    now: datetime,
+    session: Session, mail: _Mail, address: str, kind: InboundKind, game: Game, seat: int, player: Player
 ) -> InboundMail | None:
     """Record a mail for a seat and commit it, so that it is read once: its row, or ``None`` when the same mail
     (identity and address) was recorded before."""
     try:
-        row = _record(
-            session, identity, address, via, kind, sender, game_id=game.id, seat=seat, player_id=player.id, now=now
-        )
+        row = _record(session, mail, address, kind, game_id=game.id, seat=seat, player_id=player.id)
         session.commit()
     except IntegrityError:
         session.rollback()
@@ -1036,12 +1004,10 @@ def _claim(
     return row
 
 
-def _note(
-    session: Session, identity: str, address: str, via: str, kind: InboundKind, sender: str, why: str, now: datetime
-) -> Outcome:
+def _note(session: Session, mail: _Mail, address: str, kind: InboundKind, why: str) -> Outcome:
     """Record a mail that is only noted (an automatic answer, no reply address of ours): read once."""
     try:
-        row = _record(session, identity, address, via, kind, sender, outcome=why, now=now)
+        row = _record(session, mail, address, kind, outcome=why)
         session.commit()
     except IntegrityError:
         session.rollback()
@@ -1050,24 +1016,16 @@ def _note(
 
 
 def _refuse(
-    session: Session,
-    raw: bytes,
-    address: str,
-    via: str,
-    sender: str,
-    refusal: Refusal,
-    why: str,
-    now: datetime,
-    *,
-    seat: Seat | None = None,
+    session: Session, raw: bytes, address: str, mail: _Mail, refusal: Refusal, why: str, *, seat: Seat | None = None
 ) -> Outcome:
     """Record a mail refused unread, under a key of this attempt's own: handed in again, it is read again
     (a refusal for now may pass later; one for good is refused again alike)."""
-    identity = f"refused:{hashlib.sha256(raw).hexdigest()}:{now.isoformat()}"
+    identity = f"refused:{hashlib.sha256(raw).hexdigest()}:{mail.now.isoformat()}"
     fields = {"game_id": seat.game_id, "seat": seat.seat, "player_id": seat.player_id} if seat is not None else {}
     outcome = f"refused ({refusal}): {why}"
     try:
-        row = _record(session, identity, address, via, InboundKind.REFUSED, sender, outcome=outcome, now=now, **fields)
+        refused = replace(mail, identity=identity)
+        row = _record(session, refused, address, InboundKind.REFUSED, outcome=outcome, **fields)
         session.commit()
     except IntegrityError:
         session.rollback()

@@ -22,9 +22,11 @@ for (``RATELIMIT_SIGN_IN_PER_ADDRESS``, :meth:`MailQuotas.take_sign_in_mail`).
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Concatenate, ParamSpec
 from zoneinfo import ZoneInfo
 
 from flask import Blueprint, Flask, current_app, flash, redirect, render_template, request, session, url_for
@@ -86,6 +88,23 @@ def signed_in() -> SignIn | None:
     return signed_in_as(ADDRESS, sign_in.from_session)
 
 
+P = ParamSpec("P")
+
+
+def _signed_in_only(view: Callable[Concatenate[SignIn, P], Any]) -> Callable[P, Any]:
+    """A page of the signed-in address alone: the view is given the browser's sign-in first; without one, the
+    browser goes to the sign-in page (with 303 after a form's POST, so that it asks for that page with GET)."""
+
+    @functools.wraps(view)
+    def page(*args: P.args, **kwargs: P.kwargs) -> Any:
+        row = signed_in()
+        if row is None:
+            return _sign_in_first(code=303 if request.method == "POST" else 302)
+        return view(row, *args, **kwargs)
+
+    return page
+
+
 def signed_in_address() -> str | None:
     """The address signed in in this browser (for the pages' links to My games)."""
     row = signed_in()
@@ -141,10 +160,8 @@ def use_sign_in_link(token: str) -> Any:
 
 
 @bp.get("/me")
-def my_games_page() -> Any:
-    row = signed_in()
-    if row is None:
-        return _sign_in_first()
+@_signed_in_only
+def my_games_page(row: SignIn) -> Any:
     listing = my_games.my_games(get_session(), row.email)
     zone = times.zone(listing.time_zone)
     now = utcnow()
@@ -235,11 +252,9 @@ def _row(game: my_games.MyGame, kind: str, zone: ZoneInfo, now: datetime, url: s
 
 
 @bp.get("/me/games/<int:game_id>/<int:seat>")
-def open_seat(game_id: int, seat: int) -> Any:
+@_signed_in_only
+def open_seat(row: SignIn, game_id: int, seat: int) -> Any:
     """A row of My games opened: on to the seat's own signed link (which opens the seat in this browser)."""
-    row = signed_in()
-    if row is None:
-        return _sign_in_first()
     link = my_games.seat_link(get_session(), row.email, game_id, seat, current_links())
     if link is None:
         message = "That seat is not one of your games (any more): see My games for those that are."
@@ -248,11 +263,9 @@ def open_seat(game_id: int, seat: int) -> Any:
 
 
 @bp.post("/me/calendar-link")
-def new_calendar_link() -> Response:
+@_signed_in_only
+def new_calendar_link(row: SignIn) -> Response:
     """ "Make a new calendar link": the feed's old link gets 410 from now on, the new one is on My games."""
-    row = signed_in()
-    if row is None:
-        return _sign_in_first(code=303)
     if calendar.new_calendar_link(get_session(), row.email):
         flash("A new calendar link is below: the old one no longer works. Subscribe to the new one.", "done")
     return redirect(url_for(".my_games_page"), code=303)
@@ -283,11 +296,9 @@ def sign_out_everywhere() -> Response:
 
 
 @bp.get("/me/data")
-def download_my_data() -> Any:
+@_signed_in_only
+def download_my_data(row: SignIn) -> Any:
     """Download my data: the address's data as a JSON file (``privacy.export``), never kept in a cache."""
-    row = signed_in()
-    if row is None:
-        return _sign_in_first()
     db = get_session()
     document = privacy.export(db, row.email)
     db.rollback()  # read only: end the transaction before the file goes out
@@ -305,19 +316,15 @@ CONFIRM_FIELD = "understood"
 
 
 @bp.get("/me/delete")
-def delete_my_address_page() -> Any:
-    row = signed_in()
-    if row is None:
-        return _sign_in_first()
+@_signed_in_only
+def delete_my_address_page(row: SignIn) -> Any:
     return render_template("me/delete.html", email=row.email, errors=[], field=CONFIRM_FIELD)
 
 
 @bp.post("/me/delete")
-def delete_my_address() -> Any:
+@_signed_in_only
+def delete_my_address(row: SignIn) -> Any:
     """Erase the signed-in address (``privacy.forget_address``), once its box is ticked; then sign out."""
-    row = signed_in()
-    if row is None:
-        return _sign_in_first(code=303)
     if request.form.get(CONFIRM_FIELD) != "yes":
         error = "Tick the box to say you understand: deleting your address cannot be undone."
         return render_template("me/delete.html", email=row.email, errors=[error], field=CONFIRM_FIELD), 400
