@@ -28,7 +28,6 @@ others go on.
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -40,14 +39,13 @@ import rules
 from emails.messages import RedeployNeeded, YourTurn
 from service.domain import chat_notices, story
 from service.domain.clock import Clock
-from service.domain.games import seats_by_number
+from service.domain.games import mend_each, seats_by_number
 from service.domain.links import LinkMaker
 from service.domain.models import Game, GameStatus, SeatController, utcnow
 from service.domain.outbox import queue_mail
 from service.domain.play import load_state, passed_without_player, step_key, told_turns
 from service.domain.rows import SeatRow
 from service.domain.turn_mail import step_details
-from service.infra.logfmt import log
 from service.infra.mail_wakeup import wake_bot_after_commit
 
 logger = logging.getLogger(__name__)
@@ -209,17 +207,14 @@ def announce_left(
     report = LeftReport()
     left = list(session.exec(select(Game.id).where(left_unannounced(now, older_than)).limit(limit)).all())
     session.rollback()
-    for game_id in left:
-        if game_id is None or (stop_at is not None and time.monotonic() > stop_at):
-            continue
-        try:
-            if announce(session, game_id, links, now=now, skip_locked=True):
-                report.announced += 1
-                report.games.append(game_id)
-                log(logger, logging.WARNING, "game.announced_left_unannounced", game=game_id)
-        except Exception as error:  # one broken game must not stop the others
-            session.rollback()
-            report.errors += 1
-            log(logger, logging.ERROR, "game.announce_failed", game=game_id, error=repr(error))
-            logger.exception("the announcement of game %s failed", game_id)
+    report.games, report.errors = mend_each(
+        session,
+        left,
+        lambda game_id: announce(session, game_id, links, now=now, skip_locked=True),
+        stop_at=stop_at,
+        logger=logger,
+        what="announcement",
+        events=("game.announced_left_unannounced", "game.announce_failed"),
+    )
+    report.announced = len(report.games)
     return report

@@ -5,7 +5,9 @@ starting a game is ``lobby``."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +20,7 @@ from service.domain.errors import NotFound
 from service.domain.models import Game, GameAction, GameStatus, Player, Seat
 from service.domain.rows import GAMES, SEAT_SELECTED, GameRecord, GameRow, SeatRow, by_number, seat_row, seated_at
 from service.domain.schemas import GameSettings
+from service.infra.logfmt import log
 from service.infra.mail_wakeup import want_tally
 
 
@@ -220,3 +223,35 @@ def begin_ending(session: Session, game: GameRecord, now: datetime) -> None:
     set_clock(game, Clock.of(game).stop())
     game.step_key = None
     want_tally(session, game.id or 0)
+
+
+def mend_each(
+    session: Session,
+    game_ids: Iterable[int | None],
+    mend: Callable[[int], bool],
+    *,
+    stop_at: float | None,
+    logger: logging.Logger,
+    what: str,
+    events: tuple[str, str],
+) -> tuple[list[int], int]:
+    """The deadline sweep's repair of games a lost job left behind (a tally, an announcement): ``mend`` each
+    game, which commits its own transaction and says whether it did the work; a game a job is mending now is
+    skipped by ``mend`` itself, one that fails is logged and rolled back and the others go on, and none is begun
+    after ``stop_at`` (``time.monotonic``). The games mended and the number that failed, each logged with
+    ``events`` (mended, failed)."""
+    mended: list[int] = []
+    errors = 0
+    for game_id in game_ids:
+        if game_id is None or (stop_at is not None and time.monotonic() > stop_at):
+            continue
+        try:
+            if mend(game_id):
+                mended.append(game_id)
+                log(logger, logging.WARNING, events[0], game=game_id)
+        except Exception as error:  # one broken game must not stop the others
+            session.rollback()
+            errors += 1
+            log(logger, logging.ERROR, events[1], game=game_id, error=repr(error))
+            logger.exception("the %s of game %s failed", what, game_id)
+    return mended, errors

@@ -25,7 +25,6 @@ the order of their ids, so two games sharing players that end together take turn
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -38,6 +37,7 @@ from sqlmodel import Session, col, select
 import rules
 from emails.messages import GameOver
 from service.domain import chat_notices
+from service.domain.games import mend_each
 from service.domain.models import (
     ActionKind,
     Game,
@@ -255,19 +255,16 @@ def tally_left_ending(
         ).all()
     )
     session.rollback()
-    for game_id in left:
-        if game_id is None or (stop_at is not None and time.monotonic() > stop_at):
-            continue
-        try:
-            if tally_game(session, game_id, now=now, skip_locked=True):
-                report.tallied += 1
-                report.games.append(game_id)
-                log(logger, logging.WARNING, "game.tallied_left_ending", game=game_id)
-        except Exception as error:  # one broken game must not stop the others
-            session.rollback()
-            report.errors += 1
-            log(logger, logging.ERROR, "game.tally_failed", game=game_id, error=repr(error))
-            logger.exception("the tally of game %s failed", game_id)
+    report.games, report.errors = mend_each(
+        session,
+        left,
+        lambda game_id: tally_game(session, game_id, now=now, skip_locked=True),
+        stop_at=stop_at,
+        logger=logger,
+        what="tally",
+        events=("game.tallied_left_ending", "game.tally_failed"),
+    )
+    report.tallied = len(report.games)
     return report
 
 
