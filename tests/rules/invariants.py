@@ -22,6 +22,8 @@ from rules.state import CONQUER, DEFEND, LOST_TRIBE, OVER, PICK, REDEPLOY, START
 from rules.troops import aside
 
 PHASES = (PICK, START, CONQUER, REDEPLOY, DEFEND, OVER)
+#: The markers that lie only with an Active race.
+ACTIVE_ONLY_MARKERS = frozenset({"hero", "dragon", "hole", "encampments"})
 
 
 def check_invariants(state: GameState) -> dict:
@@ -61,7 +63,6 @@ def check_invariants(state: GameState) -> dict:
     for i, (land, r, marks) in enumerate(zip(board.regions, state.regions, all_marks, strict=True)):
         assert r.tokens >= 0, (i, r)
         assert r.mountain == (land.terrain == "mountain"), (i, r)
-        assert all(isinstance(n, bool) or n > 0 for n in marks.values()), (i, marks)
         if r.tokens == 0:
             assert r.owner == -1 and r.race is None, (i, r)
             assert not marks, (i, r, marks)
@@ -77,8 +78,11 @@ def check_invariants(state: GameState) -> dict:
         assert troop is not None, (i, r, "region held by a race its owner does not have")
         if land.is_water:
             assert POWER_TABLE[troop.power].sails, (i, r, "only Seafaring races hold water")
+        if not marks:  # most regions: none of the markers' rulings below can fail
+            continue
+        assert all(isinstance(n, bool) or n > 0 for n in marks.values()), (i, marks)
         if troop.declined:
-            assert not ({"hero", "dragon", "hole", "encampments"} & set(marks)), (i, r, marks)
+            assert not (ACTIVE_ONLY_MARKERS & marks.keys()), (i, r, marks)
         # Rulings: Troll's Lairs leave the board with their Trolls; the other markers belong to the
         # power (or race) that placed them.
         assert "lair" not in marks or r.race == "Trolls", (i, r)
