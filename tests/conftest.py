@@ -244,16 +244,19 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-@pytest.fixture(autouse=True)
-def announce_in_process(request: pytest.FixtureRequest) -> Iterator[None]:
+#: Whether the steps committed now are announced in this process (:func:`announce_in_process`): off during a
+#: test marked ``announced_by_worker``.
+_ANNOUNCING_HERE = {"on": True}
+
+
+@pytest.fixture(autouse=True, scope="session")
+def announce_in_process_for_the_session() -> Iterator[None]:
     """Each step's announcement (``service.domain.announce``: its turn mails, chat notice, bot wake-up) made in
     this process as soon as the step's transaction commits, as Celery's ``task_always_eager`` runs a task where
     it is sent: the job a worker runs a moment later in production, through the same operation, so that a test
-    that takes a step reads its mail at once. Tests marked ``announced_by_worker`` leave it to a real worker's
-    job (``tests/worker/test_announce_worker.py``)."""
-    if request.node.get_closest_marker("announced_by_worker"):
-        yield
-        return
+    that takes a step reads its mail at once. Listened for the whole session, so that the steps a module's or a
+    session's fixture takes (a game played to its third turn for a module of page tests) are announced too, not
+    only those of a test's own body."""
     event.listen(OrmSession, "after_commit", _announce_now, insert=True)
     try:
         yield
@@ -261,10 +264,26 @@ def announce_in_process(request: pytest.FixtureRequest) -> Iterator[None]:
         event.remove(OrmSession, "after_commit", _announce_now)
 
 
+@pytest.fixture(autouse=True)
+def announce_in_process(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Tests marked ``announced_by_worker`` leave each step's announcement to a real worker's job
+    (``tests/worker/test_announce_worker.py``): the task is sent as in production."""
+    if not request.node.get_closest_marker("announced_by_worker"):
+        yield
+        return
+    _ANNOUNCING_HERE["on"] = False
+    try:
+        yield
+    finally:
+        _ANNOUNCING_HERE["on"] = True
+
+
 def _announce_now(session: OrmSession) -> None:
     """The announcements the committed transaction asked for (``mail_wakeup.want_announcement``), each in a
     session of its own on the same connection or engine (the committed one can run no more SQL here), with
     the link maker its step was made with; none is sent to a worker."""
+    if not _ANNOUNCING_HERE["on"]:
+        return  # the after-commit hook of service.infra.mail_wakeup sends the task
     wanted = session.info.pop(ANNOUNCE_WANTED, None)
     for game_id, links in sorted((wanted or {}).items()):
         with Session(bind=session.bind, join_transaction_mode="create_savepoint") as announcing:
