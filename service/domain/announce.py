@@ -39,7 +39,7 @@ import rules
 from emails.messages import RedeployNeeded, YourTurn
 from service.domain import chat_notices, story
 from service.domain.clock import Clock
-from service.domain.games import mend_each, seats_by_number
+from service.domain.games import locked_for_job, mend_each, seats_by_number
 from service.domain.links import LinkMaker
 from service.domain.models import Game, GameStatus, SeatController, utcnow
 from service.domain.outbox import queue_mail
@@ -70,10 +70,7 @@ def announce(
     left to that transaction instead of waited for.
     """
     now = now or utcnow()
-    query = select(Game).where(col(Game.id) == game_id).execution_options(populate_existing=True)
-    if session.get_bind().dialect.name == "postgresql":
-        query = query.with_for_update(skip_locked=skip_locked)
-    game = session.exec(query).first()
+    game = locked_for_job(session, game_id, skip_locked=skip_locked)
     if (
         game is None
         or game.status not in _ANNOUNCED_IN

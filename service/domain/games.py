@@ -255,3 +255,14 @@ def mend_each(
             log(logger, logging.ERROR, events[1], game=game_id, error=repr(error))
             logger.exception("the %s of game %s failed", what, game_id)
     return mended, errors
+
+
+def locked_for_job(session: Session, game_id: int, *, skip_locked: bool = False) -> Game | None:
+    """The game's row read afresh and locked for the rest of a job's transaction (a tally, an announcement),
+    or None when there is no such game. ``skip_locked`` (the sweep): a row another transaction holds (a job
+    doing the same work now, a step) reads as None, left to that transaction instead of waited for. SQLite
+    locks no rows: its writers take turns on the whole database."""
+    query = select(Game).where(col(Game.id) == game_id).execution_options(populate_existing=True)
+    if session.get_bind().dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=skip_locked)
+    return session.exec(query).first()

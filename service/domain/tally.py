@@ -37,7 +37,7 @@ from sqlmodel import Session, col, select
 import rules
 from emails.messages import GameOver
 from service.domain import chat_notices
-from service.domain.games import mend_each
+from service.domain.games import locked_for_job, mend_each
 from service.domain.models import (
     ActionKind,
     Game,
@@ -90,10 +90,7 @@ def tally_game(session: Session, game_id: int, *, now: datetime | None = None, s
     left to that transaction instead of waited for.
     """
     now = now or utcnow()
-    query = select(Game).where(col(Game.id) == game_id).execution_options(populate_existing=True)
-    if session.get_bind().dialect.name == "postgresql":
-        query = query.with_for_update(skip_locked=skip_locked)
-    game = session.exec(query).first()
+    game = locked_for_job(session, game_id, skip_locked=skip_locked)
     if game is None or game.status != GameStatus.ENDING:
         session.rollback()
         return False
