@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 from flask import Flask
-from sqlmodel import select
+from sqlmodel import col, select
 
 import rules
 from tests.mail_players import INBOUND_SECRET, MailTable, mail_settings, post_mail, reply_to
@@ -239,7 +239,7 @@ def defended_table(
 ) -> MailTable:
     """A two-player game in ``ask`` mode, played at random up to a defender's redeployment; on SQLite and on
     PostgreSQL. With two players the defender's own turn comes next: the one a reply must not touch. Dealt
-    from a seed, so that every run meets the same defence (in turn 2)."""
+    from a seed, so that every run meets the same defence (in turn 3)."""
     from tests.conftest import deal_games_from
     from tests.pages.steps import play_randomly_until
 
@@ -280,14 +280,19 @@ def test_a_defenders_end_ends_their_redeployment_only_never_their_own_next_turn(
         session = get_session()
         steps = session.exec(select(GameAction).where(GameAction.game_id == table.game_id)).all()
         kinds = [(step.seat, (step.action or {}).get("type")) for step in steps if step.version > version]
+        # In the order written: PostgreSQL returns rows without an ORDER BY in no set order (a row updated
+        # when its mail was sent or dropped may come back last).
         turn_mails = session.exec(
-            select(OutboxMail).where(OutboxMail.template == "your_turn", OutboxMail.to_email == table.emails[defender])
+            select(OutboxMail)
+            .where(OutboxMail.template == "your_turn", OutboxMail.to_email == table.emails[defender])
+            .order_by(col(OutboxMail.id))
         ).all()
     # The redeployment only: its placements, then its end; nothing of the defender's own turn.
     assert kinds and kinds[-1] == (defender, "end_turn"), kinds
     assert all(seat == defender for seat, _ in kinds) and [k for _, k in kinds].count("end_turn") == 1, kinds
     assert game.version == version + len(kinds)
-    assert turn_mails and turn_mails[-1].status != "skipped", "the defender's turn mail goes out"
+    assert turn_mails and turn_mails[-1].step_key == game.step_key, [m.step_key for m in turn_mails]
+    assert turn_mails[-1].status != "skipped", "the defender's turn mail goes out"
 
     mails = table.deliver()
     [answer] = [m for m in mails if m.rcpt_tos == (table.emails[defender],) and "conquer 1" in m.text]
