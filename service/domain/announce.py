@@ -28,7 +28,6 @@ others go on.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -39,7 +38,7 @@ import rules
 from emails.messages import RedeployNeeded, YourTurn
 from service.domain import chat_notices, story
 from service.domain.clock import Clock
-from service.domain.games import locked_for_job, mend_each, seats_by_number
+from service.domain.games import MendReport, locked_for_job, mend_each, seats_by_number
 from service.domain.links import LinkMaker
 from service.domain.models import Game, GameStatus, SeatController, utcnow
 from service.domain.outbox import queue_mail
@@ -182,13 +181,6 @@ def left_unannounced(now: datetime, older_than: timedelta = LEFT_UNANNOUNCED_AFT
     )
 
 
-@dataclass
-class LeftReport:
-    announced: int = 0
-    errors: int = 0
-    games: list[int] = field(default_factory=list)
-
-
 def announce_left(
     session: Session,
     links: LinkMaker,
@@ -197,21 +189,17 @@ def announce_left(
     older_than: timedelta = LEFT_UNANNOUNCED_AFTER,
     stop_at: float | None = None,
     limit: int = 200,
-) -> LeftReport:
+) -> MendReport:
     """The deadline sweep's part: announce every game whose step is unannounced since before ``now -
     older_than`` (its job was lost), one transaction each; a game a job is announcing now is skipped, one
     that fails is logged and the others go on."""
-    report = LeftReport()
     left = list(session.exec(select(Game.id).where(left_unannounced(now, older_than)).limit(limit)).all())
     session.rollback()
-    report.games, report.errors = mend_each(
+    return mend_each(
         session,
         left,
         lambda game_id: announce(session, game_id, links, now=now, skip_locked=True),
         stop_at=stop_at,
         logger=logger,
-        what="announcement",
         events=("game.announced_left_unannounced", "game.announce_failed"),
     )
-    report.announced = len(report.games)
-    return report

@@ -139,10 +139,10 @@ def sweep(
             report.lapsed = lobby.expire_unconfirmed(session, now, unconfirmed_max_age)
         if due.left_ending:
             healed = tally.tally_left_ending(session, now, stop_at=stop_at)
-            report.tallied, report.errors = healed.tallied, report.errors + healed.errors
+            report.tallied, report.errors = healed.mended, report.errors + healed.errors
         if due.left_unannounced:
             told = announce.announce_left(session, links, now, stop_at=stop_at)
-            report.announced, report.errors = told.announced, report.errors + told.errors
+            report.announced, report.errors = told.mended, report.errors + told.errors
     return report
 
 

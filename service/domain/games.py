@@ -8,6 +8,7 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -225,6 +226,19 @@ def begin_ending(session: Session, game: GameRecord, now: datetime) -> None:
     want_tally(session, game.id or 0)
 
 
+@dataclass
+class MendReport:
+    """What a sweep's repair of left-behind games did (:func:`mend_each`): the games it mended, and how many
+    failed."""
+
+    games: list[int] = field(default_factory=list)
+    errors: int = 0
+
+    @property
+    def mended(self) -> int:
+        return len(self.games)
+
+
 def mend_each(
     session: Session,
     game_ids: Iterable[int | None],
@@ -232,29 +246,27 @@ def mend_each(
     *,
     stop_at: float | None,
     logger: logging.Logger,
-    what: str,
     events: tuple[str, str],
-) -> tuple[list[int], int]:
+) -> MendReport:
     """The deadline sweep's repair of games a lost job left behind (a tally, an announcement): ``mend`` each
     game, which commits its own transaction and says whether it did the work; a game a job is mending now is
     skipped by ``mend`` itself, one that fails is logged and rolled back and the others go on, and none is begun
-    after ``stop_at`` (``time.monotonic``). The games mended and the number that failed, each logged with
-    ``events`` (mended, failed)."""
-    mended: list[int] = []
-    errors = 0
+    after ``stop_at`` (``time.monotonic``). Each game mended or failed is logged with ``events`` (mended,
+    failed)."""
+    report = MendReport()
     for game_id in game_ids:
         if game_id is None or (stop_at is not None and time.monotonic() > stop_at):
             continue
         try:
             if mend(game_id):
-                mended.append(game_id)
+                report.games.append(game_id)
                 log(logger, logging.WARNING, events[0], game=game_id)
         except Exception as error:  # one broken game must not stop the others
             session.rollback()
-            errors += 1
+            report.errors += 1
             log(logger, logging.ERROR, events[1], game=game_id, error=repr(error))
-            logger.exception("the %s of game %s failed", what, game_id)
-    return mended, errors
+            logger.exception("%s: game %s", events[1], game_id)
+    return report
 
 
 def locked_for_job(session: Session, game_id: int, *, skip_locked: bool = False) -> Game | None:

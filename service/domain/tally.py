@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -37,7 +37,7 @@ from sqlmodel import Session, col, select
 import rules
 from emails.messages import GameOver
 from service.domain import chat_notices
-from service.domain.games import locked_for_job, mend_each
+from service.domain.games import MendReport, locked_for_job, mend_each
 from service.domain.models import (
     ActionKind,
     Game,
@@ -74,13 +74,6 @@ class SeatTally:
 
     deadlines: int = 0
     missed: int = 0
-
-
-@dataclass
-class HealReport:
-    tallied: int = 0
-    errors: int = 0
-    games: list[int] = field(default_factory=list)
 
 
 def tally_game(session: Session, game_id: int, *, now: datetime | None = None, skip_locked: bool = False) -> bool:
@@ -241,28 +234,24 @@ def tally_left_ending(
     older_than: timedelta = LEFT_ENDING_AFTER,
     stop_at: float | None = None,
     limit: int = 200,
-) -> HealReport:
+) -> MendReport:
     """The deadline sweep's part: tally every game ``ending`` since before ``now - older_than`` (its task was
     lost), one transaction each; a game a worker is tallying now is skipped, one that fails is logged and the
     others go on."""
-    report = HealReport()
     left = list(
         session.exec(
             select(Game.id).where(left_ending(now, older_than)).order_by(col(Game.finished_at)).limit(limit)
         ).all()
     )
     session.rollback()
-    report.games, report.errors = mend_each(
+    return mend_each(
         session,
         left,
         lambda game_id: tally_game(session, game_id, now=now, skip_locked=True),
         stop_at=stop_at,
         logger=logger,
-        what="tally",
         events=("game.tallied_left_ending", "game.tally_failed"),
     )
-    report.tallied = len(report.games)
-    return report
 
 
 # -- internals --------------------------------------------------------------------------------------------
