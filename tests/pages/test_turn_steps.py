@@ -129,14 +129,23 @@ def test_a_whole_turn_with_the_keyboard_only(
     # End the turn: the confirmation (a button: Space presses it), then Enter on "Yes, end my turn".
     tab_to(page, "form:has(input[name=confirm][value=end_turn]) button")
     settled(page, lambda: page.keyboard.press("Space"))
-    after_step(page, "Confirm below to end the turn", "your turn: confirm the end of the turn")
-    expect(page.locator(".confirm")).to_contain_text("You will score")
+    # The confirmation is focused and in view, the live region says what to do.
+    expect(page.locator("#announcer")).to_contain_text("Confirm below to end the turn")
+    assert re.search("your turn: confirm the end of the turn", page.title()), page.title()
+    confirmation = page.locator(".confirm")
+    expect(confirmation).to_be_focused()
+    expect(confirmation).to_be_in_viewport(ratio=1)
+    expect(confirmation).to_contain_text("You will score")
     shot(page, artifacts, 5, "confirm", size)
     tab_to(page, "form:has(input[name=type][value=end_turn]) button.primary")
     settled(page, lambda: page.keyboard.press("Enter"))
-    # The game page: the focus on its content, the live region says the turn ended.
+    # The game page from its top, the focus on what the step did, the live region says it.
     expect(page.locator("#announcer")).to_contain_text("Turn ended")
-    assert page.evaluate("() => document.activeElement.id") == "main"
+    ended = page.locator("#main .message-done")
+    expect(ended).to_contain_text("Turn ended")
+    expect(ended).to_be_focused()
+    expect(ended).to_be_in_viewport(ratio=1)
+    assert page.evaluate("() => window.scrollY") == 0
     assert game_state(live, game_id).current == 1
     shot(page, artifacts, 6, "ended", size)
 
@@ -243,6 +252,9 @@ def test_a_whole_turn_with_taps_on_a_phone(live: LiveServer, new_context: Any, a
     shot(page, artifacts, 6, "confirm", size)
     settled(page, lambda: page.get_by_role("button", name="Yes, end my turn").tap())
     expect(page.locator("#announcer")).to_contain_text("Turn ended")
+    # The game page from its top: what the turn scored is the first thing seen, and focused.
+    expect(page.locator("#main .message-done")).to_be_focused()
+    expect(page.locator("#main .message-done")).to_be_in_viewport(ratio=1)
     shot(page, artifacts, 7, "ended", size)
 
 

@@ -174,14 +174,49 @@ document.addEventListener("htmx:afterSettle", () => {
   kept = null;
   const status = document.getElementById("turn-status");
   if (status) {
-    // After a tap on the map the page stays where it is; after a step from the panel the status is shown.
-    status.focus({ preventScroll: Boolean(step && step.fromMap && step.path === location.pathname) });
+    focusOnTurnPage(status, step);
   } else {
-    const main = document.getElementById("main");
-    if (main) main.focus({ preventScroll: true });
+    showConfirmation(step);
   }
   announceStatus();
 });
+
+// Every confirmation is seen and focused (issue 35). Another page than the one the step was taken on (the
+// game page after the turn ended), or a page that says what the step did (saved choices, a refusal): it is
+// shown from its top, with the focus on what it says first, so neither the eye nor a screen reader starts
+// where the old page was scrolled to.
+function showConfirmation(step) {
+  const main = document.getElementById("main");
+  if (!main) return;
+  const message = main.querySelector(".messages .message, .message[role=alert]");
+  const elsewhere = !step || step.path !== location.pathname;
+  if (message || elsewhere) window.scrollTo(0, 0);
+  const target = message || main;
+  if (message) message.tabIndex = -1;
+  target.focus({ preventScroll: true });
+  if (message) message.scrollIntoView({ block: "nearest" });
+}
+
+// The turn page: the confirmation the step asks for (end the turn, go In Decline), or the refusal, is
+// focused; else the new status. After a tap on the map the page stays where it is.
+function focusOnTurnPage(status, step) {
+  const main = document.getElementById("main");
+  const confirm = main && main.querySelector(".confirm[data-confirmation]");
+  const refusal = status.querySelector(".message-refusal");
+  const target = confirm || refusal || status;
+  if (target !== status) target.tabIndex = -1;
+  target.focus({ preventScroll: true });
+  const fromMap = Boolean(step && step.fromMap && step.path === location.pathname);
+  if (!fromMap || target !== status) keepInView(target);
+}
+
+// Scroll only as much as needed for ``el`` to be seen whole (inside the phone's sheet, then the window).
+function keepInView(el) {
+  const box = el.getBoundingClientRect();
+  const sheet = el.closest("[data-sheet]");
+  const bottom = sheet && getComputedStyle(sheet).position === "fixed" ? sheet.getBoundingClientRect().bottom : innerHeight;
+  if (box.top < 0 || box.bottom > bottom) el.scrollIntoView({ block: "nearest" });
+}
 
 // What the page has to say (the last step's feedback, the turn's next step), into the live region.
 function announceStatus() {
@@ -315,6 +350,10 @@ function ready(root) {
 
 document.addEventListener("DOMContentLoaded", () => {
   ready(document);
+  // A page loaded whole (after a form sent without htmx) that says what the step did: its words first.
+  if (!document.getElementById("turn-status") && document.querySelector("#main .messages .message")) {
+    showConfirmation({ path: location.pathname });
+  }
   announceStatus();
 });
 document.addEventListener("htmx:afterSettle", () => ready(document));
