@@ -114,10 +114,13 @@ class Run:
     width: int
     steps: list[Step] = field(default_factory=list)
     labels: list[float] = field(default_factory=list)
+    badges: list[float] = field(default_factory=list)
 
 
+#: Where the window, the map's box and the phone's sheet of actions (if the page has one) are scrolled to.
 SCROLLS = """() => { const b = document.querySelector('[data-map-scroll]');
-    return [window.scrollX, window.scrollY, b ? b.scrollLeft : 0, b ? b.scrollTop : 0]; }"""
+    const s = document.querySelector('[data-sheet]');
+    return [window.scrollX, window.scrollY, b ? b.scrollLeft : 0, b ? b.scrollTop : 0, s ? s.scrollTop : 0]; }"""
 
 IN_VIEW = """(el) => { if (!el) return false;
     const r = el.getBoundingClientRect();
@@ -125,19 +128,25 @@ IN_VIEW = """(el) => { if (!el) return false;
     const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
     if (el.closest('svg')) {  // a region: its centre inside the map's box and the window
       const box = el.closest('[data-map-scroll]').getBoundingClientRect();
-      return cx >= Math.max(0, box.left) && cx <= Math.min(innerWidth, box.right)
-        && cy >= Math.max(0, box.top) && cy <= Math.min(innerHeight, box.bottom);
+      if (!(cx >= Math.max(0, box.left) && cx <= Math.min(innerWidth, box.right)
+            && cy >= Math.max(0, box.top) && cy <= Math.min(innerHeight, box.bottom))) return false;
+      const hit = document.elementFromPoint(cx, cy);  // not under something laid over the map
+      return !!hit && !!hit.closest('[data-map-scroll]');
     }
     const top = Math.max(0, r.top), bottom = Math.min(innerHeight, r.bottom);
     // Text: wholly in view (or the top of the viewport's height of it); a map: at least half of what is shown.
     if (el.matches('[data-map-scroll]')) return (bottom - top) >= Math.min(r.height, innerHeight) / 2;
     return r.top >= 0 && r.bottom <= innerHeight + 1 && r.left >= 0 && r.right <= innerWidth + 1; }"""
 
-LABEL_SIZES = """() => Array.from(document.querySelectorAll('[data-map-scroll] svg .labels text'))
-    .filter(t => { const s = getComputedStyle(t);
-                   return s.display !== 'none' && s.visibility !== 'hidden' && t.getBBox().width > 0
-                     && !t.closest('[hidden], .decluttered'); })
-    .map(t => parseFloat(t.getAttribute('font-size')) * t.getScreenCTM().a)"""
+#: The map's words as drawn (CSS px): region numbers, counts, races, costs, markers; a badge's seat number or
+#: "LT" apart, as ``badges`` (part of a picture whose shape and colour say the same).
+LABEL_SIZES = """() => { const out = {words: [], badges: []};
+    for (const t of document.querySelectorAll('.turn-map [data-map-scroll] svg .labels text')) {
+      const s = getComputedStyle(t);
+      if (s.display === 'none' || s.visibility === 'hidden' || !t.getClientRects().length) continue;
+      out[t.closest('.badge') ? 'badges' : 'words'].push(parseFloat(t.getAttribute('font-size')) * t.getScreenCTM().a);
+    }
+    return out; }"""
 
 
 def scrolled(page: Page, do: Callable[[], object]) -> float:
@@ -296,8 +305,14 @@ def new_game(live: LiveServer, seed: str) -> tuple[str, Plan]:
         return str(links.turn_url(game.id or 0, 0, seat.secret, serial=0)), plan_turn(rules.read_state(game.state))
 
 
-def play_turn(page: Page, url: str, plan: Plan, touch: bool) -> Run:
+def play_turn(page: Page, url: str, plan: Plan, touch: bool, screens: Path | None = None) -> Run:
     run = Run(page.viewport_size["width"] if page.viewport_size else 0)
+
+    def shot(step: Step) -> None:
+        if screens is not None:
+            screens.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(screens / f"{run.width}-{len(run.steps)}-{step.name.replace(' ', '-')}.png"))
+
     changed(page, lambda: page.goto(url))
 
     def act(step: Step, target: Locator, number: int | None = None, press: str = "Enter") -> None:
@@ -310,13 +325,16 @@ def play_turn(page: Page, url: str, plan: Plan, touch: bool) -> Run:
     combo_button = page.locator(f".combo:nth-child({plan.combo + 1}) button")
     changed(page, lambda: act(pick, combo_button, press="Space"))
     finish(page, pick)
+    shot(pick)
     run.steps.append(pick)
-    run.labels = [float(s) for s in page.evaluate(LABEL_SIZES)]
+    sizes = page.evaluate(LABEL_SIZES)
+    run.labels, run.badges = [float(s) for s in sizes["words"]], [float(s) for s in sizes["badges"]]
 
     for n, number in enumerate(plan.conquests, start=1):
         step = Step(f"conquest {n}")
         changed(page, lambda number=number, step=step: act(step, region(page, number), number))  # type: ignore[misc]
         finish(page, step, region(page, number))
+        shot(step)
         run.steps.append(step)
 
     die = Step("die conquest")
@@ -326,17 +344,20 @@ def play_turn(page: Page, url: str, plan: Plan, touch: bool) -> Run:
     roll = page.locator("#region-panel").get_by_role("button", name=f"Roll the die for region {plan.die}", exact=False)
     changed(page, lambda: act(die, roll))
     finish(page, die, region(page, plan.die))
+    shot(die)
     run.steps.append(die)
 
     save = Step("redeploy")
     changed(page, lambda: act(save, page.get_by_role("button", name="Save this redeployment").first, press="Space"))
     finish(page, save)
+    shot(save)
     run.steps.append(save)
 
     end = Step("end turn")
     changed(page, lambda: act(end, page.get_by_role("button", name="End turn…"), press="Space"))
     changed(page, lambda: act(end, page.get_by_role("button", name="Yes, end my turn")))
     finish(page, end)
+    shot(end)
     run.steps.append(end)
     return run
 
@@ -372,6 +393,11 @@ def table(runs: list[Run]) -> str:
                 f"labels at {run.width} px after the pick: smallest {min(run.labels):.1f} px, median "
                 f"{statistics.median(run.labels):.1f} px, {len(run.labels)} drawn (target at least 11)"
             )
+        if run.badges:
+            lines.append(
+                f"badges' seat numbers at {run.width} px: smallest {min(run.badges):.1f} px, median "
+                f"{statistics.median(run.badges):.1f} px, {len(run.badges)} drawn"
+            )
     return "\n".join(lines)
 
 
@@ -392,7 +418,7 @@ def main() -> None:
                 page = context.new_page()
                 url, plan = new_game(live, args.seed)
                 print(f"{size['width']} px: combo {plan.combo}, conquests {plan.conquests}, die on region {plan.die}")
-                runs.append(play_turn(page, url, plan, touch))
+                runs.append(play_turn(page, url, plan, touch, args.screens))
                 context.close()
         browser.close()
     print(table(runs))

@@ -6,7 +6,7 @@ import random
 from collections.abc import Callable
 
 from flask import Flask
-from playwright.sync_api import Locator, Page
+from playwright.sync_api import Locator, Page, expect
 from sqlmodel import Session
 
 import rules
@@ -62,16 +62,23 @@ def region(page: Page, number: int, prefix: str = "turnmap") -> Locator:
 
 def conquer_on_map(page: Page, number: int, keyboard: bool = False) -> None:
     """Conquer a region from the map: one click (or Enter) when that is all the region offers, else the
-    click opens the region's panel (a power offers something more there) and its Conquer button does it."""
+    click opens the region's panel in place (a power offers something more there) and its Conquer button
+    does it."""
     link = region(page, number)
     direct = link.get_attribute("data-action") == "conquer"
+    if direct:
+        press = (lambda: page.keyboard.press("Enter")) if keyboard else link.click
+        if keyboard:
+            link.focus()
+        settled(page, press)
+        return
     if keyboard:
         link.focus()
-        settled(page, lambda: page.keyboard.press("Enter"))
+        page.keyboard.press("Enter")
     else:
-        settled(page, lambda: link.click())
-    if not direct:
-        settled(page, lambda: page.get_by_role("button", name=f"Conquer region {number}", exact=True).click())
+        link.click()
+    expect(page.locator("#region-panel h3")).to_have_text(f"Region {number}")
+    settled(page, lambda: page.get_by_role("button", name=f"Conquer region {number}", exact=True).click())
 
 
 def clickable_for_conquest(page: Page) -> list[int]:

@@ -76,10 +76,17 @@ def tab_to(page: Page, matches: str, backwards: bool = False, limit: int = 250) 
     raise AssertionError(f"Tab never reached {matches!r} (at {focused(page)})")
 
 
-def after_step(page: Page, said: str | re.Pattern[str], title: str) -> None:
-    """The focus is on the new status, the live region says it, the title names the step."""
+#: Where the focus goes after a step: where the next action is (issue 35).
+ON_THE_MAP = ".turn-map a.region-link[tabindex='0']"
+SAVE = "form.redeploy button[type=submit]"
+END_TURN = "form:has(input[name=confirm][value=end_turn]) button"
+
+
+def after_step(page: Page, said: str | re.Pattern[str], title: str, focus: str = "#turn-status") -> None:
+    """The focus is where the next action is (``focus``), the live region says the new status, the title
+    names the step."""
     expect(page.locator("#announcer")).to_contain_text(said)
-    assert page.evaluate("() => document.activeElement.id") == "turn-status", focused(page)
+    assert page.evaluate("s => document.activeElement.matches(s)", focus), focused(page)
     assert re.search(title, page.title()), page.title()
 
 
@@ -102,7 +109,7 @@ def test_a_whole_turn_with_the_keyboard_only(
     combo = plain_combo(live, game_id)
     tab_to(page, f".combo:nth-child({combo + 1}) button")
     settled(page, lambda: page.keyboard.press("Space"))
-    after_step(page, "You picked the", "your turn: conquering")
+    after_step(page, "You picked the", "your turn: conquering", ON_THE_MAP)
     shot(page, artifacts, 2, "picked", size)
 
     # Conquer: Shift+Tab back to the map (it comes before the panel), to a region a tap conquers; Enter.
@@ -111,20 +118,21 @@ def test_a_whole_turn_with_the_keyboard_only(
     assert re.match(r"^[A-Z][a-z]+ \d+, .*costs \d+: conquer$", label), label
     target = int(page.evaluate("() => document.activeElement.dataset.region"))
     settled(page, lambda: page.keyboard.press("Enter"))
-    after_step(page, f"Region {target} is yours", "your turn: conquering")
+    after_step(page, f"Region {target} is yours", "your turn: conquering", ON_THE_MAP)
     assert game_state(live, game_id).regions[target].owner == 0
+    assert page.evaluate("() => document.activeElement.dataset.region") == str(target)
     shot(page, artifacts, 3, "conquered", size)
 
     # End the conquests: Tab to the button, Space.
     tab_to(page, "form:has(input[name=type][value=end_conquest]) button")
     settled(page, lambda: page.keyboard.press("Space"))
-    after_step(page, "Conquests over", "your turn: redeploying")
+    after_step(page, "Conquests over", "your turn: redeploying", SAVE)
     shot(page, artifacts, 4, "redeploy", size)
 
     # Save the redeployment as offered: Space.
     tab_to(page, "form.redeploy button[type=submit]")
     settled(page, lambda: page.keyboard.press("Space"))
-    after_step(page, "Redeployment saved", "your turn: redeploying")
+    after_step(page, "Redeployment saved", "your turn: redeploying", END_TURN)
 
     # End the turn: the confirmation (a button: Space presses it), then Enter on "Yes, end my turn".
     tab_to(page, "form:has(input[name=confirm][value=end_turn]) button")
@@ -150,6 +158,10 @@ def test_a_whole_turn_with_the_keyboard_only(
     shot(page, artifacts, 6, "ended", size)
 
 
+SCROLLS = """() => { const b = document.querySelector('[data-map-scroll]');
+                        return [window.scrollY, b.scrollLeft, b.scrollTop]; }"""
+
+
 def test_a_whole_turn_with_taps_on_a_phone(live: LiveServer, new_context: Any, artifacts: Path) -> None:
     game_id, turn_url = new_game(live, "Taps phone")
     size = PHONE
@@ -165,7 +177,7 @@ def test_a_whole_turn_with_taps_on_a_phone(live: LiveServer, new_context: Any, a
 
     combo = plain_combo(live, game_id)
     settled(page, lambda: page.locator(f".combo:nth-child({combo + 1}) button").tap())
-    after_step(page, "You picked the", "your turn: conquering")
+    after_step(page, "You picked the", "your turn: conquering", ON_THE_MAP)
 
     # Zoom in (the map's own button), then tap a region: the board changes in place.
     page.get_by_role("button", name="Zoom in on the map").tap()
@@ -192,7 +204,7 @@ def test_a_whole_turn_with_taps_on_a_phone(live: LiveServer, new_context: Any, a
     target = int(link.get_attribute("data-region") or -1)
     shot(page, artifacts, 1, "zoomed", size)
     settled(page, lambda: page.touchscreen.tap(*point))
-    after_step(page, f"Region {target} is yours", "your turn: conquering")
+    after_step(page, f"Region {target} is yours", "your turn: conquering", ON_THE_MAP)
     after = page.evaluate(
         """() => { const b = document.querySelector('[data-map-scroll]');
                    return [window.scrollY, b.scrollLeft, b.scrollTop, b.style.getPropertyValue('--zoom')]; }"""
@@ -203,22 +215,31 @@ def test_a_whole_turn_with_taps_on_a_phone(live: LiveServer, new_context: Any, a
 
     # A region out of reach: its panel says why not, in the rules' words, and nothing was sent.
     state = game_state(live, game_id)
-    far_link = page.locator("a.region-link[tabindex='-1']").first
-    far = int(far_link.get_attribute("data-region") or -1)
+    far = int(page.locator("a.region-link[aria-label$=', details']").first.get_attribute("data-region") or -1)
+    far_link = page.locator(f"#turnmap-region-{far}")
     with pytest.raises(rules.IllegalAction) as refusal:
         rules.apply(state, {"type": "conquer", "player": 0, "region": far})
-    settled(page, lambda: tap_region(page, far_link))
+    # It opens in place: no new page, the page and the map's box where they were, the focus in the panel.
+    far_link.scroll_into_view_if_needed()
+    address, serial = page.url, page.evaluate("() => document.querySelector('main').dataset.page")
+    where = page.evaluate(SCROLLS)
+    tap_region(page, far_link)
     expect(page.locator("#region-panel .why-not")).to_contain_text(str(refusal.value))
+    assert page.evaluate("() => !!document.activeElement.closest('#region-panel')"), focused(page)
+    assert page.evaluate(SCROLLS) == where and page.url == address
+    assert page.evaluate("() => document.querySelector('main').dataset.page") == serial
     assert game_state(live, game_id).to_json() == state.to_json()
     shot(page, artifacts, 3, "why-not", size)
-    settled(page, lambda: page.locator("#region-panel").get_by_role("button", name="Close").tap())
+    page.locator("#region-panel").get_by_role("button", name="Close").tap()
+    expect(page.locator("#region-panel")).to_have_count(0)
+    expect(far_link).to_be_focused()
 
     # A second conquest, so that there are two regions to move tokens between.
     second = page.locator("a.region-link[data-action=conquer]").first
     settled(page, lambda: tap_region(page, second))
     expect(page.locator("#announcer")).to_contain_text("is yours")
     settled(page, lambda: page.get_by_role("button", name="End conquests and redeploy").tap())
-    after_step(page, "Conquests over", "your turn: redeploying")
+    after_step(page, "Conquests over", "your turn: redeploying", SAVE)
 
     # Tap-to-move: a tap on a region with a token to spare, a tap on another; the number boxes follow.
     inputs = page.locator("form.redeploy input[type=number]")
@@ -243,7 +264,7 @@ def test_a_whole_turn_with_taps_on_a_phone(live: LiveServer, new_context: Any, a
         expect(chip).to_have_text(str(value))
     shot(page, artifacts, 5, "moved", size)
     settled(page, lambda: page.get_by_role("button", name="Save this redeployment").tap())
-    after_step(page, "Redeployment saved", "your turn: redeploying")
+    after_step(page, "Redeployment saved", "your turn: redeploying", END_TURN)
     state = game_state(live, game_id)
     assert state.regions[int(sink.split("-")[1])].tokens == values[sink] + 1
 
