@@ -197,11 +197,21 @@ TAP_POINT = """a => { const box = a.getBoundingClientRect();
     return null; }"""
 
 
+#: Whether a button can be tapped where it is: its centre on screen and not under something else.
+TAPPABLE = """el => { const r = el.getBoundingClientRect();
+    const x = r.left + r.width / 2, y = r.top + r.height / 2;
+    if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) return false;
+    const hit = document.elementFromPoint(x, y);
+    return !!hit && (hit === el || el.contains(hit)); }"""
+
+
 def tap(page: Page, step: Step, target: Locator) -> None:
-    """Bring ``target`` into view as a player would (scrolling counted) and tap it."""
-    step.scroll += scrolled(page, lambda: target.scroll_into_view_if_needed())
+    """Tap ``target`` where it is seen, after bringing it into view (scrolling counted) if it is not."""
     if target.evaluate("el => !!el.closest('svg')"):
         point = target.evaluate(TAP_POINT)
+        if point is None:
+            step.scroll += scrolled(page, lambda: target.scroll_into_view_if_needed())
+            point = target.evaluate(TAP_POINT)
         if point is None:  # the region is under a label or off the box: centre it in the box
             step.scroll += scrolled(
                 page, lambda: target.evaluate("a => a.scrollIntoView({block: 'center', inline: 'center'})")
@@ -210,6 +220,10 @@ def tap(page: Page, step: Step, target: Locator) -> None:
         assert point is not None, "no point of the region can be tapped"
         page.touchscreen.tap(point[0], point[1])
     else:
+        if not target.evaluate(TAPPABLE):
+            step.scroll += scrolled(page, lambda: target.scroll_into_view_if_needed())
+        if not target.evaluate(TAPPABLE):
+            step.scroll += scrolled(page, lambda: target.evaluate("el => el.scrollIntoView({block: 'center'})"))
         target.tap()
     step.actions += 1
 

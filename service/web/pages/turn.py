@@ -54,10 +54,11 @@ BASE_REGION_FORMS = (
     ("final_conquest", "Final conquest, with the die", "Roll the die"),
     ("abandon", "Abandon a region (before conquering)", "Abandon"),
 )
-#: The turn page's map: labels at their full size in every region (a region's number is then at least
-#: 11 CSS px at the zoom the map opens with, on a phone as on a desktop: pages.js), races' names left out where
-#: a region is small (the badge says whose tokens these are).
-TURN_MAP = Style(smallest=1.0)
+#: The turn page's map: labels a third larger than the game page's, the same size in every region (never
+#: shrunk below the page's natural size), so that the map's words are 11 CSS px at least at the zoom it opens
+#: with (pages.js) while a phone still shows most of the board; races' names are left out where a region is
+#: small (the badge says whose tokens these are). Measured by bench/turn_cost.py.
+TURN_MAP = Style(labels=1.3, smallest=1.0 / 1.3)
 #: Actions confirmed on a page of their own first: they end the turn.
 CONFIRMED = ("end_turn", "decline")
 
