@@ -46,58 +46,11 @@ from service.domain.schemas import CreateGame
 from service.infra.db import get_engine
 from tests.factories import confirmed_game, reseed_new_game
 from tests.pages.live import LiveServer, live_server
+from tests.pages.steps import Plan, plan_turn
 
 CHROMIUM = os.environ.get("SMALLWORLD_TEST_CHROMIUM", "/usr/bin/chromium")
 PHONE = {"width": 375, "height": 812}
 DESKTOP = {"width": 1280, "height": 800}
-#: Powers that add a choice to every region (a tap opens the region's panel instead of conquering).
-MANY_CHOICES = {"Berserk", "Dragon Master"}
-
-
-# -- the plan -----------------------------------------------------------------------------------------------
-@dataclass
-class Plan:
-    combo: int
-    conquests: list[int]
-    die: int
-
-
-def plan_turn(state: rules.GameState) -> Plan:
-    """The combo and regions of the scripted turn: a combo whose conquests are one tap each, three conquests
-    of regions that offer nothing but a plain conquest (the cheapest first, then the lowest number), after
-    which a conquest with the die is offered."""
-    for combo, choice in enumerate(state.combos[: state.players[0].coins + 1]):
-        if choice.power in MANY_CHOICES:
-            continue
-        picked = rules.apply(state, {"type": "pick", "player": 0, "combo": combo})
-        found = _three_then_die(picked, [])
-        if found is not None:
-            return Plan(combo, found[:3], found[3])
-    raise SystemExit("no combo of this seed allows three conquests then the die: try another --seed")
-
-
-def _only(state: rules.GameState, kind: str) -> list[int]:
-    """Regions whose one legal action is ``kind``, cheapest first."""
-    by_region: dict[int, list[str]] = {}
-    for action in rules.legal_actions(state, 0):
-        if action.region is not None:
-            by_region.setdefault(action.region, []).append(action.type)
-    regions = [r for r, kinds in by_region.items() if kinds == [kind]]
-    troop = state.players[0].active
-    assert troop is not None
-    return sorted(regions, key=lambda r: (rules.conquest_cost(state, 0, troop, r), r))
-
-
-def _three_then_die(state: rules.GameState, done: list[int]) -> list[int] | None:
-    if len(done) == 3:
-        dice = _only(state, "final_conquest")
-        return [*done, dice[0]] if dice else None
-    for region in _only(state, "conquer"):
-        after = rules.apply(state, {"type": "conquer", "player": 0, "region": region})
-        found = _three_then_die(after, [*done, region])
-        if found is not None:
-            return found
-    return None
 
 
 # -- measuring in the browser -------------------------------------------------------------------------------

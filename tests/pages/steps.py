@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from flask import Flask
 from playwright.sync_api import Locator, Page, expect
@@ -143,3 +144,53 @@ def tap_region(page: Page, link: Locator) -> None:
     )
     assert point is not None, "no point of the region can be tapped"
     page.touchscreen.tap(point[0], point[1])
+
+
+# -- a scripted turn (the browser tests of every state of the turn page, bench/turn_cost.py) ----------------
+#: Powers that add a choice to every region (a tap opens the region's panel instead of conquering).
+MANY_CHOICES = {"Berserk", "Dragon Master"}
+
+
+@dataclass
+class Plan:
+    combo: int
+    conquests: list[int]
+    die: int
+
+
+def plan_turn(state: rules.GameState) -> Plan:
+    """The combo and regions of the scripted turn: a combo whose conquests are one tap each, three conquests
+    of regions that offer nothing but a plain conquest (the cheapest first, then the lowest number), after
+    which a conquest with the die is offered."""
+    for combo, choice in enumerate(state.combos[: state.players[0].coins + 1]):
+        if choice.power in MANY_CHOICES:
+            continue
+        picked = rules.apply(state, {"type": "pick", "player": 0, "combo": combo})
+        found = _three_then_die(picked, [])
+        if found is not None:
+            return Plan(combo, found[:3], found[3])
+    raise ValueError("no combo of this deal allows three conquests then the die: try another seed")
+
+
+def _only(state: rules.GameState, kind: str) -> list[int]:
+    """Regions whose one legal action is ``kind``, cheapest first."""
+    by_region: dict[int, list[str]] = {}
+    for action in rules.legal_actions(state, 0):
+        if action.region is not None:
+            by_region.setdefault(action.region, []).append(action.type)
+    regions = [r for r, kinds in by_region.items() if kinds == [kind]]
+    troop = state.players[0].active
+    assert troop is not None
+    return sorted(regions, key=lambda r: (rules.conquest_cost(state, 0, troop, r), r))
+
+
+def _three_then_die(state: rules.GameState, done: list[int]) -> list[int] | None:
+    if len(done) == 3:
+        dice = _only(state, "final_conquest")
+        return [*done, dice[0]] if dice else None
+    for region in _only(state, "conquer"):
+        after = rules.apply(state, {"type": "conquer", "player": 0, "region": region})
+        found = _three_then_die(after, [*done, region])
+        if found is not None:
+            return found
+    return None

@@ -311,8 +311,20 @@ function panelFocus(panel) {
 function keepInView(el) {
   const box = el.getBoundingClientRect();
   const sheet = el.closest("[data-sheet]");
-  const bottom = sheet && getComputedStyle(sheet).position === "fixed" ? sheet.getBoundingClientRect().bottom : innerHeight;
-  if (box.top < 0 || box.bottom > bottom) el.scrollIntoView({ block: "nearest" });
+  if (sheet && getComputedStyle(sheet).position === "fixed") {
+    // In the phone's sheet, under its status (which stays at the sheet's top): at the sheet's bottom.
+    const status = sheet.querySelector(".turn-now");
+    const top = status && !status.contains(el) ? status.getBoundingClientRect().bottom : sheet.getBoundingClientRect().top;
+    const bottom = sheet.getBoundingClientRect().bottom - 8;
+    if (box.top < top || box.bottom > bottom) sheet.scrollTop += box.bottom > bottom || box.height > bottom - top ? box.bottom - bottom : box.top - top;
+    return;
+  }
+  // Beside the map (a desktop) the status stays at the top of the window while the actions scroll: below it.
+  const status = document.querySelector("[data-sheet] .turn-now");
+  const sticky = status && !status.contains(el) && getComputedStyle(status).position === "sticky";
+  const top = sticky ? Math.max(0, status.getBoundingClientRect().bottom) : 0;
+  if (box.bottom > innerHeight) window.scrollBy(0, Math.min(box.bottom - innerHeight + 8, box.top - top - 8));
+  else if (box.top < top) window.scrollBy(0, box.top - top - 8);
 }
 
 // What the page has to say (the last step's feedback, the turn's next step), into the live region.
