@@ -309,3 +309,97 @@ def test_two_fingers_zoom_the_map_inside_its_box(live: LiveServer, new_context: 
     assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
     page.get_by_role("button", name="Whole map").tap()
     assert float(box.evaluate("b => b.style.getPropertyValue('--zoom')")) == 1
+
+
+def test_the_map_is_one_tab_stop_with_arrow_keys_between_its_regions(live: LiveServer, new_context: Any) -> None:
+    """The map takes one Tab; the arrow keys move to the nearest region in their direction (Home and End to
+    the first and last); Enter conquers; after it the focus is back on the map, so the next conquest is an
+    arrow or two and Enter. "Skip to the map" and "Skip to the actions" lead there."""
+    game_id, turn_url = new_game(live, "Arrows 1280")
+    page = new_context(viewport=DESKTOP).new_page()
+    settled(page, lambda: page.goto(turn_url))
+    combo = plain_combo(live, game_id)
+    page.locator(f".combo:nth-child({combo + 1}) button").focus()
+    settled(page, lambda: page.keyboard.press("Space"))
+    after_step(page, "You picked the", "your turn: conquering", ON_THE_MAP)
+
+    # One tab stop: every other region is out of the Tab order, and Tab leaves the map at once.
+    assert page.locator(".turn-map a.region-link[tabindex='0']").count() == 1
+    assert page.locator(".turn-map a.region-link:not([tabindex='-1'])").count() == 1
+    page.keyboard.press("Tab")
+    assert not page.evaluate("() => !!document.activeElement.closest('.turn-map svg')"), focused(page)
+    page.keyboard.press("Shift+Tab")
+    start = page.evaluate("() => document.activeElement.dataset.region")
+    assert start is not None, focused(page)
+
+    # The arrows: to another region in that direction, each centre further that way; Home and End.
+    def centre() -> tuple[float, float]:
+        box = page.evaluate(
+            "() => { const b = document.activeElement.querySelector('path.region').getBBox();"
+            " return [b.x + b.width / 2, b.y + b.height / 2]; }"
+        )
+        return box[0], box[1]
+
+    for key, axis, sign in (("ArrowRight", 0, 1), ("ArrowDown", 1, 1), ("ArrowLeft", 0, -1), ("ArrowUp", 1, -1)):
+        before = centre()
+        page.keyboard.press(key)
+        after = centre()
+        assert (after[axis] - before[axis]) * sign > 0, f"{key}: {before} → {after}"
+        assert page.locator(".turn-map a.region-link[tabindex='0']").count() == 1
+    page.keyboard.press("Home")
+    assert page.evaluate("() => document.activeElement.dataset.region") == "0"
+    last = page.locator(".turn-map a.region-link").count() - 1
+    page.keyboard.press("End")
+    assert page.evaluate("() => document.activeElement.dataset.region") == str(last)
+    # The focused region is ringed (black outside, white inside: tests/web/maps/test_focus_ring.py).
+    assert page.locator(".board-map .focus-ring path").count() == 2
+
+    # Two conquests in a row: each from the region the focus is on, by arrows, with at most 3 key presses.
+    for _ in range(2):
+        state = game_state(live, game_id)
+        targets = [int(a) for a in clickable_for_conquest_keys(page)]
+        assert targets, "a conquest is offered"
+        presses = walk_to_nearest(page, targets)
+        target = int(page.evaluate("() => document.activeElement.dataset.region"))
+        settled(page, lambda: page.keyboard.press("Enter"))
+        assert presses + 1 <= 3, f"{presses} arrows and Enter"
+        after_step(page, f"Region {target} is yours", "your turn: conquering", ON_THE_MAP)
+        assert game_state(live, game_id).regions[target].owner == 0 != state.regions[target].owner
+
+    # The skip links: the first Tab of the page's content, to the map and to the actions.
+    page.evaluate("() => document.activeElement.blur()")
+    page.locator("a[data-skip=map]").focus()
+    expect(page.locator("a[data-skip=map]")).to_be_in_viewport()
+    page.keyboard.press("Enter")
+    assert page.evaluate("() => !!document.activeElement.closest('.turn-map svg')"), focused(page)
+    page.locator("a[data-skip=actions]").focus()
+    page.keyboard.press("Enter")
+    assert page.evaluate("() => !!document.activeElement.closest('#actions')"), focused(page)
+
+
+def clickable_for_conquest_keys(page: Page) -> list[str]:
+    return list(page.locator("a.region-link[data-action=conquer]").evaluate_all("ls => ls.map(a => a.dataset.region)"))
+
+
+def walk_to_nearest(page: Page, targets: list[int], limit: int = 4) -> int:
+    """Arrow presses from the focused region to the nearest of ``targets`` (breadth first over the arrows);
+    the focus ends there."""
+    start = int(page.evaluate("() => document.activeElement.dataset.region"))
+    if start in targets:
+        return 0
+    seen, frontier = {start: ()}, [start]
+    for _ in range(limit):
+        following = []
+        for node in frontier:
+            for key in ("ArrowRight", "ArrowLeft", "ArrowDown", "ArrowUp"):
+                page.locator(f"#turnmap-region-{node}").focus()
+                page.keyboard.press(key)
+                reached = int(page.evaluate("() => document.activeElement.dataset.region"))
+                if reached not in seen:
+                    seen[reached] = (*seen[node], key)
+                    following.append(reached)
+                    if reached in targets:
+                        page.locator(f"#turnmap-region-{reached}").focus()
+                        return len(seen[reached])
+        frontier = following
+    raise AssertionError(f"no target within {limit} arrows of region {start}")
