@@ -453,9 +453,12 @@ def next_step(state: GameState, seat: int, choices: Choices, confirm: str | None
 
 
 def next_action(state: GameState, seat: int, choices: Choices) -> str | None:
-    """Where the focus goes after a step (pages.js; issue 35): ``map`` while there is a region to act on,
-    ``save`` for a redeployment still to save, ``end_turn`` once it is saved or nothing is left to place."""
+    """Where the focus goes after a step (pages.js; issue 35): ``pick`` (the combos) before the pick,
+    ``map`` while there is a region to act on, ``save`` for a redeployment still to save, ``end_turn`` once
+    it is saved or nothing is left to place."""
     phase = state.phase
+    if phase == "pick" and choices.picks:
+        return "pick"
     if phase in ("start", "conquer") and choices.by_region:
         return "map"
     if phase in ("redeploy", "defend"):

@@ -651,6 +651,7 @@ function drawRing(link) {
 function nextAction(step) {
   const status = document.getElementById("turn-status");
   const next = status && status.dataset.nextAction;
+  if (next === "pick") return document.querySelector("#main .combo button:not([disabled])");
   if (next === "map") return rovingMap(step && step.region);
   if (next === "save") return document.querySelector("#main form.redeploy button[type=submit]");
   if (next === "end_turn") return document.querySelector("#main form:has(input[name=confirm][value=end_turn]) button");
