@@ -293,6 +293,8 @@ function focusOnTurnPage(status, step) {
   const target = confirm || refusal || (panel && panelFocus(panel)) || nextAction(step) || onMap || status;
   if (target === confirm || target === refusal) target.tabIndex = -1;
   target.focus({ preventScroll: true });
+  // The step's result is always seen (the page kept its scroll: a shorter page may have left it above).
+  if (status.getBoundingClientRect().top < 0) keepInView(status);
   if (target.closest(".turn-map")) {
     showInBox(target);
     drawRing(target);
