@@ -498,6 +498,8 @@ function frameMap(box) {
 // On a phone the turn page opens with the map at the top of the screen and the sheet under it (the turn's
 // title and deadline are just above, a flick away).
 function mapToTop(box) {
+  // Before the pick the combos are what is read: the page opens at its top, the title and deadline first.
+  if (document.querySelector("main.phase-pick")) return;
   const frame = box.closest("[data-map-frame]");
   if (!frame || !document.querySelector("[data-sheet]") || getComputedStyle(document.querySelector("[data-sheet]")).position !== "fixed") return;
   window.scrollTo(0, window.scrollY + frame.getBoundingClientRect().top);
