@@ -366,6 +366,17 @@ def test_the_map_is_one_tab_stop_with_arrow_keys_between_its_regions(live: LiveS
         after_step(page, f"Region {target} is yours", "your turn: conquering", ON_THE_MAP)
         assert game_state(live, game_id).regions[target].owner == 0 != state.regions[target].owner
 
+    # Enter on a region out of reach opens its panel in place, the focus in it; Escape closes it and puts the
+    # focus back on the region.
+    far = page.locator("a.region-link[aria-label$=', details']").first
+    far.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#region-panel .why-not")).to_be_visible()
+    assert page.evaluate("() => !!document.activeElement.closest('#region-panel')"), focused(page)
+    page.keyboard.press("Escape")
+    expect(page.locator("#region-panel")).to_have_count(0)
+    expect(far).to_be_focused()
+
     # The skip links: the first Tab of the page's content, to the map and to the actions.
     page.evaluate("() => document.activeElement.blur()")
     page.locator("a[data-skip=map]").focus()
