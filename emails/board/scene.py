@@ -27,7 +27,8 @@ from .shapes import Group, Polygon, Rect, Shape, Stroke, Symbol, Text, circle
 FRAME_WIDTH = 10
 MARGIN = FRAME_WIDTH
 
-#: Regions with less room than this around their label point show tokens without the race's name.
+#: Regions with less room than this around their label point (times the style's label size) show tokens
+#: without the race's name.
 SMALL_REGION = 44
 #: Width of a character of a race's name on a chip (14 units, bold), generously.
 CHAR_WIDTH = 8.8
@@ -320,7 +321,9 @@ def _labels(board: str, region: int, r: RegionView, mark: RegionMark | None, sty
         owner = troops.owner
         # The badge says whose tokens these are and the stripes whether they are In Decline, so the race's
         # name is left out where there is little room (and for the Lost Tribes, whose badge says it).
-        name = "" if owner is None or shape.room < SMALL_REGION or not style.race_names else troops.race
+        # Labels drawn larger need more room for the name (the turn page's: SMALL_REGION × style.labels).
+        small = shape.room < SMALL_REGION * style.labels
+        name = "" if owner is None or small or not style.race_names else troops.race
         chip_width = 26 + 12 * len(str(troops.tokens)) + (CHAR_WIDTH * len(name) + 10 if name else 6)
         rows.append((chip_width, 26, _chip(chip_width, owner, troops.tokens, name, troops.declined), ""))
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from flask import Flask
-from playwright.sync_api import Locator, Page
+from playwright.sync_api import Locator, Page, expect
 from sqlmodel import Session
 
 import rules
@@ -62,16 +63,23 @@ def region(page: Page, number: int, prefix: str = "turnmap") -> Locator:
 
 def conquer_on_map(page: Page, number: int, keyboard: bool = False) -> None:
     """Conquer a region from the map: one click (or Enter) when that is all the region offers, else the
-    click opens the region's panel (a power offers something more there) and its Conquer button does it."""
+    click opens the region's panel in place (a power offers something more there) and its Conquer button
+    does it."""
     link = region(page, number)
     direct = link.get_attribute("data-action") == "conquer"
+    if direct:
+        press = (lambda: page.keyboard.press("Enter")) if keyboard else link.click
+        if keyboard:
+            link.focus()
+        settled(page, press)
+        return
     if keyboard:
         link.focus()
-        settled(page, lambda: page.keyboard.press("Enter"))
+        page.keyboard.press("Enter")
     else:
-        settled(page, lambda: link.click())
-    if not direct:
-        settled(page, lambda: page.get_by_role("button", name=f"Conquer region {number}", exact=True).click())
+        link.click()
+    expect(page.locator("#region-panel h3")).to_have_text(f"Region {number}")
+    settled(page, lambda: page.get_by_role("button", name=f"Conquer region {number}", exact=True).click())
 
 
 def clickable_for_conquest(page: Page) -> list[int]:
@@ -136,3 +144,53 @@ def tap_region(page: Page, link: Locator) -> None:
     )
     assert point is not None, "no point of the region can be tapped"
     page.touchscreen.tap(point[0], point[1])
+
+
+# -- a scripted turn (the browser tests of every state of the turn page, bench/turn_cost.py) ----------------
+#: Powers that add a choice to every region (a tap opens the region's panel instead of conquering).
+MANY_CHOICES = {"Berserk", "Dragon Master"}
+
+
+@dataclass
+class Plan:
+    combo: int
+    conquests: list[int]
+    die: int
+
+
+def plan_turn(state: rules.GameState) -> Plan:
+    """The combo and regions of the scripted turn: a combo whose conquests are one tap each, three conquests
+    of regions that offer nothing but a plain conquest (the cheapest first, then the lowest number), after
+    which a conquest with the die is offered."""
+    for combo, choice in enumerate(state.combos[: state.players[0].coins + 1]):
+        if choice.power in MANY_CHOICES:
+            continue
+        picked = rules.apply(state, {"type": "pick", "player": 0, "combo": combo})
+        found = _three_then_die(picked, [])
+        if found is not None:
+            return Plan(combo, found[:3], found[3])
+    raise ValueError("no combo of this deal allows three conquests then the die: try another seed")
+
+
+def _only(state: rules.GameState, kind: str) -> list[int]:
+    """Regions whose one legal action is ``kind``, cheapest first."""
+    by_region: dict[int, list[str]] = {}
+    for action in rules.legal_actions(state, 0):
+        if action.region is not None:
+            by_region.setdefault(action.region, []).append(action.type)
+    regions = [r for r, kinds in by_region.items() if kinds == [kind]]
+    troop = state.players[0].active
+    assert troop is not None
+    return sorted(regions, key=lambda r: (rules.conquest_cost(state, 0, troop, r), r))
+
+
+def _three_then_die(state: rules.GameState, done: list[int]) -> list[int] | None:
+    if len(done) == 3:
+        dice = _only(state, "final_conquest")
+        return [*done, dice[0]] if dice else None
+    for region in _only(state, "conquer"):
+        after = rules.apply(state, {"type": "conquer", "player": 0, "region": region})
+        found = _three_then_die(after, [*done, region])
+        if found is not None:
+            return found
+    return None

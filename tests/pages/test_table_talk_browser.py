@@ -214,8 +214,13 @@ def test_the_page_of_choices_has_no_serious_or_critical_accessibility_violation(
     settled(page, lambda: page.goto(url))
     expect(page.get_by_label(f"Axe choices {width}")).to_be_visible()
     assert serious(page) == []
+    page.get_by_role("button", name="Save my choices").scroll_into_view_if_needed()
     settled(page, lambda: page.get_by_role("button", name="Save my choices").click())
     expect(page.get_by_role("status")).to_be_visible()
+    # The page says what was saved from its top, with the focus on those words (issue 35).
+    saved = page.locator("#main .message").first
+    expect(saved).to_be_focused()
+    expect(saved).to_be_in_viewport(ratio=1)
     assert serious(page) == []
     scroll = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert scroll <= 0, "the page does not scroll sideways"

@@ -76,10 +76,17 @@ def tab_to(page: Page, matches: str, backwards: bool = False, limit: int = 250) 
     raise AssertionError(f"Tab never reached {matches!r} (at {focused(page)})")
 
 
-def after_step(page: Page, said: str | re.Pattern[str], title: str) -> None:
-    """The focus is on the new status, the live region says it, the title names the step."""
+#: Where the focus goes after a step: where the next action is (issue 35).
+ON_THE_MAP = ".turn-map a.region-link[tabindex='0']"
+SAVE = "form.redeploy button[type=submit]"
+END_TURN = "form:has(input[name=confirm][value=end_turn]) button"
+
+
+def after_step(page: Page, said: str | re.Pattern[str], title: str, focus: str = "#turn-status") -> None:
+    """The focus is where the next action is (``focus``), the live region says the new status, the title
+    names the step."""
     expect(page.locator("#announcer")).to_contain_text(said)
-    assert page.evaluate("() => document.activeElement.id") == "turn-status", focused(page)
+    assert page.evaluate("s => document.activeElement.matches(s)", focus), focused(page)
     assert re.search(title, page.title()), page.title()
 
 
@@ -102,7 +109,7 @@ def test_a_whole_turn_with_the_keyboard_only(
     combo = plain_combo(live, game_id)
     tab_to(page, f".combo:nth-child({combo + 1}) button")
     settled(page, lambda: page.keyboard.press("Space"))
-    after_step(page, "You picked the", "your turn: conquering")
+    after_step(page, "You picked the", "your turn: conquering", ON_THE_MAP)
     shot(page, artifacts, 2, "picked", size)
 
     # Conquer: Shift+Tab back to the map (it comes before the panel), to a region a tap conquers; Enter.
@@ -111,34 +118,48 @@ def test_a_whole_turn_with_the_keyboard_only(
     assert re.match(r"^[A-Z][a-z]+ \d+, .*costs \d+: conquer$", label), label
     target = int(page.evaluate("() => document.activeElement.dataset.region"))
     settled(page, lambda: page.keyboard.press("Enter"))
-    after_step(page, f"Region {target} is yours", "your turn: conquering")
+    after_step(page, f"Region {target} is yours", "your turn: conquering", ON_THE_MAP)
     assert game_state(live, game_id).regions[target].owner == 0
+    assert page.evaluate("() => document.activeElement.dataset.region") == str(target)
     shot(page, artifacts, 3, "conquered", size)
 
     # End the conquests: Tab to the button, Space.
     tab_to(page, "form:has(input[name=type][value=end_conquest]) button")
     settled(page, lambda: page.keyboard.press("Space"))
-    after_step(page, "Conquests over", "your turn: redeploying")
+    after_step(page, "Conquests over", "your turn: redeploying", SAVE)
     shot(page, artifacts, 4, "redeploy", size)
 
     # Save the redeployment as offered: Space.
     tab_to(page, "form.redeploy button[type=submit]")
     settled(page, lambda: page.keyboard.press("Space"))
-    after_step(page, "Redeployment saved", "your turn: redeploying")
+    after_step(page, "Redeployment saved", "your turn: redeploying", END_TURN)
 
     # End the turn: the confirmation (a button: Space presses it), then Enter on "Yes, end my turn".
     tab_to(page, "form:has(input[name=confirm][value=end_turn]) button")
     settled(page, lambda: page.keyboard.press("Space"))
-    after_step(page, "Confirm below to end the turn", "your turn: confirm the end of the turn")
-    expect(page.locator(".confirm")).to_contain_text("You will score")
+    # The confirmation is focused and in view, the live region says what to do.
+    expect(page.locator("#announcer")).to_contain_text("Confirm below to end the turn")
+    assert re.search("your turn: confirm the end of the turn", page.title()), page.title()
+    confirmation = page.locator(".confirm")
+    expect(confirmation).to_be_focused()
+    expect(confirmation).to_be_in_viewport(ratio=1)
+    expect(confirmation).to_contain_text("You will score")
     shot(page, artifacts, 5, "confirm", size)
     tab_to(page, "form:has(input[name=type][value=end_turn]) button.primary")
     settled(page, lambda: page.keyboard.press("Enter"))
-    # The game page: the focus on its content, the live region says the turn ended.
+    # The game page from its top, the focus on what the step did, the live region says it.
     expect(page.locator("#announcer")).to_contain_text("Turn ended")
-    assert page.evaluate("() => document.activeElement.id") == "main"
+    ended = page.locator("#main .message-done")
+    expect(ended).to_contain_text("Turn ended")
+    expect(ended).to_be_focused()
+    expect(ended).to_be_in_viewport(ratio=1)
+    assert page.evaluate("() => window.scrollY") == 0
     assert game_state(live, game_id).current == 1
     shot(page, artifacts, 6, "ended", size)
+
+
+SCROLLS = """() => { const b = document.querySelector('[data-map-scroll]');
+                        return [window.scrollY, b.scrollLeft, b.scrollTop]; }"""
 
 
 def test_a_whole_turn_with_taps_on_a_phone(live: LiveServer, new_context: Any, artifacts: Path) -> None:
@@ -156,7 +177,7 @@ def test_a_whole_turn_with_taps_on_a_phone(live: LiveServer, new_context: Any, a
 
     combo = plain_combo(live, game_id)
     settled(page, lambda: page.locator(f".combo:nth-child({combo + 1}) button").tap())
-    after_step(page, "You picked the", "your turn: conquering")
+    after_step(page, "You picked the", "your turn: conquering", ON_THE_MAP)
 
     # Zoom in (the map's own button), then tap a region: the board changes in place.
     page.get_by_role("button", name="Zoom in on the map").tap()
@@ -183,7 +204,7 @@ def test_a_whole_turn_with_taps_on_a_phone(live: LiveServer, new_context: Any, a
     target = int(link.get_attribute("data-region") or -1)
     shot(page, artifacts, 1, "zoomed", size)
     settled(page, lambda: page.touchscreen.tap(*point))
-    after_step(page, f"Region {target} is yours", "your turn: conquering")
+    after_step(page, f"Region {target} is yours", "your turn: conquering", ON_THE_MAP)
     after = page.evaluate(
         """() => { const b = document.querySelector('[data-map-scroll]');
                    return [window.scrollY, b.scrollLeft, b.scrollTop, b.style.getPropertyValue('--zoom')]; }"""
@@ -194,22 +215,31 @@ def test_a_whole_turn_with_taps_on_a_phone(live: LiveServer, new_context: Any, a
 
     # A region out of reach: its panel says why not, in the rules' words, and nothing was sent.
     state = game_state(live, game_id)
-    far_link = page.locator("a.region-link[tabindex='-1']").first
-    far = int(far_link.get_attribute("data-region") or -1)
+    far = int(page.locator("a.region-link[aria-label$=', details']").first.get_attribute("data-region") or -1)
+    far_link = page.locator(f"#turnmap-region-{far}")
     with pytest.raises(rules.IllegalAction) as refusal:
         rules.apply(state, {"type": "conquer", "player": 0, "region": far})
-    settled(page, lambda: tap_region(page, far_link))
+    # It opens in place: no new page, the page and the map's box where they were, the focus in the panel.
+    far_link.scroll_into_view_if_needed()
+    address, serial = page.url, page.evaluate("() => document.querySelector('main').dataset.page")
+    where = page.evaluate(SCROLLS)
+    tap_region(page, far_link)
     expect(page.locator("#region-panel .why-not")).to_contain_text(str(refusal.value))
+    assert page.evaluate("() => !!document.activeElement.closest('#region-panel')"), focused(page)
+    assert page.evaluate(SCROLLS) == where and page.url == address
+    assert page.evaluate("() => document.querySelector('main').dataset.page") == serial
     assert game_state(live, game_id).to_json() == state.to_json()
     shot(page, artifacts, 3, "why-not", size)
-    settled(page, lambda: page.locator("#region-panel").get_by_role("button", name="Close").tap())
+    page.locator("#region-panel").get_by_role("button", name="Close").tap()
+    expect(page.locator("#region-panel")).to_have_count(0)
+    expect(far_link).to_be_focused()
 
     # A second conquest, so that there are two regions to move tokens between.
     second = page.locator("a.region-link[data-action=conquer]").first
     settled(page, lambda: tap_region(page, second))
     expect(page.locator("#announcer")).to_contain_text("is yours")
     settled(page, lambda: page.get_by_role("button", name="End conquests and redeploy").tap())
-    after_step(page, "Conquests over", "your turn: redeploying")
+    after_step(page, "Conquests over", "your turn: redeploying", SAVE)
 
     # Tap-to-move: a tap on a region with a token to spare, a tap on another; the number boxes follow.
     inputs = page.locator("form.redeploy input[type=number]")
@@ -234,7 +264,7 @@ def test_a_whole_turn_with_taps_on_a_phone(live: LiveServer, new_context: Any, a
         expect(chip).to_have_text(str(value))
     shot(page, artifacts, 5, "moved", size)
     settled(page, lambda: page.get_by_role("button", name="Save this redeployment").tap())
-    after_step(page, "Redeployment saved", "your turn: redeploying")
+    after_step(page, "Redeployment saved", "your turn: redeploying", END_TURN)
     state = game_state(live, game_id)
     assert state.regions[int(sink.split("-")[1])].tokens == values[sink] + 1
 
@@ -243,6 +273,9 @@ def test_a_whole_turn_with_taps_on_a_phone(live: LiveServer, new_context: Any, a
     shot(page, artifacts, 6, "confirm", size)
     settled(page, lambda: page.get_by_role("button", name="Yes, end my turn").tap())
     expect(page.locator("#announcer")).to_contain_text("Turn ended")
+    # The game page from its top: what the turn scored is the first thing seen, and focused.
+    expect(page.locator("#main .message-done")).to_be_focused()
+    expect(page.locator("#main .message-done")).to_be_in_viewport(ratio=1)
     shot(page, artifacts, 7, "ended", size)
 
 
@@ -276,3 +309,108 @@ def test_two_fingers_zoom_the_map_inside_its_box(live: LiveServer, new_context: 
     assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
     page.get_by_role("button", name="Whole map").tap()
     assert float(box.evaluate("b => b.style.getPropertyValue('--zoom')")) == 1
+
+
+def test_the_map_is_one_tab_stop_with_arrow_keys_between_its_regions(live: LiveServer, new_context: Any) -> None:
+    """The map takes one Tab; the arrow keys move to the nearest region in their direction (Home and End to
+    the first and last); Enter conquers; after it the focus is back on the map, so the next conquest is an
+    arrow or two and Enter. "Skip to the map" and "Skip to the actions" lead there."""
+    game_id, turn_url = new_game(live, "Arrows 1280")
+    page = new_context(viewport=DESKTOP).new_page()
+    settled(page, lambda: page.goto(turn_url))
+    combo = plain_combo(live, game_id)
+    page.locator(f".combo:nth-child({combo + 1}) button").focus()
+    settled(page, lambda: page.keyboard.press("Space"))
+    after_step(page, "You picked the", "your turn: conquering", ON_THE_MAP)
+
+    # One tab stop: every other region is out of the Tab order, and Tab leaves the map at once.
+    assert page.locator(".turn-map a.region-link[tabindex='0']").count() == 1
+    assert page.locator(".turn-map a.region-link:not([tabindex='-1'])").count() == 1
+    page.keyboard.press("Tab")
+    assert not page.evaluate("() => !!document.activeElement.closest('.turn-map svg')"), focused(page)
+    page.keyboard.press("Shift+Tab")
+    start = page.evaluate("() => document.activeElement.dataset.region")
+    assert start is not None, focused(page)
+
+    # The arrows: to another region in that direction, each centre further that way; Home and End.
+    def centre() -> tuple[float, float]:
+        box = page.evaluate(
+            "() => { const b = document.activeElement.querySelector('path.region').getBBox();"
+            " return [b.x + b.width / 2, b.y + b.height / 2]; }"
+        )
+        return box[0], box[1]
+
+    for key, axis, sign in (("ArrowRight", 0, 1), ("ArrowDown", 1, 1), ("ArrowLeft", 0, -1), ("ArrowUp", 1, -1)):
+        before = centre()
+        page.keyboard.press(key)
+        after = centre()
+        assert (after[axis] - before[axis]) * sign > 0, f"{key}: {before} → {after}"
+        assert page.locator(".turn-map a.region-link[tabindex='0']").count() == 1
+    page.keyboard.press("Home")
+    assert page.evaluate("() => document.activeElement.dataset.region") == "0"
+    last = page.locator(".turn-map a.region-link").count() - 1
+    page.keyboard.press("End")
+    assert page.evaluate("() => document.activeElement.dataset.region") == str(last)
+    # The focused region is ringed (black outside, white inside: tests/web/maps/test_focus_ring.py).
+    assert page.locator(".board-map .focus-ring path").count() == 2
+
+    # Two conquests in a row: each from the region the focus is on, by arrows, with at most 3 key presses.
+    for _ in range(2):
+        state = game_state(live, game_id)
+        targets = [int(a) for a in clickable_for_conquest_keys(page)]
+        assert targets, "a conquest is offered"
+        presses = walk_to_nearest(page, targets)
+        target = int(page.evaluate("() => document.activeElement.dataset.region"))
+        settled(page, lambda: page.keyboard.press("Enter"))
+        assert presses + 1 <= 3, f"{presses} arrows and Enter"
+        after_step(page, f"Region {target} is yours", "your turn: conquering", ON_THE_MAP)
+        assert game_state(live, game_id).regions[target].owner == 0 != state.regions[target].owner
+
+    # Enter on a region out of reach opens its panel in place, the focus in it; Escape closes it and puts the
+    # focus back on the region.
+    far = page.locator("a.region-link[aria-label$=', details']").first
+    far.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#region-panel .why-not")).to_be_visible()
+    assert page.evaluate("() => !!document.activeElement.closest('#region-panel')"), focused(page)
+    page.keyboard.press("Escape")
+    expect(page.locator("#region-panel")).to_have_count(0)
+    expect(far).to_be_focused()
+
+    # The skip links: the first Tab of the page's content, to the map and to the actions.
+    page.evaluate("() => document.activeElement.blur()")
+    page.locator("a[data-skip=map]").focus()
+    expect(page.locator("a[data-skip=map]")).to_be_in_viewport()
+    page.keyboard.press("Enter")
+    assert page.evaluate("() => !!document.activeElement.closest('.turn-map svg')"), focused(page)
+    page.locator("a[data-skip=actions]").focus()
+    page.keyboard.press("Enter")
+    assert page.evaluate("() => !!document.activeElement.closest('#actions')"), focused(page)
+
+
+def clickable_for_conquest_keys(page: Page) -> list[str]:
+    return list(page.locator("a.region-link[data-action=conquer]").evaluate_all("ls => ls.map(a => a.dataset.region)"))
+
+
+def walk_to_nearest(page: Page, targets: list[int], limit: int = 4) -> int:
+    """Arrow presses from the focused region to the nearest of ``targets`` (breadth first over the arrows);
+    the focus ends there."""
+    start = int(page.evaluate("() => document.activeElement.dataset.region"))
+    if start in targets:
+        return 0
+    seen, frontier = {start: ()}, [start]
+    for _ in range(limit):
+        following = []
+        for node in frontier:
+            for key in ("ArrowRight", "ArrowLeft", "ArrowDown", "ArrowUp"):
+                page.locator(f"#turnmap-region-{node}").focus()
+                page.keyboard.press(key)
+                reached = int(page.evaluate("() => document.activeElement.dataset.region"))
+                if reached not in seen:
+                    seen[reached] = (*seen[node], key)
+                    following.append(reached)
+                    if reached in targets:
+                        page.locator(f"#turnmap-region-{reached}").focus()
+                        return len(seen[reached])
+        frontier = following
+    raise AssertionError(f"no target within {limit} arrows of region {start}")

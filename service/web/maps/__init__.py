@@ -12,7 +12,7 @@ from emails.board.geometry import Geometry, RegionShape, geometry
 from emails.board.palette import SEAT_SHAPES
 from emails.board.palette import SEATS as SEAT_COLOURS
 from emails.board.public import PublicBoard
-from emails.board.scene import board_title, describe_region
+from emails.board.scene import Style, board_title, describe_region
 from service.web.maps.svg import MapOptions, RegionMark, board_svg, legend_svg, seat_badge_svg
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "PublicBoard",
     "RegionMark",
     "RegionShape",
+    "Style",
     "board_svg",
     "board_title",
     "describe_region",

@@ -18,7 +18,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from emails.board.public import PublicBoard
-from emails.board.scene import RegionMark, Scene, board_scene, legend, seat_badge
+from emails.board.scene import PAGE, RegionMark, Scene, Style, board_scene, legend, seat_badge
 from emails.board.shapes import Ellipse, Group, Polygon, Rect, Shape, Stroke, Symbol, Text
 from emails.board.symbols import PATTERNS, SYMBOLS
 
@@ -42,13 +42,15 @@ class MapOptions:
     #: Each region link's accessible name from its description, e.g. with what a tap on it does (the turn
     #: page: "Forest 7, empty, costs 3: conquer"); by default the description alone.
     region_name: Callable[[int, str], str] | None = None
+    #: How large the labels are drawn (the turn page keeps them from shrinking in small regions).
+    style: Style = PAGE
 
 
 def board_svg(state: Mapping[str, Any], options: MapOptions | None = None) -> Markup:
     """The board of ``state`` (``GameState.to_json()`` or a player view) with its tokens and markers."""
     options = options or MapOptions()
     public = PublicBoard.from_state(state, options.seat_names)
-    return scene_svg(board_scene(public, options.marks, options.selected), options)
+    return scene_svg(board_scene(public, options.marks, options.selected, options.style), options)
 
 
 def scene_svg(scene: Scene, options: MapOptions | None = None) -> Markup:

@@ -29,7 +29,15 @@ from service.domain.links import current_links
 from service.domain.models import GameStatus
 from service.domain.rows import by_number
 from service.infra.db import get_session
-from service.web.maps import MapOptions, PublicBoard, RegionMark, board_svg, board_title, describe_region
+from service.web.maps import (
+    MapOptions,
+    PublicBoard,
+    RegionMark,
+    Style,
+    board_svg,
+    board_title,
+    describe_region,
+)
 from service.web.pages.access import Seated, seated_for
 from service.web.pages.forms import action_from_form, int_or_none
 from service.web.pages.game_summary import page_context
@@ -46,6 +54,11 @@ BASE_REGION_FORMS = (
     ("final_conquest", "Final conquest, with the die", "Roll the die"),
     ("abandon", "Abandon a region (before conquering)", "Abandon"),
 )
+#: The turn page's map: labels a third larger than the game page's, the same size in every region (never
+#: shrunk below the page's natural size), so that the map's words are 11 CSS px at least at the zoom it opens
+#: with (pages.js) while a phone still shows most of the board; races' names are left out where a region is
+#: small (the badge says whose tokens these are). Measured by bench/turn_cost.py.
+TURN_MAP = Style(labels=1.3, smallest=1.0 / 1.3)
 #: Actions confirmed on a page of their own first: they end the turn.
 CONFIRMED = ("end_turn", "decline")
 
@@ -319,17 +332,20 @@ def turn_context(viewer: Seated, state: GameState, args: MultiDict[str, str]) ->
         return f"{page_url}?region={region}#region-panel"
 
     taps = {r: map_tap(state, choices, marks, r) for r in range(len(state.regions))}
+    # The map opens framed on the player's own regions and those they may conquer (pages.js).
+    framed = {r for r, land in enumerate(state.regions) if land.owner == seat} | set(marks)
     map_svg = board_svg(
         public,
         MapOptions(
             id_prefix="turnmap",
             href=href,
-            link_attributes=lambda region: taps[region].attributes,
+            link_attributes=lambda region: taps[region].attributes | ({"data-frame": ""} if region in framed else {}),
             region_name=lambda region, words: f"{region_name(state, region, words)}, {taps[region].words}",
             marks=marks,
             selected=selected,
             seat_names=names,
             label=f"Map of {board_title(state.board.name)}. Select a region to act on it.",
+            style=TURN_MAP,
         ),
     )
     declined = conquering_declined(state, seat)
@@ -361,6 +377,7 @@ def turn_context(viewer: Seated, state: GameState, args: MultiDict[str, str]) ->
         "since": since,
         "step_title": step_title(phase, confirm, selected, state),
         "next_step": next_step(state, seat, choices, confirm, readied_hand),
+        "next_action": next_action(state, seat, choices),
         "guide_anchor": GUIDE_ANCHORS.get(phase, "conquer"),
         "invalid": invalid if FIELD_ID.match(invalid) else None,
         "readied_hand": readied_hand,
@@ -433,6 +450,24 @@ def next_step(state: GameState, seat: int, choices: Choices, confirm: str | None
     if phase == "defend":
         return "Place the tokens you got back on the regions you still hold, save, then finish."
     return ""
+
+
+def next_action(state: GameState, seat: int, choices: Choices) -> str | None:
+    """Where the focus goes after a step (pages.js; issue 35): ``pick`` (the combos) before the pick,
+    ``map`` while there is a region to act on, ``save`` for a redeployment still to save, ``end_turn`` once
+    it is saved or nothing is left to place."""
+    phase = state.phase
+    if phase == "pick" and choices.picks:
+        return "pick"
+    if phase in ("start", "conquer") and choices.by_region:
+        return "map"
+    if phase in ("redeploy", "defend"):
+        saved = state.last.get("kind") == "redeploy" and state.last.get("player") == seat
+        if choices.redeploy and not saved:
+            return "save"
+        if choices.end_turn:
+            return "end_turn"
+    return None
 
 
 def step_score(state: GameState, offered: list[rules.Action]) -> dict[str, Any] | None:

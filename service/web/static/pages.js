@@ -9,23 +9,98 @@
 // from it, the next puts it on the region tapped (the number boxes change; the player saves them).
 let fromMap = false;
 let moveFrom = null;
+let lastRegion = null;
 
 document.addEventListener("click", (event) => {
   const link = event.target.closest && event.target.closest("a.region-link");
   if (!link) return;
   fromMap = true;
+  lastRegion = link.dataset.region;
   if (link.dataset.redeploy) {
     event.preventDefault();
     redeployTap(link);
     return;
   }
   const form = document.getElementById("map-form");
+  if (!link.dataset.action && openPanelInPlace(link)) {
+    event.preventDefault();
+    return;
+  }
   if (!link.dataset.action || !form) return;
   event.preventDefault();
   form.elements.type.value = link.dataset.action;
   form.elements.region.value = link.dataset.region;
   form.elements.troop.value = link.dataset.troop || "";
   form.requestSubmit();
+});
+
+// A region's panel opens in place (issue 35): its part of the page is fetched and put in its slot, the page
+// and the map stay where they are, the focus moves into the panel; Close (or Escape) puts the focus back on
+// the region. Without JavaScript the region's link loads the page with the panel.
+let panelRequest = 0;
+
+function openPanelInPlace(link) {
+  const slot = document.querySelector("[data-panel-slot]");
+  const href = link.getAttribute("href") || "";
+  if (!slot || !href.includes("region=")) return false;
+  const serial = ++panelRequest;
+  fetch(href.split("#")[0], { credentials: "same-origin", headers: { Accept: "text/html" } })
+    .then((response) => (response.ok ? response.text() : Promise.reject(response.status)))
+    .then((html) => {
+      if (serial !== panelRequest) return; // a later tap won
+      const panel = new DOMParser().parseFromString(html, "text/html").getElementById("region-panel");
+      if (!panel) return Promise.reject("no panel");
+      slot.replaceChildren(document.importNode(panel, true));
+      selectOnMap(link.dataset.region);
+      const shown = slot.querySelector("#region-panel");
+      if (window.htmx) window.htmx.process(shown); // its forms are sent by htmx, as the page's others
+      shown.tabIndex = -1;
+      keepInView(shown);
+      const first = panelFocus(shown);
+      first.focus({ preventScroll: true });
+      keepInView(first);
+      const title = shown.querySelector("h3");
+      announce(title ? `${title.textContent.trim()}: ${shown.querySelector("p") ? shown.querySelector("p").textContent.trim() : ""}` : "");
+    })
+    .catch(() => {
+      location.href = href; // the panel as a page, as without JavaScript
+    });
+  return true;
+}
+
+function selectOnMap(region) {
+  for (const old of document.querySelectorAll("a.region-link.selected")) old.classList.remove("selected");
+  for (const drawn of document.querySelectorAll(".board-map .selected-outline")) drawn.remove();
+  const link = region === undefined ? null : document.querySelector(`a.region-link[data-region="${region}"]`);
+  if (link) link.classList.add("selected");
+}
+
+function closePanel() {
+  const panel = document.getElementById("region-panel");
+  if (!panel) return false;
+  const region = panel.dataset.region;
+  panel.remove();
+  selectOnMap(undefined);
+  const link = document.querySelector(`a.region-link[data-region="${region}"]`);
+  if (link) {
+    if (typeof makeTabStop === "function") makeTabStop(link);
+    link.focus({ preventScroll: true });
+  }
+  return true;
+}
+
+document.addEventListener("submit", (event) => {
+  const form = event.target.closest && event.target.closest("form[data-close-panel]");
+  if (form && closePanel()) {
+    event.preventDefault();
+    event.stopPropagation();
+  }
+}, true);
+
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && event.target.closest && event.target.closest("#region-panel") && closePanel()) {
+    event.preventDefault();
+  }
 });
 
 function regionWords(link) {
@@ -147,10 +222,12 @@ document.addEventListener("htmx:beforeSwap", () => {
   const box = document.querySelector("[data-map-scroll]");
   kept = {
     path: location.pathname,
+    phase: (document.getElementById("main") || {}).className,
     x: window.scrollX,
     y: window.scrollY,
     map: box ? { left: box.scrollLeft, top: box.scrollTop, zoom: box.style.getPropertyValue("--zoom") } : null,
     fromMap,
+    region: fromMap ? lastRegion : null,
   };
   fromMap = false;
   moveFrom = null;
@@ -172,16 +249,85 @@ document.addEventListener("htmx:afterSettle", () => {
   const step = kept;
   restore();
   kept = null;
+  measureSheet();
+  const main = document.getElementById("main");
+  const turnMap = document.querySelector(".turn-map [data-map-scroll]");
+  // A new phase (a pick made, the conquests over) or another page: the map is framed afresh.
+  if (turnMap && (!step || step.path !== location.pathname || step.phase !== (main && main.className))) {
+    mapToTop(turnMap);
+    frameMap(turnMap);
+  }
   const status = document.getElementById("turn-status");
   if (status) {
-    // After a tap on the map the page stays where it is; after a step from the panel the status is shown.
-    status.focus({ preventScroll: Boolean(step && step.fromMap && step.path === location.pathname) });
+    focusOnTurnPage(status, step);
   } else {
-    const main = document.getElementById("main");
-    if (main) main.focus({ preventScroll: true });
+    showConfirmation(step);
   }
   announceStatus();
 });
+
+// Every confirmation is seen and focused (issue 35). Another page than the one the step was taken on (the
+// game page after the turn ended), or a page that says what the step did (saved choices, a refusal): it is
+// shown from its top, with the focus on what it says first, so neither the eye nor a screen reader starts
+// where the old page was scrolled to.
+function showConfirmation(step) {
+  const main = document.getElementById("main");
+  if (!main) return;
+  const message = main.querySelector(".messages .message, .message[role=alert]");
+  const elsewhere = !step || step.path !== location.pathname;
+  if (message || elsewhere) window.scrollTo(0, 0);
+  const target = message || main;
+  if (message) message.tabIndex = -1;
+  target.focus({ preventScroll: true });
+  if (message) message.scrollIntoView({ block: "nearest" });
+}
+
+// The turn page: the confirmation the step asks for (end the turn, go In Decline), or the refusal, is
+// focused; else the new status. After a tap on the map the page stays where it is.
+function focusOnTurnPage(status, step) {
+  const main = document.getElementById("main");
+  const confirm = main && main.querySelector(".confirm[data-confirmation]");
+  const refusal = status.querySelector(".message-refusal");
+  const panel = main && main.querySelector("#region-panel");
+  const onMap = rovingMap(step && step.region);
+  const target = confirm || refusal || (panel && panelFocus(panel)) || nextAction(step) || onMap || status;
+  if (target === confirm || target === refusal) target.tabIndex = -1;
+  target.focus({ preventScroll: true });
+  // The step's result is always seen (the page kept its scroll: a shorter page may have left it above).
+  if (status.getBoundingClientRect().top < 0) keepInView(status);
+  if (target.closest(".turn-map")) {
+    showInBox(target);
+    drawRing(target);
+  } else {
+    const fromMap = Boolean(step && step.fromMap && step.path === location.pathname);
+    if (!fromMap || target !== status) keepInView(target);
+  }
+}
+
+// Into a region's panel: its first action (or its Close button when it offers none).
+function panelFocus(panel) {
+  return panel.querySelector(".button-row button") || panel;
+}
+
+// Scroll only as much as needed for ``el`` to be seen whole (inside the phone's sheet, then the window).
+function keepInView(el) {
+  const box = el.getBoundingClientRect();
+  const sheet = el.closest("[data-sheet]");
+  if (sheet && getComputedStyle(sheet).position === "fixed") {
+    // In the phone's sheet, under its status (which stays at the sheet's top): at the sheet's bottom.
+    const status = sheet.querySelector(".turn-now");
+    const top = status && !status.contains(el) ? status.getBoundingClientRect().bottom : sheet.getBoundingClientRect().top;
+    const bottom = sheet.getBoundingClientRect().bottom - 8;
+    if (box.top < top || box.bottom > bottom) sheet.scrollTop += box.bottom > bottom || box.height > bottom - top ? box.bottom - bottom : box.top - top;
+    return;
+  }
+  // Beside the map (a desktop) the status stays at the top of the window while the actions scroll: below it.
+  const status = document.querySelector("[data-sheet] .turn-now");
+  const sticky = status && !status.contains(el) && getComputedStyle(status).position === "sticky";
+  const top = sticky ? Math.max(0, status.getBoundingClientRect().bottom) : 0;
+  if (box.bottom > innerHeight) window.scrollBy(0, Math.min(box.bottom - innerHeight + 8, box.top - top - 8));
+  else if (box.top < top) window.scrollBy(0, box.top - top - 8);
+}
 
 // What the page has to say (the last step's feedback, the turn's next step), into the live region.
 function announceStatus() {
@@ -306,7 +452,62 @@ function enhanceMaps(root) {
   }
 }
 
+// The phone's sheet (the turn page's actions along the bottom of the screen): its height, for the map above.
+function measureSheet() {
+  const sheet = document.querySelector("[data-sheet]");
+  const fixed = sheet && getComputedStyle(sheet).position === "fixed";
+  document.documentElement.style.setProperty("--sheet", fixed ? `${Math.ceil(sheet.getBoundingClientRect().height)}px` : "0px");
+}
+
+// The turn page's map opens framed on the player's own regions and those they may conquer (the whole board
+// before the first pick), at the zoom where its smallest label is 11 CSS px high at least (issue 35).
+const LABEL_MIN = 11;
+
+// The map's words: region numbers, token counts, races, costs (a badge's seat number or "LT" is part of its
+// picture, whose shape and colour say the same, as the region's spoken name does).
+function smallestLabel(svg) {
+  let smallest = Infinity;
+  for (const text of svg.querySelectorAll(".labels text")) {
+    if (text.closest(".badge")) continue;
+    if (!text.getClientRects().length) continue;
+    const ctm = text.getScreenCTM();
+    if (ctm) smallest = Math.min(smallest, parseFloat(text.getAttribute("font-size")) * ctm.a);
+  }
+  return smallest;
+}
+
+function frameMap(box) {
+  const svg = box && box.querySelector("svg.board-map");
+  if (!svg) return;
+  const framed = Array.from(svg.querySelectorAll("a.region-link[data-frame] path.region"));
+  setZoom(box, 1);
+  if (!framed.length) return;
+  const smallest = smallestLabel(svg);
+  if (Number.isFinite(smallest) && smallest < LABEL_MIN) setZoom(box, Math.ceil((LABEL_MIN / smallest) * 20) / 20);
+  const rects = framed.map((path) => path.getBoundingClientRect());
+  const left = Math.min(...rects.map((r) => r.left));
+  const right = Math.max(...rects.map((r) => r.right));
+  const top = Math.min(...rects.map((r) => r.top));
+  const bottom = Math.max(...rects.map((r) => r.bottom));
+  const view = box.getBoundingClientRect();
+  const height = Math.min(view.height, innerHeight - view.top);
+  box.scrollLeft += (left + right) / 2 - (view.left + view.width / 2);
+  box.scrollTop += (top + bottom) / 2 - (view.top + Math.max(height, 0) / 2);
+}
+
+// On a phone the turn page opens with the map at the top of the screen and the sheet under it (the turn's
+// title and deadline are just above, a flick away).
+function mapToTop(box) {
+  // Before the pick the combos are what is read: the page opens at its top, the title and deadline first.
+  if (document.querySelector("main.phase-pick")) return;
+  const frame = box.closest("[data-map-frame]");
+  if (!frame || !document.querySelector("[data-sheet]") || getComputedStyle(document.querySelector("[data-sheet]")).position !== "fixed") return;
+  window.scrollTo(0, window.scrollY + frame.getBoundingClientRect().top);
+}
+
 function ready(root) {
+  measureSheet();
+  if (!turnMapLinks().some((a) => a.getAttribute("tabindex") === "0")) rovingMap(null);
   enhanceMaps(root);
   enhanceSteppers(root);
   localZone(root);
@@ -315,7 +516,162 @@ function ready(root) {
 
 document.addEventListener("DOMContentLoaded", () => {
   ready(document);
+  const turnMap = document.querySelector(".turn-map [data-map-scroll]");
+  if (turnMap && !zooms.has(mapKey(turnMap))) {
+    mapToTop(turnMap);
+    frameMap(turnMap);
+  }
+  // A page loaded whole (after a form sent without htmx) that says what the step did: its words first.
+  if (!document.getElementById("turn-status") && document.querySelector("#main .messages .message")) {
+    showConfirmation({ path: location.pathname });
+  }
   announceStatus();
 });
 document.addEventListener("htmx:afterSettle", () => ready(document));
 setInterval(tick, 30000);
+addEventListener("resize", measureSheet);
+
+// -- the map by keyboard (issue 35) ---------------------------------------------------------------------------
+// The turn page's map is one tab stop: the arrow keys move between its regions (to the nearest region's
+// centre in that direction), Home and End to the first and last; Enter acts as a tap does. The region that
+// has the focus is ringed in black and white, which stands out at 3:1 or more on every terrain and outline.
+const FOCUS_RING_OUTER = "#000000";
+const FOCUS_RING_INNER = "#FFFFFF";
+
+function turnMapLinks() {
+  return Array.from(document.querySelectorAll(".turn-map a.region-link"));
+}
+
+function makeTabStop(link) {
+  for (const other of turnMapLinks()) other.setAttribute("tabindex", other === link ? "0" : "-1");
+}
+
+function rovingMap(previous) {
+  const links = turnMapLinks();
+  if (!links.length) return null;
+  const stop =
+    (previous !== undefined && previous !== null && links.find((a) => a.dataset.region === String(previous))) ||
+    links.find((a) => a.dataset.action || a.closest("svg").querySelector(`[data-labels="${a.dataset.region}"] .cost`)) ||
+    links.find((a) => a.dataset.redeploy) ||
+    links[0];
+  makeTabStop(stop);
+  return stop;
+}
+
+function centre(link) {
+  const box = link.querySelector("path.region").getBBox();
+  return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+}
+
+function regionTowards(link, key) {
+  const links = turnMapLinks();
+  if (key === "Home") return links[0];
+  if (key === "End") return links[links.length - 1];
+  const [dx, dy] = { ArrowRight: [1, 0], ArrowLeft: [-1, 0], ArrowDown: [0, 1], ArrowUp: [0, -1] }[key];
+  const from = centre(link);
+  let best = null;
+  let bestCost = Infinity;
+  for (const other of links) {
+    if (other === link) continue;
+    const to = centre(other);
+    const along = (to.x - from.x) * dx + (to.y - from.y) * dy;
+    const across = Math.abs((to.x - from.x) * dy + (to.y - from.y) * dx);
+    if (along <= 0 || across > along * 1.5) continue; // within about 56° either side of the arrow
+    const cost = along + 2 * across;
+    if (cost < bestCost) {
+      best = other;
+      bestCost = cost;
+    }
+  }
+  return best;
+}
+
+document.addEventListener("keydown", (event) => {
+  const link = event.target.closest && event.target.closest(".turn-map a.region-link");
+  if (!link || event.altKey || event.ctrlKey || event.metaKey) return;
+  if (event.key === " ") {
+    event.preventDefault();
+    link.click();
+    return;
+  }
+  if (!["ArrowRight", "ArrowLeft", "ArrowDown", "ArrowUp", "Home", "End"].includes(event.key)) return;
+  event.preventDefault();
+  const next = regionTowards(link, event.key);
+  if (!next) return;
+  makeTabStop(next);
+  next.focus({ preventScroll: true });
+  showInBox(next);
+});
+
+// The focused region in view inside the map's box (zoomed in, it scrolls).
+function showInBox(link) {
+  const box = link.closest("[data-map-scroll]");
+  if (!box) return;
+  const r = link.getBoundingClientRect();
+  const b = box.getBoundingClientRect();
+  const bottom = Math.min(b.bottom, innerHeight - (parseFloat(getComputedStyle(document.documentElement).getPropertyValue("--sheet")) || 0));
+  const cx = r.left + r.width / 2;
+  const cy = r.top + r.height / 2;
+  if (cx < b.left + 20 || cx > b.right - 20) box.scrollLeft += cx - (b.left + b.width / 2);
+  if (cy < b.top + 20 || cy > bottom - 20) box.scrollTop += cy - (b.top + (bottom - b.top) / 2);
+}
+
+document.addEventListener("focusin", (event) => {
+  const link = event.target.closest && event.target.closest(".turn-map a.region-link");
+  if (link) {
+    makeTabStop(link);
+    drawRing(link);
+  }
+});
+document.addEventListener("focusout", (event) => {
+  if (event.target.closest && event.target.closest(".turn-map a.region-link")) drawRing(null);
+});
+
+function drawRing(link) {
+  for (const old of document.querySelectorAll(".board-map .focus-ring")) old.remove();
+  if (!link || !link.matches(":focus-visible")) return;
+  const path = link.querySelector("path.region");
+  const layer = link.closest("svg").querySelector(".highlights");
+  if (!path || !layer) return;
+  const ns = "http://www.w3.org/2000/svg";
+  const ring = document.createElementNS(ns, "g");
+  ring.setAttribute("class", "focus-ring");
+  for (const [colour, width] of [[FOCUS_RING_OUTER, 12], [FOCUS_RING_INNER, 5]]) {
+    const line = document.createElementNS(ns, "path");
+    line.setAttribute("d", path.getAttribute("d"));
+    line.setAttribute("fill", "none");
+    line.setAttribute("stroke", colour);
+    line.setAttribute("stroke-width", String(width));
+    line.setAttribute("stroke-linejoin", "round");
+    ring.append(line);
+  }
+  layer.append(ring);
+}
+
+// After each step the focus goes where the next action is (issue 35): the map during the conquests (the
+// region last acted on, or the first one to conquer), the redeployment's Save button, then "End turn…".
+// The live region still says the step's result and the next step.
+// The page says which (turn.py's next_action).
+function nextAction(step) {
+  const status = document.getElementById("turn-status");
+  const next = status && status.dataset.nextAction;
+  if (next === "pick") return document.querySelector("#main .combo button:not([disabled])");
+  if (next === "map") return rovingMap(step && step.region);
+  if (next === "save") return document.querySelector("#main form.redeploy button[type=submit]");
+  if (next === "end_turn") return document.querySelector("#main form:has(input[name=confirm][value=end_turn]) button");
+  return null;
+}
+
+// Skip links (the turn page): to the map (its region with the focus) and to the actions (the next one).
+document.addEventListener("click", (event) => {
+  const skip = event.target.closest && event.target.closest("a[data-skip]");
+  if (!skip) return;
+  const target =
+    skip.dataset.skip === "map"
+      ? turnMapLinks().find((a) => a.getAttribute("tabindex") === "0") || rovingMap()
+      : nextAction(null) && !nextAction(null).closest(".turn-map") ? nextAction(null) : document.getElementById("turn-status");
+  if (!target) return;
+  event.preventDefault();
+  target.focus();
+  if (target.closest(".turn-map")) showInBox(target);
+});
