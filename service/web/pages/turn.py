@@ -426,12 +426,15 @@ def next_step(state: GameState, seat: int, choices: Choices, confirm: str | None
                 f"on the map or choose it from a list; then end your conquests{also}."
             )
         return "No region can be conquered now: end your conquests and redeploy."
-    if phase == "redeploy":
-        if choices.redeploy:
-            return "Now place your tokens: every region you hold keeps at least one. Save, then end your turn."
-        return "Your tokens are placed: end your turn when you are ready."
-    if phase == "defend":
-        return "Place the tokens you got back on the regions you still hold, save, then finish."
+    if phase in ("redeploy", "defend"):
+        # The instruction follows the state (issue 35): tokens still in hand, or every token on the map.
+        finish = "end your turn" if phase == "redeploy" else "finish"
+        if choices.end_turn:
+            moving = " (or move tokens between your regions and save first)" if choices.redeploy else ""
+            return f"Every token is on the map: {finish} when you are ready{moving}."
+        if phase == "defend":
+            return f"Place the tokens you got back on the regions you still hold, save, then {finish}."
+        return f"Now place your tokens in hand: every region you hold keeps at least one. Save, then {finish}."
     return ""
 
 
@@ -605,11 +608,13 @@ def redeploy_rows(state: GameState, choices: Choices) -> list[dict[str, Any]]:
         for _ in range(count - sum(values.values())):
             fewest = min(values, key=lambda r: (values[r], r))
             values[fewest] += 1
+        saved = {r: state.regions[r].tokens for r in choice.regions}
         rows = [
-            {"region": r, "label": region_label(state, r), "value": values[r], "min": least.get(r, 0)}
+            {"region": r, "label": region_label(state, r), "value": values[r], "min": least.get(r, 0), "saved": saved[r]}
             for r in choice.regions
         ]
-        forms.append({"troop": choice.troop, "count": count, "rows": rows})
+        in_hand = count - sum(saved.values())
+        forms.append({"troop": choice.troop, "count": count, "rows": rows, "in_hand": max(in_hand, 0)})
     return forms
 
 
