@@ -211,7 +211,7 @@ def test_undo_takes_back_the_steps_since_the_pick(app: Flask) -> None:
     target = next(a.region for a in rules.legal_actions(state, 0) if a.type == "conquer")
     step(client, game_id, type="conquer", region=str(target))
     page = client.get(f"/games/{game_id}/turn")
-    assert "Undo 1 step" in page.text
+    assert ">Undo your last step</button>" in page.text
     client.post(f"/games/{game_id}/turn/undo", data={"csrf_token": csrf_of(page.text), "version": "3"})
     assert rules.read_state(stored(app, game_id).state or {}).regions[target].owner != 0
     assert "Undo" not in client.get(f"/games/{game_id}/turn").text.split("</form>")[-1]
@@ -230,7 +230,8 @@ def test_undo_step_by_step_names_each_step_and_goes_back_to_the_one_chosen(app: 
     page = client.get(f"/games/{game_id}/turn").text
     listed = page.split('class="undo-steps"')[1].split("</ol>")[0]
     # Earliest first, each in words (rules.tell), each with its own undo.
-    assert listed.count('undo-step-words">P0 conquered ') == 2 and listed.count(">Undo to here</button>") == 2
+    assert listed.count('undo-step-words">P0 conquered ') == 2 and ">Undo your last 2 steps</button>" in listed
+    assert ">Undo your last step</button>" in listed and 'aria-label="Undo' not in listed
     assert [int(n) for n in re.findall(r'name="steps" value="(\d+)"', listed)] == [2, 1]
     # Undo to the first conquest: both conquests are taken back, and the message names them.
     client.post(f"/games/{game_id}/turn/undo", data={"csrf_token": csrf_of(page), "version": "4", "steps": "2"})
@@ -360,6 +361,36 @@ def test_the_host_creates_a_game_and_sees_the_admin_link(app: Flask) -> None:
     assert game.settings["reminders_before_seconds"] == [24 * 3600, 2 * 3600]
     assert game.settings["auto_pass_alert_after"] == 3
     assert game.status == "inviting"
+
+
+def test_the_host_who_plays_takes_their_seat_on_confirming_without_an_invitation(app: Flask) -> None:
+    """Issue 35: the confirm page asks the host's seat name and time zone once; no invitation to themselves."""
+    client = app.test_client()
+    form = new_game_form(client)
+    assert client.post("/games/new", data=form).status_code == 303
+    with Session(get_engine(app)) as session:
+        mail = session.exec(select(OutboxMail).where(OutboxMail.template == "confirm_game")).all()[-1]
+    path = mail.context["confirm_url"].removeprefix(app.extensions["smallworld.links"].base_url)
+    page = client.get(path)
+    assert 'id="seat_name"' in page.text and "no invitation is sent to you" in page.text
+    # A blank name is refused, naming the field; nothing is confirmed.
+    blank = {"csrf_token": csrf_of(page.text), "act": "confirm", "time_zone": "Asia/Tokyo", "seat_name": "  "}
+    refused = client.post(path, data=blank)
+    assert refused.status_code == 400 and "Your name in this game is blank" in refused.text
+    with Session(get_engine(app)) as session:
+        assert session.exec(select(Game)).one().status == "unconfirmed"
+    answer = client.post(path, data=blank | {"seat_name": "Ann at home"})
+    assert answer.status_code == 303
+    with Session(get_engine(app)) as session:
+        game = session.exec(select(Game)).one()
+        seats = games.seats_of(session, game.id or 0)
+        invited = [m.to_email for m in session.exec(select(OutboxMail).where(OutboxMail.template == "invitation"))]
+    host = next((s, p) for s, p in seats if p.email == game.host_email)
+    assert host[0].display_name == "Ann at home" and host[0].accepted_at is not None
+    assert host[1].time_zone == "Asia/Tokyo"
+    assert game.host_email not in invited and len(invited) == len(seats) - 1
+    assert all(s.accepted_at is None for s, p in seats if p.email != game.host_email)
+    assert "You have taken your own seat" in client.get(answer.headers["Location"]).text
 
 
 def test_the_create_form_refuses_with_readable_words_and_keeps_what_was_typed(app: Flask) -> None:

@@ -90,9 +90,7 @@ def assert_map_agrees(page: Page, form: Locator, state: rules.GameState) -> None
         link = page.locator(f"#turnmap-region-{region}")
         if value != saved:
             expect(map_count(page, region)).to_have_class(re.compile(r"\bchanged\b"))
-            expect(link).to_have_attribute(
-                "aria-label", re.compile(rf"\b{value} tokens? proposed, {saved} saved\b")
-            )
+            expect(link).to_have_attribute("aria-label", re.compile(rf"\b{value} tokens? proposed, {saved} saved\b"))
         else:
             expect(map_count(page, region)).not_to_have_class(re.compile(r"\bchanged\b"))
             expect(link).to_have_attribute("aria-label", re.compile(rf"\b{saved} tokens?(?! proposed)\b"))
@@ -145,7 +143,9 @@ def test_the_redeployment_form_cannot_contradict_itself(
     form.get_by_role("button", name=re.compile(f"One token fewer on Region {region_of(first)} ")).click()
     expect(placed).to_have_text(str(count - 1))
     expect(form.locator(".placed")).to_contain_text("1 still to place")
-    expect(form.get_by_role("button", name=re.compile(f"One token more on Region {region_of(second)} "))).to_be_enabled()
+    expect(
+        form.get_by_role("button", name=re.compile(f"One token more on Region {region_of(second)} "))
+    ).to_be_enabled()
     form.get_by_role("button", name=re.compile(f"One token more on Region {region_of(second)} ")).click()
     expect(placed).to_have_text(str(count))
     assert_map_agrees(page, form, state)

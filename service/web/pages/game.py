@@ -95,11 +95,19 @@ def game_page(viewer: Viewer, talk: dict[str, Any] | None = None) -> str:
             {"words": words, "at": _when(entry.created_at, zone), "undone": entry.undone}
             for entry, words in reversed(steps[-RECENT:])
         ]
+    # Between turns the page leads with the map, the story since the viewer's last turn and the deadline
+    # (issue 35): the same words as the turn page's "Since your last turn".
+    since: list[str] = []
+    your_turn = viewer.number in view.awaiting
+    if viewer.game.state is not None and viewer.game.status in (GameStatus.ACTIVE, GameStatus.PAUSED) and not your_turn:
+        state = rules.read_state(viewer.game.state)
+        since = play.since_words_on_turn(db, viewer.game, state, viewer.number, names)
     return render_template(
         "game/page.html",
         **page_context(viewer, view, Clock.read(viewer.game), public, names, map_id="gamemap"),
         recent=recent,
-        your_turn=viewer.number in view.awaiting,
+        since=since,
+        your_turn=your_turn,
         house_bot=viewer.bot_plays,
         standings=view.result,
         ratings=result_lines(db, game_id) if view.result is not None else {},

@@ -141,7 +141,7 @@ def undo(game_id: int) -> Response:
         undone = result.last.get("undone", 0)
         told = [named[k].words for k in range(undone, 0, -1) if k in named]
         which = f" ({'; '.join(told)})" if told else ""
-        flash(f"Undone: your last {undone} step{'s' if undone != 1 else ''}{which}.", "done")
+        flash(f"Undone: {last_steps(undone)}{which}.", "done")
     return redirect(url_for(".page", game_id=game_id))
 
 
@@ -278,6 +278,15 @@ def region_forms(choices: Choices, declined_race: str | None) -> list[dict[str, 
     return forms
 
 
+def last_steps(count: int) -> str:
+    """The steps an undo takes back, counted as a player says it: "your last step", "your last 2 steps".
+
+    >>> last_steps(1), last_steps(2)
+    ('your last step', 'your last 2 steps')
+    """
+    return "your last step" if count == 1 else f"your last {count} steps"
+
+
 def panel_label(action: rules.Action, region: int, declined_race: str | None) -> str:
     """The button of an action in a region's panel."""
     if action.type == "conquer":
@@ -371,6 +380,7 @@ def turn_context(viewer: Seated, state: GameState, args: MultiDict[str, str]) ->
         "region_panel": region_panel,
         "undoable": undoable,
         "undo_steps": undo_steps,
+        "last_steps": last_steps,
         "confirm": confirm,
         # What ending the turn and going In Decline score, as the engine will score them (an In Decline
         # race scores without its power: rulebook, "Entering In Decline").
@@ -610,7 +620,13 @@ def redeploy_rows(state: GameState, choices: Choices) -> list[dict[str, Any]]:
             values[fewest] += 1
         saved = {r: state.regions[r].tokens for r in choice.regions}
         rows = [
-            {"region": r, "label": region_label(state, r), "value": values[r], "min": least.get(r, 0), "saved": saved[r]}
+            {
+                "region": r,
+                "label": region_label(state, r),
+                "value": values[r],
+                "min": least.get(r, 0),
+                "saved": saved[r],
+            }
             for r in choice.regions
         ]
         in_hand = count - sum(saved.values())
