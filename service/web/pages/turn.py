@@ -78,6 +78,13 @@ def take_back(game_id: int) -> Response:
     return redirect(url_for(".page", game_id=game_id))
 
 
+#: The answer to a step sent again from the same page (or an older tab showing it): it was taken once.
+ALREADY_TAKEN = (
+    "That step was already taken (sent again from this page or another tab): it counts once. "
+    "Here is the game as it stands now."
+)
+
+
 @bp.post("/games/<int:game_id>/turn")
 def act(game_id: int) -> Response:
     """One step from a form: the action's fields, the version the page showed."""
@@ -115,7 +122,10 @@ def act(game_id: int) -> Response:
         # The refusal is said once, tied to the field it is about (``aria-invalid``, ``aria-describedby``).
         flash(error.message, "refusal")
         return redirect(url_for(".page", game_id=game_id, invalid=invalid_field(form, action, error.message)))
-    if not result.replayed and before is not None and result.state is not None:
+    if result.replayed:
+        # The same step sent again (a second click, an old tab): taken once, and said so (issue 35).
+        flash(ALREADY_TAKEN, "notice")
+    elif before is not None and result.state is not None:
         flash(feedback(before, result.state, action, viewer.number), "done")
     return redirect(url_for("turn.page", game_id=game_id))
 
@@ -179,7 +189,9 @@ def feedback(before: GameState, after: GameState, action: dict[str, Any], seat: 
     if kind == "pick":
         troop = after.players[seat].active
         if troop is not None:
-            return f"You picked the {troop.race} with {troop.power}: {troop.hand} tokens in hand. Now conquer."
+            return (
+                f"You picked the {rules.combo_name(troop.race, troop.power)}: {troop.hand} tokens in hand. Now conquer."
+            )
     if kind == "final_conquest":
         won = region is not None and after.regions[region].owner == seat and after.regions[region].tokens > 0
         outcome = f"region {region} is yours" if won else f"not enough for region {region}"
@@ -432,8 +444,8 @@ def next_step(state: GameState, seat: int, choices: Choices, confirm: str | None
         if choices.by_region:
             also = " or go In Decline" if "decline" in choices.simple else ""
             return (
-                f"Now conquer: {hand} token{'s' if hand != 1 else ''} to conquer with. Tap a region with a cost "
-                f"on the map or choose it from a list; then end your conquests{also}."
+                f"Now conquer: {hand} token{'s' if hand != 1 else ''} to conquer with. Choose a region with a cost "
+                f"on the map or from a list; then end your conquests{also}."
             )
         return "No region can be conquered now: end your conquests and redeploy."
     if phase in ("redeploy", "defend"):
@@ -570,7 +582,7 @@ def map_tap(state: GameState, choices: Choices, marks: dict[int, RegionMark], re
     if mark is not None and mark.cost is not None:
         cost = f"costs {mark.cost}{' with the die' if mark.die else ''}: "
     if state.phase in ("redeploy", "defend") and any(region in a.regions for a in choices.redeploy):
-        return MapTap("yours: tap to move tokens", {"data-redeploy": f"tokens-{region}"})
+        return MapTap("yours: select to move tokens", {"data-redeploy": f"tokens-{region}"})
     if len(conquests) == 1 and len(actions) == 1:
         attributes = {"data-action": "conquer"}
         if conquests[0].troop != "active":

@@ -45,11 +45,11 @@ function redeployTap(link) {
     }
     const value = parseInt(input.value, 10) || 0;
     if (value <= (parseInt(input.min || "0", 10) || 0)) {
-      announce(`${regionWords(link)} keeps what it has: tap a region with more tokens to take one from it.`);
+      announce(`${regionWords(link)} keeps what it has: choose a region with more tokens to take one from it.`);
       return;
     }
     selectFrom(link);
-    announce(`Taking a token from ${regionWords(link)}: now tap the region to put it on.`);
+    announce(`Taking a token from ${regionWords(link)}: now choose the region to put it on.`);
     return;
   }
   previous.value = String((parseInt(previous.value, 10) || 0) - 1);
@@ -262,7 +262,8 @@ function tick() {
   }
 }
 
-// As emails/times.py's time_left: the two largest units that matter, no minutes beside days.
+// As emails/times.py's left_words (one form everywhere): the two largest units that matter, no minutes
+// beside days.
 function words(seconds) {
   if (seconds <= 0) return "the deadline has passed";
   if (seconds < 60) return "less than a minute left";
