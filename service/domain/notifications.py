@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -131,6 +131,8 @@ class Choices:
     wants_notices: bool
     wants_messages: bool
     games: list[GameChoice] = field(default_factory=list)
+    #: Set by :func:`save_choices` when the digest hour had passed today: the first digest comes tomorrow.
+    digest_from_tomorrow: bool = False
 
 
 #: Games whose choice the page offers: those that may still mail (not over).
@@ -243,6 +245,7 @@ def save_choices(
             row.mode = mode
             session.add(row)
     session.flush()
+    from_tomorrow = False
     if follows_digest(session, player) and before != (digest_hour, True):
         now = now or utcnow()
         day, hour = local_day(now, player.time_zone)
@@ -252,8 +255,9 @@ def save_choices(
                 .values(player_id=player_id, local_date=day, games=0, messages=0, created_at=now)
                 .on_conflict_do_nothing(index_elements=["player_id", "local_date"])
             )
+            from_tomorrow = True
     session.commit()
-    return choices_of(session, player_id)
+    return replace(choices_of(session, player_id), digest_from_tomorrow=from_tomorrow)
 
 
 def follows_digest(session: Session, player: Player) -> bool:
