@@ -68,7 +68,8 @@ def test_between_turns_the_game_page_leads_with_the_map_the_story_and_the_deadli
         expect(since).to_be_in_viewport()
     assert top(page, ".game-status") < top(page, ".game-map")
     if phone:
-        assert top(page, ".game-map") < top(page, ".game-since"), "on a phone the story comes under the map"
+        # Under the map, before the players and the combos.
+        assert top(page, ".game-map") < top(page, ".game-since") < top(page, ".game-players")
     else:
         assert top(page, ".game-since") < top(page, ".game-players"), "on a desktop the story is beside the map"
     # Leaving the game, the calendars and the time zone only after the map and the story.
