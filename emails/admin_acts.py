@@ -240,7 +240,7 @@ def _watching(told: _Told) -> str:
     if "public" not in told.details:
         return "made a new watch link: the ones shared before no longer work"
     if told.details["public"]:
-        return "made the game public: anyone may watch it (the board and the steps, never a player's coins)"
+        return "made the game public: anyone may watch it (the map and the steps, never a player's coins)"
     return "made the game private: only those with its watch link may watch it"
 
 

@@ -87,7 +87,7 @@ class MessageError(RenderError):
 @with_config(ConfigDict(extra="forbid"))
 class BoardPlayer(TypedDict):
     name: str
-    #: "Orcs (Seafaring)", or ``None`` before the first pick and after a decline.
+    #: "Seafaring Orcs" (``rules.combo_name``), or ``None`` before the first pick and after a decline.
     active: str | None
     declined: list[str]
 
@@ -514,7 +514,7 @@ class GameOver(GameMessage):
         if len(winners) > 1:
             values["verdict"] = (
                 f"{names} share the victory with {top['coins']} coins each and {top['tokens_on_board']} race tokens "
-                "on the board each: the tie-break could not part them."
+                "on the map each: the tie-break could not part them."
             )
             values["verdict_short"] = f"{names} share the victory"
         else:
@@ -525,21 +525,21 @@ class GameOver(GameMessage):
             others = [r for r in tied if r is not top]
             values["tie_break_note"] = (
                 f"Tie-break: {_and([r['name'] for r in tied])} {'both' if len(tied) == 2 else 'all'} had "
-                f"{top['coins']} coins; the tie goes to the most race tokens on the board (Active and In Decline): "
+                f"{top['coins']} coins; the tie goes to the most race tokens on the map (Active and In Decline): "
                 f"{top['name']} had {top['tokens_on_board']}, "
                 + _and([f"{r['name']} {r['tokens_on_board']}" for r in others])
                 + "."
             )
         elif any(r["tie_break"] for r in rows if r["place"] != 1):
             values["tie_break_note"] = (
-                "Players with the same coins are ranked by race tokens on the board (Active and In Decline)."
+                "Players with the same coins are ranked by race tokens on the map (Active and In Decline)."
             )
         values["table_text"] = _table(rows)
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
     width = max(6, *(len(r["name"]) + (6 if r["you"] else 0) for r in rows))
-    lines = [f"  {'Place':<6} {'Player':<{width}} {'Coins':>5}  Tokens on the board"]
+    lines = [f"  {'Place':<6} {'Player':<{width}} {'Coins':>5}  Tokens on the map"]
     for r in rows:
         place = ordinal(r["place"]) + ("=" if r["shared"] else "")
         name = r["name"] + (" (you)" if r["you"] else "")

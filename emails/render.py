@@ -204,7 +204,7 @@ class Deadline:
     at: datetime
     #: In the reader's time zone, e.g. "Tuesday 3 March 2026, 14:00 CET (Europe/Paris)".
     local: str
-    #: Time remaining when the mail was written, e.g. "1 day 23 hours".
+    #: Time remaining when the mail was written, e.g. "1 day 23 hours left" (``times.left_words``).
     left: str
 
 
@@ -213,7 +213,7 @@ def deadline(value: Any, now: datetime, time_zone: str | None) -> Deadline | Non
     at = times.parse(value)
     if at is None:
         return None
-    return Deadline(at=at, local=_local_time(at, time_zone), left=times.time_left(at - now))
+    return Deadline(at=at, local=_local_time(at, time_zone), left=times.left_words(at - now))
 
 
 #: A deadline in a reader's zone, written once for all the readers in that zone (a mail per reader of a step).

@@ -76,8 +76,8 @@ def _region(
 #: In Decline Ratmen; Lost Tribes remain in the middle.
 BOARD: Board = {
     "players": [
-        {"name": "Ann", "active": "Orcs (Seafaring)", "declined": []},
-        {"name": "Bob", "active": "Giants (Wealthy)", "declined": ["Ratmen"]},
+        {"name": "Ann", "active": "Seafaring Orcs", "declined": []},
+        {"name": "Bob", "active": "Wealthy Giants", "declined": ["Ratmen"]},
     ],
     "regions": [
         _region("sea"),

@@ -4,7 +4,9 @@ Players write what they like; other players read it on the game's pages and in t
 goes through two locks, either of which would be enough alone:
 
 1. markdown-it-py with CommonMark's parser and every rule off but a few: emphasis (``*a*``, ``**b**``),
-   links (``[text](https://…)`` and ``<https://…>``), lists, and code (inline, indented and fenced).
+   links (``[text](https://…)``, ``<https://…>`` and a bare ``https://…``, found by linkify-it-py with
+   the ``http:`` and ``https:`` schemes only: no ``www.`` or bare domain guessed, no ``mailto:``, ``ftp:`` or
+   ``//``), lists, and code (inline, indented and fenced).
    Raw HTML is never passed through (``html: False``: ``<script>`` is shown as text); images, headings,
    quotes, tables are off; markdown-it refuses ``javascript:``, ``vbscript:``, ``file:`` and ``data:``
    links on its own. A single line break is kept as a line break, as in a chat.
@@ -14,6 +16,9 @@ goes through two locks, either of which would be enough alone:
 
 >>> message_html("Hello *there*, see [the rules](https://example.org/rules)")
 '<p>Hello <em>there</em>, see <a href="https://example.org/rules" rel="nofollow noopener noreferrer">the rules</a></p>'
+>>> message_html("See https://example.org/r?a=1&b=2, not javascript:alert(1)")  # doctest: +NORMALIZE_WHITESPACE
+'<p>See <a href="https://example.org/r?a=1&amp;b=2" rel="nofollow noopener noreferrer">https://example.org/r?a=1&amp;b=2</a>,
+not javascript:alert(1)</p>'
 >>> message_html('<img src=x onerror="alert(1)"> [x](javascript:alert(1))')
 '<p>&lt;img src=x onerror="alert(1)"&gt; [x](javascript:alert(1))</p>'
 """
@@ -27,9 +32,15 @@ from markdown_it import MarkdownIt
 LONGEST = 2000
 
 #: The Markdown rules that are on; every other one (images, headings, quotes, raw HTML…) is off.
-RULES = ["emphasis", "link", "autolink", "list", "backticks", "code", "fence", "newline", "escape"]
+RULES = ["emphasis", "link", "autolink", "linkify", "list", "backticks", "code", "fence", "newline", "escape"]
 
-_markdown = MarkdownIt("zero", {"breaks": True, "html": False, "linkify": False}).enable(RULES)
+_markdown = MarkdownIt("zero", {"breaks": True, "html": False, "linkify": True}).enable(RULES)
+# Bare addresses become links with http: and https: only (issue 35): nothing guessed from "www." or a domain.
+_linkify = _markdown.linkify
+assert _linkify is not None  # linkify-it-py, a dependency: markdown-it makes it when "linkify" is on
+_linkify.set({"fuzzy_link": False, "fuzzy_email": False, "fuzzy_ip": False})
+for _schema in ("ftp:", "mailto:", "//"):
+    _linkify.add(_schema, None)
 
 TAGS = {"p", "br", "em", "strong", "a", "ul", "ol", "li", "code", "pre"}
 ATTRIBUTES = {"a": {"href"}, "ol": {"start"}}

@@ -67,6 +67,18 @@ def time_left(remaining: timedelta) -> str:
     return " ".join(words[:2])
 
 
+def left_words(remaining: timedelta) -> str:
+    """The time left before a deadline as every page, mail, feed and chat line says it (issue 35: one form),
+    and as the pages' script (``pages.js``) keeps saying it while it ticks.
+
+    >>> left_words(timedelta(days=1, hours=23, minutes=10)), left_words(timedelta(0))
+    ('1 day 23 hours left', 'the deadline has passed')
+    """
+    if remaining.total_seconds() <= 0:
+        return "the deadline has passed"
+    return f"{time_left(remaining)} left"
+
+
 def duration(seconds: int | float) -> str:
     """A length of time set by the host ("48 hours", "12 hours", "2 days 6 hours", "30 minutes").
 

@@ -26,7 +26,7 @@ from .schema import read_state
 from .scoring import turn_score
 from .setup import new_game, with_options
 from .state import SCHEMA_VERSION, GameState, Phase
-from .telling import region_name, score_words, tell, tell_turn
+from .telling import combo_name, region_name, score_words, tell, tell_turn
 from .view import final_standings, player_view
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "Phase",
     "IllegalAction",
     "apply",
+    "combo_name",
     "auto_pass",
     "awaiting",
     "board_after",

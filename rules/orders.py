@@ -43,6 +43,7 @@ from .actions import ACTIVE, DECLINED, Action, IllegalAction, Verb
 from .engine import awaiting, legal_actions
 from .redeploy import unplaced
 from .state import CONQUER, DEFEND, PICK, REDEPLOY, START, GameState
+from .telling import combo_name
 
 #: The base game's verbs. ``conquer`` takes one region per step; ``end`` and ``decline`` may take several
 #: steps (see :class:`Intent`).
@@ -348,7 +349,7 @@ def describe(state: GameState, seat: int, names: Sequence[str] = ()) -> list[str
             combo = state.combos[action.combo or 0]
             extra = f", {combo.coins} coin{'s' if combo.coins != 1 else ''} on it" if combo.coins else ""
             cost = f"costs {action.combo} coin{'s' if action.combo != 1 else ''}" if action.combo else "free"
-            lines.append(f"pick {(action.combo or 0) + 1}  -  {combo.race} + {combo.power} ({cost}{extra})")
+            lines.append(f"pick {(action.combo or 0) + 1}  -  {combo_name(combo.race, combo.power)} ({cost}{extra})")
     if "decline" in by_type:
         lines.append("decline  -  put your Active race In Decline (your turn ends after scoring)")
     conquests = by_type.get("conquer", []) + by_type.get("final_conquest", [])

@@ -254,7 +254,7 @@ def board_after(state: GameState, action: Action | Any) -> dict[str, Any]:
         action = Action.from_json(action)
     after = apply(state, action)
     if after.rng != state.rng:
-        raise IllegalAction("This step uses chance: the board after it is known only once it is taken")
+        raise IllegalAction("This step uses chance: the map after it is known only once it is taken")
     return player_view(after, action.player)
 
 

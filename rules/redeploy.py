@@ -48,7 +48,7 @@ def redeploy(
     keep = kept_off_board(state, seat, troop, own_turn)
     placed = total - keep
     if sum(given.values()) != placed:
-        kept = f" ({keep} stay off the board)" if keep else ""
+        kept = f" ({keep} stay off the map)" if keep else ""
         raise IllegalAction(f"Redeployment must place exactly {placed} tokens{kept}; this places {sum(given.values())}")
     if not own_turn:
         # Rulebook, "Enemy Losses & Withdrawals": an attacked player redeploys the tokens in hand into

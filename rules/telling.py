@@ -233,11 +233,21 @@ def tell_turn(steps: Sequence[Step]) -> str:
     return header + text + "."
 
 
+def combo_name(race: str, power: str) -> str:
+    """A combo as every page, mail, story, chat line and API text names it (issue 35: one form), the power
+    before the race as the rulebook's examples read: "Hill Tritons", "Flying Orcs".
+
+    >>> combo_name("Tritons", "Hill")
+    'Hill Tritons'
+    """
+    return f"{power} {race}"
+
+
 def troop_name(troop: Troop) -> str:
     """A troop as its combo reads: "Flying Orcs", "In Decline Ghouls"."""
     if troop.declined:
         return f"In Decline {troop.race}"
-    return f"{troop.power} {troop.race}"
+    return combo_name(troop.race, troop.power)
 
 
 # -- words for the pieces -----------------------------------------------------------------------------------
@@ -305,7 +315,7 @@ def _with_declined(step: Step) -> str:
 def _pick(step: Step) -> Told:
     combo = step.action.combo if step.action is not None and step.action.combo is not None else 0
     troop = step.after.players[step.player].active
-    picked = f": the {troop.race} with {troop.power}" if troop and not step.brief else ""
+    picked = f": the {combo_name(troop.race, troop.power)}" if troop and not step.brief else ""
     paid = [f"leaving {plural(combo, 'coin')} on the combos above"] if combo else []
     lying = step.before.combos[combo].coins if combo < len(step.before.combos) else 0
     took = [f"taking the {plural(lying, 'coin')} lying on it"] if lying else []

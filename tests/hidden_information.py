@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.vocabulary import Vocabulary
+
 #: Seat ``i`` starts with ``CANARY + i * CANARY_STEP`` coins: far apart, and far from any id, version,
 #: region number, token count or timestamp part the game shows.
 CANARY = 7_340_017
@@ -75,6 +77,8 @@ class CoinWatch:
     leaks: list[Leak] = field(default_factory=list)
     own_seen: set[int] = field(default_factory=set)
     scanned: int = 0
+    #: One vocabulary (issue 35), checked on every document scanned here.
+    words: Vocabulary = field(default_factory=Vocabulary)
 
     def __post_init__(self) -> None:
         self.values = {seat: set() for seat in range(self.players)}
@@ -92,6 +96,7 @@ class CoinWatch:
     def scan_text(self, text: str, viewer: int | None, where: str) -> None:
         """Look for any other seat's coins in ``text`` (a page, a mail part, a JSON body as text)."""
         self.scanned += 1
+        self.words.scan(text, where)
         owners = self._owners()
         for found in NUMBER.finditer(text):
             seat = owners.get(int(re.sub(r"\D", "", found.group(0))))

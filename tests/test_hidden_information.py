@@ -553,6 +553,7 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
         table = play_a_whole_game(app, random.Random(seed), chat)
     table.watch.assert_no_leaks()
     table.watch.confirm_own_coins_seen(range(3))
+    table.watch.words.assert_one_form()
     subjects = " ".join(table.templates).lower()
     assert table.bot_steps > 5, "the house bot played seat 1's turns"
     for kind in (

@@ -289,7 +289,7 @@ def _specimen(board: str) -> PublicBoard:
         troops = Troops("Elves", n % 10 + 1, owner if owner < players else None, declined=n % 3 == 0)
         markers = (("mountain", "lair", "fortress", "hole", "hero", "dragon")[n % 6],)
         views.append(RegionView(troops, markers, n % 3))
-    seats = tuple(SeatView(f"Player {n + 1}", "Elves (Flying)", ("Ratmen",)) for n in range(players))
+    seats = tuple(SeatView(f"Player {n + 1}", "Flying Elves", ("Ratmen",)) for n in range(players))
     return PublicBoard(board, tuple(views), seats)
 
 

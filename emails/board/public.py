@@ -43,7 +43,7 @@ class RegionView:
 @dataclass(frozen=True, slots=True)
 class SeatView:
     name: str
-    #: The Active race with its power, e.g. "Orcs (Flying)"; None before the first pick.
+    #: The Active race with its power, e.g. "Flying Orcs"; None before the first pick.
     active: str | None = None
     #: The races In Decline.
     declined: tuple[str, ...] = ()
@@ -80,7 +80,7 @@ class PublicBoard:
             seats.append(
                 SeatView(
                     name=seat_names[number] if number < len(seat_names) else f"Player {number + 1}",
-                    active=f"{active['race']} ({active['power']})" if active else None,
+                    active=rules.combo_name(active["race"], active["power"]) if active else None,
                     declined=declined,
                 )
             )
@@ -107,7 +107,7 @@ class PublicBoard:
         """The board as a mail's context holds it (plain JSON, also read by the text of the mail)::
 
         {"board": "2-players",
-         "players": [{"name": "Ann", "active": "Orcs (Seafaring)", "declined": ["Ratmen"]}, ...],
+         "players": [{"name": "Ann", "active": "Seafaring Orcs", "declined": ["Ratmen"]}, ...],
          "regions": [{"terrain": "forest", "owner": 0, "race": "Orcs", "tokens": 3, "declined": false,
                       "marks": ["fortress"]}, {"terrain": "sea"}, ...]}
 

@@ -98,7 +98,7 @@ class Bivouacking(Power):
         placed = sum(wanted.values())
         if placed > total:
             if returning:
-                raise IllegalAction(f"{total} of your Encampments are off the board; this places {placed}")
+                raise IllegalAction(f"{total} of your Encampments are off the map; this places {placed}")
             raise IllegalAction(f"You have {total} Encampments (of {ENCAMPMENTS}); this places {placed}")
         if returning:
             # The Encampments still on the board stay; those taken off by the attack join them.
@@ -167,7 +167,7 @@ class Bivouacking(Power):
         tokens = step.action.tokens if step.action is not None else ()
         placed = placements([(r, n) for r, n in tokens if n], step)
         if step.kind == "return_encampments":
-            return f"placed Encampments again: {placed}" if placed else "kept the Encampments off the board"
+            return f"placed Encampments again: {placed}" if placed else "kept the Encampments off the map"
         return f"placed the Encampments: {placed}" if placed else "took up the Encampments"
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:

@@ -29,7 +29,7 @@ class Held(Slot):
 class Amazons(Race):
     name = "Amazons"
     tokens = RACE_TOKENS["Amazons"][0] + CONQUEST_ONLY
-    summary = "+4 tokens for conquering only; they leave the board at redeployment."
+    summary = "+4 tokens for conquering only; they leave the map at redeployment."
     description = (
         "Four of your Amazon tokens may only be used for conquest, not for defense, as indicated by the +4 on "
         "the banner itself. So you start your initial turn with 10 Amazon tokens (plus any additional ones "
@@ -86,7 +86,7 @@ class Amazons(Race):
         if step.kind not in ("end_turn", "auto_pass", "decline") or step.before.phase == DEFEND:
             return None
         held = self.read(step.after, Held).held
-        return f"{plural(held, 'Amazon')} leave the board until the next turn" if held else None
+        return f"{plural(held, 'Amazon')} leave the map until the next turn" if held else None
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:
         for _, troop, held in schema_1_troop_field(old, "held"):

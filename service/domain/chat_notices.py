@@ -175,14 +175,14 @@ def result_notice(game: Game, standings: Sequence[Mapping[str, Any]]) -> Notice:
     'Friday is over: Bob wins'
     >>> print(n.body)
     Final table:
-    1. Bob: 40 coins, 9 tokens on the board
-    2. Ann: 31 coins, 12 tokens on the board
+    1. Bob: 40 coins, 9 tokens on the map
+    2. Ann: 31 coins, 12 tokens on the map
     """
     rows = sorted(standings, key=lambda r: (int(r.get("place", 0)), int(r.get("player", 0))))
     winners = [str(r.get("name")) for r in rows if r.get("place") == 1]
     verdict = f"{winners[0]} wins" if len(winners) == 1 else " and ".join(winners) + " share the victory"
     lines = [
-        f"{r.get('place')}. {r.get('name')}: {r.get('coins')} coins, {r.get('tokens_on_board')} tokens on the board"
+        f"{r.get('place')}. {r.get('name')}: {r.get('coins')} coins, {r.get('tokens_on_board')} tokens on the map"
         + (" (tie-break)" if r.get("tie_break") else "")
         for r in rows
     ]

@@ -353,6 +353,7 @@ def _skip_reason(job: _Job) -> str | None:
         wants_reminders=job.wants_reminders,
         wants_notices=job.wants_notices,
         wants_messages=job.wants_messages,
+        own_turn=job.template in notifications.OWN_TURN_NOTICES,
     )
     if chosen:
         return chosen

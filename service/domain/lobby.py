@@ -14,6 +14,7 @@ anything of that address's.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -149,10 +150,15 @@ def confirm_game(
     links: LinkMaker,
     *,
     time_zone: str | None = None,
+    seat_host: bool = False,
+    host_seat_name: str | None = None,
     now: datetime | None = None,
 ) -> Confirmed:
     """The host confirms the game by the mailed link: the invitations go out, the host gets the admin link,
     and a game set to start at once starts. ``time_zone`` is the host's own choice, made on confirming.
+
+    ``seat_host``: the host, when they hold a seat, takes it on confirming (the confirm page asks the seat's
+    name, ``host_seat_name``, and the time zone once): their seat is accepted and no invitation goes to them.
 
     Confirming again answers the same (the link holds the admin secret, so it grants nothing new); a
     discarded or lapsed game is refused (:class:`Conflict`).
@@ -179,6 +185,14 @@ def confirm_game(
     if time_zone:
         host.time_zone = time_zone
         session.add(host)
+    seated = host_seat(seats, game.host_email) if seat_host else None
+    if seated is not None:
+        seated.accepted_at = now
+        if host_seat_name:
+            seated.display_name = host_seat_name
+            host.display_name = host_seat_name  # this address's default name when it is next invited
+        session.add(seated)
+        session.add(host)
     game.status = INVITING
     game.confirmed_at = now
     settings = settings_of(game)
@@ -192,6 +206,8 @@ def confirm_game(
     for seat, player in seats:
         if player.email == HOUSE_BOT_EMAIL:
             continue  # the house bot's seat: accepted from the start, nobody to invite
+        if seat is seated:
+            continue  # the host took their seat on confirming: no invitation to themselves
         invitation = Invitation(
             game_id=game_id,
             game_name=game.name,
@@ -249,6 +265,14 @@ def expire_unconfirmed(session: Session, now: datetime, max_age: timedelta = UNC
     )
     session.commit()
     return int(lapsed.rowcount or 0)
+
+
+def host_seat(seats: Sequence[tuple[Seat, Player]], host_email: str) -> Seat | None:
+    """The seat a person plays under the host's own address, if any."""
+    return next(
+        (s for s, p in seats if p.email == host_email and s.controller == SeatController.PERSON),
+        None,
+    )
 
 
 def accept_invitation(

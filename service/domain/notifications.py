@@ -21,14 +21,19 @@ day: the day is claimed by a row of ``digests_sent`` (player, local date) writte
 DO NOTHING`` in the transaction that queues the mail, whose dedupe key names the same day. Two workers at
 once, or a sweep run again, find the day taken. A worker that was down at the chosen hour sends the day's
 digest when it comes back, the same local day; a day that has passed is not sent late. A digest with
-nothing to tell (no game waiting, nothing said) is claimed but not mailed.
+nothing to tell (no game waiting, nothing said) is claimed but not mailed. A digest hour chosen after that
+hour of the day has passed claims the day on choosing (:func:`save_choices`): the first digest comes the
+next day at that hour, not at once (issue 35).
+
+The notices about the reader's own turn (:data:`OWN_TURN_NOTICES`: their turn played for them) are mails of
+their own turns, which always come whatever the game's choice; only the notices switch stops them.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -59,6 +64,11 @@ DIGEST_TALK = 30
 
 
 # -- what a mail may do ----------------------------------------------------------------------------------
+#: Notices about the reader's own turn: sent whatever the game's choice (the choices page promises the mails
+#: of one's own turns always come), unless notices are turned off.
+OWN_TURN_NOTICES = frozenset({"auto_passed"})
+
+
 def skip_reason(
     category: str,
     mode: NotifyMode | str | None,
@@ -66,6 +76,7 @@ def skip_reason(
     wants_reminders: bool = True,
     wants_notices: bool = True,
     wants_messages: bool = True,
+    own_turn: bool = False,
 ) -> str | None:
     """Why a mail of ``category`` (``emails.render``) must not go to a reader whose choice for its game is
     ``mode`` and whose switches are as given; ``None``: it goes.
@@ -76,6 +87,8 @@ def skip_reason(
     'the player chose a daily digest for this game'
     >>> skip_reason("notice", "every", wants_notices=False)
     'the player turned notices off'
+    >>> skip_reason("notice", "digest", own_turn=True) is None  # their turn was played for them
+    True
     """
     if category in (ESSENTIAL, DIGEST):
         return None
@@ -85,6 +98,8 @@ def skip_reason(
         return "the player turned table talk off"
     if category == NOTICE and not wants_notices:
         return "the player turned notices off"
+    if category == NOTICE and own_turn:
+        return None
     chosen = NotifyMode(mode) if mode else NotifyMode.EVERY
     if chosen == NotifyMode.TURNS:
         return "the player chose only their turns and results for this game"
@@ -116,6 +131,8 @@ class Choices:
     wants_notices: bool
     wants_messages: bool
     games: list[GameChoice] = field(default_factory=list)
+    #: Set by :func:`save_choices` when the digest hour had passed today: the first digest comes tomorrow.
+    digest_from_tomorrow: bool = False
 
 
 #: Games whose choice the page offers: those that may still mail (not over).
@@ -196,9 +213,13 @@ def save_choices(
     wants_reminders: bool,
     wants_notices: bool,
     wants_messages: bool,
+    now: datetime | None = None,
 ) -> Choices:
     """Store the address's choices and commit. ``games``: a choice per game of the address (``None``: the
-    default); a game the address has no seat in is refused (:class:`BadRequest` naming it)."""
+    default); a game the address has no seat in is refused (:class:`BadRequest` naming it).
+
+    A digest hour newly chosen (or a digest newly followed) when that hour of the reader's day has passed
+    claims the day, so the first digest comes tomorrow at that hour rather than at the next sweep."""
     player = session.get(Player, player_id)
     if player is None:
         raise NotFound("There is no such address.")
@@ -206,6 +227,7 @@ def save_choices(
     foreign = sorted(set(games) - own)
     if foreign:
         raise BadRequest(f"game_{foreign[0]}: not a game of this address.", field=f"game_{foreign[0]}")
+    before = (player.digest_hour, follows_digest(session, player))
     player.notify = default
     player.digest_hour = digest_hour
     player.wants_reminders = wants_reminders
@@ -222,8 +244,36 @@ def save_choices(
         else:
             row.mode = mode
             session.add(row)
+    session.flush()
+    from_tomorrow = False
+    if follows_digest(session, player) and before != (digest_hour, True):
+        now = now or utcnow()
+        day, hour = local_day(now, player.time_zone)
+        if hour >= digest_hour:
+            session.execute(
+                dialect_insert(session.get_bind().dialect.name, DigestSent)
+                .values(player_id=player_id, local_date=day, games=0, messages=0, created_at=now)
+                .on_conflict_do_nothing(index_elements=["player_id", "local_date"])
+            )
+            from_tomorrow = True
     session.commit()
-    return choices_of(session, player_id)
+    return replace(choices_of(session, player_id), digest_from_tomorrow=from_tomorrow)
+
+
+def follows_digest(session: Session, player: Player) -> bool:
+    """Whether the address gets a digest: its default, or its choice for one of its running games."""
+    if player.notify == NotifyMode.DIGEST:
+        return True
+    by_game = (
+        select(GameNotification.game_id)
+        .join(Game, col(Game.id) == GameNotification.game_id)
+        .where(
+            GameNotification.player_id == player.id,
+            GameNotification.mode == NotifyMode.DIGEST,
+            col(Game.status).in_(CHOOSABLE),
+        )
+    )
+    return session.exec(by_game).first() is not None
 
 
 # -- the daily digest ------------------------------------------------------------------------------------
@@ -352,7 +402,7 @@ def build_digest(session: Session, player: Player, links: LinkMaker, *, day: str
     ]
     previous = session.exec(
         select(DigestSent.created_at)
-        .where(DigestSent.player_id == player.id, DigestSent.local_date != day)
+        .where(DigestSent.player_id == player.id, DigestSent.local_date != day, col(DigestSent.created_at) <= now)
         .order_by(col(DigestSent.created_at).desc())
     ).first()
     since = previous or now - timedelta(days=1)

@@ -50,7 +50,7 @@ class Record:
 
     @property
     def words(self) -> str:
-        """The record in a few words, as shown beside a name.
+        """The record in a few words, as shown beside a name: :attr:`deeds`, then the rating.
 
         >>> Record(games=12, deadlines=100, missed=2, mu=30, sigma=3).words
         '12 games, missed 2 % of deadlines, rating 21'
@@ -59,14 +59,23 @@ class Record:
         >>> Record().words
         'no finished game yet'
         """
+        if self.rating is None or not self.games:
+            return self.deeds
+        return f"{self.deeds}, rating {self.rating}"
+
+    @property
+    def deeds(self) -> str:
+        """The record without the rating, where the rating is shown beside it already (the final standings).
+
+        >>> Record(games=12, deadlines=100, missed=2, mu=30, sigma=3).deeds
+        '12 games, missed 2 % of deadlines'
+        """
         if not self.games:
             return "no finished game yet"
         parts = [f"{self.games} game{'s' if self.games != 1 else ''}"]
         parts.append(f"missed {self.missed_percent} % of deadlines" if self.missed else "missed no deadline")
         if self.resigned:
             parts.append(f"resigned {self.resigned}")
-        if self.rating is not None:
-            parts.append(f"rating {self.rating}")
         return ", ".join(parts)
 
 

@@ -224,7 +224,7 @@ class ExplainAction(BaseModel):
     model_config = REQUEST
 
     action: dict[str, Any] = Field(description="One action (rules/README.md); `player` defaults to your seat")
-    board: bool = Field(False, description="Also give the board as you will see it after the step (no die)")
+    board: bool = Field(False, description="Also give the map as you will see it after the step (no die)")
 
 
 class AuditOut(BaseModel):

@@ -105,7 +105,7 @@ def save(token: str) -> Response | Any:
                 if not name[5:].isdigit():
                     raise BadRequest(f"{name}: not a game of this address.", field=name)
                 games[int(name[5:])] = notifications.parse_mode(value, name, blank=True)
-        notifications.save_choices(
+        saved = notifications.save_choices(
             db,
             player_id,
             default=default,
@@ -122,5 +122,10 @@ def save(token: str) -> Response | Any:
         except DomainError:
             return _refused()
         return _page(token, choices, error=error.message, form=form), error.status
-    flash("Your choices are saved: the next mails follow them.", "done")
+    later = (
+        f" Your first daily digest comes tomorrow at {saved.digest_hour:02d}:00 (that hour has passed today)."
+        if saved.digest_from_tomorrow
+        else ""
+    )
+    flash(f"Your choices are saved: the next mails follow them.{later}", "done")
     return redirect(url_for(".page", token=token), code=303)

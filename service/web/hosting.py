@@ -38,9 +38,11 @@ def new_game(request: CreateGame) -> Game:
     return game
 
 
-def confirm(token: str, time_zone: str | None) -> lobby.Confirmed:
+def confirm(
+    token: str, time_zone: str | None, *, seat_host: bool = False, host_seat_name: str | None = None
+) -> lobby.Confirmed:
     """Confirm the game of a confirmation token, within the limit on invitations per address (the page
-    too)."""
+    too). ``seat_host``: the confirm page seats a host who plays, under ``host_seat_name``."""
     session = get_session()
     payload = confirmation_payload(token)
     game = games.get_game(session, payload["g"])
@@ -52,7 +54,13 @@ def confirm(token: str, time_zone: str | None) -> lobby.Confirmed:
         mail_quotas().check_invitations(invitees)
         mail_quotas().check_strangers(game.host_email, strangers)
     confirmed = lobby.confirm_game(
-        session, payload["g"], payload["k"], current_links(), time_zone=time_zone or payload.get("z")
+        session,
+        payload["g"],
+        payload["k"],
+        current_links(),
+        time_zone=time_zone or payload.get("z"),
+        seat_host=seat_host,
+        host_seat_name=host_seat_name,
     )
     if confirmed.now:  # the invitations went out now: they count
         mail_quotas().note_invitations(invitees)

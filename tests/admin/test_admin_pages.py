@@ -3,6 +3,8 @@ its audit entry and its mail to the players, the refusals in the domain's words,
 
 from __future__ import annotations
 
+import html
+import re
 from datetime import timedelta
 from zoneinfo import ZoneInfo
 
@@ -356,7 +358,8 @@ def test_every_player_reads_the_log_of_changes_on_the_game_page(admin_app: Flask
     assert "Changes by the host" in page.text
     assert "The host paused the game" in page.text and "Server move" in page.text
     assert "The host moved the deadline to" in page.text
-    assert page.text.index("The host paused") < page.text.index("The host moved"), "newest first"
+    log = page.text[page.text.index("Changes by the host") :]
+    assert log.index("The host paused") < log.index("The host moved"), "newest first"
 
 
 def test_the_host_hides_a_message_of_the_table_talk_from_the_admin_page(admin_app: Flask) -> None:
@@ -381,3 +384,26 @@ def test_the_host_hides_a_message_of_the_table_talk_from_the_admin_page(admin_ap
     # A browser without the host's right cannot.
     stranger = admin_app.test_client()
     assert stranger.post(f"/admin/games/{game_id}/talk/{message_id}/hide").status_code in (400, 403)
+
+
+def test_the_page_warns_when_a_reminder_is_longer_than_a_turn(admin_app: Flask) -> None:
+    """Issue 35: a reminder 24 hours before the deadline of a 12-hour turn would never be sent: the page says so."""
+    game_id = new_game(admin_app, name="Long reminder")
+    browser = host(admin_app, game_id)
+    assert 'id="reminder-warning"' not in browser.get(f"/admin/games/{game_id}").text
+    page = act(
+        browser,
+        game_id,
+        "settings",
+        turn_hours="12",
+        defender_hours="12",
+        reminders=str(24 * 3600),
+        redeploy="auto",
+        vacation_days="3",
+    )
+    assert messages(page) == ["done: The settings were changed for the turns to come; the players were told."]
+    warning = re.search(r'<p class="message message-warning" id="reminder-warning">(.*?)</p>', page.text)
+    assert warning is not None and 'aria-describedby="reminder-warning"' in page.text
+    assert html.unescape(warning.group(1)) == (
+        "The reminder 24 hours before the deadline is longer than a turn (12 hours): it is never sent."
+    )

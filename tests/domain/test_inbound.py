@@ -278,7 +278,9 @@ def test_a_defenders_end_ends_their_redeployment_only_never_their_own_next_turn(
     assert game.step_key == f"{after.turn}:{defender}:-"
     with table.app.app_context():
         session = get_session()
-        steps = session.exec(select(GameAction).where(GameAction.game_id == table.game_id)).all()
+        steps = session.exec(
+            select(GameAction).where(GameAction.game_id == table.game_id).order_by(col(GameAction.version))
+        ).all()
         kinds = [(step.seat, (step.action or {}).get("type")) for step in steps if step.version > version]
         # In the order written: PostgreSQL returns rows without an ORDER BY in no set order (a row updated
         # when its mail was sent or dropped may come back last).

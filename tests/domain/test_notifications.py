@@ -42,7 +42,14 @@ def digests(session: Session) -> list[OutboxMail]:
     return list(session.exec(query).all())
 
 
-def choose(session: Session, who: Player, default: NotifyMode, hour: int = 18, **games: NotifyMode | None) -> None:
+def choose(
+    session: Session,
+    who: Player,
+    default: NotifyMode,
+    hour: int = 18,
+    now: datetime | None = None,
+    **games: NotifyMode | None,
+) -> None:
     notifications.save_choices(
         session,
         who.id or 0,
@@ -52,7 +59,12 @@ def choose(session: Session, who: Player, default: NotifyMode, hour: int = 18, *
         wants_reminders=True,
         wants_notices=True,
         wants_messages=True,
+        now=now,
     )
+
+
+#: Before every day the tests send digests on: a choice made then takes effect from the next digest hour.
+CHOSEN_AT = datetime(2026, 2, 27, 0, 0, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
@@ -70,6 +82,10 @@ def choose(session: Session, who: Player, default: NotifyMode, hour: int = 18, *
         ("talk", NotifyMode.TURNS, {}, True),
         ("talk", None, {}, False),
         ("digest", NotifyMode.TURNS, {"wants_notices": False}, False),
+        # A notice about the reader's own turn (played for them) is a mail of their own turns (issue 35).
+        ("notice", NotifyMode.DIGEST, {"own_turn": True}, False),
+        ("notice", NotifyMode.TURNS, {"own_turn": True}, False),
+        ("notice", NotifyMode.DIGEST, {"own_turn": True, "wants_notices": False}, True),
     ],
 )
 def test_what_a_choice_lets_through(category: str, mode: NotifyMode | None, switches: dict, skipped: bool) -> None:
@@ -168,11 +184,11 @@ def test_the_digest_tells_what_others_said_at_the_tables_followed_by_digest(
 def test_a_day_with_nothing_to_tell_is_claimed_without_a_mail(db_session: Session, links: LinkMaker) -> None:
     new_game(db_session, links)
     bob = player(db_session, "p1@example.org")  # nothing waits for Bob, nobody talks
-    choose(db_session, bob, NotifyMode.DIGEST, 0)
+    choose(db_session, bob, NotifyMode.DIGEST, 0, now=CHOSEN_AT)
     report = notifications.send_digests(db_session, links, now=datetime(2026, 3, 1, 12, tzinfo=UTC))
     assert (report.claimed, report.mailed) == (1, 0) and digests(db_session) == []
-    [day] = db_session.exec(select(DigestSent).where(DigestSent.player_id == bob.id)).all()
-    assert (day.local_date, day.games, day.messages) == ("2026-03-01", 0, 0)
+    day = db_session.get(DigestSent, (bob.id, "2026-03-01"))
+    assert day is not None and (day.games, day.messages) == (0, 0)
 
 
 def test_the_doctests() -> None:
@@ -184,8 +200,9 @@ def test_one_address_whose_digest_fails_never_stops_the_others(
 ) -> None:
     new_game(db_session, links)
     ann, bob = player(db_session, "p0@example.org"), player(db_session, "p1@example.org")
-    choose(db_session, ann, NotifyMode.DIGEST, 0)
-    choose(db_session, bob, NotifyMode.DIGEST, 0)
+    chosen = utcnow() - timedelta(days=1)
+    choose(db_session, ann, NotifyMode.DIGEST, 0, now=chosen)
+    choose(db_session, bob, NotifyMode.DIGEST, 0, now=chosen)
     table_talk.post_message(db_session, table_talk_game(db_session), 0, "For Bob's digest")
     real = notifications.my_games.my_games
 
@@ -205,3 +222,29 @@ def test_one_address_whose_digest_fails_never_stops_the_others(
 
 def table_talk_game(session: Session) -> Game:
     return session.exec(select(Game).order_by(Game.id.desc())).first()  # type: ignore[union-attr, return-value]
+
+
+def test_a_digest_hour_already_past_today_sends_from_tomorrow_not_at_once(
+    db_session: Session, links: LinkMaker
+) -> None:
+    """Issue 35: choosing 08:00 at 19:41 sent a digest at once; now the day is claimed on choosing."""
+    new_game(db_session, links)  # P0 (Ann) is on turn: her digest always has something to tell
+    ann = player(db_session, "p0@example.org")
+    evening = datetime(2026, 3, 1, 19, 41, tzinfo=UTC)
+    choose(db_session, ann, NotifyMode.DIGEST, 8, now=evening)
+    assert notifications.send_digests(db_session, links, now=evening + timedelta(minutes=1)).claimed == 0
+    assert digests(db_session) == []
+    report = notifications.send_digests(db_session, links, now=datetime(2026, 3, 2, 8, 1, tzinfo=UTC))
+    assert (report.claimed, report.mailed) == (1, 1)
+    # Saving the same choice again the next evening claims nothing new; a new hour before now does not
+    # either, since that day's digest went already.
+    choose(db_session, ann, NotifyMode.DIGEST, 8, now=datetime(2026, 3, 2, 20, tzinfo=UTC))
+    choose(db_session, ann, NotifyMode.DIGEST, 6, now=datetime(2026, 3, 2, 20, tzinfo=UTC))
+    assert [d.local_date for d in db_session.exec(select(DigestSent).order_by(DigestSent.local_date))] == [
+        "2026-03-01",
+        "2026-03-02",
+    ]
+    # An hour still ahead today claims nothing: the digest comes at that hour.
+    choose(db_session, ann, NotifyMode.DIGEST, 22, now=datetime(2026, 3, 3, 20, tzinfo=UTC))
+    assert notifications.send_digests(db_session, links, now=datetime(2026, 3, 3, 21, tzinfo=UTC)).claimed == 0
+    assert notifications.send_digests(db_session, links, now=datetime(2026, 3, 3, 22, 1, tzinfo=UTC)).mailed == 1

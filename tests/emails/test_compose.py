@@ -73,7 +73,7 @@ def test_a_mail_has_a_plain_text_part_first_then_the_html() -> None:
     assert mail.get_content_type() == "multipart/alternative"
     parts = list(mail.iter_parts())
     assert [p.get_content_type() for p in parts] == ["text/plain", "text/html"]
-    assert "Time left: 2 hours" in parts[0].get_content()
+    assert "2 hours left." in parts[0].get_content()
     assert mail["Auto-Submitted"] == "auto-generated"
     assert mail["Date"] == "Tue, 03 Mar 2026 11:00:00 +0000"
 

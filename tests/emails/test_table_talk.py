@@ -116,3 +116,31 @@ def test_an_excerpt_is_one_line_and_short() -> None:
 
 def test_the_doctests() -> None:
     assert doctest.testmod(table_talk).failed == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "href"),
+    [
+        ("see https://example.org/rules now", "https://example.org/rules"),
+        ("http://example.org/a?b=1&c=2.", "http://example.org/a?b=1&amp;c=2"),
+    ],
+)
+def test_a_bare_web_address_becomes_a_safe_link(text: str, href: str) -> None:
+    """Issue 35: a bare http or https address is a link, escaped, with rel="nofollow noopener noreferrer"."""
+    assert f'<a href="{href}" rel="nofollow noopener noreferrer">' in message_html(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "www.example.org or example.org",
+        "ftp://example.org/file",
+        "mailto:ann@example.org",
+        "//example.org/x",
+        "javascript:alert(1)",
+        "data:text/html,<script>alert(1)</script>",
+        "`https://example.org/in-code`",
+    ],
+)
+def test_only_http_and_https_addresses_are_made_links(text: str) -> None:
+    assert "<a " not in message_html(text)

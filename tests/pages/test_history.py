@@ -81,3 +81,21 @@ def test_the_filter_per_player_is_a_plain_get_and_a_bad_player_is_refused_by_nam
     for bad in ("7", "-1", "Bob"):
         refused = client.get(f"/games/{game_id}/history?player={bad}")
         assert refused.status_code == 400 and "player" in refused.text, bad
+
+
+def test_the_replay_counts_the_steps_kept_not_those_taken_back(app: Flask) -> None:
+    """Issue 35: "After step N" counts the steps the history lists; the step taken back and its undo are not
+    counted (the address keeps the game's version, which counts them)."""
+    game_id, links = start_game(app, players=3, seed="history-2")
+    client = app.test_client()
+    client.get(links[0])
+    play_first_turn(app, client, game_id)
+    page = client.get(f"/games/{game_id}/history").text
+    listed = re.findall(r'href="[^"]*\?step=(\d+)[^"]*#replay-title"(?: aria-current="step")?>', page)
+    versions = sorted({int(v) for v in listed} - {0})  # (0: the "Start" button)
+    # pick, conquer, end conquests, redeploy, end turn: five kept steps of the seven versions written.
+    assert len(versions) == 5 and versions[-1] == stored(app, game_id).version
+    last = client.get(f"/games/{game_id}/history?step={versions[-1]}").text
+    assert re.search(r'id="replay-title">After step 5: ', last), "the last of five steps kept"
+    second = client.get(f"/games/{game_id}/history?step={versions[1]}").text
+    assert re.search(r'id="replay-title">After step 2: ', second)

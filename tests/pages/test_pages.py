@@ -188,9 +188,12 @@ def test_the_same_form_sent_twice_is_one_step(app: Flask) -> None:
     page = client.get(f"/games/{game_id}/turn")
     data = {"csrf_token": csrf_of(page.text), "version": "1", "type": "pick", "combo": "0"}
     client.post(f"/games/{game_id}/turn", data=data)
-    client.post(f"/games/{game_id}/turn", data=data)
+    assert "already taken" not in client.get(f"/games/{game_id}/turn").text
+    client.post(f"/games/{game_id}/turn", data=data)  # the same form again, from an old tab (issue 35)
     assert stored(app, game_id).version == 2
-    assert "changed since this page" not in client.get(f"/games/{game_id}/turn").text
+    again = html.unescape(client.get(f"/games/{game_id}/turn").text)
+    assert "changed since this page" not in again
+    assert '<p class="message message-notice" data-announce>That step was already taken' in again
 
 
 def test_a_form_from_an_older_page_says_the_game_moved_on(app: Flask) -> None:
@@ -211,7 +214,7 @@ def test_undo_takes_back_the_steps_since_the_pick(app: Flask) -> None:
     target = next(a.region for a in rules.legal_actions(state, 0) if a.type == "conquer")
     step(client, game_id, type="conquer", region=str(target))
     page = client.get(f"/games/{game_id}/turn")
-    assert "Undo 1 step" in page.text
+    assert ">Undo your last step</button>" in page.text
     client.post(f"/games/{game_id}/turn/undo", data={"csrf_token": csrf_of(page.text), "version": "3"})
     assert rules.read_state(stored(app, game_id).state or {}).regions[target].owner != 0
     assert "Undo" not in client.get(f"/games/{game_id}/turn").text.split("</form>")[-1]
@@ -230,7 +233,8 @@ def test_undo_step_by_step_names_each_step_and_goes_back_to_the_one_chosen(app: 
     page = client.get(f"/games/{game_id}/turn").text
     listed = page.split('class="undo-steps"')[1].split("</ol>")[0]
     # Earliest first, each in words (rules.tell), each with its own undo.
-    assert listed.count('undo-step-words">P0 conquered ') == 2 and listed.count(">Undo to here</button>") == 2
+    assert listed.count('undo-step-words">P0 conquered ') == 2 and ">Undo your last 2 steps</button>" in listed
+    assert ">Undo your last step</button>" in listed and 'aria-label="Undo' not in listed
     assert [int(n) for n in re.findall(r'name="steps" value="(\d+)"', listed)] == [2, 1]
     # Undo to the first conquest: both conquests are taken back, and the message names them.
     client.post(f"/games/{game_id}/turn/undo", data={"csrf_token": csrf_of(page), "version": "4", "steps": "2"})
@@ -305,11 +309,11 @@ def test_the_history_replays_public_views_of_each_step(app: Flask) -> None:
     assert versions == [2, 3]
     after_pick = client.get(f"/games/{game_id}/history?step=2").text
     after_conquest = client.get(f"/games/{game_id}/history?step=3").text
-    assert "After step 2: P0 picked combo 1" in after_pick
+    assert "After step 1: P0 picked combo 1" in after_pick  # the first step kept (version 2)
     assert f"P0 conquered {rules.region_name(state, target)} " in after_conquest
     assert "P0&#39;s" not in after_pick.split("</svg>")[0] and "P0&#39;s" in after_conquest.split("</svg>")[0]
     start = client.get(f"/games/{game_id}/history?step=0").text
-    assert "The board at the start" in start
+    assert "The map at the start" in start
 
 
 # -- lobby ------------------------------------------------------------------------------------------------
@@ -360,6 +364,36 @@ def test_the_host_creates_a_game_and_sees_the_admin_link(app: Flask) -> None:
     assert game.settings["reminders_before_seconds"] == [24 * 3600, 2 * 3600]
     assert game.settings["auto_pass_alert_after"] == 3
     assert game.status == "inviting"
+
+
+def test_the_host_who_plays_takes_their_seat_on_confirming_without_an_invitation(app: Flask) -> None:
+    """Issue 35: the confirm page asks the host's seat name and time zone once; no invitation to themselves."""
+    client = app.test_client()
+    form = new_game_form(client)
+    assert client.post("/games/new", data=form).status_code == 303
+    with Session(get_engine(app)) as session:
+        mail = session.exec(select(OutboxMail).where(OutboxMail.template == "confirm_game")).all()[-1]
+    path = mail.context["confirm_url"].removeprefix(app.extensions["smallworld.links"].base_url)
+    page = client.get(path)
+    assert 'id="seat_name"' in page.text and "no invitation is sent to you" in page.text
+    # A blank name is refused, naming the field; nothing is confirmed.
+    blank = {"csrf_token": csrf_of(page.text), "act": "confirm", "time_zone": "Asia/Tokyo", "seat_name": "  "}
+    refused = client.post(path, data=blank)
+    assert refused.status_code == 400 and "Your name in this game is blank" in refused.text
+    with Session(get_engine(app)) as session:
+        assert session.exec(select(Game)).one().status == "unconfirmed"
+    answer = client.post(path, data=blank | {"seat_name": "Ann at home"})
+    assert answer.status_code == 303
+    with Session(get_engine(app)) as session:
+        game = session.exec(select(Game)).one()
+        seats = games.seats_of(session, game.id or 0)
+        invited = [m.to_email for m in session.exec(select(OutboxMail).where(OutboxMail.template == "invitation"))]
+    host = next((s, p) for s, p in seats if p.email == game.host_email)
+    assert host[0].display_name == "Ann at home" and host[0].accepted_at is not None
+    assert host[1].time_zone == "Asia/Tokyo"
+    assert game.host_email not in invited and len(invited) == len(seats) - 1
+    assert all(s.accepted_at is None for s, p in seats if p.email != game.host_email)
+    assert "You have taken your own seat" in client.get(answer.headers["Location"]).text
 
 
 def test_the_create_form_refuses_with_readable_words_and_keeps_what_was_typed(app: Flask) -> None:
@@ -556,3 +590,35 @@ def test_the_legend_names_each_thing_once_and_the_lost_tribes_too(app: Flask) ->
     assert label is not None and label.group(1).startswith("Map of the 2-player board")
     for name in re.findall(r'<a href="[^"]*" class="region-link"[^>]*aria-label="([^"]+)"', page):
         assert re.match(r"^[A-Z][a-z]+ \d+, .+, (details|[^,]*: .+)$", html.unescape(name)), name
+
+
+def finished_and_tallied(app: Flask, seed: str) -> tuple[int, str]:
+    """A two-player game played to its end by random legal steps and tallied; its id and seat 0's link."""
+    from service.domain import tally
+
+    game_id, links = start_game(app, seed=seed)
+    assert not play_randomly_until(app, game_id, seed=7, done=lambda state: False), "the game ends"
+    with Session(get_engine(app)) as session:
+        assert tally.tally_game(session, game_id)
+    return game_id, links[0]
+
+
+def test_the_final_standings_print_each_rating_once_and_no_change_for_a_first_rated_game(app: Flask) -> None:
+    """Issue 35: the rating is shown once (the record beside it without it), and a first rated game shows no
+    change from openskill's starting point, which would read as a loss for any place but the first."""
+    first_id, first_link = finished_and_tallied(app, "standings-1")
+    client = app.test_client()
+    client.get(first_link)
+    page = html.unescape(client.get(f"/games/{first_id}").text)
+    table = page.split('id="standings-title"')[1].split("</table>")[0]
+    assert table.count("(first rated game)") == 2 and "(+" not in table and "(-" not in table
+    assert "rating " not in table and table.count("1 game, missed") == 2
+    # The same two addresses' second game: a change from the first game's ratings, in the rating column.
+    second_id, second_link = finished_and_tallied(app, "standings-2")
+    client = app.test_client()
+    client.get(second_link)
+    page = html.unescape(client.get(f"/games/{second_id}").text)
+    table = page.split('id="standings-title"')[1].split("</table>")[0]
+    changes = re.findall(r'<td>(-?\d+) <span class="muted">\(([+-]\d+)\)</span>', table)
+    assert len(changes) == 2 and "first rated game" not in table and "rating " not in table
+    assert table.count("2 games, missed") == 2

@@ -34,7 +34,7 @@ def test_a_conquest_names_the_region_the_loser_and_the_losses() -> None:
 def test_a_pick_tells_the_combo_and_the_coins_lying_on_the_column() -> None:
     state = Builder(3, seed=9).combos(("Ratmen", "Hill", 2), ("Orcs", "Swamp", 3), ("Elves", "Forest")).build()
     assert told(state, Action("pick", 0, combo=1)) == (
-        "Ann picked combo 2: the Orcs with Swamp, leaving 1 coin on the combos above and taking the 3 coins lying"
+        "Ann picked combo 2: the Swamp Orcs, leaving 1 coin on the combos above and taking the 3 coins lying"
         " on it; 9 tokens in hand"
     )
 

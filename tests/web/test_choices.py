@@ -112,3 +112,17 @@ def test_my_games_links_the_page_of_choices(make_app: Any) -> None:
     page = signed_in_client(app, "ann@example.org").get("/me").get_data(as_text=True)
     path, _ = token_of(app, "ann@example.org")
     assert f'href="https://smallworld.example{path}"' in page and "Choose which mails you get" in page
+
+
+def test_a_digest_hour_already_past_today_is_said_to_start_tomorrow(app: Flask) -> None:
+    """Issue 35: the page says when the first digest comes if its hour has passed today (it is not sent at
+    once). Midnight has always passed; an hour still ahead is tests/domain/test_notifications.py's, on a
+    clock of its own."""
+    start_game(app)
+    path, _ = token_of(app, "p1@example.org")
+    client = app.test_client()
+    fields = form_of(client.get(path).get_data(as_text=True))
+    fields.update({"default": "digest", "digest_hour": "0"})
+    assert client.post(path, data=fields).status_code == 303
+    page = client.get(path).get_data(as_text=True)
+    assert "Your first daily digest comes tomorrow at 00:00 (that hour has passed today)." in page

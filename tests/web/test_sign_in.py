@@ -423,3 +423,17 @@ def test_a_new_calendar_link_ends_the_old_feed_with_a_410_and_nothing_else(app: 
     # Signed out, the form asks to sign in first.
     assert app.test_client().post("/me/calendar-link").status_code in (302, 303, 400)
     assert game["id"]
+
+
+def test_once_signed_in_every_page_links_my_games_and_my_games_says_as_whom_once(app: Flask) -> None:
+    """Issue 35: the header's "My games" link on every page once signed in; "Signed in as…" said once."""
+    game_of(app, [ANN, BOB])
+    stranger = app.test_client().get("/how-to-play").get_data(as_text=True)
+    assert ">My games</a>" not in stranger.split("</header>")[0]
+    client = signed_in_client(app, ANN)
+    me = client.get("/me").get_data(as_text=True)
+    assert me.count("Signed in as") == 1 and "You are signed in." in me
+    assert '<a href="/me" aria-current="page">My games</a>' in me.split("</header>")[0]
+    for path in ("/", "/how-to-play", "/games/new"):
+        header = client.get(path).get_data(as_text=True).split("</header>")[0]
+        assert '<a href="/me">My games</a>' in header, path

@@ -303,7 +303,7 @@ def test_a_reminder_is_sent_once_across_a_skipped_sweep(stack: WorkerStack) -> N
     reminder = stack.mailbox.wait_for(lambda _: to(stack.mailbox, emails[0], "Reminder"))
     wait_until(lambda: not outbox_rows(stack, status="pending"))
     assert len(to(stack.mailbox, emails[0], "Reminder")) == 1
-    assert "Time left: 1 hour 59 minutes" in reminder[0].text
+    assert "1 hour 59 minutes left." in reminder[0].text
     assert link(reminder[0], "unsubscribe")
 
 

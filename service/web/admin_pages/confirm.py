@@ -19,8 +19,8 @@ from service.domain.errors import DomainError
 from service.domain.games import get_game, seats_of, settings_of
 from service.domain.links import current_links
 from service.domain.models import Game, GameStatus, Player
-from service.domain.schemas import ConfirmGame
-from service.domain.text import zones
+from service.domain.schemas import NAME_LENGTH, ConfirmGame
+from service.domain.text import checked, printable_text, zones
 from service.infra.db import get_session
 from service.web import hosting
 from service.web.admin_pages.access import remember_host
@@ -54,13 +54,20 @@ def confirm(token: str) -> Any:
         except DomainError as error:
             return _confirm_page(get_game(db, payload["g"]), zone, [error.message]), error.status
         return render_template("lobby/discarded.html", game=game)
+    typed_name = request.form.get("seat_name")
     try:
         chosen = ConfirmGame.model_validate({"time_zone": zone})
-        confirmed = hosting.confirm(token, chosen.time_zone)
+        # A host who plays takes their seat here (issue 35): its name and the time zone asked once.
+        seat_name = None
+        if typed_name is not None:
+            seat_name = checked("Your name in this game", lambda v: printable_text(v, longest=NAME_LENGTH), typed_name)
+        confirmed = hosting.confirm(token, chosen.time_zone, seat_host=True, host_seat_name=seat_name)
     except ValueError as error:
-        return _confirm_page(get_game(db, payload["g"]), zone, messages(error, {"time_zone": "Your time zone"})), 400
+        problems = messages(error, {"time_zone": "Your time zone"})
+        return _confirm_page(get_game(db, payload["g"]), zone, problems, typed_name), 400
     except DomainError as error:
-        return _confirm_page(get_game(db, payload["g"]), zone, [error.message]), error.status, retry_after(error)
+        page = _confirm_page(get_game(db, payload["g"]), zone, [error.message], typed_name)
+        return page, error.status, retry_after(error)
     game = confirmed.game
     remember_host(game)
     session["created_game"] = {
@@ -69,6 +76,7 @@ def confirm(token: str) -> Any:
         "admin_url": confirmed.admin_url,
         "players": [{"name": s.display_name, "email": p.email} for s, p in seats_of(db, game.id or 0)],
         "host_email": game.host_email,
+        "host_seated": lobby.host_seat(seats_of(db, game.id or 0), game.host_email) is not None,
         "started": game.status == GameStatus.ACTIVE,
     }
     return redirect(url_for(".confirmed", game_id=game.id), code=303)
@@ -83,13 +91,18 @@ def confirmed(game_id: int) -> Any:
     return render_template("lobby/confirmed.html", created=info)
 
 
-def _confirm_page(game: Game, zone: str, errors: list[str]) -> Any:
+def _confirm_page(game: Game, zone: str, errors: list[str], seat_name: str | None = None) -> Any:
     db = get_session()
     settings = settings_of(game)
+    seats = seats_of(db, game.id or 0)
+    host_seat = lobby.host_seat(seats, game.host_email)
     return render_template(
         "lobby/confirm.html",
         game=game,
-        seats=[{"name": s.display_name, "email": p.email} for s, p in seats_of(db, game.id or 0)],
+        seats=[{"name": s.display_name, "email": p.email, "host": s is host_seat} for s, p in seats],
+        host_seat=host_seat,
+        seat_name=seat_name if seat_name is not None else (host_seat.display_name if host_seat else ""),
+        name_length=NAME_LENGTH,
         turn_length=times.duration(settings.turn_length_seconds),
         starts_at_once=not settings.start_when_all_accepted,
         zone=zone,

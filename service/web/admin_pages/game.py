@@ -155,6 +155,7 @@ def page_context(manager: Manager) -> dict[str, Any]:
         "turn_hours": _hours(settings.turn_length_seconds),
         "defender_hours": _hours(settings.defender_turn_length_seconds),
         "reminder_choices": [(s, times.duration(s)) for s in reminders],
+        "reminder_warning": reminder_warning(settings.reminders_before_seconds, settings.turn_length_seconds),
         "units": list(UNITS),
         "confirm": confirm,
         "confirm_seat": confirm_seat,
@@ -272,6 +273,29 @@ def _hours(seconds: int) -> str:
 def _back(game_id: int) -> Response:
     # To the top of the page, where the outcome is shown (a link to a section would scroll it out of view).
     return redirect(url_for(".page", game_id=game_id), code=303)
+
+
+def reminder_warning(reminders_before: list[int], turn_length: int) -> str | None:
+    """Why some reminders will never be sent: they would come before the turn starts (``clock.next_reminder_at``
+    keeps only the reminders still ahead), so the host is told rather than left to wonder (issue 35).
+
+    >>> reminder_warning([48 * 3600, 3600], 24 * 3600)
+    'The reminder 48 hours before the deadline is longer than a turn (24 hours): it is never sent.'
+    >>> reminder_warning([3600], 24 * 3600) is None
+    True
+    >>> reminder_warning([48 * 3600, 24 * 3600, 3600], 12 * 3600)
+    'The reminders 48 hours and 24 hours before the deadline are longer than a turn (12 hours): they are never sent.'
+
+    """
+    longer = sorted((s for s in reminders_before if s >= turn_length), reverse=True)
+    if not longer:
+        return None
+    which = " and ".join(times.duration(s) for s in longer)
+    many = len(longer) > 1
+    return (
+        f"The reminder{'s' if many else ''} {which} before the deadline {'are' if many else 'is'} longer than a "
+        f"turn ({times.duration(turn_length)}): {'they are' if many else 'it is'} never sent."
+    )
 
 
 def _run(game_id: int, done: str, act: Any) -> Response:

@@ -69,6 +69,8 @@ class Step:
     undone: bool
     turn: int
     player_on_turn: int
+    #: Its place among the steps kept (undone steps and undo records are not counted): "After step 12".
+    ordinal: int = 0
 
 
 @bp.get("/games/<int:game_id>")
@@ -95,11 +97,19 @@ def game_page(viewer: Viewer, talk: dict[str, Any] | None = None) -> str:
             {"words": words, "at": _when(entry.created_at, zone), "undone": entry.undone}
             for entry, words in reversed(steps[-RECENT:])
         ]
+    # Between turns the page leads with the map, the story since the viewer's last turn and the deadline
+    # (issue 35): the same words as the turn page's "Since your last turn".
+    since: list[str] = []
+    your_turn = viewer.number in view.awaiting
+    if viewer.game.state is not None and viewer.game.status in (GameStatus.ACTIVE, GameStatus.PAUSED) and not your_turn:
+        state = rules.read_state(viewer.game.state)
+        since = play.since_words_on_turn(db, viewer.game, state, viewer.number, names)
     return render_template(
         "game/page.html",
         **page_context(viewer, view, Clock.read(viewer.game), public, names, map_id="gamemap"),
         recent=recent,
-        your_turn=viewer.number in view.awaiting,
+        since=since,
+        your_turn=your_turn,
         house_bot=viewer.bot_plays,
         standings=view.result,
         ratings=result_lines(db, game_id) if view.result is not None else {},
@@ -113,20 +123,40 @@ def game_page(viewer: Viewer, talk: dict[str, Any] | None = None) -> str:
 
 def result_lines(db: Any, game_id: int) -> dict[int, dict[str, Any]]:
     """Per seat of a finished game: its rating after the game and the change (shown as openskill's mu − 3σ),
-    and its address's record now (``service.domain.records``). Public: finished games only."""
-    rows = list(db.exec(select(GameResult).where(GameResult.game_id == game_id)).all())
+    and its address's record now without the rating, which is shown once (``service.domain.records``).
+    Public: finished games only.
+
+    A first rated game has no change: before it the address had no rating (``Record.rating`` is None before a
+    first finished game), and the change from openskill's starting point (mu 25, sigma 25/3, shown as 0)
+    would read as a loss for any place but the first, since sigma is still large (issue 35).
+    """
+    rows = list(db.exec(select(GameResult).where(GameResult.game_id == game_id).order_by(col(GameResult.seat))).all())
     held = records.records_of(db, [row.player_id for row in rows])
+    earlier = rated_before(db, rows)
     lines = {}
     for row in rows:
         after = records.Record(games=1, mu=row.rating_mu, sigma=row.rating_sigma).rating or 0
         before = records.Record(games=1, mu=row.rating_mu_before, sigma=row.rating_sigma_before).rating or 0
         lines[row.seat] = {
             "rating": after,
-            "change": f"{after - before:+d}",
-            "record": held[row.player_id].words,
+            "change": f"{after - before:+d}" if row.player_id in earlier else None,
+            "record": held[row.player_id].deeds,
             "resigned": row.resigned,
         }
     return lines
+
+
+def rated_before(db: Any, rows: list[GameResult]) -> set[int]:
+    """The addresses among ``rows`` (one finished game's) that had a finished game tallied before this one."""
+    if not rows:
+        return set()
+    ids = [row.player_id for row in rows]
+    query = select(GameResult.player_id).where(
+        col(GameResult.player_id).in_(ids),
+        GameResult.game_id != rows[0].game_id,
+        col(GameResult.created_at) < rows[0].created_at,
+    )
+    return set(db.exec(query.distinct()).all())
 
 
 # -- table talk (ARCHITECTURE §9) --------------------------------------------------------------------------------
@@ -229,6 +259,7 @@ def render_history(game: Game, seat: int | None, zone: ZoneInfo, history_url: Ca
                 undone=False,
                 turn=before.turn,
                 player_on_turn=before.current,
+                ordinal=len(steps) + 1,
             )
             steps.append(step)
             told_steps.append(step)
@@ -253,7 +284,7 @@ def render_history(game: Game, seat: int | None, zone: ZoneInfo, history_url: Ca
 
     public = rules.player_view(shown_state, None, revealed=view.status == "finished") if shown_state else {}
     map_svg = (
-        board_svg(public, MapOptions(id_prefix="replay", seat_names=names, label="The board after the step shown"))
+        board_svg(public, MapOptions(id_prefix="replay", seat_names=names, label="The map after the step shown"))
         if public
         else ""
     )

@@ -11,7 +11,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import rules
-from emails.times import local_time, time_left
+from emails.times import left_words, local_time
 from emails.times import zone as zone_of
 from service.domain.clock import Clock
 from service.domain.models import utcnow
@@ -62,7 +62,7 @@ def player_rows(public: dict[str, Any], names: list[str]) -> list[dict[str, Any]
                 "seat": seat,
                 "name": name_of(seat, names),
                 "coins": p.get("coins"),
-                "active": f"{active['race']} · {active['power']}" if active else None,
+                "active": rules.combo_name(active["race"], active["power"]) if active else None,
                 "hand": (active or {}).get("hand", 0),
                 "declined": [t["race"] for t in p.get("declined") or []],
                 "regions": len(held),
@@ -82,6 +82,7 @@ def combo_rows(public: dict[str, Any]) -> list[dict[str, Any]]:
                 "index": index,
                 "race": race,
                 "power": power,
+                "name": rules.combo_name(race, power),
                 "tokens": rules.RACES[race].given_tokens() + rules.POWERS[power].given_tokens(),
                 "coins": coins,
                 "cost": index,
@@ -102,5 +103,5 @@ def deadline(clock: Clock, now: datetime, zone: ZoneInfo) -> dict[str, Any] | No
     at, left = clock.deadline, clock.time_left(now)
     if at is None:
         return None
-    words = f"{time_left(left)} left" if left else "the deadline has passed"
+    words = left_words(left)
     return {"iso": at.astimezone(UTC).isoformat(), "local": local_time(at, zone.key), "left": words}

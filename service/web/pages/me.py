@@ -63,6 +63,7 @@ ADDRESS_LABEL = "Your email address"
 def init_app(app: Flask) -> None:
     app.register_blueprint(bp)
     app.jinja_env.globals["signed_in_address"] = signed_in_address
+    app.jinja_env.globals["signed_in_browser"] = signed_in_browser
     # Each form mails whichever address is typed in: limited per client address, both forms together, on top
     # of the limit per address asked for (counted in the form's handler).
     limiter = app.extensions["smallworld.limiter"]
@@ -103,6 +104,13 @@ def _signed_in_only(view: Callable[Concatenate[SignIn, P], Any]) -> Callable[P, 
         return view(row, *args, **kwargs)
 
     return page
+
+
+def signed_in_browser() -> bool:
+    """Whether this browser's session holds a sign-in, for the header's link to My games on every page: read
+    from the session alone, so an error page never needs the database (a sign-in ended since leads to the
+    sign-in page, as My games does)."""
+    return session.get(ADDRESS) is not None
 
 
 def signed_in_address() -> str | None:
@@ -155,7 +163,7 @@ def use_sign_in_link(token: str) -> Any:
         row = sign_in.sign_in(get_session(), current_links(), token)
     session[ADDRESS] = sign_in.remembered(row)
     session.permanent = True
-    flash(f"Signed in as {row.email}.", "done")
+    flash("You are signed in.", "done")  # the page says as whom, once
     return redirect(url_for(".my_games_page"), code=303)
 
 

@@ -91,6 +91,13 @@ def take_back(game_id: int) -> Response:
     return redirect(url_for(".page", game_id=game_id))
 
 
+#: The answer to a step sent again from the same page (or an older tab showing it): it was taken once.
+ALREADY_TAKEN = (
+    "That step was already taken (sent again from this page or another tab): it counts once. "
+    "Here is the game as it stands now."
+)
+
+
 @bp.post("/games/<int:game_id>/turn")
 def act(game_id: int) -> Response:
     """One step from a form: the action's fields, the version the page showed."""
@@ -128,7 +135,10 @@ def act(game_id: int) -> Response:
         # The refusal is said once, tied to the field it is about (``aria-invalid``, ``aria-describedby``).
         flash(error.message, "refusal")
         return redirect(url_for(".page", game_id=game_id, invalid=invalid_field(form, action, error.message)))
-    if not result.replayed and before is not None and result.state is not None:
+    if result.replayed:
+        # The same step sent again (a second click, an old tab): taken once, and said so (issue 35).
+        flash(ALREADY_TAKEN, "notice")
+    elif before is not None and result.state is not None:
         flash(feedback(before, result.state, action, viewer.number), "done")
     return redirect(url_for("turn.page", game_id=game_id))
 
@@ -154,7 +164,7 @@ def undo(game_id: int) -> Response:
         undone = result.last.get("undone", 0)
         told = [named[k].words for k in range(undone, 0, -1) if k in named]
         which = f" ({'; '.join(told)})" if told else ""
-        flash(f"Undone: your last {undone} step{'s' if undone != 1 else ''}{which}.", "done")
+        flash(f"Undone: {last_steps(undone)}{which}.", "done")
     return redirect(url_for(".page", game_id=game_id))
 
 
@@ -192,7 +202,9 @@ def feedback(before: GameState, after: GameState, action: dict[str, Any], seat: 
     if kind == "pick":
         troop = after.players[seat].active
         if troop is not None:
-            return f"You picked the {troop.race} with {troop.power}: {troop.hand} tokens in hand. Now conquer."
+            return (
+                f"You picked the {rules.combo_name(troop.race, troop.power)}: {troop.hand} tokens in hand. Now conquer."
+            )
     if kind == "final_conquest":
         won = region is not None and after.regions[region].owner == seat and after.regions[region].tokens > 0
         outcome = f"region {region} is yours" if won else f"not enough for region {region}"
@@ -289,6 +301,15 @@ def region_forms(choices: Choices, declined_race: str | None) -> list[dict[str, 
         form["options"] = choices.by_region[form["key"]]
         form["conquest"] = form["key"].startswith(("conquer", "final"))
     return forms
+
+
+def last_steps(count: int) -> str:
+    """The steps an undo takes back, counted as a player says it: "your last step", "your last 2 steps".
+
+    >>> last_steps(1), last_steps(2)
+    ('your last step', 'your last 2 steps')
+    """
+    return "your last step" if count == 1 else f"your last {count} steps"
 
 
 def panel_label(action: rules.Action, region: int, declined_race: str | None) -> str:
@@ -388,6 +409,7 @@ def turn_context(viewer: Seated, state: GameState, args: MultiDict[str, str]) ->
         "region_panel": region_panel,
         "undoable": undoable,
         "undo_steps": undo_steps,
+        "last_steps": last_steps,
         "confirm": confirm,
         # What ending the turn and going In Decline score, as the engine will score them (an In Decline
         # race scores without its power: rulebook, "Entering In Decline").
@@ -439,16 +461,19 @@ def next_step(state: GameState, seat: int, choices: Choices, confirm: str | None
         if choices.by_region:
             also = " or go In Decline" if "decline" in choices.simple else ""
             return (
-                f"Now conquer: {hand} token{'s' if hand != 1 else ''} to conquer with. Tap a region with a cost "
-                f"on the map or choose it from a list; then end your conquests{also}."
+                f"Now conquer: {hand} token{'s' if hand != 1 else ''} to conquer with. Choose a region with a cost "
+                f"on the map or from a list; then end your conquests{also}."
             )
         return "No region can be conquered now: end your conquests and redeploy."
-    if phase == "redeploy":
-        if choices.redeploy:
-            return "Now place your tokens: every region you hold keeps at least one. Save, then end your turn."
-        return "Your tokens are placed: end your turn when you are ready."
-    if phase == "defend":
-        return "Place the tokens you got back on the regions you still hold, save, then finish."
+    if phase in ("redeploy", "defend"):
+        # The instruction follows the state (issue 35): tokens still in hand, or every token on the map.
+        finish = "end your turn" if phase == "redeploy" else "finish"
+        if choices.end_turn:
+            moving = " (or move tokens between your regions and save first)" if choices.redeploy else ""
+            return f"Every token is on the map: {finish} when you are ready{moving}."
+        if phase == "defend":
+            return f"Place the tokens you got back on the regions you still hold, save, then {finish}."
+        return f"Now place your tokens in hand: every region you hold keeps at least one. Save, then {finish}."
     return ""
 
 
@@ -592,7 +617,7 @@ def map_tap(state: GameState, choices: Choices, marks: dict[int, RegionMark], re
     if mark is not None and mark.cost is not None:
         cost = f"costs {mark.cost}{' with the die' if mark.die else ''}: "
     if state.phase in ("redeploy", "defend") and any(region in a.regions for a in choices.redeploy):
-        return MapTap("yours: tap to move tokens", {"data-redeploy": f"tokens-{region}"})
+        return MapTap("yours: select to move tokens", {"data-redeploy": f"tokens-{region}"})
     if len(conquests) == 1 and len(actions) == 1:
         attributes = {"data-action": "conquer"}
         if conquests[0].troop != "active":
@@ -640,11 +665,19 @@ def redeploy_rows(state: GameState, choices: Choices) -> list[dict[str, Any]]:
         for _ in range(count - sum(values.values())):
             fewest = min(values, key=lambda r: (values[r], r))
             values[fewest] += 1
+        saved = {r: state.regions[r].tokens for r in choice.regions}
         rows = [
-            {"region": r, "label": region_label(state, r), "value": values[r], "min": least.get(r, 0)}
+            {
+                "region": r,
+                "label": region_label(state, r),
+                "value": values[r],
+                "min": least.get(r, 0),
+                "saved": saved[r],
+            }
             for r in choice.regions
         ]
-        forms.append({"troop": choice.troop, "count": count, "rows": rows})
+        in_hand = count - sum(saved.values())
+        forms.append({"troop": choice.troop, "count": count, "rows": rows, "in_hand": max(in_hand, 0)})
     return forms
 
 

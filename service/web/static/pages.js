@@ -120,11 +120,11 @@ function redeployTap(link) {
     }
     const value = parseInt(input.value, 10) || 0;
     if (value <= (parseInt(input.min || "0", 10) || 0)) {
-      announce(`${regionWords(link)} keeps what it has: tap a region with more tokens to take one from it.`);
+      announce(`${regionWords(link)} keeps what it has: choose a region with more tokens to take one from it.`);
       return;
     }
     selectFrom(link);
-    announce(`Taking a token from ${regionWords(link)}: now tap the region to put it on.`);
+    announce(`Taking a token from ${regionWords(link)}: now choose the region to put it on.`);
     return;
   }
   previous.value = String((parseInt(previous.value, 10) || 0) - 1);
@@ -182,37 +182,100 @@ document.addEventListener("click", (event) => {
   const input = b.parentElement.querySelector("input");
   const value = (parseInt(input.value, 10) || 0) + parseInt(b.dataset.step, 10);
   const min = parseInt(input.min || "0", 10);
-  const max = parseInt(input.max || "999", 10);
-  input.value = String(Math.min(max, Math.max(min, value)));
+  input.value = String(Math.max(min, value));
   input.dispatchEvent(new Event("input", { bubbles: true }));
 });
 
 document.addEventListener("input", (event) => {
   const form = event.target.closest && event.target.closest("form.redeploy");
-  if (form) updatePlaced(form);
-  if (form) showOnMap(event.target);
+  if (!form) return;
+  keepWithinCount(form, event.target);
+  updatePlaced(form);
 });
 
-// The redeploy as it will be, on the map before it is saved: the count on the region's token chip follows
-// its number box (the Active race's chip; the box of an In Decline race's form names its own troop).
-function showOnMap(input) {
-  const match = /^tokens-(\d+)$/.exec(input.id || "");
-  if (!match || input.closest("form").querySelector("input[name=troop]")) return;
-  const count = document.querySelector(`[data-labels="${match[1]}"] .chip:not(.declined) .count`);
-  if (!count) return;
-  if (!count.dataset.saved) count.dataset.saved = count.textContent;
-  count.textContent = input.value;
-  count.classList.toggle("changed", count.textContent !== count.dataset.saved);
+// Redeployment that cannot contradict itself (issue 35). The counts never pass the troop's tokens: a box
+// typed or stepped past what is left is brought back to it, and "+" is disabled once every token is placed.
+// The map and each region's spoken name show the fields' spread, marked as proposed until it is saved, and
+// the instruction and "End turn" follow whether the fields hold changes not saved.
+function numberInputs(form) {
+  return Array.from(form.querySelectorAll("input[type=number]"));
+}
+
+function total(form) {
+  return numberInputs(form).reduce((sum, input) => sum + (parseInt(input.value, 10) || 0), 0);
+}
+
+function keepWithinCount(form, changed) {
+  const count = parseInt(form.dataset.count, 10);
+  if (!changed || changed.type !== "number" || Number.isNaN(count)) return;
+  const over = total(form) - count;
+  if (over > 0) {
+    changed.value = String(Math.max(0, (parseInt(changed.value, 10) || 0) - over));
+    announce(`All ${count} tokens are placed: take one from another region first.`);
+  }
 }
 
 function updatePlaced(form) {
-  const out = form.querySelector("[data-placed]");
-  if (!out) return;
-  let total = 0;
-  for (const input of form.querySelectorAll("input[type=number]")) total += parseInt(input.value, 10) || 0;
-  out.textContent = String(total);
   const count = parseInt(form.dataset.count, 10);
-  out.parentElement.classList.toggle("wrong", total !== count);
+  const placed = total(form);
+  const out = form.querySelector("[data-placed]");
+  if (out) {
+    out.textContent = String(placed);
+    out.parentElement.classList.toggle("wrong", placed !== count);
+    const left = out.parentElement.querySelector("[data-left]");
+    if (left) left.textContent = placed < count ? ` (${count - placed} still to place)` : "";
+  }
+  for (const input of numberInputs(form)) {
+    const value = parseInt(input.value, 10) || 0;
+    const controls = input.closest(".controls");
+    if (controls) {
+      const minus = controls.querySelector('button[data-step="-1"]');
+      const plus = controls.querySelector('button[data-step="1"]');
+      if (minus) minus.disabled = value <= (parseInt(input.min || "0", 10) || 0);
+      if (plus) plus.disabled = !Number.isNaN(count) && placed >= count;
+    }
+    showOnMap(input);
+  }
+  showUnsaved();
+}
+
+// A region's count on the map and in its spoken name: the field's, marked "proposed" while it differs from
+// what is saved (the field's data-saved).
+function showOnMap(input) {
+  const match = /^tokens-(\d+)$/.exec(input.id || "");
+  if (!match || input.dataset.saved === undefined) return;
+  const region = match[1];
+  const saved = input.dataset.saved;
+  const value = String(parseInt(input.value, 10) || 0);
+  const proposed = value !== saved;
+  const count = document.querySelector(`[data-labels="${region}"] .chip .count`);
+  if (count) {
+    count.textContent = value;
+    count.classList.toggle("changed", proposed);
+  }
+  const link = document.querySelector(`a.region-link[data-region="${region}"]`);
+  if (link) {
+    if (link.dataset.savedLabel === undefined) link.dataset.savedLabel = link.getAttribute("aria-label") || "";
+    const tokens = (n) => `${n} token${n === "1" ? "" : "s"}`;
+    const said = proposed ? `${tokens(value)} proposed, ${saved} saved` : tokens(saved);
+    link.setAttribute("aria-label", link.dataset.savedLabel.replace(/\b\d+ tokens?\b/, said));
+  }
+}
+
+// Changes not saved: the note says so and "End turn" waits (the rule stated on the page).
+function showUnsaved() {
+  const unsaved = Array.from(document.querySelectorAll("form.redeploy input[data-saved]")).some(
+    (input) => String(parseInt(input.value, 10) || 0) !== input.dataset.saved,
+  );
+  const note = document.querySelector("[data-unsaved-note]");
+  const end = document.querySelector("[data-end-turn]");
+  if (note) note.hidden = !(unsaved && end);
+  if (end) end.hidden = unsaved;
+  const step = document.querySelector("#turn-status .next-step");
+  if (step && note && end) {
+    if (step.dataset.savedWords === undefined) step.dataset.savedWords = step.textContent;
+    step.textContent = unsaved ? note.textContent.trim() : step.dataset.savedWords;
+  }
 }
 
 // A step changes the page in place: htmx swaps it; the window and the map's box keep their scroll and zoom
@@ -345,7 +408,8 @@ function tick() {
   }
 }
 
-// As emails/times.py's time_left: the two largest units that matter, no minutes beside days.
+// As emails/times.py's left_words (one form everywhere): the two largest units that matter, no minutes
+// beside days.
 function words(seconds) {
   if (seconds <= 0) return "the deadline has passed";
   if (seconds < 60) return "less than a minute left";

@@ -118,7 +118,7 @@ def test_the_picture_shows_the_map_with_its_terrains() -> None:
 
 def test_a_five_player_board_fits() -> None:
     board = {
-        "players": [{"name": f"Player {i}", "active": "Elves (Flying)", "declined": []} for i in range(5)],
+        "players": [{"name": f"Player {i}", "active": "Flying Elves", "declined": []} for i in range(5)],
         "regions": [{"terrain": "hill", "owner": i % 5, "race": "Elves", "tokens": 2} for i in range(48)],
         "you": 2,
     }

@@ -43,4 +43,4 @@ def test_a_mail_written_before_boards_were_named_is_read_by_its_region_count() -
 
 def test_seats_say_their_races() -> None:
     public = PublicBoard.from_mail(BOARD)
-    assert [seat.troops for seat in public.seats] == ["Orcs (Seafaring)", "Giants (Wealthy); Ratmen In Decline"]
+    assert [seat.troops for seat in public.seats] == ["Seafaring Orcs", "Wealthy Giants; Ratmen In Decline"]

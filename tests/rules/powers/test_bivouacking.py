@@ -165,7 +165,7 @@ def test_in_ask_mode_the_attacked_player_places_the_encampments_of_a_conquered_r
     assert not any(a.type == "place_encampments" for a in choices)  # those on the board stay
     with pytest.raises(IllegalAction, match="for your own turn"):
         act(state, "place_encampments", 1, tokens=((4, 5),))
-    with pytest.raises(IllegalAction, match="2 of your Encampments are off the board; this places 3"):
+    with pytest.raises(IllegalAction, match="2 of your Encampments are off the map; this places 3"):
         act(state, "return_encampments", 1, tokens=((10, 3),))
     state = act(state, "return_encampments", 1, tokens=((4, 1), (10, 1)))
     assert [marker(state, i, "encampments") for i in (4, 10)] == [4, 1]

@@ -36,7 +36,7 @@ def test_after_redeployment_four_amazons_leave_the_map():
 
 def test_redeployment_refuses_to_place_the_four_conquest_only_tokens():
     state = amazons_redeploying(4, (1, 3), (2, 3))
-    with pytest.raises(IllegalAction, match="exactly 6 tokens .4 stay off the board"):
+    with pytest.raises(IllegalAction, match="exactly 6 tokens .4 stay off the map"):
         act(state, "redeploy", 0, tokens=((1, 5), (2, 5)))
 
 
