@@ -199,6 +199,9 @@ class Ability:
     scores_in_decline: ClassVar[bool] = False
     #: May go In Decline at the end of a turn of conquests, after scoring.
     declines_after_scoring: ClassVar[bool] = False
+    #: Made from a design of the host's (``rules/designs.py``), not from the box: a new game deals it only
+    #: when the host added it (official games deal every other registered race and power).
+    designed: ClassVar[bool] = False
 
     # -- its own state --------------------------------------------------------------------------------------
     def read(self, state: GameState, kind: type[S]) -> S:
@@ -248,6 +251,11 @@ class Ability:
         checks only those; ``None``: any region. An ability that overrides ``reaches`` and not this is
         asked about every region."""
         return () if type(self).reaches is Ability.reaches else None
+
+    def entry(self, state: GameState, seat: int, troop: Troop) -> Iterable[int]:
+        """Regions beyond the border on which the troop's first conquest may also be made (a design that
+        enters by a terrain: ``rules/designs.py``); water still only for a troop that sails."""
+        return ()
 
     def refuse(self, state: GameState, seat: int, action: Action) -> str | None:
         """Why ``action`` may not be taken now, or None: a veto asked of the acting player's Active
@@ -438,6 +446,7 @@ HOOKS = (
     "conquest_discount",
     "pending_roll",
     "reaches",
+    "entry",
     "refuse",
     "on_pick",
     "on_ready",
@@ -549,6 +558,7 @@ class Hooks:
     conquest_discount: tuple[Ability, ...]
     pending_roll: tuple[Ability, ...]
     reaches: tuple[Ability, ...]
+    entry: tuple[Ability, ...]
     refuse: tuple[Ability, ...]
     on_pick: tuple[Ability, ...]
     on_ready: tuple[Ability, ...]

@@ -240,6 +240,9 @@ class ConquestCheck:
             # (by the Lake or an inner Sea for one that also sails; water was refused above otherwise).
             if self.hooks.enters_anywhere:
                 return None
+            for ability in self.hooks.entry:
+                if region in ability.entry(self.state, seat, self.troop):
+                    return None
             return f"A race's first conquest must be on a border region or the shore of a border Sea; {region} is not"
         near = self.near
         if (near is not None and region in near) or self.in_reach(region):
@@ -329,6 +332,14 @@ class ConquestCheck:
             if self.hooks.enters_anywhere:
                 self.left_open = board.everywhere if self.sails else board.land
                 return range(len(board.regions))
+            if self.hooks.entry:
+                # A design that also enters by a terrain: those regions too (land unless the troop sails).
+                more: set[int] = set()
+                for ability in self.hooks.entry:
+                    more.update(ability.entry(state, self.seat, troop))
+                open_ = (board.entry | more) if self.sails else (board.land_entry | (more & board.land))
+                self.left_open = frozenset(open_)
+                return sorted(open_)
             if self.sails:
                 self.left_open = board.entry
                 return board.entry_order
