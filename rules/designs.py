@@ -369,12 +369,12 @@ EFFECT_LIST = (
         (Param("tokens", "int", "extra tokens", 1, 2, 1),),
         BOTH,
         NEVER,
-        ("on_pick", "on_ready"),
+        ("on_conquests_end",),
         lambda p: f"+{_tokens(p['tokens'], 'token')} each turn while Active.",
         lambda p, who: (
-            f"When you pick this combo, and each time you Ready your Troops until your race goes into "
-            f"Decline, take {_tokens(p['tokens'])} more from the storage tray. If there are no more tokens in the "
-            "storage tray, you do not receive any additional tokens."
+            f"During each of your Troop Redeployments until your race goes into Decline, take "
+            f"{_tokens(p['tokens'])} from the storage tray and add them to the troops you redeploy. If there are "
+            "no more tokens in the storage tray, you do not receive any additional tokens."
         ),
     ),
     Effect(
@@ -421,7 +421,6 @@ SCORING = frozenset({"coins_per_terrain", "coins_per_symbol", "coins_per_region"
 SCORING |= {"coins_each_turn", "coins_first_turn"}
 DISCOUNTS = frozenset({"discount_terrain", "discount_symbol", "discount_all"})
 IMMUNITY = frozenset({"immune_terrain", "immune_symbol"})
-EXTRA_TOKENS = frozenset({"tokens_first_turn", "tokens_each_turn"})
 
 
 # -- a design -----------------------------------------------------------------------------------------------
@@ -646,10 +645,12 @@ class Guard(Slot):
 
 @dataclass(frozen=True, slots=True)
 class Moment(Slot):
-    """A race that conquers In Decline, this turn: readied, and whether its moment is over (as Ghouls)."""
+    """This turn: a race that conquers In Decline was readied, and its moment is over (as Ghouls); the
+    tokens of each turn were taken (as Skeletons', once a turn)."""
 
     readied: bool = False
     done: bool = False
+    reinforced: bool = False
 
 
 def game_name(design: Design, box: int | None = None) -> str:
@@ -702,11 +703,16 @@ def _entry(self: Ability, state: GameState, seat: int, troop: Troop) -> Iterable
 def _on_pick(self: Ability, state: GameState, seat: int, troop: Troop) -> None:
     if _effects(self, IMMUNITY):
         self.write(state, Guard(seat))
-    _take_tokens(self, state, troop, EXTRA_TOKENS)
+    _take_tokens(self, state, troop, {"tokens_first_turn"})
 
 
-def _on_ready(self: Ability, state: GameState, seat: int, troop: Troop) -> None:
-    _take_tokens(self, state, troop, {"tokens_each_turn"})
+def _on_conquests_end(self: Ability, state: GameState, seat: int, troop: Troop) -> None:
+    # Given for the redeployment, as Skeletons' (their rule's moment, so that what legal_actions offers
+    # for the conquests, read from the tokens in hand and on the board, stays exact); once a turn.
+    moment = self.read_turn(state, Moment)
+    if not moment.reinforced:
+        _take_tokens(self, state, troop, {"tokens_each_turn"})
+        self.write_turn(state, replace(moment, reinforced=True))
 
 
 def _take_tokens(self: Ability, state: GameState, troop: Troop, kinds: Iterable[str]) -> None:
@@ -808,10 +814,10 @@ def ability_class(design: Design, box: int | None = None) -> type[Ability]:
         namespace["conquest_discount"] = _discount
     if "enters_terrain" in ids:
         namespace["entry"] = _entry
-    if ids & (IMMUNITY | EXTRA_TOKENS):
+    if ids & IMMUNITY or "tokens_first_turn" in ids:
         namespace["on_pick"] = _on_pick
     if "tokens_each_turn" in ids:
-        namespace["on_ready"] = _on_ready
+        namespace.update(turn_slot=Moment, on_conquests_end=_on_conquests_end)
     if ids & IMMUNITY:
         namespace.update(slot=Guard, shield=_shield, on_decline=_on_decline, check=_check)
     if "conquers_in_decline" in ids:
