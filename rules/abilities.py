@@ -686,6 +686,6 @@ def names_with(flag: str) -> str:
     found = _NAMES_WITH.get(flag)
     if found is None:
         found = _NAMES_WITH[flag] = (
-            " or ".join(sorted(name for name, a in ABILITIES.items() if getattr(a, flag))) or "no"
+            " or ".join(sorted(name for name, a in ABILITIES.items() if getattr(a, flag) and not a.designed)) or "no"
         )
     return found
