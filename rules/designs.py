@@ -886,7 +886,9 @@ def deal(
         if replaces is None:
             if not fitting:
                 raise DesignError("custom.race.tokens", "no race of this game has that many tokens to stand in")
-            state_rng, k = rng.below(state_rng, len(fitting))
+            # Drawn without moving the game's generator: the same game comes of naming the banner drawn
+            # (custom_of, which the replay of a game from its seed uses).
+            _, k = rng.below(state_rng, len(fitting))
             replaces = fitting[k]
         elif replaces not in races:
             raise DesignError("custom.replaces", f"{replaces!r} is not an official race of this game")
@@ -899,7 +901,7 @@ def deal(
         if first:
             races.remove(name)
             races.insert(0, name)
-        designs[name] = design.to_json() | {"replaces": replaces}
+        designs[name] = design.to_json() | {"replaces": replaces, "first": first}
     elif custom.get("replaces") is not None:
         raise DesignError("custom.replaces", "names the banner a race design replaces; there is no race design")
     if custom.get("power") is not None:
@@ -918,7 +920,7 @@ def deal(
         if first:
             powers.remove(name)
             powers.insert(0, name)
-        designs[name] = design.to_json() | {"replaces": replaced}
+        designs[name] = design.to_json() | {"replaces": replaced, "first": first}
     elif custom.get("power_replaces") is not None:
         raise DesignError("custom.power_replaces", "names the badge a power design replaces; there is no power design")
     return state_rng, designs, races, powers
@@ -934,8 +936,10 @@ def read_designs(data: Any, where: str = "designs") -> dict[str, Any]:
         here = f"{where}.{key}"
         if not isinstance(entry, dict):
             raise ValueError(f"{here}: expected a design")
-        replaces = entry.get("replaces")
-        design = read_design({k: v for k, v in entry.items() if k != "replaces"}, here)
+        replaces, first = entry.get("replaces"), entry.get("first", False)
+        if not isinstance(first, bool):
+            raise ValueError(f"{here}.first: expected true or false, not {first!r}")
+        design = read_design({k: v for k, v in entry.items() if k not in ("replaces", "first")}, here)
         table: dict[str, Race] | dict[str, Power] = RACES if design.kind == RACE else POWERS
         if replaces is not None and (
             not isinstance(replaces, str) or replaces not in table or table[replaces].designed
@@ -947,7 +951,26 @@ def read_designs(data: Any, where: str = "designs") -> dict[str, Any]:
         if game_name(design, box) != key:
             raise ValueError(f"{here}: not the name this design has in a game ({game_name(design, box)})")
         install(design, box)
-        out[key] = design.to_json() | {"replaces": replaces}
+        out[key] = design.to_json() | {"replaces": replaces, "first": first}
+    return out
+
+
+def custom_of(state: GameState) -> dict[str, Any] | None:
+    """The ``custom`` that dealt this game's designs (``rules.new_game``), for replaying it from its seed:
+    ``new_game(n, seed=…, options=…, custom=custom_of(state))`` is the game as it began (the stand-in
+    named, as drawn); None for a game without designs."""
+    if not state.designs:
+        return None
+    out: dict[str, Any] = {}
+    for entry in state.designs.values():
+        design = {k: v for k, v in entry.items() if k not in ("replaces", "first")}
+        if entry["kind"] == RACE:
+            out.update(race=design, replaces=entry["replaces"])
+        else:
+            out["power"] = design
+            if entry["replaces"] is not None:
+                out["power_replaces"] = entry["replaces"]
+        out["first"] = entry.get("first", False)
     return out
 
 

@@ -6,7 +6,8 @@ vocabulary with random parameters), whether the race names its stand-in or has o
 custom combo comes first, the players, the redeploy mode, and plays to the end with ``rules.bots``
 (now and then an auto-pass). After every step: ``tests/rules/invariants.py`` (box counts with the stand-in's
 box, every banner and badge once, the JSON round trip), the step's input unchanged; every tenth step, every
-action ``legal_actions`` offers applies; at the end, the game replays exactly from its seed and log. The seed
+action ``legal_actions`` offers applies; at the end, the game replays exactly from its seed and log, and
+``custom_of`` rebuilds the game as it began from the designs its last snapshot holds. The seed
 list is fixed and checked to meet every effect, both kinds of stand-in, and designed races and powers that went
 In Decline (CPU: about ten seconds).
 """
@@ -22,7 +23,7 @@ import pytest
 
 from rules import GameState, apply, auto_pass, awaiting, new_game
 from rules.bots import random_action
-from rules.designs import EFFECT_LIST, POWER, RACE, SYMBOLS, TERRAINS, TOKENS, DesignError, read_design
+from rules.designs import EFFECT_LIST, POWER, RACE, SYMBOLS, TERRAINS, TOKENS, DesignError, custom_of, read_design
 
 from .invariants import check_invariants
 from .test_properties import apply_every_legal_action
@@ -128,6 +129,9 @@ def test_random_designs_in_random_games_keep_the_invariants_and_replay(seed: int
     final, log, _ = play(game)
     again = replay(game, log)
     assert again == final and again.to_json() == final.to_json()
+    # The service replays a game from its seed and the designs its snapshot holds (custom_of).
+    rebuilt = new_game(game["players"], seed=game["seed"], options=game["options"], custom=custom_of(final))
+    assert rebuilt.to_json() == start(game).to_json()
 
 
 def test_the_seed_list_meets_every_effect_both_stand_ins_and_in_decline() -> None:
