@@ -202,6 +202,9 @@ class Ability:
     #: Made from a design of the host's (``rules/designs.py``), not from the box: a new game deals it only
     #: when the host added it (official games deal every other registered race and power).
     designed: ClassVar[bool] = False
+    #: The name players read, when it is not :attr:`name`: a design's own, without the fingerprint its name
+    #: in the game carries (:func:`shown`).
+    title: ClassVar[str] = ""
 
     # -- its own state --------------------------------------------------------------------------------------
     def read(self, state: GameState, kind: type[S]) -> S:
@@ -675,6 +678,13 @@ def with_turn_state(state: GameState, hook: str) -> list[Ability]:
         return []
     names = overriding(hook).intersection(state.t.abilities)
     return [ABILITIES[name] for name in sorted(names, key=RANK.__getitem__)] if names else []
+
+
+def shown(name: str) -> str:
+    """A race or power as players read its name: a design's own ("Sky Pirates"), without the fingerprint of
+    its name in the game ("Sky Pirates (3fa2c1)", ``rules/designs.py``); any other name as it is."""
+    ability = ABILITIES.get(name)
+    return ability.title if ability is not None and ability.title else name
 
 
 _NAMES_WITH: dict[str, str] = {}

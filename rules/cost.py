@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from .abilities import ABILITIES, RANK, Ability, hooks_of, names_with, with_state
+from .abilities import ABILITIES, RANK, Ability, hooks_of, names_with, shown, with_state
 from .board import load_board
 from .components import BASE_CONQUEST_COST
 from .state import GameState, Troop
@@ -195,7 +195,7 @@ class ConquestCheck:
             discount = ability.conquest_discount(self.state, self.seat, self.troop, region)
             total -= discount
             if discount and parts is not None:
-                parts.append((ability.name, -discount))
+                parts.append((ability.title or ability.name, -discount))  # as players read it (abilities.shown)
         roll = self.roll
         if roll is not None and roll[1]:
             total -= roll[1]
@@ -247,7 +247,7 @@ class ConquestCheck:
         near = self.near
         if (near is not None and region in near) or self.in_reach(region):
             return None
-        return f"Region {region} is not adjacent to any region your {self.troop.race} hold"
+        return f"Region {region} is not adjacent to any region your {shown(self.troop.race)} hold"
 
     def candidate_refusal(self, region: int) -> str | None:
         """:meth:`refusal`, answered from what :meth:`candidates` showed when it left the region open

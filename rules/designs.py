@@ -739,7 +739,7 @@ def _shield(self: Ability, state: GameState, seat: int, troop: Troop, region: in
     land = state.board.regions[region]
     for _, params in _effects(self, IMMUNITY):
         if _matches(land, params):
-            return f"Region {region} is immune: the {self.name} protect it"
+            return f"Region {region} is immune: the {self.title} protect it"
     return None
 
 
@@ -753,7 +753,7 @@ def _check(self: Ability, state: GameState) -> None:
 def _declined_refusal(self: Ability, state: GameState, seat: int, troop: Troop) -> str | None:
     # As Ghouls (rulings): before or after the turn's pick, but before any conquest of the Active race.
     if self.read_turn(state, Moment).done or state.t.conquests:
-        return f"In Decline {self.name} conquer before your Active race; that moment has passed"
+        return f"In Decline {self.title} conquer before your Active race; that moment has passed"
     return None
 
 
@@ -792,6 +792,7 @@ def ability_class(design: Design, box: int | None = None) -> type[Ability]:
     words = card(design)
     namespace: dict[str, Any] = {
         "name": game_name(design, box),
+        "title": design.name,
         "tokens": design.tokens,
         "summary": words["summary"],
         "description": words["description"],

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .abilities import ACTION_OWNERS, VERBS, hooks_of
+from .abilities import ACTION_OWNERS, VERBS, hooks_of, shown
 from .actions import ACTIVE, DECLINED, Action, IllegalAction, Verb
 from .engine import awaiting, legal_actions
 from .redeploy import unplaced
@@ -348,7 +348,8 @@ def describe(state: GameState, seat: int, names: Sequence[str] = ()) -> list[str
             combo = state.combos[action.combo or 0]
             extra = f", {combo.coins} coin{'s' if combo.coins != 1 else ''} on it" if combo.coins else ""
             cost = f"costs {action.combo} coin{'s' if action.combo != 1 else ''}" if action.combo else "free"
-            lines.append(f"pick {(action.combo or 0) + 1}  -  {combo.race} + {combo.power} ({cost}{extra})")
+            both = f"{shown(combo.race)} + {shown(combo.power)}"
+            lines.append(f"pick {(action.combo or 0) + 1}  -  {both} ({cost}{extra})")
     if "decline" in by_type:
         lines.append("decline  -  put your Active race In Decline (your turn ends after scoring)")
     conquests = by_type.get("conquer", []) + by_type.get("final_conquest", [])

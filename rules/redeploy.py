@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .abilities import RACES, hooks_of
+from .abilities import RACES, hooks_of, shown
 from .actions import IllegalAction
 from .regions import vacate
 from .state import REDEPLOY_ASK, REDEPLOY_AUTO, GameState, Troop
@@ -32,7 +32,7 @@ def redeploy(
     """
     held = state.regions_of(seat, troop.race)
     if not held:
-        raise IllegalAction(f"Your {troop.race} hold no region: their tokens wait in hand for your next turn")
+        raise IllegalAction(f"Your {shown(troop.race)} hold no region: their tokens wait in hand for your next turn")
     given = dict(distribution)
     if given.keys() != set(held):
         missing = sorted(set(held) - set(given))
@@ -163,5 +163,6 @@ def unplaced(state: GameState, seat: int, own_turn: bool) -> str | None:
             continue  # placed when the turn ends (place_declined_hands)
         extra = troop.hand - kept_off_board(state, seat, troop, own_turn)
         if extra > 0:
-            return f"You still have {extra} {troop.race} token{'s' if extra > 1 else ''} in hand: redeploy them first"
+            tokens = f"{extra} {shown(troop.race)} token{'s' if extra > 1 else ''}"
+            return f"You still have {tokens} in hand: redeploy them first"
     return None

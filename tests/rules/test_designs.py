@@ -23,9 +23,10 @@ from rules import (
     legal_actions,
     new_game,
     read_state,
+    tell,
     turn_score,
 )
-from rules.abilities import unregister
+from rules.abilities import shown, unregister
 from rules.components import POWER_TOKENS, RACE_TOKENS
 from rules.designs import (
     EFFECTS,
@@ -251,6 +252,17 @@ def test_a_custom_setup_the_rules_refuse_names_the_field(custom: Any, field: str
     assert refused.value.field == field
 
 
+def test_the_story_names_a_design_as_the_host_named_it() -> None:
+    # Its name in the game carries a fingerprint (rules/designs.py); the words leave it out.
+    state = new_game(2, seed=1, custom={"race": race(), "power": power(), "first": True})
+    after = apply(state, Action("pick", 0, combo=0))
+    assert tell(state, after, Action("pick", 0, combo=0), ("Ann", "Bob")) == (
+        "Ann picked combo 1: the Sky Pirates with Lucky; 9 tokens in hand"
+    )
+    assert all(shown(name) in ("Sky Pirates", "Lucky") for name in state.designs)
+    assert shown("Orcs") == "Orcs"
+
+
 # -- in the snapshot -------------------------------------------------------------------------------------------
 def test_the_design_is_in_the_snapshot_and_a_fresh_process_reads_it_back() -> None:
     state = new_game(2, seed=3, custom={"race": race({"effect": "discount_all"}), "power": power(), "first": True})
@@ -304,7 +316,7 @@ def test_a_discount_shows_in_the_cost_breakdown_and_never_below_one() -> None:
     state = builder.active(0, "Ratmen", names["power"], hand=8).region(3, seat=0).at(0, "conquer").build()
     troop = state.players[0].active
     cost = conquest_breakdown(state, 0, troop, 4)  # a Hill next to 3
-    assert cost.parts == (("base", 2), (names["power"], -2), ("at least 1", 1)) and cost.total == 1
+    assert cost.parts == (("base", 2), ("Lucky", -2), ("at least 1", 1)) and cost.total == 1  # as players read it
 
 
 def test_immune_regions_refuse_enemy_conquests_until_the_race_declines() -> None:
@@ -317,7 +329,7 @@ def test_immune_regions_refuse_enemy_conquests_until_the_race_declines() -> None
     state = act(state, "end_turn", 0)
     state = act(state, "pick", 1, combo=0)
     orcs = state.players[1].active
-    assert conquest_refusal(state, 1, orcs, 2) == f"Region 2 is immune: the {names['power']} protect it"
+    assert conquest_refusal(state, 1, orcs, 2) == "Region 2 is immune: the Lucky protect it"
     assert not [a for a in legal_actions(state, 1) if a.region == 2]
     check_invariants(state)
     state = act(state, "end_conquest", 1)
