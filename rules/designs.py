@@ -616,9 +616,20 @@ def vocabulary() -> list[dict[str, Any]]:
 
 
 def design_schema() -> dict[str, Any]:
-    """The JSON Schema of a design (its effects one of :data:`EFFECTS`' schemas)."""
+    """The JSON Schema of a design (its effects one of :data:`EFFECTS`' schemas). What it cannot say,
+    :func:`read_design` still refuses: an official name, an effect twice, contradictions, a race's effect or an
+    In Decline bonus on a power."""
+    bounds = [
+        {
+            "if": {"properties": {"kind": {"const": kind}}},
+            "then": {"properties": {"tokens": {"minimum": low, "maximum": high}}},
+        }
+        for kind, (low, high) in TOKENS.items()
+    ]
     return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
+        "allOf": bounds,
         "properties": {
             "kind": {"enum": [RACE, POWER]},
             "name": {"type": "string", "minLength": 1, "maxLength": NAME_LENGTH},

@@ -19,11 +19,23 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+import jsonschema_rs
 import pytest
 
 from rules import GameState, apply, auto_pass, awaiting, new_game
 from rules.bots import random_action
-from rules.designs import EFFECT_LIST, POWER, RACE, SYMBOLS, TERRAINS, TOKENS, DesignError, custom_of, read_design
+from rules.designs import (
+    EFFECT_LIST,
+    POWER,
+    RACE,
+    SYMBOLS,
+    TERRAINS,
+    TOKENS,
+    DesignError,
+    custom_of,
+    design_schema,
+    read_design,
+)
 
 from .invariants import check_invariants
 from .test_properties import apply_every_legal_action
@@ -200,3 +212,26 @@ def test_random_invalid_designs_are_refused_naming_the_field(seed: int) -> None:
                 read_design(broken)
             assert refused.value.field.startswith(field), (broken, refused.value)
             assert str(refused.value).startswith(refused.value.field)
+
+
+#: The breakages the JSON Schema can tell too (an official name, an effect twice… only read_design refuses).
+SCHEMA_FIELDS = ("tokens", ".effect", ".terrain", ".coins", ".tokens")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_json_schema_of_a_design_agrees_with_the_rules(seed: int) -> None:
+    schema = design_schema()
+    assert jsonschema_rs.meta.is_valid(schema)
+    validator = jsonschema_rs.Draft202012Validator(schema)
+    rnd = random.Random(f"broken-{seed}")
+    for kind in (RACE, POWER):
+        design = random_design(rnd, kind, seed)
+        assert validator.is_valid(design) and validator.is_valid(read_design(design).to_json())
+        for broken, field in breakages(rnd, design):
+            unknown_parameter = (
+                field.startswith("effects[")
+                and field.endswith("]")
+                and len(broken["effects"]) == len(design["effects"])
+            )
+            if field.endswith(SCHEMA_FIELDS) or unknown_parameter:
+                assert not validator.is_valid(broken), (field, broken)
