@@ -855,6 +855,8 @@ def install(design: Design, box: int | None = None) -> str:
 
 # -- into a game -------------------------------------------------------------------------------------------------
 CUSTOM_FIELDS = ("race", "replaces", "power", "power_replaces", "first")
+#: Sets apart the word the stand-in is drawn from (``deal``) from the game's next words.
+STAND_IN_SALT = 0x5EED_57A2_D1A5_0001
 
 
 def official(table: dict[str, Any]) -> list[str]:
@@ -898,9 +900,10 @@ def deal(
         if replaces is None:
             if not fitting:
                 raise DesignError("custom.race.tokens", "no race of this game has that many tokens to stand in")
-            # Drawn without moving the game's generator: the same game comes of naming the banner drawn
-            # (custom_of, which the replay of a game from its seed uses).
-            _, k = rng.below(state_rng, len(fitting))
+            # Drawn without moving the game's generator, so the same game comes of naming the banner drawn
+            # (custom_of, which the replay of a game from its seed uses), and from a word of its own: the
+            # stand-in is public, the place of the host's badge in the stack (drawn next) is not.
+            _, k = rng.below(state_rng ^ STAND_IN_SALT, len(fitting))
             replaces = fitting[k]
         elif replaces not in races:
             raise DesignError("custom.replaces", f"{replaces!r} is not an official race of this game")
