@@ -302,6 +302,9 @@ def _occupants(n: int) -> frozenset[tuple[int, str | None, int]]:
     key = (n, tuple(RACES))
     found = _OCCUPANTS.get(key)
     if found is None:
+        # Only the current registry's: a worker registers the hosts' designs as it meets them (rules/designs.py).
+        for old in [k for k in _OCCUPANTS if k[1] != key[1]]:
+            del _OCCUPANTS[old]
         held: set[tuple[int, str | None, int]] = {(-1, None, 0)}
         held.update((-1, LOST_TRIBE, tokens) for tokens in range(1, LOST_TRIBE_TOKENS + 1))
         for name, race in RACES.items():
