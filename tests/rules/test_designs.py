@@ -22,6 +22,7 @@ from rules import (
     conquest_refusal,
     legal_actions,
     new_game,
+    player_view,
     read_state,
     tell,
     turn_score,
@@ -274,6 +275,14 @@ def test_the_design_is_in_the_snapshot_and_a_fresh_process_reads_it_back() -> No
     again = read_state(copy.deepcopy(data))
     assert again == state and again.to_json() == data
     check_invariants(again)
+
+
+def test_the_designs_are_public_in_every_seats_view_and_the_stacks_stay_secret() -> None:
+    state = new_game(3, seed=8, custom={"race": race(), "power": power()})
+    view = player_view(state, 1)
+    assert view["designs"] == state.to_json()["designs"]  # the table sees the host's banner and badge
+    assert view["race_stack"] == len(state.race_stack) and view["power_stack"] == len(state.power_stack)
+    assert "rng" not in view
 
 
 def test_a_later_edit_of_the_design_changes_no_running_game() -> None:
