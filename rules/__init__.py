@@ -19,6 +19,7 @@ from .abilities import ABILITIES, POWERS, RACES, registered
 from .actions import ACTION_KINDS, Action, ActionKind, IllegalAction
 from .board import BOARD_NAMES, Board, board_for_players, load_board
 from .cost import ConquestCost, conquest_breakdown, conquest_cost, conquest_refusal
+from .designs import DesignError, custom_of, read_design
 from .engine import apply, auto_pass, awaiting, legal_actions
 from .previewing import Explanation, Preview, board_after, explain, preview, previews
 from .regions import region_markers
@@ -42,6 +43,7 @@ __all__ = [
     "ActionKind",
     "Board",
     "ConquestCost",
+    "DesignError",
     "GameState",
     "Phase",
     "IllegalAction",
@@ -54,6 +56,7 @@ __all__ = [
     "conquest_breakdown",
     "conquest_cost",
     "conquest_refusal",
+    "custom_of",
     "explain",
     "final_standings",
     "legal_actions",
@@ -62,6 +65,7 @@ __all__ = [
     "player_view",
     "preview",
     "previews",
+    "read_design",
     "read_state",
     "region_markers",
     "region_name",

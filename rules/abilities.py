@@ -199,6 +199,12 @@ class Ability:
     scores_in_decline: ClassVar[bool] = False
     #: May go In Decline at the end of a turn of conquests, after scoring.
     declines_after_scoring: ClassVar[bool] = False
+    #: Made from a design of the host's (``rules/designs.py``), not from the box: a new game deals it only
+    #: when the host added it (official games deal every other registered race and power).
+    designed: ClassVar[bool] = False
+    #: The name players read, when it is not :attr:`name`: a design's own, without the fingerprint its name
+    #: in the game carries (:func:`shown`).
+    title: ClassVar[str] = ""
 
     # -- its own state --------------------------------------------------------------------------------------
     def read(self, state: GameState, kind: type[S]) -> S:
@@ -248,6 +254,11 @@ class Ability:
         checks only those; ``None``: any region. An ability that overrides ``reaches`` and not this is
         asked about every region."""
         return () if type(self).reaches is Ability.reaches else None
+
+    def entry(self, state: GameState, seat: int, troop: Troop) -> Iterable[int]:
+        """Regions beyond the border on which the troop's first conquest may also be made (a design that
+        enters by a terrain: ``rules/designs.py``); water still only for a troop that sails."""
+        return ()
 
     def refuse(self, state: GameState, seat: int, action: Action) -> str | None:
         """Why ``action`` may not be taken now, or None: a veto asked of the acting player's Active
@@ -438,6 +449,7 @@ HOOKS = (
     "conquest_discount",
     "pending_roll",
     "reaches",
+    "entry",
     "refuse",
     "on_pick",
     "on_ready",
@@ -549,6 +561,7 @@ class Hooks:
     conquest_discount: tuple[Ability, ...]
     pending_roll: tuple[Ability, ...]
     reaches: tuple[Ability, ...]
+    entry: tuple[Ability, ...]
     refuse: tuple[Ability, ...]
     on_pick: tuple[Ability, ...]
     on_ready: tuple[Ability, ...]
@@ -667,6 +680,13 @@ def with_turn_state(state: GameState, hook: str) -> list[Ability]:
     return [ABILITIES[name] for name in sorted(names, key=RANK.__getitem__)] if names else []
 
 
+def shown(name: str) -> str:
+    """A race or power as players read its name: a design's own ("Sky Pirates"), without the fingerprint of
+    its name in the game ("Sky Pirates (3fa2c1)", ``rules/designs.py``); any other name as it is."""
+    ability = ABILITIES.get(name)
+    return ability.title if ability is not None and ability.title else name
+
+
 _NAMES_WITH: dict[str, str] = {}
 
 
@@ -676,6 +696,6 @@ def names_with(flag: str) -> str:
     found = _NAMES_WITH.get(flag)
     if found is None:
         found = _NAMES_WITH[flag] = (
-            " or ".join(sorted(name for name, a in ABILITIES.items() if getattr(a, flag))) or "no"
+            " or ".join(sorted(name for name, a in ABILITIES.items() if getattr(a, flag) and not a.designed)) or "no"
         )
     return found

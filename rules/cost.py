@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from .abilities import ABILITIES, RANK, Ability, hooks_of, names_with, with_state
+from .abilities import ABILITIES, RANK, Ability, hooks_of, names_with, shown, with_state
 from .board import load_board
 from .components import BASE_CONQUEST_COST
 from .state import GameState, Troop
@@ -195,7 +195,7 @@ class ConquestCheck:
             discount = ability.conquest_discount(self.state, self.seat, self.troop, region)
             total -= discount
             if discount and parts is not None:
-                parts.append((ability.name, -discount))
+                parts.append((ability.title or ability.name, -discount))  # as players read it (abilities.shown)
         roll = self.roll
         if roll is not None and roll[1]:
             total -= roll[1]
@@ -240,11 +240,14 @@ class ConquestCheck:
             # (by the Lake or an inner Sea for one that also sails; water was refused above otherwise).
             if self.hooks.enters_anywhere:
                 return None
+            for ability in self.hooks.entry:
+                if region in ability.entry(self.state, seat, self.troop):
+                    return None
             return f"A race's first conquest must be on a border region or the shore of a border Sea; {region} is not"
         near = self.near
         if (near is not None and region in near) or self.in_reach(region):
             return None
-        return f"Region {region} is not adjacent to any region your {self.troop.race} hold"
+        return f"Region {region} is not adjacent to any region your {shown(self.troop.race)} hold"
 
     def candidate_refusal(self, region: int) -> str | None:
         """:meth:`refusal`, answered from what :meth:`candidates` showed when it left the region open
@@ -329,6 +332,14 @@ class ConquestCheck:
             if self.hooks.enters_anywhere:
                 self.left_open = board.everywhere if self.sails else board.land
                 return range(len(board.regions))
+            if self.hooks.entry:
+                # A design that also enters by a terrain: those regions too (land unless the troop sails).
+                more: set[int] = set()
+                for ability in self.hooks.entry:
+                    more.update(ability.entry(state, self.seat, troop))
+                open_ = (board.entry | more) if self.sails else (board.land_entry | (more & board.land))
+                self.left_open = frozenset(open_)
+                return sorted(open_)
             if self.sails:
                 self.left_open = board.entry
                 return board.entry_order

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import conquest, redeploy, turns
-from .abilities import ACTION_OWNERS, NO_HOOKS, RACES, Ability, abilities, hooks_of, names_with, with_turn_state
+from .abilities import ACTION_OWNERS, NO_HOOKS, RACES, Ability, abilities, hooks_of, names_with, shown, with_turn_state
 from .actions import (
     ACTION_KINDS,
     ACTIVE,
@@ -187,7 +187,7 @@ def _redeploy(state: GameState, seat: int, action: Action) -> None:
     troop = acting_troop(state, seat, action.troop)
     if troop.declined and not _declined_redeploys(state, troop, state.phase == REDEPLOY):
         raise IllegalAction(
-            f"Your In Decline {troop.race} neither conquered this turn nor have tokens in hand to redeploy"
+            f"Your In Decline {shown(troop.race)} neither conquered this turn nor have tokens in hand to redeploy"
         )
     redeploy.redeploy(state, seat, state.edit_troop(seat, troop.race), action.tokens, own_turn=state.phase == REDEPLOY)
 

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .abilities import ACTION_OWNERS, VERBS, hooks_of
+from .abilities import ACTION_OWNERS, VERBS, hooks_of, shown
 from .actions import ACTIVE, DECLINED, Action, IllegalAction, Verb
 from .engine import awaiting, legal_actions
 from .redeploy import unplaced

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .abilities import hooks_of
+from .abilities import RACES, hooks_of, shown
 from .actions import IllegalAction
 from .regions import vacate
 from .state import REDEPLOY_ASK, REDEPLOY_AUTO, GameState, Troop
@@ -32,7 +32,7 @@ def redeploy(
     """
     held = state.regions_of(seat, troop.race)
     if not held:
-        raise IllegalAction(f"Your {troop.race} hold no region: their tokens wait in hand for your next turn")
+        raise IllegalAction(f"Your {shown(troop.race)} hold no region: their tokens wait in hand for your next turn")
     given = dict(distribution)
     if given.keys() != set(held):
         missing = sorted(set(held) - set(given))
@@ -112,9 +112,26 @@ def needs_redeploy(state: GameState, seat: int) -> bool:
         ):
             return True
     for troop in player.declined:  # noqa: SIM110  (a loop: no generator made, asked for every seat each turn)
-        if troop.hand and state.regions_of(seat, troop.race):  # an In Decline troop: tokens in hand only
+        # An In Decline troop: tokens in hand only, and only one that still conquers has a step of its own
+        # (place_declined_hands places the others').
+        if troop.hand and RACES[troop.race].conquers_in_decline and state.regions_of(seat, troop.race):
             return True
     return False
+
+
+def place_declined_hands(state: GameState, seat: int) -> None:
+    """The tokens in hand of the player's In Decline races that no longer conquer go by the ``auto`` rule
+    when a turn ends (ARCHITECTURE §4). Only a race that keeps all its tokens In Decline (a design's,
+    ``rules/designs.py``) has more than one in a region to take back in hand when attacked; with no
+    step of its own (``troop: "declined"`` names the race that still conquers), the rule places them."""
+    for troop in state.players[seat].declined:
+        if troop.hand and not RACES[troop.race].conquers_in_decline:
+            held = state.regions_of(seat, troop.race)
+            if held:
+                troop = state.edit_troop(seat, troop.race)
+                for _ in range(troop.hand):
+                    state.edit_region(fewest_tokens(state, held)).tokens += 1
+                troop.hand = 0
 
 
 def waiting_pieces(state: GameState, seat: int, troop: Troop) -> int:
@@ -142,7 +159,10 @@ def unplaced(state: GameState, seat: int, own_turn: bool) -> str | None:
     for troop in state.players[seat].troops():
         if troop.hand <= 0 or not state.regions_of(seat, troop.race):
             continue  # nothing in hand: nothing unplaced, whatever is kept off the board (never < 0)
+        if troop.declined and not RACES[troop.race].conquers_in_decline:
+            continue  # placed when the turn ends (place_declined_hands)
         extra = troop.hand - kept_off_board(state, seat, troop, own_turn)
         if extra > 0:
-            return f"You still have {extra} {troop.race} token{'s' if extra > 1 else ''} in hand: redeploy them first"
+            tokens = f"{extra} {shown(troop.race)} token{'s' if extra > 1 else ''}"
+            return f"You still have {tokens} in hand: redeploy them first"
     return None

@@ -21,6 +21,7 @@ from typing import Any
 from .abilities import ABILITIES, POWERS, RACES, Slot
 from .board import BOARD_NAMES, Board, load_board
 from .components import LOST_TRIBE_TOKENS, VISIBLE_COMBOS
+from .designs import game_powers, game_races, read_designs
 from .state import (
     LOST_TRIBE,
     PHASES,
@@ -70,8 +71,13 @@ def read_state(data: Any) -> GameState:
     version = data.get("schema")
     if version == 1:
         return _upgrade_schema_1(data)
-    if version != SCHEMA_VERSION:
-        raise ValueError(f"Not a game state of schema {SCHEMA_VERSION} (or 1): 'schema' is {version!r}")
+    if version == 2:
+        # Schema 3 added ``designs`` (the host's own race and power, ARCHITECTURE §11): none in schema 2.
+        if "designs" in data:
+            raise ValueError("designs: unknown field")
+        data = dict(data, schema=SCHEMA_VERSION)
+    if version not in (2, SCHEMA_VERSION):
+        raise ValueError(f"Not a game state of schema {SCHEMA_VERSION} (or 2, 1): 'schema' is {version!r}")
     state = _read(data)
     _check(state)
     return state.done()
@@ -128,7 +134,9 @@ def _name(value: Any, where: str, table: dict[str, Any], what: str) -> str:
 
 # -- schema 2 -------------------------------------------------------------------------------------------------
 def _read(data: dict[str, Any]) -> GameState:
-    _object(data, "", TOP_FIELDS, TOP_FIELDS)
+    _object(data, "", TOP_FIELDS + ("designs",), TOP_FIELDS)
+    # The host's designs first: the names below may be theirs (read_designs makes them known).
+    designs = read_designs(data["designs"]) if "designs" in data else {}
     board_name = data["board"]
     if board_name not in BOARD_NAMES:
         raise ValueError(f"board: {board_name!r} is not one of {', '.join(BOARD_NAMES)}")
@@ -169,6 +177,7 @@ def _read(data: dict[str, Any]) -> GameState:
         defenders=[_int(s, f"defenders[{k}]", 0, n - 1) for k, s in enumerate(_list(data["defenders"], "defenders"))],
         last=dict(data["last"]),
         abilities=_slots(data["abilities"], "abilities", "slot"),
+        designs=designs,
     )
 
 
@@ -293,6 +302,9 @@ def _occupants(n: int) -> frozenset[tuple[int, str | None, int]]:
     key = (n, tuple(RACES))
     found = _OCCUPANTS.get(key)
     if found is None:
+        # Only the current registry's: a worker registers the hosts' designs as it meets them (rules/designs.py).
+        for old in [k for k in _OCCUPANTS if k[1] != key[1]]:
+            del _OCCUPANTS[old]
         held: set[tuple[int, str | None, int]] = {(-1, None, 0)}
         held.update((-1, LOST_TRIBE, tokens) for tokens in range(1, LOST_TRIBE_TOKENS + 1))
         for name, race in RACES.items():
@@ -452,8 +464,11 @@ def _check(state: GameState) -> None:
     banners = [c.race for c in state.combos] + state.race_stack + [t.race for _, t in troops]
     badges = [c.power for c in state.combos] + state.power_stack + state.power_discard
     badges += [t.power for _, t in troops if not t.declined or not POWERS[t.power].counts_toward_decline_limit]
-    if not (len(banners) == len(RACES) == len(set(banners)) and len(badges) == len(POWERS) == len(set(badges))):
-        _placed_once(state)
+    races, powers = game_races(state), game_powers(state)
+    if not (
+        sorted(banners) == races and len(set(banners)) == len(banners) and sorted(badges) == powers
+    ):  # sorted: a name of another game (a design) is caught too
+        _placed_once(state, races, powers)
     # The markers lie on occupied regions of the board.
     for name in state.abilities:
         ability = ABILITIES[name]
@@ -465,10 +480,14 @@ def _check(state: GameState) -> None:
         raise ValueError("defenders: each attacked player once, never the player on turn")
 
 
-def _placed_once(state: GameState) -> None:
-    """Refuse a banner or badge that is nowhere or in two places, naming where it is."""
-    banners: dict[str, list[str]] = {race: [] for race in RACES}
-    badges: dict[str, list[str]] = {power: [] for power in POWERS}
+def _placed_once(state: GameState, races: list[str], powers: list[str]) -> None:
+    """Refuse a banner or badge that is nowhere or in two places, or not of this game, naming where it is."""
+    banners: dict[str, list[str]] = {race: [] for race in races}
+    badges: dict[str, list[str]] = {power: [] for power in powers}
+    for field, table, what in (("race", banners, "race"), ("power", badges, "special power")):
+        stray = _stray(state, field, table)
+        if stray is not None:
+            raise ValueError(f"{stray[0]}: {stray[1]!r} is not a {what} of this game")
     for k, c in enumerate(state.combos):
         banners[c.race].append(f"combos[{k}]")
         badges[c.power].append(f"combos[{k}]")
@@ -488,6 +507,18 @@ def _placed_once(state: GameState) -> None:
                 where = f"in {', '.join(places)}" if places else "nowhere"
                 field = places[-1] if places else ("race_stack" if what == "banner" else "power_stack")
                 raise ValueError(f"{field}: the {name} {what} is {where}")
+
+
+def _stray(state: GameState, field: str, table: dict[str, list[str]]) -> tuple[str, str] | None:
+    """The first banner (``field`` "race") or badge ("power") of the state that is not one of ``table``'s
+    (a design of another game), with where it is."""
+    stacks = ("race_stack",) if field == "race" else ("power_stack", "power_discard")
+    places: list[tuple[str, str]] = [(f"combos[{k}]", getattr(c, field)) for k, c in enumerate(state.combos)]
+    for stack in stacks:
+        places += [(stack, name) for name in getattr(state, stack)]
+    for seat, p in enumerate(state.players):
+        places += [(f"{where}.{field}", getattr(t, field)) for where, t in _troops(p, f"players[{seat}]")]
+    return next(((where, name) for where, name in places if name not in table), None)
 
 
 def _troops(p: PlayerState, where: str) -> list[tuple[str, Troop]]:

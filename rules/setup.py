@@ -9,6 +9,7 @@ from .abilities import POWERS, RACES
 from .board import board_for_players, load_board
 from .combos import replenish
 from .components import STARTING_COINS
+from .designs import deal, official
 from .state import LOST_TRIBE, PICK, REDEPLOY_ASK, REDEPLOY_AUTO, GameState, PlayerState, RegionState, TurnState
 
 DEFAULT_OPTIONS: dict[str, Any] = {"redeploy": REDEPLOY_AUTO}
@@ -20,19 +21,26 @@ def new_game(
     seed: int | str,
     map_name: str | None = None,
     options: dict[str, Any] | None = None,
+    custom: dict[str, Any] | None = None,
 ) -> GameState:
     """A game ready for its first turn: the board for the player count, Lost Tribes and Mountains placed,
     the stacks shuffled from ``seed``, six combos visible, 5 coins each. Seat 0 plays first.
 
     ``options``: ``{"redeploy": "auto" | "ask"}`` (ARCHITECTURE §4, defenders' redeployment).
+    ``custom``: the host's own race and power, ``{"race": design, "replaces": "Humans", "power": design,
+    "first": true}`` (each part optional; ``rules.designs.deal``, ARCHITECTURE §11); a fault is a
+    ``rules.designs.DesignError`` (a ValueError) naming the field.
     """
     board = load_board(map_name) if map_name else board_for_players(players)
     if not 2 <= players <= 5:
         raise ValueError(f"Small World is played by 2 to 5 players, not {players}")
     chosen = _checked_options(DEFAULT_OPTIONS, options or {})
     state_rng = rng.seed_state(seed)
-    state_rng, races = rng.shuffled(state_rng, sorted(RACES))
-    state_rng, powers = rng.shuffled(state_rng, sorted(POWERS))
+    state_rng, races = rng.shuffled(state_rng, official(RACES))
+    state_rng, powers = rng.shuffled(state_rng, official(POWERS))
+    designs: dict[str, Any] = {}
+    if custom is not None:
+        state_rng, designs, races, powers = deal(custom, state_rng, races, powers)
     regions = []
     for region in board.regions:
         r = RegionState(mountain=region.terrain == "mountain")
@@ -54,6 +62,7 @@ def new_game(
         rng=state_rng,
         t=TurnState(),
         options=chosen,
+        designs=designs,
     )
     replenish(state)
     state.last = {"kind": "setup", "undo_point": True}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from bisect import insort
 from collections.abc import Callable
+from copy import deepcopy
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -16,7 +17,7 @@ from .board import Board, load_board
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 LOST_TRIBE = "Lost Tribe"
 
 
@@ -209,6 +210,10 @@ class GameState:
     #: Races' and powers' own state, by name (``rules.abilities.Slot``; absent while unused): markers on
     #: the board, tokens kept aside… Replaced through :meth:`set_slot`, never changed in place.
     abilities: dict[str, Any] = field(default_factory=dict)
+    #: The host's own race and power in this game (``rules/designs.py``), by their name in the game: each
+    #: design's JSON, with ``replaces``, the official banner (or badge) whose place it took, or None. Fixed
+    #: at setup and never changed, so a later edit of the design changes no running game (schema 3).
+    designs: dict[str, Any] = field(default_factory=dict)
     # Copy-on-write bookkeeping for apply(); never serialised.
     _owned: set = field(default_factory=set, repr=False, compare=False)
     # regions_of answers remembered, (seat, race) -> regions, while a state without an index (below) is
@@ -313,6 +318,7 @@ class GameState:
         new.defenders = self.defenders
         new.last = self.last
         new.abilities = self.abilities
+        new.designs = self.designs  # never changed after setup: shared
         new._owned = set()
         new._holdings = None
         new._held = index
@@ -394,7 +400,7 @@ class GameState:
     def to_json(self) -> dict[str, Any]:
         """The versioned JSON form (``rules/README.md``). ``rules.read_state(s.to_json()) == s``: reading is
         ``rules.schema``'s, as checking a state needs the races and powers, which build on the state."""
-        return {
+        out = {
             "schema": SCHEMA_VERSION,
             "board": self.board_name,
             "turns": self.turns,
@@ -414,6 +420,9 @@ class GameState:
             "defenders": list(self.defenders),
             "last": dict(self.last),
         }
+        if self.designs:  # only a game with the host's own race or power has them (snapshots stay small)
+            out["designs"] = deepcopy(self.designs)
+        return out
 
 
 # A bare instance of each, for the copies made slot by slot above: the class's own __new__, looked up once

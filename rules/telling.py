@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .abilities import ACTION_OWNERS, RACES, Ability, hooked
+from .abilities import ACTION_OWNERS, RACES, Ability, hooked, shown
 from .actions import DECLINED, Action
 from .state import DEFEND, LOST_TRIBE, GameState, Troop
 
@@ -237,16 +237,18 @@ def combo_name(race: str, power: str) -> str:
     """A combo as every page, mail, story, chat line and API text names it (issue 35: one form), the power
     before the race as the rulebook's examples read: "Hill Tritons", "Flying Orcs".
 
+    A race or power of the host's design reads as its host named it (``shown``).
+
     >>> combo_name("Tritons", "Hill")
     'Hill Tritons'
     """
-    return f"{power} {race}"
+    return f"{shown(power)} {shown(race)}"
 
 
 def troop_name(troop: Troop) -> str:
     """A troop as its combo reads: "Flying Orcs", "In Decline Ghouls"."""
     if troop.declined:
-        return f"In Decline {troop.race}"
+        return f"In Decline {shown(troop.race)}"
     return combo_name(troop.race, troop.power)
 
 
@@ -266,7 +268,7 @@ def plural(count: int, word: str, words: str | None = None) -> str:
 def score_words(score: Mapping[str, Any]) -> str:
     """``rules.turn_score`` output as "5 regions + 2 (Orcs) = 7 coins"."""
     parts = [plural(score["regions"], "region")]
-    parts += [f"{coins} ({name})" for name, coins in score.get("bonus", {}).items()]
+    parts += [f"{coins} ({shown(name)})" for name, coins in score.get("bonus", {}).items()]
     return f"{' + '.join(parts)} = {plural(score['total'], 'coin')}"
 
 
@@ -283,7 +285,7 @@ def taken_from(step: Step, region: int) -> str:
     declined = troop is not None and troop.declined
     keeps = not declined and RACES[r.race].keeps_tokens_when_conquered
     lost = 0 if keeps else 1
-    whose = f"{step.whose(r.owner)} {'In Decline ' if declined else ''}{r.race}"
+    whose = f"{step.whose(r.owner)} {'In Decline ' if declined else ''}{shown(r.race)}"
     hand = "your hand" if r.owner == step.viewer else "hand"
     if r.tokens == 1:
         fate = f"back in {hand}" if keeps else "lost"
@@ -307,7 +309,7 @@ def _scored(step: Step) -> str:
 def _with_declined(step: Step) -> str:
     troop = step.acting_troop()
     if step.action is not None and step.action.troop == DECLINED and troop is not None:
-        return f" with the In Decline {troop.race}"
+        return f" with the In Decline {shown(troop.race)}"
     return ""
 
 
@@ -328,7 +330,7 @@ def _pick(step: Step) -> Told:
 
 def _decline(step: Step) -> Told:
     troop = step.before.players[step.player].active
-    race = f"the {troop.race}" if troop else "their race"
+    race = f"the {shown(troop.race)}" if troop else "their race"
     return f"put {race} In Decline{_scored(step)}"
 
 

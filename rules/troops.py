@@ -30,7 +30,8 @@ def acting_troop(state: GameState, seat: int, kind: str) -> Troop:
         return player.active
     troop = conquering_declined(state, seat)
     if troop is None:
-        names = " or ".join(sorted(name for name, race in RACES.items() if race.conquers_in_decline))
+        # The official races (a design of another game is no business of this one's players).
+        names = " or ".join(sorted(n for n, race in RACES.items() if race.conquers_in_decline and not race.designed))
         raise IllegalAction(f"Only In Decline {names} go on conquering; you have none")
     return troop
 

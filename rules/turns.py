@@ -7,7 +7,7 @@ from typing import Any
 from .abilities import abilities, hooks_of, names_with, with_state
 from .actions import IllegalAction
 from .decline import go_into_decline
-from .redeploy import auto_redeploy, needs_redeploy, place_waiting_pieces, unplaced
+from .redeploy import auto_redeploy, needs_redeploy, place_declined_hands, place_waiting_pieces, unplaced
 from .scoring import score_turn
 from .state import DEFEND, OVER, PICK, REDEPLOY, REDEPLOY_AUTO, START, GameState, TurnState
 
@@ -49,6 +49,9 @@ def pass_turn(state: GameState) -> None:
     n = len(state.players)
     for ability in with_state(state, "on_turn_end"):
         ability.on_turn_end(state)
+    for k in range(n):
+        if state.players[k].declined:
+            place_declined_hands(state, k)
     defenders = []  # in seat order after the active player
     for k in range(1, n):
         if needs_redeploy(state, (seat + k) % n):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..abilities import Power, Slot, register
+from ..abilities import Power, Slot, register, shown
 from ..actions import Action, ActionKind, IllegalAction, Verb, offer
 from ..schema import schema_1_player_field
 from ..state import REDEPLOY, GameState, Troop
@@ -69,7 +69,7 @@ class Diplomat(Power):
         diplomat = state.players[peace.diplomat].active
         if diplomat is None or diplomat.race != r.race:
             return None
-        return f"You are at peace with player {r.owner}'s {r.race} (Diplomat) until their next turn"
+        return f"You are at peace with player {r.owner}'s {shown(r.race)} (Diplomat) until their next turn"
 
     def on_turn_start(self, state: GameState) -> None:
         if self.read(state, Peace).diplomat == state.current:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..abilities import Marker, Power, Slot, register
+from ..abilities import Marker, Power, Slot, register, shown
 from ..actions import Action, ActionKind, IllegalAction, Verb, offer
 from ..components import FORTRESSES
 from ..schema import schema_1_markers, schema_1_turn_field
@@ -61,7 +61,7 @@ class Fortified(Power):
             return f"There is no region {region}"
         r = state.regions[region]
         if r.owner != seat or r.race != troop.race:
-            return f"Region {region} is not held by your {troop.race}"
+            return f"Region {region} is not held by your {shown(troop.race)}"
         fortresses = self.read(state, Forts).fortresses
         if region in fortresses:
             return f"Region {region} already has a Fortress (one per region)"

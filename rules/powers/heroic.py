@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..abilities import Marker, Power, Slot, register
+from ..abilities import Marker, Power, Slot, register, shown
 from ..actions import Action, ActionKind, IllegalAction, Verb
 from ..components import HEROES
 from ..schema import schema_1_markers
@@ -59,7 +59,7 @@ class Heroic(Power):
             raise IllegalAction(f"Place {min(HEROES, len(held))} Heroes, each in a different region you hold")
         for region in wanted:
             if region not in held:
-                raise IllegalAction(f"Region {region} is not held by your {troop.race}")
+                raise IllegalAction(f"Region {region} is not held by your {shown(troop.race)}")
         self.write(state, Heroes(frozenset(wanted)))
 
     def on_end_turn(self, state: GameState, seat: int, troop: Troop) -> None:

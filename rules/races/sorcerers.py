@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..abilities import Race, Slot, register
+from ..abilities import Race, Slot, register, shown
 from ..actions import ACTIVE, Action, ActionKind, IllegalAction, Verb, offer
 from ..conquest import attacked, prepare, record_conquest
 from ..cost import ConquestCheck
@@ -130,7 +130,7 @@ class Sorcerers(Race):
         region = step.region
         assert region is not None
         r = step.before.regions[region]
-        lone = f"{step.whose(r.owner)} lone {r.race} token on {step.where(region)}"
+        lone = f"{step.whose(r.owner)} lone {shown(r.race or '')} token on {step.where(region)}"
         return Phrase("converted", f"{lone} into a Sorcerer (it went back to the box)")
 
     def upgrade_schema_1(self, state: GameState, old: dict[str, Any]) -> None:

@@ -89,8 +89,10 @@ class Builder:
         seed: int | str = 1,
         redeploy: str = "auto",
         map_name: str | None = None,
+        custom: dict[str, Any] | None = None,
     ) -> None:
-        self.state = new_game(players, seed=seed, map_name=map_name, options={"redeploy": redeploy})
+        # custom: the host's own race and power (rules/designs.py), named in the state's ``designs``
+        self.state = new_game(players, seed=seed, map_name=map_name, options={"redeploy": redeploy}, custom=custom)
         self._default_hand: set[str] = set()
 
     # -- the map -----------------------------------------------------------------------------------

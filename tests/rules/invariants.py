@@ -17,6 +17,7 @@ from rules.components import (
     TROLL_LAIRS,
     VISIBLE_COMBOS,
 )
+from rules.designs import game_powers, game_races
 from rules.regions import all_markers
 from rules.state import CONQUER, DEFEND, LOST_TRIBE, OVER, PICK, REDEPLOY, START
 from rules.troops import aside
@@ -99,7 +100,8 @@ def check_invariants(state: GameState) -> dict:
     for p in state.players:
         for t in p.troops():
             off_board[t.race] += t.hand + aside(state, t)
-    for race, (_, box) in RACE_TOKENS.items():
+    for race in game_races(state):  # the host's race has its stand-in's box (rules/designs.py)
+        box = RACE_TOKENS[race][1] if race in RACE_TOKENS else RACES[race].box_tokens()
         assert on_board[race] + off_board[race] <= box, (race, on_board[race], off_board[race], box)
     assert on_board[LOST_TRIBE] <= LOST_TRIBE_TOKENS
     assert sum("fortress" in m for m in all_marks) <= FORTRESSES
@@ -123,13 +125,13 @@ def check_invariants(state: GameState) -> dict:
     # Every banner is somewhere exactly once; every badge too.
     races_seen = [c.race for c in state.combos] + list(state.race_stack)
     races_seen += [t.race for p in state.players for t in p.troops()]
-    assert sorted(races_seen) == sorted(RACES), races_seen
+    assert sorted(races_seen) == game_races(state), races_seen
     powers_seen = [c.power for c in state.combos] + state.power_stack + state.power_discard
     for p in state.players:
         if p.active is not None:
             powers_seen.append(p.active.power)
         powers_seen += [t.power for t in p.declined if not POWERS[t.power].counts_toward_decline_limit]
-    assert sorted(powers_seen) == sorted(POWERS), sorted(powers_seen)
+    assert sorted(powers_seen) == game_powers(state), sorted(powers_seen)
     assert len(state.combos) <= VISIBLE_COMBOS
     assert all(c.coins >= 0 for c in state.combos)
     # The column is full while banners remain under it (rulebook: "always 6 combos visible").

@@ -35,6 +35,17 @@ def test_the_readme_example_is_a_valid_state() -> None:
     assert (state.board_name, state.current, state.phase) == ("2-players", 1, "conquer")
 
 
+def test_a_schema_2_snapshot_still_loads_as_the_same_game() -> None:
+    # Schema 3 added only ``designs`` (the host's own race and power), absent from a game without them.
+    data = readme_example()
+    old = {**data, "schema": 2}
+    state = read_state(old)
+    assert state == read_state(data) and state.designs == {}
+    assert state.to_json() == data
+    with pytest.raises(ValueError, match="designs: unknown field"):
+        read_state({**old, "designs": {}})
+
+
 def test_the_readme_example_is_what_its_story_gives() -> None:
     state = new_game(2, seed="readme")
     for action in (
@@ -53,9 +64,9 @@ def test_the_readme_example_is_what_its_story_gives() -> None:
 
 def test_the_schema_version_is_written_and_checked() -> None:
     data = new_game(2, seed=1).to_json()
-    assert data["schema"] == SCHEMA_VERSION == 2
-    with pytest.raises(ValueError, match="Not a game state of schema 2"):
-        read_state({**data, "schema": 3})
+    assert data["schema"] == SCHEMA_VERSION == 3
+    with pytest.raises(ValueError, match="Not a game state of schema 3"):
+        read_state({**data, "schema": 4})
     with pytest.raises(ValueError, match="Not a game state"):
         read_state({k: v for k, v in data.items() if k != "schema"})
     with pytest.raises(ValueError, match="Not a game state"):

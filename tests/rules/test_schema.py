@@ -42,7 +42,7 @@ def test_a_schema_1_snapshot_loads_as_the_state_its_steps_give_now(item: dict[st
     state = read_state(copy.deepcopy(old))
     assert state == replay(item)
     check_invariants(state)
-    assert state.to_json()["schema"] == 2
+    assert state.to_json()["schema"] == 3
 
 
 def test_the_schema_1_snapshots_cover_every_field_that_moved() -> None:
@@ -87,8 +87,8 @@ def changed(path: str, value: Any) -> dict[str, Any]:
 
 FAULTS = [
     (changed("regions[13].tokens", 31), "regions[13].tokens: 31 is more than the 18 Lost Tribe tokens in the box"),
-    (changed("schema", 3), "Not a game state of schema 2 (or 1): 'schema' is 3"),
-    (changed("schema", KeyError), "Not a game state of schema 2"),
+    (changed("schema", 4), "Not a game state of schema 3 (or 2, 1): 'schema' is 4"),
+    (changed("schema", KeyError), "Not a game state of schema 3"),
     (changed("board", "6-players"), "board: '6-players' is not one of"),
     (changed("turns", 7), "turns: 7 is not the 10 turns of the 3-players board"),
     (changed("turn", 11), "turn: 11 is more than 10"),
