@@ -258,7 +258,7 @@ def test_the_story_names_a_design_as_the_host_named_it() -> None:
     state = new_game(2, seed=1, custom={"race": race(), "power": power(), "first": True})
     after = apply(state, Action("pick", 0, combo=0))
     assert tell(state, after, Action("pick", 0, combo=0), ("Ann", "Bob")) == (
-        "Ann picked combo 1: the Sky Pirates with Lucky; 9 tokens in hand"
+        "Ann picked combo 1: the Lucky Sky Pirates; 9 tokens in hand"
     )
     assert all(shown(name) in ("Sky Pirates", "Lucky") for name in state.designs)
     assert shown("Orcs") == "Orcs"
