@@ -92,9 +92,40 @@ _SPLIT = re.compile(r"[;\n]")
 _PAIR = re.compile(r"^(\d{1,3})[:=x](\d{1,3})$")
 
 
+#: A greeting on the first line of a reply ("Hi there,", "Bonjour !"), in the languages of the mail clients'
+#: quote headers the service reads: it is skipped, not taken for the end of the orders.
+_GREETING = re.compile(
+    r"(?i)^(?:hi|hello|hey|hiya|dear|greetings|good (?:morning|afternoon|evening|day)|bonjour|bonsoir|salut|"
+    r"coucou|hallo|moin|servus|guten (?:tag|morgen|abend)|liebe|lieber|hola|buenas|buenos días|querid[oa]s?|ciao)"
+    r"\b"
+)
+
+
+def is_greeting(line: str) -> bool:
+    """Whether ``line`` (not an order) reads as the greeting a reply may open with: a greeting word, or a
+    few words ending with a comma ("Team," "Ann,"); not a sentence that opens with one.
+
+    >>> is_greeting("Hi there,"), is_greeting("Bonjour à tous !"), is_greeting("Ann,"), is_greeting("Thanks!")
+    (True, True, True, False)
+    >>> is_greeting("Hello! I attack the hills")
+    False
+    """
+    line = line.strip()
+    words = len(line.split())
+    if _GREETING.match(line):
+        return words <= 4 or (line.endswith(",") and words <= 8)
+    return line.endswith(",") and words <= 3
+
+
 def parse(text: str) -> Orders:
-    """The orders at the top of ``text`` (a reply without its quoted part), as the grammar reads them."""
+    """The orders at the top of ``text`` (a reply without its quoted part), as the grammar reads them; a
+    greeting on its first line is skipped (:func:`is_greeting`).
+
+    >>> [o.text for o in parse("Hi there,\\n\\npick 2\\nend").orders]
+    ['pick 2', 'end']
+    """
     orders: list[Order] = []
+    first = True
     for raw in _SPLIT.split(text):
         line = " ".join(raw.replace(",", " ").replace("#", " ").split()).strip(" .!")
         if not line:
@@ -102,6 +133,9 @@ def parse(text: str) -> Orders:
         words = line.lower().split()
         word = SYNONYMS.get(words[0], words[0])
         verb = verbs().get(word)
+        greeting, first = first and verb is None and is_greeting(raw), False
+        if greeting:
+            continue
         if verb is None:
             return Orders(tuple(orders), raw.strip()[:200])
         if len(orders) >= MAX_ORDERS:

@@ -17,8 +17,10 @@ commits what it does and never raises for a bad mail: each outcome is a row of `
   as bouncing and tells the hosts of its running games (``BounceAlert``), in fixed words from the
   report's status code (``emails.messages.bounce_reason``): never the report's own text. A report that
   names no mail of ours (anyone can send one) marks nobody.
-- The reply's own text is read (quoted text and signature stripped by mail-parser-reply), its first
-  lines as orders (``rules.orders``), each applied in turn through the same domain operation as the turn
+- The reply's own text is read wherever its writer put it, above or below the quote (:func:`reply_text`:
+  quoted lines, attributions and our "reply above this line" marker cut in a linear pass, then the signature
+  and any quote header left by mail-parser-reply), its first lines as orders (``rules.orders``, a greeting
+  line skipped), each applied in turn through the same domain operation as the turn
   page (``play.submit_action``); reading stops at the first order that fails, and at the end of the step
   the reply address names (a defender's redeployment ended, the turn passed: the rest was written for
   that step, not for the next, even one that awaits the same seat). The answer (``OrdersAnswer``) says
@@ -654,14 +656,21 @@ def _reply(
 
 def reply_text(message: EmailMessage, settings: InboundSettings | None = None, budget: CpuBudget | None = None) -> str:
     """The reply's own text: its plain-text part (or its HTML as text), without the quoted mail it answers
-    and without the signature (mail-parser-reply), and without lines quoted with ``>``.
+    and without the signature, wherever the writer put it: above the quote (top-posted), below it
+    (bottom-posted), or both.
 
-    Only the text's first ``settings.reply_chars`` characters and ``reply_lines`` lines are read, and lines
-    longer than ``long_line`` go round the reply parser, whose time grows with the square of the lines and
-    of a line's length (bench/inbound_parse.py).
+    Two passes. The first (:func:`own_lines`) is linear in the text: it drops the lines quoted with ``>``
+    and the attribution line above each quote ("On … wrote:", in the forms of the common clients, wrapped
+    or not), the client's "Sent from my …" lines, and everything from our own "reply above this line"
+    marker or an Outlook quote separator down (the mail quoted without ``>``). The second is the reply parser
+    (mail-parser-reply), which cuts what is left at a quote header or a signature it knows; its time grows
+    with the square of the lines and of a line's length (bench/inbound_parse.py), so it is given only the
+    first ``settings.reply_chars`` characters and ``reply_lines`` lines of the writer's own lines, and lines
+    longer than ``long_line`` go round it. A bottom-posted reply costs the same: its quote is dropped by the
+    linear pass before the bounded one.
     """
     settings = settings or InboundSettings()
-    lines = _plain_text(message, settings).splitlines()[: settings.reply_lines]
+    lines = own_lines(_plain_text(message, settings).splitlines(), settings)
     if budget is not None:
         budget.check("the decoding of the text")
     # A long line is no quote header nor signature: the parser sees a mark (private-use characters, taken
@@ -688,6 +697,96 @@ def reply_text(message: EmailMessage, settings: InboundSettings | None = None, b
     return "\n".join(line for line in body.splitlines() if not line.lstrip().startswith(">"))
 
 
+#: The line on top of every mail that may be answered (``emails/templates/_reply_marker.txt`` and the HTML
+#: layout): in a reply, an unquoted copy of it is where the mail answered begins.
+REPLY_MARKER = "Please type your reply above this line"
+_MARKER_LINE = re.compile(r"(?i)^\W*" + re.escape(REPLY_MARKER) + r"\W*$")
+#: Where Outlook's quote of the mail answered begins, quoted without ``>`` (its "Original Message"
+#: separator in the languages the service reads, or the rule of underscores above its header block).
+_OUTLOOK_SEPARATOR = re.compile(
+    r"(?i)^(?:-{4,} ?(?:original message|message d'origine|ursprüngliche nachricht|mensaje original|"
+    r"messaggio originale|oorspronkelijk bericht) ?-{4,}|_{20,})$"
+)
+#: Attributions, for the look-back above a quote: those the reply parser misses (Spanish ones: its pattern
+#: wants two spaces before "escribió"; German Gmail app's "… schrieb am …:") and the others' one-line forms.
+#: Each is anchored at its first word, so that the shortest joined lines that read as one are dropped, and
+#: no line of the writer's above them.
+_ATTRIBUTION = re.compile(
+    r"(?i)^(?:el\s.+\sescribió|on\s.+\swrote|le\s.+\sa\s+écrit|am\s.+\sschrieb\s.*|.+\sschrieb am\s.+)\s*:$"
+)
+#: A mail client's own line under a reply ("Sent from my iPhone", "Get Outlook for Android"), in the
+#: languages the service reads.
+_SENT_FROM = re.compile(
+    r"(?i)^(?:sent from my\b|get outlook for\b|envoyé de mon\b|envoyé depuis\b|obtenir outlook pour\b|"
+    r"von meinem\b.*\bgesendet$|gesendet von\b|outlook für\b.*\bherunterladen$|enviado desde\b|"
+    r"obtener outlook para\b|sent with fairemail\b|sent from my android device with k-9 mail\b)"
+)
+
+
+def own_lines(lines: Sequence[str], settings: InboundSettings | None = None) -> list[str]:
+    """The lines the writer of a reply wrote themselves, in one pass over ``lines`` (the whole text: its
+    length is bounded by the mail's size): without the lines quoted with ``>``, the attribution above each
+    quote (one line, or up to three when the client wrapped it: Gmail's "Le mar. 3 mars 2026 à 10:12, … a" then
+    "écrit :"), the "Sent from my …" lines, and what follows an unquoted "reply above this line" marker or an
+    Outlook quote separator. Collects at most ``settings.reply_lines`` lines and ``reply_chars`` characters.
+
+    >>> own_lines(["conquer 3", "", "On Tue, 3 Mar 2026, Small World", "wrote:", "", "> Your turn", "> ..."])
+    ['conquer 3', '']
+    >>> own_lines(["Le 3 mars 2026 à 10:12, Small World a écrit :", "> Hello", "", "end", "", "Envoyé de mon iPhone"])
+    ['', 'end', '']
+    """
+    settings = settings or InboundSettings()
+    kept: list[str] = []
+    chars = 0
+    quoting = False
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith(">"):
+            if not quoting:
+                _drop_attribution(kept, settings)
+            quoting = True
+            continue
+        quoting = False
+        if _MARKER_LINE.match(line) or _OUTLOOK_SEPARATOR.match(line):
+            break
+        if _SENT_FROM.match(line):
+            if kept and kept[-1].strip() == "--":  # the signature's separator goes with it
+                kept.pop()
+            continue
+        kept.append(raw.rstrip())
+        chars += len(raw) + 1
+        if len(kept) >= settings.reply_lines or chars >= settings.reply_chars:
+            break
+    return kept
+
+
+def _drop_attribution(kept: list[str], settings: InboundSettings) -> None:
+    """Drop from the end of ``kept`` the attribution a quote starts under (blank lines may stand between):
+    the last line, or the last two or three joined (Gmail wraps a long one: the sender's address may stand on
+    a line of its own), when they read as one in a client's form."""
+    end = len(kept)
+    while end and not kept[end - 1].strip():
+        end -= 1
+    last = [line.strip() for line in kept[max(0, end - 3) : end]]
+    if not last or any(len(line) > settings.long_line for line in last):
+        return
+    for count in (1, 2, 3):
+        if count > len(last):
+            return
+        joined = " ".join(last[-count:])
+        if _ATTRIBUTION.match(joined) or _reply_parser_header().match(joined):
+            del kept[end - count :]
+            return
+
+
+def _reply_parser_header() -> re.Pattern[str]:
+    """The reply parser's own pattern of quote headers, in every language it is given."""
+    pattern = getattr(_PARSERS, "header", None)
+    if pattern is None:
+        pattern = _PARSERS.header = _reply_parser().read(text="").HEADER_REGEX
+    return pattern
+
+
 _PARSERS = threading.local()
 
 
@@ -700,8 +799,8 @@ def _reply_parser() -> EmailReplyParser:
 
 
 def _plain_text(message: EmailMessage, settings: InboundSettings) -> str:
-    """The text of the mail's plain-text part (else its HTML's), its first ``settings.reply_chars``
-    characters cut at the end of a line."""
+    """The text of the mail's plain-text part (else its HTML's, a blockquote's place kept as a ``>`` line),
+    whole: its length is bounded by the mail's (``settings.max_bytes``), and it is read in linear time."""
     part = message.get_body(preferencelist=("plain", "html"))
     if part is None:
         return ""
@@ -710,31 +809,40 @@ def _plain_text(message: EmailMessage, settings: InboundSettings) -> str:
     except (LookupError, ValueError, AssertionError):  # an unknown charset or a broken encoding
         payload = part.get_payload(decode=True)
         content = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
+    content = content[: settings.max_bytes]
     if part.get_content_type() == "text/html":
-        # Markup is most of an HTML mail: four times the text's length of it is read, then stripped.
-        content = _without_elements(content[: 4 * settings.reply_chars], ("script", "style", "blockquote"))
-        content = re.sub(r"(?i)<br\s*/?>|</p>|</div>|</li>", "\n", content)
-        content = html.unescape(re.sub(r"<[^>]+>", "", content))
-    if len(content) > settings.reply_chars:
-        content = content[: settings.reply_chars]
-        content = content[: content.rfind("\n") + 1] if "\n" in content else content
+        content = _without_elements(content, ("script", "style", "title", "head"), instead="")
+        content = _without_elements(content, ("blockquote",), instead="\n>\n")
+        content = re.sub(r"(?i)<br\s*/?>|</p>|</div>|</li>|<hr\b[^>]*>", "\n", content)
+        content = html.unescape(re.sub(r"<[^>]*>", "", content))
     return content
 
 
-def _without_elements(content: str, names: Sequence[str]) -> str:
-    """``content`` (HTML) without the elements named and what they hold, in one pass (a regular expression
-    with a lazy ``.*?`` would be quadratic on many opening tags). One left open runs to the end.
+def _without_elements(content: str, names: Sequence[str], *, instead: str = "") -> str:
+    """``content`` (HTML) with the elements named and what they hold (nested ones too) replaced by
+    ``instead``, in one pass over their tags (a regular expression with a lazy ``.*?`` would be quadratic on
+    many opening tags). One left open runs to the end.
 
     >>> _without_elements("a<style>x</style>b<blockquote>quoted", ("style", "blockquote"))
     'ab'
+    >>> _without_elements("a<blockquote>x<blockquote>y</blockquote>z</blockquote>b", ("blockquote",), instead="|")
+    'a|b'
     """
-    opening = re.compile(r"(?i)<(" + "|".join(names) + r")\b")
-    kept, at = [], 0
-    while (found := opening.search(content, at)) is not None:
-        kept.append(content[at : found.start()])
-        closing = re.compile(rf"(?i)</{found.group(1)}\s*>").search(content, found.end())
-        at = closing.end() if closing is not None else len(content)
-    kept.append(content[at:])
+    tags = re.compile(r"(?i)<(/?)(" + "|".join(names) + r")\b[^>]*>")
+    kept, at, open_name, depth = [], 0, "", 0
+    for tag in tags.finditer(content):
+        closing, name = tag.group(1) == "/", tag.group(2).lower()
+        if not depth:
+            if not closing:
+                kept.append(content[at : tag.start()])
+                kept.append(instead)
+                open_name, depth = name, 1
+            continue
+        if name == open_name:
+            depth += -1 if closing else 1
+            if not depth:
+                at = tag.end()
+    kept.append(content[at:] if not depth else "")
     return "".join(kept)
 
 
