@@ -29,7 +29,8 @@ emails.messages.MessageError: auto_passed: unknown field coins
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal, NotRequired
 
@@ -173,6 +174,12 @@ class Message(BaseModel):
     def context(self) -> dict[str, Any]:
         """The fields as JSON: what the outbox row stores and the template reads."""
         return self.model_dump(mode="json")
+
+    @property
+    def replying_to(self) -> Replying | None:
+        """The mail this one answers, when it answers a person's mail (its ``In-Reply-To``, ``References``
+        and ``Subject`` follow that mail's); None for the others, which follow their game's thread."""
+        return None
 
     def values(
         self,
@@ -560,6 +567,31 @@ Answered = Literal["orders", "late", "not_running", "no_orders", "bot_seat"]
 StepOver = Literal["redeployment", "turn"]
 
 
+@dataclass(frozen=True)
+class Replying:
+    """A person's mail an answer replies to (RFC 5322 §3.6.4): its ``Message-ID``, the ``References`` of the
+    answer (the mail's own, then its ``Message-ID``) and the answer's ``Subject`` (``Re:`` once, then the
+    mail's subject without its own ``Re:``, ``AW:``, ``RE:`` prefixes).
+
+    >>> Replying.to("<a@x>", ["<root@x>"], "Re: AW: Your turn").subject
+    'Re: Your turn'
+    """
+
+    message_id: str
+    references: tuple[str, ...]
+    subject: str
+
+    @classmethod
+    def to(cls, message_id: str, references: Sequence[str], subject: str) -> Replying:
+        bare = _REPLY_PREFIX.sub("", " ".join(subject.split()))
+        return cls(message_id, (*[r for r in references if r != message_id], message_id), f"Re: {bare}".strip())
+
+
+#: The prefixes mail clients put before a subject they answer, in the languages of the clients' quote headers
+#: the service reads ("Re:", "RE:", "AW:", "SV:", "Réf. :", "R:", "RV:"...), repeated.
+_REPLY_PREFIX = re.compile(r"(?i)^(?:\s*(?:re|aw|sv|vs|antw|réf\.?|rif|r|rv|ref)\s*(?:\[\d+\])?\s*:\s*)+")
+
+
 class OrdersAnswer(GameMessage):
     """The answer to a reply with orders (ARCHITECTURE §10): what was done, the order that failed and why, the
     legal actions from there, the board as it stands; to the seat's own address, never the ``From`` of the
@@ -604,6 +636,99 @@ class OrdersAnswer(GameMessage):
     board: Board | None = None
     turn: int
     turns: int
+    #: The player's mail answered: its ``Message-ID``, its ``References`` and its subject, as they were read
+    #: (``service.domain.inbound``), so that the answer replies to it (:attr:`replying_to`).
+    their_message_id: str | None = None
+    their_references: list[str] = []
+    their_subject: str | None = None
+    #: The address the mail came from, when it is not the seat's own (ARCHITECTURE §10: the reply address is
+    #: the credential; the seat's owner is told who used it). The answer then follows the game's thread.
+    sent_by: str | None = None
+
+    @property
+    def replying_to(self) -> Replying | None:
+        if not self.their_message_id:
+            return None
+        return Replying.to(self.their_message_id, self.their_references, self.their_subject or self.game_name)
+
+
+#: What became of a reply to an invitation: the seat accepted; no "yes" read in it (it is told how); the
+#: invitation no longer open (accepted before, the game started, cancelled, the seat changed hands); a reply
+#: from another address than the one invited (only the invited address accepts by mail).
+InvitationOutcome = Literal["accepted", "how", "closed", "other_address"]
+
+
+class InvitationAnswer(GameMessage):
+    """The answer to a reply to an invitation (ARCHITECTURE §10): the seat taken, or why not and how; to the
+    invited address, never the ``From`` of the mail answered."""
+
+    kind: ClassVar[MailKind] = MailKind(
+        "invitation_answer",
+        ESSENTIAL,
+        required=("game_name", "player_name"),
+        dedupe="inbound:{inbound_id}:invitation",
+    )
+
+    player_name: str
+    seat: int
+    #: The inbound mail answered (``InboundMail.id``): one answer per mail.
+    inbound_id: int
+    outcome: InvitationOutcome
+    #: The address the reply came from, when it is not the invited one.
+    sent_by: str | None = None
+    #: Every seat has accepted: the game starts (its first turn mail follows).
+    started: bool = False
+    #: The reply's first line, when no "yes" was read in it.
+    first_line: str | None = None
+    #: The site's page on how a game goes and how to play it by mail.
+    guide_url: str
+
+
+class NotRead(Message):
+    """The answer to a mail that came to an address the service does not read (ARCHITECTURE §10): what it
+    reads, and how to play. To the mail's ``From``, at most a few an hour (``InboundSettings``)."""
+
+    kind: ClassVar[MailKind] = MailKind(
+        "not_read", ESSENTIAL, required=("address",), audience=ADDRESS, dedupe="inbound:{inbound_id}:not-read"
+    )
+
+    #: The address the mail came to.
+    address: str
+    inbound_id: int
+    #: The site's page on how a game goes and how to play it by mail.
+    guide_url: str
+    #: It was a reply address of ours that no longer works (its seat changed hands, or its player signed out
+    #: everywhere since).
+    expired: bool = False
+
+
+class OperatorForward(Message):
+    """A mail to ``postmaster@`` or ``abuse@`` the inbound domain, forwarded to the operator's address
+    (``SMALLWORLD_OPERATOR_EMAIL``; RFC 2142): who sent it, when, and its text."""
+
+    kind: ClassVar[MailKind] = MailKind(
+        "operator_forward",
+        ESSENTIAL,
+        required=("address", "sender"),
+        audience=ADDRESS,
+        dedupe="inbound:{inbound_id}:forward",
+    )
+
+    #: The address the mail came to (``postmaster@…``, ``abuse@…``).
+    address: str
+    sender: str
+    #: The forwarded mail's subject (``subject`` is the forward's own).
+    their_subject: str
+    received_at: str
+    #: Its text (the plain-text part, else its HTML as text), cut at :data:`FORWARDED_CHARS`.
+    text: str
+    inbound_id: int
+    #: The site admins' list of games (``/admin/games``).
+    admin_url: str
+
+
+#: The characters of a forwarded mail's text that reach the operator.
+FORWARDED_CHARS = 20_000
 
 
 #: What a delivery status code (RFC 3463) says, in a host's words: by the whole code, else by its class and
@@ -859,6 +984,9 @@ KINDS: dict[str, type[Message]] = {
         SeatToBot,
         TableTalk,
         DailyDigest,
+        InvitationAnswer,
+        NotRead,
+        OperatorForward,
     )
 }
 

@@ -73,6 +73,12 @@ def app_by_mail(
     return make_app(**mail_settings(smtp_server, DATABASE_URL=database, BROKER_URL=broker))
 
 
+def title_of(mail: Received) -> str:
+    """What kind of mail it is, as its first heading says (an answer's subject is ``Re:`` the player's)."""
+    found = re.search(r"<h1[^>]*>(.*?)</h1>", mail.html, re.S)
+    return " ".join(found.group(1).split()) if found else mail.header("Subject") or ""
+
+
 def orders_in(mail: Received) -> list[str]:
     """The orders a mail lists ("What you may do now"), each joined back from the text's line wrapping."""
     lines = mail.text.splitlines()
@@ -211,7 +217,7 @@ def test_a_whole_game_by_mail_only(
                 continue
             seat = table.seat_of(mail)
             subject = mail.header("Subject") or ""
-            subjects.append(subject)
+            subjects.append(f"{subject} | {title_of(mail)}")
             if "is over" in subject:
                 ended = True
             if not ended and table.game().status != "finished":
@@ -238,7 +244,7 @@ def test_a_whole_game_by_mail_only(
     version = table.game().version
     reply(0, "conquer seven\npick 1", by_http_first=False)
     deliver()
-    [answer] = [m for m in smtp_server.mailbox.all()[-3:] if "Not all done" in (m.header("Subject") or "")]
+    [answer] = [m for m in smtp_server.mailbox.all()[-3:] if "Not all done" in title_of(m)]
     words = " ".join(answer.text.split())
     assert "'seven' is not one" in words and "pick 1" in words
     assert table.game().version == version
@@ -296,7 +302,7 @@ def test_a_whole_game_by_mail_only(
     assert replies == course, "the game by mail took another course than in the engine: it is not all dealt by SEED"
 
     assert defended, "a defender redeployed by mail in ask mode"
-    assert any(s.startswith("Done in") for s in subjects)
+    assert any("| Done in" in s for s in subjects)
     assert any("is over" in s for s in subjects), "everyone got the final table"
     with app.app_context():
         # Player 2 answered since: their address works, the mark is gone.

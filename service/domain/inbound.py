@@ -5,8 +5,12 @@ Two ways in, one code path: the SMTP/LMTP listener (``service.cli.inbound``) and
 commits what it does and never raises for a bad mail: each outcome is a row of ``inbound_mail``.
 
 - A reply is matched by the address it was sent to: the signed per-seat, per-step ``Reply-To`` of the
-  mail it answers (``service.domain.links.ReplyAddresses``), never by its ``From``. Mail to no valid reply
-  address is recorded and left unanswered (it may be forged, or spam: an answer would be backscatter).
+  mail it answers (``service.domain.links.ReplyAddresses``), never by its ``From``. A mail to no valid reply
+  address is a reply to an invitation when its ``In-Reply-To``/``References`` name one sent (a "yes" from the
+  invited address takes the seat), mail for the operator when it came to ``postmaster@``/``abuse@`` (forwarded
+  to ``SMALLWORLD_OPERATOR_EMAIL``), and otherwise not read: its sender is told so, and how to play, within
+  the answers an hour to one address (an answer to a forged sender is backscatter: so few, and never to
+  automatic mail).
 - The same mail delivered twice (an MTA's retry; both ways in) is read once: its ``Message-ID`` and the
   address it came to are unique in ``inbound_mail``.
 - Automatic mail is never read as orders and never answered (no mail loops): RFC 3834 ``Auto-Submitted``
@@ -62,9 +66,20 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
 import rules
-from emails.messages import BounceAlert, OrdersAnswer, StepOver, bounce_reason
+from emails.messages import (
+    FORWARDED_CHARS,
+    BounceAlert,
+    Invitation,
+    InvitationAnswer,
+    InvitationOutcome,
+    NotRead,
+    OperatorForward,
+    OrdersAnswer,
+    StepOver,
+    bounce_reason,
+)
 from rules import orders as grammar
-from service.domain import play, table_talk
+from service.domain import lobby, play, table_talk
 from service.domain.errors import DomainError
 from service.domain.games import seats_of
 from service.domain.links import LinkMaker, ReplyAddresses, ReplyToken
@@ -80,7 +95,7 @@ from service.domain.models import (
     SeatController,
     utcnow,
 )
-from service.domain.outbox import queue_mail
+from service.domain.outbox import mail_domain, queue_mail
 from service.domain.turn_mail import board_summary, seat_names
 from service.infra.logfmt import log
 
@@ -129,6 +144,9 @@ class InboundSettings:
     #: between its stages, each bounded by the limits above. Over it, the mail is refused for now
     #: (SMTP 451, HTTP 503): on a loaded machine it may pass later.
     cpu_seconds: float = 1.0
+    #: Where mail to ``postmaster@`` and ``abuse@`` the inbound domain is forwarded (``SMALLWORLD_OPERATOR_EMAIL``);
+    #: None: it is recorded only.
+    operator_email: str | None = None
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> InboundSettings:
@@ -141,6 +159,7 @@ class InboundSettings:
             reply_chars=int(config["INBOUND_REPLY_CHARS"]),
             reply_lines=int(config["INBOUND_REPLY_LINES"]),
             cpu_seconds=float(config["INBOUND_CPU_SECONDS"]),
+            operator_email=str(config.get("OPERATOR_EMAIL") or "").strip() or None,
         )
 
 
@@ -221,6 +240,11 @@ class _Mail:
     envelope_sender: str | None = None
     identity: str = ""
     sender: str = ""
+    #: What an answer to it replies to (``emails.messages.Replying``): its ``Message-ID``, its ``References``
+    #: and its subject, each as a header may hold it (:func:`thread_of`).
+    message_id: str | None = None
+    references: tuple[str, ...] = ()
+    subject: str = ""
 
 
 class TooLarge(ValueError):
@@ -287,18 +311,27 @@ def _receive(
     head = parse_head(raw)
     message_id = _header(head, "Message-ID")[:998]
     mail = replace(mail, identity=message_id or hashlib.sha256(raw).hexdigest(), sender=_sender(head))
+    mail = replace(mail, **thread_of(head))
 
     if is_delivery_report(head):
         report = parse_message(raw, settings, mail.budget)
         failed = bounced_addresses(report) or []
         return [_bounce(session, mail, failed, reported_message_ids(report), links)]
+    role = _role_address(head, mail.recipients, replies.domain, settings)
+    if role is not None:
+        # Before the automatic mail is set aside: an abuse report (RFC 5965) is one, and is for the operator.
+        return [_forward(session, raw, mail, role, links, settings)]
     automatic = automatic_reason(head, mail.envelope_sender)
     if automatic:
         return [_note(session, mail, "", InboundKind.AUTO_REPLY, automatic)]
 
     tokens = _tokens(head, mail.recipients, replies, settings)
     if not tokens:
-        return [_note(session, mail, "", InboundKind.UNMATCHED, "no reply address of ours")]
+        invitation = _invitation_answered(session, head)
+        if invitation is not None:
+            return [_invitation_reply(session, raw, mail, invitation, links, settings)]
+        to = next(iter(_recipients(head, mail.recipients, settings)), "")
+        return [_not_read(session, mail, to, "no reply address of ours", links, settings, replies.domain)]
     outcomes: list[Outcome] = []
     readable: list[tuple[str, ReplyToken, Seat, bool]] = []
     for address, token in tokens:
@@ -313,7 +346,10 @@ def _receive(
             # Forged, cut short, signed for a seat that changed hands since, or before its player signed out
             # everywhere (``links.with_serial``): not ours to answer.
             why = "the reply address is not valid (or its seat changed hands, or its address signed out everywhere)"
-            outcomes.append(_note(session, mail, address, InboundKind.UNMATCHED, why))
+            answer = not outcomes  # one answer for the mail, however many such addresses it came to
+            outcomes.append(
+                _not_read(session, mail, address, why, links, settings, replies.domain, expired=True, answer=answer)
+            )
             continue
         read = _mails_this_hour(session, seat_row, mail.now)
         if read >= settings.mails_per_seat_per_hour:
@@ -554,22 +590,46 @@ def _status_blocks(part: Message) -> list[Message]:
 
 
 # -- the reply address ---------------------------------------------------------------------------------------
+def _recipients(message: Message, recipients: Sequence[str], settings: InboundSettings) -> list[str]:
+    """The addresses the mail came to: the envelope's, else its headers'; the first ``settings.max_recipients``."""
+    if recipients:
+        return [address.strip("<> ") for address in recipients[: settings.max_recipients]]
+    values = [str(v)[:4_000] for name in RECIPIENT_HEADERS for v in (message.get_all(name) or [])[:10]]
+    return [address for _, address in getaddresses(values) if address][: settings.max_recipients]
+
+
 def _tokens(
     message: Message, recipients: Sequence[str], replies: ReplyAddresses, settings: InboundSettings
 ) -> list[tuple[str, ReplyToken]]:
     """The reply addresses of ours the mail came to (the envelope's, else its headers'), once each; of the
     first ``settings.max_recipients`` addresses."""
-    if recipients:
-        candidates: Iterable[str] = recipients[: settings.max_recipients]
-    else:
-        values = [str(v)[:4_000] for name in RECIPIENT_HEADERS for v in (message.get_all(name) or [])[:10]]
-        candidates = [address for _, address in getaddresses(values)][: settings.max_recipients]
+    candidates = _recipients(message, recipients, settings)
     found: dict[str, tuple[str, ReplyToken]] = {}
     for address in candidates:
         token = replies.read(address)
         if token is not None:
             found.setdefault(address.strip("<> ").lower(), (address.strip("<> ").lower(), token))
     return list(found.values())
+
+
+_MESSAGE_ID = re.compile(r"<[^<>\s\x00-\x1f\x7f]{1,250}>")
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+
+
+def thread_of(message: Message) -> dict[str, Any]:
+    """What an answer to ``message`` replies to: its ``Message-ID`` (None when it has none of the RFC 5322
+    shape), its last 20 ``References`` of that shape, and its subject on one line (200 characters at most).
+
+    >>> from email.message import EmailMessage
+    >>> mail = EmailMessage(); mail["Message-ID"] = "<b@x>"; mail["References"] = "<root@x> junk <a@x>"
+    >>> mail["Subject"] = "Re: Your turn"
+    >>> thread_of(mail)
+    {'message_id': '<b@x>', 'references': ('<root@x>', '<a@x>'), 'subject': 'Re: Your turn'}
+    """
+    found = _MESSAGE_ID.search(_header(message, "Message-ID", 1_000))
+    references = _MESSAGE_ID.findall(_header(message, "References", 8_000))[-20:]
+    subject = " ".join(_CONTROLS.sub(" ", _header(message, "Subject", 1_000)).split())[:200]
+    return {"message_id": found.group() if found else None, "references": tuple(references), "subject": subject}
 
 
 def _sender(message: Message) -> str:
@@ -637,7 +697,7 @@ def _reply(
     assert game is not None
     session.refresh(game)
     summary = _summary(answer)
-    answered = may_answer and _answer(session, game, seat_row, player, row_id, answer, mail.now)
+    answered = may_answer and _answer(session, game, seat_row, player, row_id, answer, mail)
     row = session.get(InboundMail, row_id) or row
     # The player answered: their address works.
     session.refresh(player)
@@ -943,15 +1003,16 @@ def _answer(
     player: Player,
     inbound_id: int,
     answer: _Answer,
-    now: datetime,
+    mail: _Mail,
 ) -> bool:
-    """Queue the answer mail (the address's answers this hour were counted before: ``_may_answer``).
-    Returns whether it did."""
+    """Queue the answer mail, a reply to the player's own (the address's answers this hour were counted
+    before: ``_may_answer``). Returns whether it did."""
     state = rules.read_state(game.state) if game.state else None
     names = {s.seat: s.display_name for s, _ in seats_of(session, game.id or 0)}
     awaited = state is not None and game.status == GameStatus.ACTIVE and seat.seat in rules.awaiting(state)
     finished = state is not None and state.over
-    mail = OrdersAnswer(
+    sent_by = mail.sender if mail.sender and mail.sender.lower() != player.email.lower() else None
+    answer_mail = OrdersAnswer(
         game_id=game.id or 0,
         game_name=game.name,
         player_name=seat.display_name,
@@ -974,8 +1035,14 @@ def _answer(
         board=board_summary(state, names, seat.seat) if state is not None else None,
         turn=state.turn if state is not None else 0,
         turns=state.turns if state is not None else 0,
+        # The answer replies to the player's own mail; to a mail from another address (which the seat's owner
+        # never saw) it follows the game's thread, and says who sent it.
+        their_message_id=None if sent_by else mail.message_id,
+        their_references=[] if sent_by else list(mail.references),
+        their_subject=None if sent_by else mail.subject or None,
+        sent_by=sent_by,
     )
-    return queue_mail(session, player, mail, now=now)
+    return queue_mail(session, player, answer_mail, now=mail.now)
 
 
 def _talk(session: Session, mail: _Mail, text: str, address: str, game: Game, seat: Seat, player: Player) -> Outcome:
@@ -1076,6 +1143,210 @@ def _tell_hosts(
             inbound_id=inbound_id,
         )
         queue_mail(session, host, alert, now=now)
+
+
+# -- mail to no reply address --------------------------------------------------------------------------------
+#: The role addresses of the inbound domain whose mail goes to the operator (RFC 2142).
+ROLE_ADDRESSES = ("postmaster", "abuse")
+
+
+def _role_address(message: Message, recipients: Sequence[str], domain: str, settings: InboundSettings) -> str | None:
+    """The first ``postmaster@`` or ``abuse@`` the inbound domain the mail came to, or None."""
+    for address in _recipients(message, recipients, settings):
+        local, _, at = address.lower().rpartition("@")
+        if at == domain.lower() and local in ROLE_ADDRESSES:
+            return address.lower()
+    return None
+
+
+def _forward(
+    session: Session, raw: bytes, mail: _Mail, address: str, links: LinkMaker, settings: InboundSettings
+) -> Outcome:
+    """Forward a mail to a role address to the operator's (``settings.operator_email``): who sent it, its
+    subject, its text; at most ``answers_per_hour`` an hour from one sender. Recorded either way."""
+    if settings.operator_email is None:
+        why = "to a role address; no operator address to forward it to (SMALLWORLD_OPERATOR_EMAIL)"
+        log(logger, logging.WARNING, "inbound.role_unforwarded", address=address)
+        return _note(session, mail, address, InboundKind.FORWARDED, why)
+    if _answered_this_hour(session, mail, InboundKind.FORWARDED) >= settings.answers_per_hour:
+        return _note(session, mail, address, InboundKind.FORWARDED, "not forwarded: its sender's forwards this hour")
+    message = parse_message(raw, settings, mail.budget)
+    text = _plain_text(message, replace(settings, max_bytes=FORWARDED_CHARS))
+    try:
+        row = _record(session, mail, address, InboundKind.FORWARDED, outcome=f"forwarded to {settings.operator_email}")
+    except IntegrityError:
+        session.rollback()
+        return Outcome(InboundKind.FORWARDED, "this mail was read before: nothing done again", duplicate=True)
+    forward = OperatorForward(
+        address=address,
+        sender=mail.sender or "(no sender)",
+        their_subject=mail.subject or "(no subject)",
+        received_at=mail.now.strftime("%Y-%m-%d %H:%M UTC"),
+        text=text.strip() or "(no text)",
+        inbound_id=row.id or 0,
+        admin_url=links.url("/admin/games"),
+    )
+    row.answered = queue_mail(session, settings.operator_email, forward, now=mail.now)
+    session.add(row)
+    session.commit()
+    log(logger, logging.INFO, "inbound.forwarded", address=address)
+    return _outcome(row, InboundKind.FORWARDED, row.outcome, answered=row.answered)
+
+
+def _not_read(
+    session: Session,
+    mail: _Mail,
+    address: str,
+    why: str,
+    links: LinkMaker,
+    settings: InboundSettings,
+    domain: str,
+    *,
+    expired: bool = False,
+    answer: bool = True,
+) -> Outcome:
+    """Record a mail to no valid reply address of ours, and tell its sender that it was not read and how to
+    play (``NotRead``): not a sender of our own domains (no loop), at most ``answers_per_hour`` an hour to
+    one address. (Automatic mail and reports never come this far.)"""
+    try:
+        row = _record(session, mail, address, InboundKind.UNMATCHED, outcome=why)
+    except IntegrityError:
+        session.rollback()
+        return Outcome(InboundKind.UNMATCHED, f"{why} (read before)", duplicate=True)
+    sender_domain = mail.sender.rpartition("@")[2].lower()
+    if (
+        answer
+        and "@" in mail.sender
+        and sender_domain not in (domain.lower(), mail_domain())
+        and _answered_this_hour(session, mail, InboundKind.UNMATCHED) < settings.answers_per_hour
+    ):
+        told = NotRead(address=address or domain, inbound_id=row.id or 0, expired=expired, guide_url=links.url(GUIDE))
+        row.answered = queue_mail(session, mail.sender, told, now=mail.now)
+    session.add(row)
+    session.commit()
+    return _outcome(row, InboundKind.UNMATCHED, why, answered=row.answered)
+
+
+def _answered_this_hour(session: Session, mail: _Mail, kind: InboundKind) -> int:
+    """The mails of ``kind`` from the mail's sender answered (or forwarded) in the hour before it."""
+    return session.exec(
+        select(sa.func.count())
+        .select_from(InboundMail)
+        .where(
+            sa.func.lower(InboundMail.sender) == mail.sender.lower(),
+            col(InboundMail.kind) == kind,
+            col(InboundMail.answered) == sa.true(),
+            col(InboundMail.received_at) >= mail.now - timedelta(hours=1),
+        )
+    ).one()
+
+
+#: The site's guide (how a game goes, how to play it by mail).
+GUIDE = "/how-to-play"
+
+
+# -- a reply to an invitation ----------------------------------------------------------------------------------
+def _invitation_answered(session: Session, message: Message) -> OutboxMail | None:
+    """The invitation a mail answers, by its ``In-Reply-To`` and ``References`` (the ``Message-ID`` of the
+    invitation sent: random, known only to whom it was sent), or None."""
+    named = _MESSAGE_ID.findall(_header(message, "In-Reply-To", 2_000) + " " + _header(message, "References", 8_000))
+    if not named:
+        return None
+    return session.exec(
+        select(OutboxMail)
+        .where(col(OutboxMail.message_id).in_(named[-20:]), OutboxMail.template == Invitation.template)
+        .order_by(col(OutboxMail.id).desc())
+    ).first()
+
+
+#: Words that take a seat, on a reply's first line ("Yes, count me in!", "Oui", "Ja, gerne").
+_YES = re.compile(
+    r"(?i)^\W*(?:yes|yep|yeah|sure|ok(?:ay)?|join|i'?m in|i am in|count me in|accept(?:ed)?|oui|d'accord|"
+    r"volontiers|ja|gerne|klar|sí|si|claro|vale)\b"
+)
+
+
+def says_yes(text: str) -> tuple[bool, str | None]:
+    """Whether a reply's own text takes the seat it answers (its first line that is no greeting opens with a
+    "yes"), and that line.
+
+    >>> says_yes("Hi there,\\n\\nYes, count me in!"), says_yes("Count me in"), says_yes("Which night?")
+    ((True, 'Yes, count me in!'), (True, 'Count me in'), (False, 'Which night?'))
+    """
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if lines and grammar.is_greeting(lines[0]) and len(lines) > 1:
+        lines = lines[1:]
+    first = lines[0][:200] if lines else None
+    return bool(first and _YES.match(first)), first
+
+
+def _invitation_reply(
+    session: Session, raw: bytes, mail: _Mail, invitation: OutboxMail, links: LinkMaker, settings: InboundSettings
+) -> Outcome:
+    """A reply to an invitation: the seat taken if it comes from the invited address, says "yes", and the
+    invitation is still open; else the invited address is told why not and how (``InvitationAnswer``), never
+    the ``From`` of the mail."""
+    context = invitation.context or {}
+    seat_no = context.get("seat")
+    seat = session.exec(
+        select(Seat).where(Seat.game_id == invitation.game_id, Seat.seat == seat_no).order_by(col(Seat.id))
+    ).first()
+    player = session.get(Player, invitation.player_id) if invitation.player_id is not None else None
+    game = session.get(Game, invitation.game_id) if invitation.game_id is not None else None
+    if seat is None or player is None or game is None:
+        return _note(session, mail, "", InboundKind.UNMATCHED, "a reply to an invitation whose seat is gone")
+    try:
+        row = _record(session, mail, "", InboundKind.INVITATION, game_id=game.id, seat=seat.seat, player_id=player.id)
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        return Outcome(InboundKind.INVITATION, "this mail was read before: nothing done again", duplicate=True)
+    row_id = row.id or 0
+    message = parse_message(raw, settings, mail.budget)
+    yes, first_line = says_yes(reply_text(message, settings, mail.budget))
+    still_open = (
+        game.status == GameStatus.INVITING
+        and seat.accepted_at is None
+        and not seat.removed
+        and seat.player_id == player.id
+        and context.get("seat_secret") in (None, seat.secret)
+    )
+    started = False
+    if mail.sender.lower() != player.email.lower():
+        outcome: InvitationOutcome = "other_address"
+    elif not still_open:
+        outcome = "closed"
+    elif not yes:
+        outcome = "how"
+    else:
+        try:
+            game = lobby.accept_invitation(session, game.id or 0, seat.seat, links, now=mail.now)
+            outcome, started = "accepted", game.status == GameStatus.ACTIVE
+        except DomainError:
+            session.rollback()
+            outcome = "closed"
+    answered = _may_answer(session, seat, settings, mail.now)
+    if answered:
+        told = InvitationAnswer(
+            game_id=game.id or 0,
+            game_name=game.name,
+            player_name=seat.display_name,
+            seat=seat.seat,
+            inbound_id=row_id,
+            outcome=outcome,
+            sent_by=mail.sender if outcome == "other_address" else None,
+            started=started,
+            first_line=first_line if outcome == "how" else None,
+            guide_url=links.url(GUIDE),
+        )
+        answered = queue_mail(session, player, told, now=mail.now)
+    row = session.get(InboundMail, row_id) or row
+    row.outcome = f"invitation: {outcome}"
+    row.answered = answered
+    session.add(row)
+    session.commit()
+    log(logger, logging.INFO, "inbound.invitation", game=game.id, seat=seat.seat, outcome=outcome)
+    return _outcome(row, InboundKind.INVITATION, row.outcome, answered=answered)
 
 
 # -- records ---------------------------------------------------------------------------------------------------
