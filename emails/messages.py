@@ -402,6 +402,9 @@ class _StepMessage(GameMessage):
     #: What the seat may do, as orders to write in a reply (``rules.orders.describe``); mails written before
     #: orders by mail have none.
     orders: list[str] = []
+    #: Each region the seat may conquer now, its cost with its parts and what holds it (``rules.orders.conquests``):
+    #: text play needs no picture.
+    conquests: list[str] = []
     #: "Since your last turn": each other player's turn since the reader's previous one (for a defender, the
     #: attack too), a sentence of public facts each (``service.domain.story``), in order; mails written
     #: before it have none.
@@ -445,6 +448,10 @@ class Reminder(GameMessage):
     turn: int
     turns: int
     seat: int
+    #: The same orders and conquests as the step's turn mail lists (``service.domain.turn_mail.orders_of``);
+    #: reminders written before have none.
+    orders: list[str] = []
+    conquests: list[str] = []
 
     def _add_values(self, values: dict[str, Any]) -> None:
         if values["deadline"] is None:  # required, so only a malformed date gets here
@@ -625,8 +632,10 @@ class OrdersAnswer(GameMessage):
     left: list[str] = []
     #: The first line that was not read as an order.
     stopped_at: str | None = None
-    #: What the seat may do now, as orders (empty when nothing is awaited from it).
+    #: What the seat may do now, as orders (empty when nothing is awaited from it), and each region it may
+    #: conquer, with its cost and holder (``rules.orders.conquests``).
     orders: list[str] = []
+    conquests: list[str] = []
     #: The grammar in a line or two, when the mail had no order to read.
     grammar: list[str] = []
     #: The step the seat is awaited for now (its reply address), or None.
@@ -1008,7 +1017,8 @@ def from_json(template: str, context: Mapping[str, Any]) -> Message:
     :data:`RETIRED` fields of a row written by an earlier release are ignored.
 
     >>> step = dict(game_id=7, game_name="Friday", player_name="Ann", deadline_at="2026-03-03T13:00:00+00:00",
-    ...             step_key="4:1:-", before_seconds=3600, defending=False, turn=4, turns=10, seat=1)
+    ...             step_key="4:1:-", before_seconds=3600, defending=False, turn=4, turns=10, seat=1,
+    ...             orders=[], conquests=[])
     >>> from_json("reminder", {**step, "turn_url": "https://smallworld.example/play/old"}).context() == step
     True
     """

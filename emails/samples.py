@@ -52,6 +52,13 @@ UNSUBSCRIBE_REMINDERS_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3IjoicmVtaW5kZXJzIn0
 CHOICES_URL = f"{BASE}/choices/eyJwIjo0fQ.ZZ8aQw.sample-choices-signature"
 #: The reader's calendar feed (every deadline of their games), offered by the turn mails and reminders.
 CALENDAR_URL = f"{BASE}/calendar/eyJwIjo0fQ.ZZ8aQw.sample-calendar.ics"
+#: Each region Bob may conquer at the start of his turn 4 (``rules.orders.conquests``).
+CONQUESTS = [
+    "Farmland 2: 3 tokens (2 base + 1 tokens); held by Ann's Orcs (1 token)",
+    "Hill 5: 5 tokens (2 base + 2 tokens + 1 Mountain); held by Ann's Orcs (2 tokens)",
+    "Forest 9: 4 tokens (2 base + 2 tokens), with the die; held by the Lost Tribe (2 tokens)",
+    "Swamp 11: 2 tokens (2 base); empty",
+]
 #: The site's guide (how a game goes, and how to play it by mail).
 GUIDE_URL = f"{BASE}/how-to-play"
 #: The reader's signed reply address for the step (orders by mail, ARCHITECTURE §10).
@@ -271,6 +278,7 @@ SAMPLES: dict[str, Sample] = {
             defending=False,
             hand=0,
             orders=ORDERS,
+            conquests=CONQUESTS,
             since=[
                 "Ann — Seafaring Orcs — conquered Hill 9 from your Giants (3 tokens: 1 lost, 2 back in your hand),"
                 " Sea 0 (empty), then redeployed.",
@@ -294,8 +302,17 @@ SAMPLES: dict[str, Sample] = {
         time_zone="America/New_York",
     ),
     "reminder": Sample(
-        Reminder(**_IN_TURN, deadline_at=DEADLINE, step_key="4:1:-", before_seconds=7200, defending=False),
+        Reminder(
+            **_IN_TURN,
+            deadline_at=DEADLINE,
+            step_key="4:1:-",
+            before_seconds=7200,
+            defending=False,
+            orders=ORDERS,
+            conquests=CONQUESTS,
+        ),
         game_url=GAME_URL,
+        reply_address=REPLY_ADDRESS,
         now=datetime(2026, 3, 3, 11, 0, tzinfo=UTC),
         unsubscribe_url=UNSUBSCRIBE_REMINDERS_URL,
         calendar_url=CALENDAR_URL,
@@ -531,6 +548,7 @@ VARIANTS: dict[str, Sample] = {
             answered="orders",
             done=["Bob conquered region 5 (Hill) from the Lost Tribes with 3 tokens"],
             orders=ORDERS,
+            conquests=CONQUESTS,
             sent_by="bob.at.work@example.com",
             **_AWAITED,
         ),

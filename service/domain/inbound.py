@@ -96,7 +96,7 @@ from service.domain.models import (
     utcnow,
 )
 from service.domain.outbox import mail_domain, queue_mail
-from service.domain.turn_mail import board_summary, seat_names
+from service.domain.turn_mail import board_summary, orders_of, seat_names
 from service.infra.logfmt import log
 
 logger = logging.getLogger(__name__)
@@ -1028,7 +1028,7 @@ def _answer(
         left=answer.left,
         stopped_at=answer.stopped_at,
         grammar=answer.grammar,
-        orders=grammar.describe(state, seat.seat, seat_names(state, names)) if awaited and state else [],
+        **(orders_of(state, seat.seat, names) if awaited and state else {}),
         step_key=game.step_key if awaited else None,
         # The reader's own coins only (ARCHITECTURE §4); everyone's are in the final table once it is over.
         coins=state.players[seat.seat].coins if state is not None and not finished else None,
