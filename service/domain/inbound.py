@@ -135,6 +135,10 @@ class InboundSettings:
     #: them; the rest of a mail is the quoted mail it answers. Cut at the end of a line.
     reply_chars: int = 4_000
     reply_lines: int = 200
+    #: The text read before that, quote included, by a pass that is linear in it (``own_lines``): a reply written
+    #: below the quote (bottom-posted) comes after the mail it answers, whose HTML is about 10 KB with our
+    #: styles inlined. Cut at the end of a line.
+    quote_chars: int = 100_000
     #: Lines longer than this are kept out of the reply parser (none is a quote header or a signature) and
     #: put back in the reply as they were: the parser's time is quadratic in a line's length.
     long_line: int = 200
@@ -158,6 +162,7 @@ class InboundSettings:
             max_depth=int(config["INBOUND_MAX_DEPTH"]),
             reply_chars=int(config["INBOUND_REPLY_CHARS"]),
             reply_lines=int(config["INBOUND_REPLY_LINES"]),
+            quote_chars=int(config["INBOUND_QUOTE_CHARS"]),
             cpu_seconds=float(config["INBOUND_CPU_SECONDS"]),
             operator_email=str(config.get("OPERATOR_EMAIL") or "").strip() or None,
         )
@@ -719,7 +724,8 @@ def reply_text(message: EmailMessage, settings: InboundSettings | None = None, b
     and without the signature, wherever the writer put it: above the quote (top-posted), below it
     (bottom-posted), or both.
 
-    Two passes. The first (:func:`own_lines`) is linear in the text: it drops the lines quoted with ``>``
+    Two passes. The first (:func:`own_lines`) is linear in the text (its first ``settings.quote_chars``
+    characters): it drops the lines quoted with ``>``
     and the attribution line above each quote ("On … wrote:", in the forms of the common clients, wrapped
     or not), the client's "Sent from my …" lines, and everything from our own "reply above this line"
     marker or an Outlook quote separator down (the mail quoted without ``>``). The second is the reply parser
@@ -797,13 +803,14 @@ def own_lines(lines: Sequence[str], settings: InboundSettings | None = None) -> 
     """
     settings = settings or InboundSettings()
     kept: list[str] = []
-    chars = 0
+    chars = quotes = 0
     quoting = False
     for raw in lines:
         line = raw.strip()
         if line.startswith(">"):
-            if not quoting:
+            if not quoting and quotes < settings.reply_lines:  # a reply has a few quotes: a bound on the look-backs
                 _drop_attribution(kept, settings)
+                quotes += 1
             quoting = True
             continue
         quoting = False
@@ -859,8 +866,8 @@ def _reply_parser() -> EmailReplyParser:
 
 
 def _plain_text(message: EmailMessage, settings: InboundSettings) -> str:
-    """The text of the mail's plain-text part (else its HTML's, a blockquote's place kept as a ``>`` line),
-    whole: its length is bounded by the mail's (``settings.max_bytes``), and it is read in linear time."""
+    """The text of the mail's plain-text part (else its HTML's, a blockquote's place kept as a ``>`` line), its
+    first ``settings.quote_chars`` characters cut at the end of a line, read in linear time."""
     part = message.get_body(preferencelist=("plain", "html"))
     if part is None:
         return ""
@@ -869,12 +876,14 @@ def _plain_text(message: EmailMessage, settings: InboundSettings) -> str:
     except (LookupError, ValueError, AssertionError):  # an unknown charset or a broken encoding
         payload = part.get_payload(decode=True)
         content = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
-    content = content[: settings.max_bytes]
+    if len(content) > settings.quote_chars:
+        content = content[: settings.quote_chars]
+        content = content[: content.rfind("\n") + 1] if "\n" in content else content
     if part.get_content_type() == "text/html":
         content = _without_elements(content, ("script", "style", "title", "head"), instead="")
         content = _without_elements(content, ("blockquote",), instead="\n>\n")
         content = re.sub(r"(?i)<br\s*/?>|</p>|</div>|</li>|<hr\b[^>]*>", "\n", content)
-        content = html.unescape(re.sub(r"<[^>]*>", "", content))
+        content = html.unescape(re.sub(r"<[^<>]*>", "", content))  # stops at the next "<": linear
     return content
 
 
@@ -888,10 +897,13 @@ def _without_elements(content: str, names: Sequence[str], *, instead: str = "") 
     >>> _without_elements("a<blockquote>x<blockquote>y</blockquote>z</blockquote>b", ("blockquote",), instead="|")
     'a|b'
     """
-    tags = re.compile(r"(?i)<(/?)(" + "|".join(names) + r")\b[^>]*>")
+    # An opening tag is matched by its name alone, a closing one whole: no part of the pattern runs on to a
+    # ``>`` that may never come (quadratic on many unclosed tags).
+    alternatives = "|".join(names)
+    tags = re.compile(rf"(?i)<(?:({alternatives})\b|/({alternatives})\s*>)")
     kept, at, open_name, depth = [], 0, "", 0
     for tag in tags.finditer(content):
-        closing, name = tag.group(1) == "/", tag.group(2).lower()
+        closing, name = tag.group(2) is not None, (tag.group(1) or tag.group(2)).lower()
         if not depth:
             if not closing:
                 kept.append(content[at : tag.start()])
@@ -1171,7 +1183,7 @@ def _forward(
     if _answered_this_hour(session, mail, InboundKind.FORWARDED) >= settings.answers_per_hour:
         return _note(session, mail, address, InboundKind.FORWARDED, "not forwarded: its sender's forwards this hour")
     message = parse_message(raw, settings, mail.budget)
-    text = _plain_text(message, replace(settings, max_bytes=FORWARDED_CHARS))
+    text = _plain_text(message, replace(settings, quote_chars=FORWARDED_CHARS))
     try:
         row = _record(session, mail, address, InboundKind.FORWARDED, outcome=f"forwarded to {settings.operator_email}")
     except IntegrityError:

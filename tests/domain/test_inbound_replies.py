@@ -105,9 +105,10 @@ def test_what_follows_the_marker_unquoted_is_the_mail_answered() -> None:
 
 
 def test_a_bottom_posted_reply_under_a_long_quote_is_read_within_the_bounds() -> None:
-    """The quote is dropped by a linear pass: the reply under 5,000 quoted lines is read, and what the reply
-    parser gets stays within ``reply_lines``."""
-    quote = "\n".join(f"> line {n} of a long mail" for n in range(5_000))
+    """The quote is dropped by a linear pass over at most ``quote_chars`` characters: the reply under 3,000
+    quoted lines (80,000 characters) is read, and what the reply parser gets stays within ``reply_lines``;
+    past ``quote_chars``, nothing is read."""
+    quote = "\n".join(f"> line {n} of a long mail" for n in range(3_000))
     reply = EmailMessage()
     reply["From"] = "bob@example.org"
     reply.set_content(f"On Tue, 3 Mar 2026 at 10:12, Small World wrote:\n{quote}\n\npick 1\nend\n")
