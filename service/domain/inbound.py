@@ -54,6 +54,8 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from email.errors import HeaderParseError
+from email.header import decode_header, make_header
 from email.message import EmailMessage, Message
 from email.parser import HeaderParser
 from email.utils import getaddresses, parseaddr
@@ -325,7 +327,7 @@ def _receive(
     role = _role_address(head, mail.recipients, replies.domain, settings)
     if role is not None:
         # Before the automatic mail is set aside: an abuse report (RFC 5965) is one, and is for the operator.
-        return [_forward(session, raw, mail, role, links, settings)]
+        return [_forward(session, raw, mail, role, links, settings, replies.domain)]
     automatic = automatic_reason(head, mail.envelope_sender)
     if automatic:
         return [_note(session, mail, "", InboundKind.AUTO_REPLY, automatic)]
@@ -633,8 +635,20 @@ def thread_of(message: Message) -> dict[str, Any]:
     """
     found = _MESSAGE_ID.search(_header(message, "Message-ID", 1_000))
     references = _MESSAGE_ID.findall(_header(message, "References", 8_000))[-20:]
-    subject = " ".join(_CONTROLS.sub(" ", _header(message, "Subject", 1_000)).split())[:200]
+    subject = " ".join(_CONTROLS.sub(" ", _decoded(_header(message, "Subject", 1_000))).split())[:200]
     return {"message_id": found.group() if found else None, "references": tuple(references), "subject": subject}
+
+
+def _decoded(value: str) -> str:
+    """A header's value with its encoded words (RFC 2047: ``=?utf-8?q?…?=``) decoded; as written if broken.
+
+    >>> _decoded("Re: =?utf-8?q?Caf=C3=A9_night?=")
+    'Re: Café night'
+    """
+    try:
+        return str(make_header(decode_header(value)))
+    except (LookupError, ValueError, UnicodeError, HeaderParseError):
+        return value
 
 
 def _sender(message: Message) -> str:
@@ -1172,10 +1186,19 @@ def _role_address(message: Message, recipients: Sequence[str], domain: str, sett
 
 
 def _forward(
-    session: Session, raw: bytes, mail: _Mail, address: str, links: LinkMaker, settings: InboundSettings
+    session: Session,
+    raw: bytes,
+    mail: _Mail,
+    address: str,
+    links: LinkMaker,
+    settings: InboundSettings,
+    domain: str,
 ) -> Outcome:
     """Forward a mail to a role address to the operator's (``settings.operator_email``): who sent it, its
-    subject, its text; at most ``answers_per_hour`` an hour from one sender. Recorded either way."""
+    subject, its text; at most ``answers_per_hour`` an hour from one sender, never one from our own domains
+    (a forward of a forward: a loop, were the operator's address one of ours). Recorded either way."""
+    if mail.sender.rpartition("@")[2].lower() in (domain.lower(), mail_domain()):
+        return _note(session, mail, address, InboundKind.FORWARDED, "not forwarded: sent from our own domain")
     if settings.operator_email is None:
         why = "to a role address; no operator address to forward it to (SMALLWORLD_OPERATOR_EMAIL)"
         log(logger, logging.WARNING, "inbound.role_unforwarded", address=address)

@@ -563,6 +563,11 @@ def test_mail_to_postmaster_or_abuse_goes_to_the_operator_even_an_automatic_repo
         assert outcome["kind"] == "forwarded" and outcome["answered"], outcome
     forwards = inviting.deliver()
     assert [m.rcpt_tos for m in forwards] == [("operator@smallworld.example",)] * 2
+    # A forward that came back (the operator's address one of ours, say) is not forwarded again: no loop.
+    again = forwards[0].message
+    again.replace_header("To", "postmaster@play.smallworld.example")
+    outcome = post_mail(inviting.app, again.as_bytes()).get_json()["outcomes"][0]
+    assert outcome["kind"] == "forwarded" and not outcome["answered"] and not inviting.deliver(), outcome
     assert "From: desk@isp.example.net" in words(forwards[0]) and "please look at this" in words(forwards[1])
 
 
