@@ -30,6 +30,8 @@ from sqlmodel import select
 
 from service import create_app
 from service.cli.inbound import listener
+from service.domain import announce
+from service.domain.links import current_links
 from service.domain.models import OutboxMail, Player, Seat
 from service.infra.db import get_engine, get_session, upgrade_database
 from tests.api.conftest import bearer, create_game, read_outbox, seat_link, token_of
@@ -58,6 +60,9 @@ def started_game(app: Flask) -> tuple[FlaskClient, int, OutboxMail, str]:
     game_id = create_game(client, body).get_json()["id"]
     for mail in read_outbox(app, "invitation"):
         client.post("/api/invitations/accept", headers=bearer(token_of(mail.context["invite_url"])))
+    with app.app_context():
+        # The first step's announcement (its turn mail) is a worker's job after the start commits: made here.
+        announce.announce(get_session(), game_id, current_links())
     [turn] = read_outbox(app, "your_turn")
     with app.app_context():
         seat = get_session().exec(select(Seat).where(Seat.game_id == game_id, Seat.seat == 0)).one()

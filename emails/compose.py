@@ -77,6 +77,10 @@ class Envelope:
     unsubscribe_url: str | None = None
     #: The mails that ask for orders: the seat's signed reply address for the step (ARCHITECTURE §10).
     reply_to: str | None = None
+    #: An answer to a person's mail: that mail's ``Message-ID`` (its ``In-Reply-To``) and the answer's
+    #: ``References`` (the mail's, then its ``Message-ID``), in place of the game's thread root.
+    in_reply_to: str | None = None
+    references: tuple[str, ...] = ()
 
 
 def compose(rendered: Rendered, envelope: Envelope) -> Message:
@@ -111,7 +115,9 @@ def _headers(rendered: Rendered, envelope: Envelope) -> list[tuple[str, str | He
         ("Date", format_datetime(envelope.date)),
         ("Message-ID", envelope.message_id),
     ]
-    if envelope.thread_id and envelope.thread_id != envelope.message_id:
+    if envelope.in_reply_to:
+        headers += [("In-Reply-To", envelope.in_reply_to), ("References", " ".join(envelope.references))]
+    elif envelope.thread_id and envelope.thread_id != envelope.message_id:
         headers += [("In-Reply-To", envelope.thread_id), ("References", envelope.thread_id)]
     if envelope.reply_to:
         headers.append(("Reply-To", envelope.reply_to))
@@ -268,6 +274,8 @@ def _check(envelope: Envelope, rendered: Rendered) -> None:
         "sender": envelope.sender,
         "Message-ID": envelope.message_id,
         "thread id": envelope.thread_id,
+        "mail answered": envelope.in_reply_to,
+        "references": " ".join(envelope.references),
         "unsubscribe link": envelope.unsubscribe_url,
         "subject": rendered.subject,
     }

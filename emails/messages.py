@@ -29,7 +29,8 @@ emails.messages.MessageError: auto_passed: unknown field coins
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal, NotRequired
 
@@ -173,6 +174,12 @@ class Message(BaseModel):
     def context(self) -> dict[str, Any]:
         """The fields as JSON: what the outbox row stores and the template reads."""
         return self.model_dump(mode="json")
+
+    @property
+    def replying_to(self) -> Replying | None:
+        """The mail this one answers, when it answers a person's mail (its ``In-Reply-To``, ``References``
+        and ``Subject`` follow that mail's); None for the others, which follow their game's thread."""
+        return None
 
     def values(
         self,
@@ -395,6 +402,9 @@ class _StepMessage(GameMessage):
     #: What the seat may do, as orders to write in a reply (``rules.orders.describe``); mails written before
     #: orders by mail have none.
     orders: list[str] = []
+    #: Each region the seat may conquer now, its cost with its parts and what holds it (``rules.orders.conquests``):
+    #: text play needs no picture.
+    conquests: list[str] = []
     #: "Since your last turn": each other player's turn since the reader's previous one (for a defender, the
     #: attack too), a sentence of public facts each (``service.domain.story``), in order; mails written
     #: before it have none.
@@ -438,6 +448,10 @@ class Reminder(GameMessage):
     turn: int
     turns: int
     seat: int
+    #: The same orders and conquests as the step's turn mail lists (``service.domain.turn_mail.orders_of``);
+    #: reminders written before have none.
+    orders: list[str] = []
+    conquests: list[str] = []
 
     def _add_values(self, values: dict[str, Any]) -> None:
         if values["deadline"] is None:  # required, so only a malformed date gets here
@@ -560,6 +574,31 @@ Answered = Literal["orders", "late", "not_running", "no_orders", "bot_seat"]
 StepOver = Literal["redeployment", "turn"]
 
 
+@dataclass(frozen=True)
+class Replying:
+    """A person's mail an answer replies to (RFC 5322 §3.6.4): its ``Message-ID``, the ``References`` of the
+    answer (the mail's own, then its ``Message-ID``) and the answer's ``Subject`` (``Re:`` once, then the
+    mail's subject without its own ``Re:``, ``AW:``, ``RE:`` prefixes).
+
+    >>> Replying.to("<a@x>", ["<root@x>"], "Re: AW: Your turn").subject
+    'Re: Your turn'
+    """
+
+    message_id: str
+    references: tuple[str, ...]
+    subject: str
+
+    @classmethod
+    def to(cls, message_id: str, references: Sequence[str], subject: str) -> Replying:
+        bare = _REPLY_PREFIX.sub("", " ".join(subject.split()))
+        return cls(message_id, (*[r for r in references if r != message_id], message_id), f"Re: {bare}".strip())
+
+
+#: The prefixes mail clients put before a subject they answer, in the languages of the clients' quote headers
+#: the service reads ("Re:", "RE:", "AW:", "SV:", "Réf. :", "R:", "RV:"...), repeated.
+_REPLY_PREFIX = re.compile(r"(?i)^(?:\s*(?:re|aw|sv|vs|antw|réf\.?|rif|r|rv|ref)\s*(?:\[\d+\])?\s*:\s*)+")
+
+
 class OrdersAnswer(GameMessage):
     """The answer to a reply with orders (ARCHITECTURE §10): what was done, the order that failed and why, the
     legal actions from there, the board as it stands; to the seat's own address, never the ``From`` of the
@@ -593,8 +632,10 @@ class OrdersAnswer(GameMessage):
     left: list[str] = []
     #: The first line that was not read as an order.
     stopped_at: str | None = None
-    #: What the seat may do now, as orders (empty when nothing is awaited from it).
+    #: What the seat may do now, as orders (empty when nothing is awaited from it), and each region it may
+    #: conquer, with its cost and holder (``rules.orders.conquests``).
     orders: list[str] = []
+    conquests: list[str] = []
     #: The grammar in a line or two, when the mail had no order to read.
     grammar: list[str] = []
     #: The step the seat is awaited for now (its reply address), or None.
@@ -604,6 +645,99 @@ class OrdersAnswer(GameMessage):
     board: Board | None = None
     turn: int
     turns: int
+    #: The player's mail answered: its ``Message-ID``, its ``References`` and its subject, as they were read
+    #: (``service.domain.inbound``), so that the answer replies to it (:attr:`replying_to`).
+    their_message_id: str | None = None
+    their_references: list[str] = []
+    their_subject: str | None = None
+    #: The address the mail came from, when it is not the seat's own (ARCHITECTURE §10: the reply address is
+    #: the credential; the seat's owner is told who used it). The answer then follows the game's thread.
+    sent_by: str | None = None
+
+    @property
+    def replying_to(self) -> Replying | None:
+        if not self.their_message_id:
+            return None
+        return Replying.to(self.their_message_id, self.their_references, self.their_subject or self.game_name)
+
+
+#: What became of a reply to an invitation: the seat accepted; no "yes" read in it (it is told how); the
+#: invitation no longer open (accepted before, the game started, cancelled, the seat changed hands); a reply
+#: from another address than the one invited (only the invited address accepts by mail).
+InvitationOutcome = Literal["accepted", "how", "closed", "other_address"]
+
+
+class InvitationAnswer(GameMessage):
+    """The answer to a reply to an invitation (ARCHITECTURE §10): the seat taken, or why not and how; to the
+    invited address, never the ``From`` of the mail answered."""
+
+    kind: ClassVar[MailKind] = MailKind(
+        "invitation_answer",
+        ESSENTIAL,
+        required=("game_name", "player_name"),
+        dedupe="inbound:{inbound_id}:invitation",
+    )
+
+    player_name: str
+    seat: int
+    #: The inbound mail answered (``InboundMail.id``): one answer per mail.
+    inbound_id: int
+    outcome: InvitationOutcome
+    #: The address the reply came from, when it is not the invited one.
+    sent_by: str | None = None
+    #: Every seat has accepted: the game starts (its first turn mail follows).
+    started: bool = False
+    #: The reply's first line, when no "yes" was read in it.
+    first_line: str | None = None
+    #: The site's page on how a game goes and how to play it by mail.
+    guide_url: str
+
+
+class NotRead(Message):
+    """The answer to a mail that came to an address the service does not read (ARCHITECTURE §10): what it
+    reads, and how to play. To the mail's ``From``, at most a few an hour (``InboundSettings``)."""
+
+    kind: ClassVar[MailKind] = MailKind(
+        "not_read", ESSENTIAL, required=("address",), audience=ADDRESS, dedupe="inbound:{inbound_id}:not-read"
+    )
+
+    #: The address the mail came to.
+    address: str
+    inbound_id: int
+    #: The site's page on how a game goes and how to play it by mail.
+    guide_url: str
+    #: It was a reply address of ours that no longer works (its seat changed hands, or its player signed out
+    #: everywhere since).
+    expired: bool = False
+
+
+class OperatorForward(Message):
+    """A mail to ``postmaster@`` or ``abuse@`` the inbound domain, forwarded to the operator's address
+    (``SMALLWORLD_OPERATOR_EMAIL``; RFC 2142): who sent it, when, and its text."""
+
+    kind: ClassVar[MailKind] = MailKind(
+        "operator_forward",
+        ESSENTIAL,
+        required=("address", "sender"),
+        audience=ADDRESS,
+        dedupe="inbound:{inbound_id}:forward",
+    )
+
+    #: The address the mail came to (``postmaster@…``, ``abuse@…``).
+    address: str
+    sender: str
+    #: The forwarded mail's subject (``subject`` is the forward's own).
+    their_subject: str
+    received_at: str
+    #: Its text (the plain-text part, else its HTML as text), cut at :data:`FORWARDED_CHARS`.
+    text: str
+    inbound_id: int
+    #: The site admins' list of games (``/admin/games``).
+    admin_url: str
+
+
+#: The characters of a forwarded mail's text that reach the operator.
+FORWARDED_CHARS = 20_000
 
 
 #: What a delivery status code (RFC 3463) says, in a host's words: by the whole code, else by its class and
@@ -859,6 +993,9 @@ KINDS: dict[str, type[Message]] = {
         SeatToBot,
         TableTalk,
         DailyDigest,
+        InvitationAnswer,
+        NotRead,
+        OperatorForward,
     )
 }
 
@@ -880,7 +1017,8 @@ def from_json(template: str, context: Mapping[str, Any]) -> Message:
     :data:`RETIRED` fields of a row written by an earlier release are ignored.
 
     >>> step = dict(game_id=7, game_name="Friday", player_name="Ann", deadline_at="2026-03-03T13:00:00+00:00",
-    ...             step_key="4:1:-", before_seconds=3600, defending=False, turn=4, turns=10, seat=1)
+    ...             step_key="4:1:-", before_seconds=3600, defending=False, turn=4, turns=10, seat=1,
+    ...             orders=[], conquests=[])
     >>> from_json("reminder", {**step, "turn_url": "https://smallworld.example/play/old"}).context() == step
     True
     """

@@ -24,7 +24,10 @@ from .messages import (
     GameToConfirm,
     HostAlert,
     Invitation,
+    InvitationAnswer,
     Message,
+    NotRead,
+    OperatorForward,
     OrdersAnswer,
     RedeployNeeded,
     Reminder,
@@ -49,6 +52,15 @@ UNSUBSCRIBE_REMINDERS_URL = f"{BASE}/unsubscribe/eyJwIjo0LCJ3IjoicmVtaW5kZXJzIn0
 CHOICES_URL = f"{BASE}/choices/eyJwIjo0fQ.ZZ8aQw.sample-choices-signature"
 #: The reader's calendar feed (every deadline of their games), offered by the turn mails and reminders.
 CALENDAR_URL = f"{BASE}/calendar/eyJwIjo0fQ.ZZ8aQw.sample-calendar.ics"
+#: Each region Bob may conquer at the start of his turn 4 (``rules.orders.conquests``).
+CONQUESTS = [
+    "Farmland 2: 3 tokens (2 base + 1 tokens); held by Ann's Orcs (1 token)",
+    "Hill 5: 5 tokens (2 base + 2 tokens + 1 Mountain); held by Ann's Orcs (2 tokens)",
+    "Forest 9: 4 tokens (2 base + 2 tokens), with the die; held by the Lost Tribe (2 tokens)",
+    "Swamp 11: 2 tokens (2 base); empty",
+]
+#: The site's guide (how a game goes, and how to play it by mail).
+GUIDE_URL = f"{BASE}/how-to-play"
 #: The reader's signed reply address for the step (orders by mail, ARCHITECTURE §10).
 REPLY_ADDRESS = "play+17-1-4-1-x-0f3a9c6d21b58e4a7c20@smallworld.example"
 #: What Bob may do at the start of his turn 4, as orders (``rules.orders.describe``).
@@ -228,6 +240,25 @@ SAMPLES: dict[str, Sample] = {
         ),
         time_zone="UTC",
     ),
+    "not_read": Sample(
+        NotRead(address="smallworld@smallworld.example", inbound_id=61, guide_url=GUIDE_URL), time_zone="UTC"
+    ),
+    "operator_forward": Sample(
+        OperatorForward(
+            address="abuse@play.smallworld.example",
+            sender="abuse-desk@isp.example.net",
+            their_subject="Complaint about mail from your service",
+            received_at="2026-03-01 11:30 UTC",
+            text="Hello,\n\nOne of our customers reports a mail from your service as unwanted. Its headers:\n...",
+            inbound_id=62,
+            admin_url=f"{BASE}/admin/games",
+        ),
+        time_zone="UTC",
+    ),
+    "invitation_answer": Sample(
+        InvitationAnswer(**_COMMON, seat=1, inbound_id=63, outcome="accepted", guide_url=GUIDE_URL),
+        time_zone="Europe/Paris",
+    ),
     "your_links": Sample(
         YourLinks(
             **GAME,
@@ -247,6 +278,7 @@ SAMPLES: dict[str, Sample] = {
             defending=False,
             hand=0,
             orders=ORDERS,
+            conquests=CONQUESTS,
             since=[
                 "Ann — Seafaring Orcs — conquered Hill 9 from your Giants (3 tokens: 1 lost, 2 back in your hand),"
                 " Sea 0 (empty), then redeployed.",
@@ -270,8 +302,17 @@ SAMPLES: dict[str, Sample] = {
         time_zone="America/New_York",
     ),
     "reminder": Sample(
-        Reminder(**_IN_TURN, deadline_at=DEADLINE, step_key="4:1:-", before_seconds=7200, defending=False),
+        Reminder(
+            **_IN_TURN,
+            deadline_at=DEADLINE,
+            step_key="4:1:-",
+            before_seconds=7200,
+            defending=False,
+            orders=ORDERS,
+            conquests=CONQUESTS,
+        ),
         game_url=GAME_URL,
+        reply_address=REPLY_ADDRESS,
         now=datetime(2026, 3, 3, 11, 0, tzinfo=UTC),
         unsubscribe_url=UNSUBSCRIBE_REMINDERS_URL,
         calendar_url=CALENDAR_URL,
@@ -472,6 +513,47 @@ VARIANTS: dict[str, Sample] = {
             turn=5,
         ),
         game_url=GAME_URL,
+    ),
+    "invitation_answer-how": Sample(
+        InvitationAnswer(
+            **_COMMON, seat=1, inbound_id=64, outcome="how", first_line="Which night is it?", guide_url=GUIDE_URL
+        )
+    ),
+    "invitation_answer-other_address": Sample(
+        InvitationAnswer(
+            **_COMMON,
+            seat=1,
+            inbound_id=65,
+            outcome="other_address",
+            sent_by="bob.at.work@example.com",
+            guide_url=GUIDE_URL,
+        )
+    ),
+    "invitation_answer-closed": Sample(
+        InvitationAnswer(**_COMMON, seat=1, inbound_id=66, outcome="closed", guide_url=GUIDE_URL)
+    ),
+    "not_read-expired": Sample(
+        NotRead(
+            address="play+17-1-4-1-x-0f3a9c6d21b58e4a7c20@smallworld.example",
+            inbound_id=67,
+            expired=True,
+            guide_url=GUIDE_URL,
+        ),
+        time_zone="UTC",
+    ),
+    "orders_answer-another_address": Sample(
+        OrdersAnswer(
+            **_ANSWER,
+            inbound_id=57,
+            answered="orders",
+            done=["Bob conquered region 5 (Hill) from the Lost Tribes with 3 tokens"],
+            orders=ORDERS,
+            conquests=CONQUESTS,
+            sent_by="bob.at.work@example.com",
+            **_AWAITED,
+        ),
+        game_url=GAME_URL,
+        reply_address=REPLY_ADDRESS,
     ),
     "orders_answer-step_over": Sample(
         OrdersAnswer(

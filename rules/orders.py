@@ -38,12 +38,15 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .abilities import ACTION_OWNERS, VERBS, hooks_of, shown
+from .abilities import ACTION_OWNERS, VERBS, hooks_of
 from .actions import ACTIVE, DECLINED, Action, IllegalAction, Verb
+from .cost import conquest_breakdown
 from .engine import awaiting, legal_actions
 from .redeploy import unplaced
+from .regions import region_markers
 from .state import CONQUER, DEFEND, PICK, REDEPLOY, START, GameState
-from .telling import combo_name
+from .telling import combo_name, plural, region_name
+from .troops import acting_troop
 
 #: The base game's verbs. ``conquer`` takes one region per step; ``end`` and ``decline`` may take several
 #: steps (see :class:`Intent`).
@@ -93,9 +96,40 @@ _SPLIT = re.compile(r"[;\n]")
 _PAIR = re.compile(r"^(\d{1,3})[:=x](\d{1,3})$")
 
 
+#: A greeting on the first line of a reply ("Hi there,", "Bonjour !"), in the languages of the mail clients'
+#: quote headers the service reads: it is skipped, not taken for the end of the orders.
+_GREETING = re.compile(
+    r"(?i)^(?:hi|hello|hey|hiya|dear|greetings|good (?:morning|afternoon|evening|day)|bonjour|bonsoir|salut|"
+    r"coucou|hallo|moin|servus|guten (?:tag|morgen|abend)|liebe|lieber|hola|buenas|buenos días|querid[oa]s?|ciao)"
+    r"\b"
+)
+
+
+def is_greeting(line: str) -> bool:
+    """Whether ``line`` (not an order) reads as the greeting a reply may open with: a greeting word, or a
+    few words ending with a comma ("Team," "Ann,"); not a sentence that opens with one.
+
+    >>> is_greeting("Hi there,"), is_greeting("Bonjour à tous !"), is_greeting("Ann,"), is_greeting("Thanks!")
+    (True, True, True, False)
+    >>> is_greeting("Hello! I attack the hills")
+    False
+    """
+    line = line.strip()
+    words = len(line.split())
+    if _GREETING.match(line):
+        return words <= 4 or (line.endswith(",") and words <= 8)
+    return line.endswith(",") and words <= 3
+
+
 def parse(text: str) -> Orders:
-    """The orders at the top of ``text`` (a reply without its quoted part), as the grammar reads them."""
+    """The orders at the top of ``text`` (a reply without its quoted part), as the grammar reads them; a
+    greeting on its first line is skipped (:func:`is_greeting`).
+
+    >>> [o.text for o in parse("Hi there,\\n\\npick 2\\nend").orders]
+    ['pick 2', 'end']
+    """
     orders: list[Order] = []
+    first = True
     for raw in _SPLIT.split(text):
         line = " ".join(raw.replace(",", " ").replace("#", " ").split()).strip(" .!")
         if not line:
@@ -103,6 +137,9 @@ def parse(text: str) -> Orders:
         words = line.lower().split()
         word = SYNONYMS.get(words[0], words[0])
         verb = verbs().get(word)
+        greeting, first = first and verb is None and is_greeting(raw), False
+        if greeting:
+            continue
         if verb is None:
             return Orders(tuple(orders), raw.strip()[:200])
         if len(orders) >= MAX_ORDERS:
@@ -404,6 +441,52 @@ def describe(state: GameState, seat: int, names: Sequence[str] = ()) -> list[str
             count = f" (up to {offered[0].count})" if offered[0].count is not None else ""
             lines.append(f"{verb.word} {shape}  -  {verb.help}{count}, on {where}")
     return lines
+
+
+def conquests(state: GameState, seat: int, names: Sequence[str] = ()) -> list[str]:
+    """Each region ``seat`` may conquer now, one line each, in region order: its name, what conquering it
+    costs with the parts of the cost (rulebook, "Conquering a Region": the cost function's breakdown, as the
+    turn page shows it), and what holds it. What a turn mail, a reminder and an answer list for text play
+    (ARCHITECTURE §10); public facts only: the board is on the table.
+
+    >>> from rules import new_game, apply, Action
+    >>> orders = conquests(apply(new_game(3, seed="conquests-0"), Action("pick", 0, combo=0)), 0)
+    >>> orders[0]
+    'Forest 1: 2 tokens (2 base); empty'
+    """
+    lines: list[str] = []
+    seen: set[int] = set()
+    for action in sorted(legal_actions(state, seat), key=lambda a: (a.region or 0, a.type)):
+        if action.type not in ("conquer", "final_conquest") or action.region is None or action.region in seen:
+            continue
+        seen.add(action.region)
+        try:
+            cost = conquest_breakdown(state, seat, acting_troop(state, seat, action.troop), action.region)
+        except IllegalAction:
+            continue
+        die = ", with the die" if action.type == "final_conquest" else ""
+        troop = " (your In Decline race)" if action.troop == DECLINED else ""
+        parts = str(cost).rsplit(" = ", 1)[0]
+        lines.append(
+            f"{region_name(state, action.region)}{troop}: {plural(cost.total, 'token')} ({parts}){die}; "
+            f"{_holder(state, action.region, names)}"
+        )
+    return lines
+
+
+def _holder(state: GameState, region: int, names: Sequence[str]) -> str:
+    """What holds ``region``: "empty", "Lost Tribes (1 token)", "Ann's Orcs (3 tokens)", and its markers."""
+    here = state.regions[region]
+    if not here.tokens:
+        held = "empty"
+    elif here.owner < 0:
+        held = f"held by the {here.race or 'Lost Tribes'} ({plural(here.tokens, 'token')})"
+    else:
+        name = names[here.owner] if here.owner < len(names) else f"Player {here.owner + 1}"
+        held = f"held by {name}'s {here.race} ({plural(here.tokens, 'token')})"
+    shown = region_markers(state, region).items()
+    markers = [name if count is True else plural(int(count), name) for name, count in shown]
+    return held + (", " + ", ".join(markers) if markers else "")
 
 
 def _seat_name(seat: int, names: Sequence[str]) -> str:

@@ -52,8 +52,11 @@ class MailTable:
         self.api = app.test_client()
         self.game_id = 0
         self.seen = 0
+        self.invitations: dict[int, Received] = {}
 
-    def create(self, **settings: Any) -> int:
+    def create(self, *, accept: bool = True, **settings: Any) -> int:
+        """Create the game; each player accepts by their link unless ``accept`` is false (the invitations are
+        then kept in :attr:`invitations`, by seat)."""
         body = {
             "name": "By mail",
             "players": [{"name": f"Player {i}", "email": e} for i, e in enumerate(self.emails)],
@@ -64,6 +67,9 @@ class MailTable:
         self.game_id = created.get_json()["id"]
         for mail in self.deliver():
             if "invited" in (mail.header("Subject") or "").lower():
+                self.invitations[self.seat_of(mail)] = mail
+                if not accept:
+                    continue
                 link = next(line for line in mail.text.splitlines() if "/invite/" in line).strip()
                 accepted = self.api.post("/api/invitations/accept", headers=bearer(token_of(link)))
                 assert accepted.status_code == 200, accepted.get_json()

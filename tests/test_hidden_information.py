@@ -119,6 +119,8 @@ class Table:
         self.answers_scanned = 0
         self.pages: dict[int, Any] = {}
         self.templates: set[str] = set()
+        self.answers_for_another = 0
+        self.not_read_scanned = 0
         self.game_id = 0
         self.finished = False
         self.ending = False
@@ -177,18 +179,25 @@ class Table:
             reply_address = str(message["Reply-To"] or "")
             if reply_address.startswith("play+") and "+talk-" not in reply_address:
                 self.replyable[seat] = message  # the seat's latest mail that takes orders by reply
-            if str(message["Subject"]).startswith(("Done in", "Not all done", "No orders")):
+            # An answer replies to the player's mail ("Re:"), or, to orders from another address, names it.
+            for_another = "not from your address" in "\n".join(text_parts(message))
+            if str(message["Subject"]).startswith("Re: ") or for_another:
                 self.answers_scanned += not self.finished
+                self.answers_for_another += for_another and not self.finished
+            if "was not read" in str(message["Subject"]):
+                self.not_read_scanned += not self.finished
             received.append((seat, message))
         self.hear_the_chat()
         return received
 
-    def reply_by_mail(self, seat: int, orders: str) -> None:
-        """The seat replies to its latest mail that takes orders (ARCHITECTURE §10), by ``POST /inbound/mail``."""
+    def reply_by_mail(self, seat: int, orders: str, *, sender: str | None = None, to: str | None = None) -> None:
+        """The seat replies to its latest mail that takes orders (ARCHITECTURE §10), by ``POST /inbound/mail``;
+        from ``sender`` (the seat's owner is then told who), to ``to`` (not a reply address: the sender is told
+        it was not read)."""
         original = self.replyable[seat]
         reply = EmailMessage()
-        reply["From"] = self.emails[seat]
-        reply["To"] = str(original["Reply-To"])
+        reply["From"] = sender or self.emails[seat]
+        reply["To"] = to or str(original["Reply-To"])
         reply["Subject"] = f"Re: {original['Subject']}"
         reply["Message-ID"] = make_msgid(domain="example.org")
         reply.set_content(orders)
@@ -508,7 +517,11 @@ def play_a_whole_game(app: Flask, rnd: random.Random, chat: ChatReceiver) -> Tab
             continue
         if roll < 0.09 and roll >= 0.06 and seat in table.replyable:
             # Orders by mail: the answer shows the board, what may be done, and the seat's own coins only.
-            table.reply_by_mail(seat, "help")
+            # Every third one from another address (the owner is told), and one to the plain sender's address.
+            other = "a.friend@example.net" if table.answers_scanned % 3 == 2 else None
+            table.reply_by_mail(seat, "help", sender=other)
+            if not table.not_read_scanned:
+                table.reply_by_mail(seat, "help", to="smallworld@smallworld.example")
             table.deliver()
             continue
         if roll < 0.06:
@@ -571,6 +584,8 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
     assert table.watch.scanned > 500
     assert table.downloads >= 6, "every seat's download was scanned, more than once"
     assert table.answers_scanned >= 3, "answers to orders by mail were scanned"
+    assert table.answers_for_another >= 1, "an answer telling the owner of orders from another address was scanned"
+    assert table.not_read_scanned == 1, "the answer to a mail to no reply address was scanned"
     assert table.since_scanned > 10, "the turn mails told the other players' turns, and were scanned"
     assert len(table.feeds) == 3, "every seat's turn mails offered its calendar feed"
     assert any("turn" in b["title"] or "play" in b["title"] for b in chat.bodies), "the chat heard of the turns"

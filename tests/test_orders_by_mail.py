@@ -1,7 +1,10 @@
 """A whole game played by mail only (ARCHITECTURE §10): every player reads the mails the service sends to a real
-SMTP server (aiosmtpd) and answers by replying with orders, written from what the mail lists, to the
-inbound listener over SMTP (smtplib), the very same message then handed to ``POST /inbound/mail`` too
-(it is read once). On the way: a defender's redeploy in ``ask`` mode, a malformed order, a reply to a
+SMTP server (aiosmtpd), takes their seat by replying "yes" to the invitation, and answers by replying with
+orders, written from what the mail lists, to the inbound listener over SMTP (smtplib), the very same message
+then handed to ``POST /inbound/mail`` too (it is read once). Each reply is written as a mail client writes it,
+the clients taken in turn from the corpus (tests/reply_corpus.py: Gmail, Outlook, Apple Mail, Thunderbird, K-9,
+FairEmail; top- and bottom-posted, HTML-only, with greetings, in four languages), so that every shape of the
+corpus plays part of the game. On the way: a defender's redeploy in ``ask`` mode, a malformed order, a reply to a
 step that is over, an automatic answer and a bounce. Every mail a player gets (the answers included) is
 scanned for another player's coins (tests/hidden_information.py).
 
@@ -15,6 +18,7 @@ import random
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from email.message import EmailMessage
 
 import pytest
 from flask import Flask
@@ -31,6 +35,7 @@ from tests.conftest import deal_games_from
 from tests.hidden_information import CoinWatch, with_canaries
 from tests.mail_players import MailTable, dsn, mail_settings, post_mail, reply_to, send_smtp, send_smtp_bytes
 from tests.processes import free_port
+from tests.reply_corpus import CORPUS, Original
 from tests.smtp import Received, SMTPServer, smtp_server  # noqa: F401  (fixture)
 
 PLAYERS = 3
@@ -71,6 +76,12 @@ def app_by_mail(
     database = request.getfixturevalue("postgres_url")
     broker = request.getfixturevalue("redis_url")
     return make_app(**mail_settings(smtp_server, DATABASE_URL=database, BROKER_URL=broker))
+
+
+def title_of(mail: Received) -> str:
+    """What kind of mail it is, as its first heading says (an answer's subject is ``Re:`` the player's)."""
+    found = re.search(r"<h1[^>]*>(.*?)</h1>", mail.html, re.S)
+    return " ".join(found.group(1).split()) if found else mail.header("Subject") or ""
 
 
 def orders_in(mail: Received) -> list[str]:
@@ -187,15 +198,27 @@ def test_a_whole_game_by_mail_only(
 ) -> None:
     app = app_by_mail
     table = MailTable(app, smtp_server, players=PLAYERS)
-    table.create(redeploy="ask")
-    # Before any mail: the game as dealt, played in the engine alone, meets every case this test checks.
+    table.create(redeploy="ask", accept=False)
+    port = inbound_listener.port
+    shapes_used: list[str] = []
+
+    def written(mail: Received, text: str, **changes: str) -> EmailMessage:
+        """A reply saying ``text``, in the next shape of the corpus."""
+        shape = CORPUS[len(shapes_used) % len(CORPUS)]
+        shapes_used.append(shape.name)
+        return shape.write(Original.of(mail), text, **changes)
+
+    # Every seat is taken by a "yes" to its invitation.
+    for _, invitation in sorted(table.invitations.items()):
+        send_smtp(port, written(invitation, "Yes, count me in!"))
+    assert table.game().status == "active", "the last yes started the game"
+    # Before any turn: the game as dealt, played in the engine alone, meets every case this test checks.
     names = [f"Player {seat}" for seat in range(PLAYERS)]
     course = course_in_the_engine(rules.read_state(table.game().state or {}), names, random.Random(CHOICES))
     missed = [case for case, met in CASES.items() if not any(map(met, course))]
     assert not missed, f"the game dealt from seed {SEED} misses {missed}: choose another SEED"
     rnd = random.Random(CHOICES)
     watch = CoinWatch(PLAYERS)
-    port = inbound_listener.port
 
     latest: dict[int, Received] = {}  # each seat's latest mail that asks for orders
     first_turn_mail: dict[int, Received] = {}
@@ -211,7 +234,7 @@ def test_a_whole_game_by_mail_only(
                 continue
             seat = table.seat_of(mail)
             subject = mail.header("Subject") or ""
-            subjects.append(subject)
+            subjects.append(f"{subject} | {title_of(mail)}")
             if "is over" in subject:
                 ended = True
             if not ended and table.game().status != "finished":
@@ -222,7 +245,7 @@ def test_a_whole_game_by_mail_only(
                 first_turn_mail.setdefault(seat, mail)
 
     def reply(seat: int, text: str, *, by_http_first: bool) -> None:
-        message = reply_to(latest[seat], text)
+        message = written(latest[seat], text)
         if by_http_first:
             assert post_mail(app, message).status_code == 202
             send_smtp(port, message)  # the same mail again, by SMTP: read once
@@ -238,7 +261,7 @@ def test_a_whole_game_by_mail_only(
     version = table.game().version
     reply(0, "conquer seven\npick 1", by_http_first=False)
     deliver()
-    [answer] = [m for m in smtp_server.mailbox.all()[-3:] if "Not all done" in (m.header("Subject") or "")]
+    [answer] = [m for m in smtp_server.mailbox.all()[-3:] if "Not all done" in title_of(m)]
     words = " ".join(answer.text.split())
     assert "'seven' is not one" in words and "pick 1" in words
     assert table.game().version == version
@@ -286,7 +309,7 @@ def test_a_whole_game_by_mail_only(
         if not late and state.turn >= LATE_TURN and seat == 0:
             # A reply to seat 0's first turn mail, long over: a clear answer, nothing changed.
             version = table.game().version
-            send_smtp(port, reply_to(first_turn_mail[0], "end"))
+            send_smtp(port, written(first_turn_mail[0], "end"))
             deliver()
             assert table.game().version == version
             assert "Too late" in subjects[-1], subjects[-3:]
@@ -296,7 +319,7 @@ def test_a_whole_game_by_mail_only(
     assert replies == course, "the game by mail took another course than in the engine: it is not all dealt by SEED"
 
     assert defended, "a defender redeployed by mail in ask mode"
-    assert any(s.startswith("Done in") for s in subjects)
+    assert any("| Done in" in s for s in subjects)
     assert any("is over" in s for s in subjects), "everyone got the final table"
     with app.app_context():
         # Player 2 answered since: their address works, the mark is gone.
@@ -311,3 +334,6 @@ def test_a_whole_game_by_mail_only(
     watch.assert_no_leaks()
     watch.confirm_own_coins_seen(range(PLAYERS))
     assert inbound_listener.handler.received > 50  # type: ignore[attr-defined]
+    # Every shape of the corpus wrote part of the game; the seats were taken by mail.
+    assert set(shapes_used) == {shape.name for shape in CORPUS}
+    assert kinds.count(InboundKind.INVITATION) == PLAYERS

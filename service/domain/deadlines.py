@@ -72,6 +72,7 @@ from service.domain.links import LinkMaker
 from service.domain.models import Game, GameStatus, ReminderSent, Seat, SeatController, ServiceStatus, utcnow
 from service.domain.outbox import queue_mail
 from service.domain.play import auto_pass, load_state
+from service.domain.turn_mail import orders_of
 from service.infra.logfmt import log
 
 logger = logging.getLogger(__name__)
@@ -426,7 +427,9 @@ def _queue_reminders(session: Session, game: Game, clock: Clock, before: int, no
     state = load_state(game)
     awaited = rules.awaiting(state)
     queued = 0
-    for seat, player in seats_of(session, game.id or 0):
+    seats = seats_of(session, game.id or 0)
+    names = {seat.seat: seat.display_name for seat, _ in seats}
+    for seat, player in seats:
         if seat.seat not in awaited or seat.removed or seat.controller == SeatController.BOT:
             continue  # the house bot plays a bot seat's turns: no reminder to its player's address
         reminder = Reminder(
@@ -440,6 +443,7 @@ def _queue_reminders(session: Session, game: Game, clock: Clock, before: int, no
             turn=state.turn,
             turns=state.turns,
             seat=seat.seat,
+            **orders_of(state, seat.seat, names),
         )
         written = queue_mail(session, player, reminder, now=now)
         queued += written

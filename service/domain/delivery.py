@@ -33,6 +33,7 @@ least once), without a crash never twice. This module says what is mail's own:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -426,6 +427,11 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
         unsubscribe_url=unsubscribe,
         reply_to=reply_to,
     )
+    replying = message.replying_to
+    if replying is not None:
+        # An answer to a person's mail replies to it: its thread, its subject (ARCHITECTURE §10).
+        rendered = dataclasses.replace(rendered, subject=replying.subject)
+        envelope = dataclasses.replace(envelope, in_reply_to=replying.message_id, references=replying.references)
     return rendered, envelope
 
 

@@ -5,8 +5,12 @@ Two ways in, one code path: the SMTP/LMTP listener (``service.cli.inbound``) and
 commits what it does and never raises for a bad mail: each outcome is a row of ``inbound_mail``.
 
 - A reply is matched by the address it was sent to: the signed per-seat, per-step ``Reply-To`` of the
-  mail it answers (``service.domain.links.ReplyAddresses``), never by its ``From``. Mail to no valid reply
-  address is recorded and left unanswered (it may be forged, or spam: an answer would be backscatter).
+  mail it answers (``service.domain.links.ReplyAddresses``), never by its ``From``. A mail to no valid reply
+  address is a reply to an invitation when its ``In-Reply-To``/``References`` name one sent (a "yes" from the
+  invited address takes the seat), mail for the operator when it came to ``postmaster@``/``abuse@`` (forwarded
+  to ``SMALLWORLD_OPERATOR_EMAIL``), and otherwise not read: its sender is told so, and how to play, within
+  the answers an hour to one address (an answer to a forged sender is backscatter: so few, and never to
+  automatic mail).
 - The same mail delivered twice (an MTA's retry; both ways in) is read once: its ``Message-ID`` and the
   address it came to are unique in ``inbound_mail``.
 - Automatic mail is never read as orders and never answered (no mail loops): RFC 3834 ``Auto-Submitted``
@@ -17,8 +21,10 @@ commits what it does and never raises for a bad mail: each outcome is a row of `
   as bouncing and tells the hosts of its running games (``BounceAlert``), in fixed words from the
   report's status code (``emails.messages.bounce_reason``): never the report's own text. A report that
   names no mail of ours (anyone can send one) marks nobody.
-- The reply's own text is read (quoted text and signature stripped by mail-parser-reply), its first
-  lines as orders (``rules.orders``), each applied in turn through the same domain operation as the turn
+- The reply's own text is read wherever its writer put it, above or below the quote (:func:`reply_text`:
+  quoted lines, attributions and our "reply above this line" marker cut in a linear pass, then the signature
+  and any quote header left by mail-parser-reply), its first lines as orders (``rules.orders``, a greeting
+  line skipped), each applied in turn through the same domain operation as the turn
   page (``play.submit_action``); reading stops at the first order that fails, and at the end of the step
   the reply address names (a defender's redeployment ended, the turn passed: the rest was written for
   that step, not for the next, even one that awaits the same seat). The answer (``OrdersAnswer``) says
@@ -48,6 +54,8 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from email.errors import HeaderParseError
+from email.header import decode_header, make_header
 from email.message import EmailMessage, Message
 from email.parser import HeaderParser
 from email.utils import getaddresses, parseaddr
@@ -60,9 +68,20 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
 import rules
-from emails.messages import BounceAlert, OrdersAnswer, StepOver, bounce_reason
+from emails.messages import (
+    FORWARDED_CHARS,
+    BounceAlert,
+    Invitation,
+    InvitationAnswer,
+    InvitationOutcome,
+    NotRead,
+    OperatorForward,
+    OrdersAnswer,
+    StepOver,
+    bounce_reason,
+)
 from rules import orders as grammar
-from service.domain import play, table_talk
+from service.domain import lobby, play, table_talk
 from service.domain.errors import DomainError
 from service.domain.games import seats_of
 from service.domain.links import LinkMaker, ReplyAddresses, ReplyToken
@@ -78,8 +97,8 @@ from service.domain.models import (
     SeatController,
     utcnow,
 )
-from service.domain.outbox import queue_mail
-from service.domain.turn_mail import board_summary, seat_names
+from service.domain.outbox import mail_domain, queue_mail
+from service.domain.turn_mail import board_summary, orders_of, seat_names
 from service.infra.logfmt import log
 
 logger = logging.getLogger(__name__)
@@ -118,6 +137,10 @@ class InboundSettings:
     #: them; the rest of a mail is the quoted mail it answers. Cut at the end of a line.
     reply_chars: int = 4_000
     reply_lines: int = 200
+    #: The text read before that, quote included, by a pass that is linear in it (``own_lines``): a reply written
+    #: below the quote (bottom-posted) comes after the mail it answers, whose HTML is about 10 KB with our
+    #: styles inlined. Cut at the end of a line.
+    quote_chars: int = 100_000
     #: Lines longer than this are kept out of the reply parser (none is a quote header or a signature) and
     #: put back in the reply as they were: the parser's time is quadratic in a line's length.
     long_line: int = 200
@@ -127,6 +150,9 @@ class InboundSettings:
     #: between its stages, each bounded by the limits above. Over it, the mail is refused for now
     #: (SMTP 451, HTTP 503): on a loaded machine it may pass later.
     cpu_seconds: float = 1.0
+    #: Where mail to ``postmaster@`` and ``abuse@`` the inbound domain is forwarded (``SMALLWORLD_OPERATOR_EMAIL``);
+    #: None: it is recorded only.
+    operator_email: str | None = None
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> InboundSettings:
@@ -138,7 +164,9 @@ class InboundSettings:
             max_depth=int(config["INBOUND_MAX_DEPTH"]),
             reply_chars=int(config["INBOUND_REPLY_CHARS"]),
             reply_lines=int(config["INBOUND_REPLY_LINES"]),
+            quote_chars=int(config["INBOUND_QUOTE_CHARS"]),
             cpu_seconds=float(config["INBOUND_CPU_SECONDS"]),
+            operator_email=str(config.get("OPERATOR_EMAIL") or "").strip() or None,
         )
 
 
@@ -219,6 +247,11 @@ class _Mail:
     envelope_sender: str | None = None
     identity: str = ""
     sender: str = ""
+    #: What an answer to it replies to (``emails.messages.Replying``): its ``Message-ID``, its ``References``
+    #: and its subject, each as a header may hold it (:func:`thread_of`).
+    message_id: str | None = None
+    references: tuple[str, ...] = ()
+    subject: str = ""
 
 
 class TooLarge(ValueError):
@@ -285,18 +318,27 @@ def _receive(
     head = parse_head(raw)
     message_id = _header(head, "Message-ID")[:998]
     mail = replace(mail, identity=message_id or hashlib.sha256(raw).hexdigest(), sender=_sender(head))
+    mail = replace(mail, **thread_of(head))
 
     if is_delivery_report(head):
         report = parse_message(raw, settings, mail.budget)
         failed = bounced_addresses(report) or []
         return [_bounce(session, mail, failed, reported_message_ids(report), links)]
+    role = _role_address(head, mail.recipients, replies.domain, settings)
+    if role is not None:
+        # Before the automatic mail is set aside: an abuse report (RFC 5965) is one, and is for the operator.
+        return [_forward(session, raw, mail, role, links, settings, replies.domain)]
     automatic = automatic_reason(head, mail.envelope_sender)
     if automatic:
         return [_note(session, mail, "", InboundKind.AUTO_REPLY, automatic)]
 
     tokens = _tokens(head, mail.recipients, replies, settings)
     if not tokens:
-        return [_note(session, mail, "", InboundKind.UNMATCHED, "no reply address of ours")]
+        invitation = _invitation_answered(session, head)
+        if invitation is not None:
+            return [_invitation_reply(session, raw, mail, invitation, links, settings)]
+        to = next(iter(_recipients(head, mail.recipients, settings)), "")
+        return [_not_read(session, mail, to, "no reply address of ours", links, settings, replies.domain)]
     outcomes: list[Outcome] = []
     readable: list[tuple[str, ReplyToken, Seat, bool]] = []
     for address, token in tokens:
@@ -311,7 +353,10 @@ def _receive(
             # Forged, cut short, signed for a seat that changed hands since, or before its player signed out
             # everywhere (``links.with_serial``): not ours to answer.
             why = "the reply address is not valid (or its seat changed hands, or its address signed out everywhere)"
-            outcomes.append(_note(session, mail, address, InboundKind.UNMATCHED, why))
+            answer = not outcomes  # one answer for the mail, however many such addresses it came to
+            outcomes.append(
+                _not_read(session, mail, address, why, links, settings, replies.domain, expired=True, answer=answer)
+            )
             continue
         read = _mails_this_hour(session, seat_row, mail.now)
         if read >= settings.mails_per_seat_per_hour:
@@ -552,22 +597,58 @@ def _status_blocks(part: Message) -> list[Message]:
 
 
 # -- the reply address ---------------------------------------------------------------------------------------
+def _recipients(message: Message, recipients: Sequence[str], settings: InboundSettings) -> list[str]:
+    """The addresses the mail came to: the envelope's, else its headers'; the first ``settings.max_recipients``."""
+    if recipients:
+        return [address.strip("<> ") for address in recipients[: settings.max_recipients]]
+    values = [str(v)[:4_000] for name in RECIPIENT_HEADERS for v in (message.get_all(name) or [])[:10]]
+    return [address for _, address in getaddresses(values) if address][: settings.max_recipients]
+
+
 def _tokens(
     message: Message, recipients: Sequence[str], replies: ReplyAddresses, settings: InboundSettings
 ) -> list[tuple[str, ReplyToken]]:
     """The reply addresses of ours the mail came to (the envelope's, else its headers'), once each; of the
     first ``settings.max_recipients`` addresses."""
-    if recipients:
-        candidates: Iterable[str] = recipients[: settings.max_recipients]
-    else:
-        values = [str(v)[:4_000] for name in RECIPIENT_HEADERS for v in (message.get_all(name) or [])[:10]]
-        candidates = [address for _, address in getaddresses(values)][: settings.max_recipients]
+    candidates = _recipients(message, recipients, settings)
     found: dict[str, tuple[str, ReplyToken]] = {}
     for address in candidates:
         token = replies.read(address)
         if token is not None:
             found.setdefault(address.strip("<> ").lower(), (address.strip("<> ").lower(), token))
     return list(found.values())
+
+
+_MESSAGE_ID = re.compile(r"<[^<>\s\x00-\x1f\x7f]{1,250}>")
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+
+
+def thread_of(message: Message) -> dict[str, Any]:
+    """What an answer to ``message`` replies to: its ``Message-ID`` (None when it has none of the RFC 5322
+    shape), its last 20 ``References`` of that shape, and its subject on one line (200 characters at most).
+
+    >>> from email.message import EmailMessage
+    >>> mail = EmailMessage(); mail["Message-ID"] = "<b@x>"; mail["References"] = "<root@x> junk <a@x>"
+    >>> mail["Subject"] = "Re: Your turn"
+    >>> thread_of(mail)
+    {'message_id': '<b@x>', 'references': ('<root@x>', '<a@x>'), 'subject': 'Re: Your turn'}
+    """
+    found = _MESSAGE_ID.search(_header(message, "Message-ID", 1_000))
+    references = _MESSAGE_ID.findall(_header(message, "References", 8_000))[-20:]
+    subject = " ".join(_CONTROLS.sub(" ", _decoded(_header(message, "Subject", 1_000))).split())[:200]
+    return {"message_id": found.group() if found else None, "references": tuple(references), "subject": subject}
+
+
+def _decoded(value: str) -> str:
+    """A header's value with its encoded words (RFC 2047: ``=?utf-8?q?…?=``) decoded; as written if broken.
+
+    >>> _decoded("Re: =?utf-8?q?Caf=C3=A9_night?=")
+    'Re: Café night'
+    """
+    try:
+        return str(make_header(decode_header(value)))
+    except (LookupError, ValueError, UnicodeError, HeaderParseError):
+        return value
 
 
 def _sender(message: Message) -> str:
@@ -635,7 +716,7 @@ def _reply(
     assert game is not None
     session.refresh(game)
     summary = _summary(answer)
-    answered = may_answer and _answer(session, game, seat_row, player, row_id, answer, mail.now)
+    answered = may_answer and _answer(session, game, seat_row, player, row_id, answer, mail)
     row = session.get(InboundMail, row_id) or row
     # The player answered: their address works.
     session.refresh(player)
@@ -654,14 +735,22 @@ def _reply(
 
 def reply_text(message: EmailMessage, settings: InboundSettings | None = None, budget: CpuBudget | None = None) -> str:
     """The reply's own text: its plain-text part (or its HTML as text), without the quoted mail it answers
-    and without the signature (mail-parser-reply), and without lines quoted with ``>``.
+    and without the signature, wherever the writer put it: above the quote (top-posted), below it
+    (bottom-posted), or both.
 
-    Only the text's first ``settings.reply_chars`` characters and ``reply_lines`` lines are read, and lines
-    longer than ``long_line`` go round the reply parser, whose time grows with the square of the lines and
-    of a line's length (bench/inbound_parse.py).
+    Two passes. The first (:func:`own_lines`) is linear in the text (its first ``settings.quote_chars``
+    characters): it drops the lines quoted with ``>``
+    and the attribution line above each quote ("On … wrote:", in the forms of the common clients, wrapped
+    or not), the client's "Sent from my …" lines, and everything from our own "reply above this line"
+    marker or an Outlook quote separator down (the mail quoted without ``>``). The second is the reply parser
+    (mail-parser-reply), which cuts what is left at a quote header or a signature it knows; its time grows
+    with the square of the lines and of a line's length (bench/inbound_parse.py), so it is given only the
+    first ``settings.reply_chars`` characters and ``reply_lines`` lines of the writer's own lines, and lines
+    longer than ``long_line`` go round it. A bottom-posted reply costs the same: its quote is dropped by the
+    linear pass before the bounded one.
     """
     settings = settings or InboundSettings()
-    lines = _plain_text(message, settings).splitlines()[: settings.reply_lines]
+    lines = own_lines(_plain_text(message, settings).splitlines(), settings)
     if budget is not None:
         budget.check("the decoding of the text")
     # A long line is no quote header nor signature: the parser sees a mark (private-use characters, taken
@@ -688,6 +777,97 @@ def reply_text(message: EmailMessage, settings: InboundSettings | None = None, b
     return "\n".join(line for line in body.splitlines() if not line.lstrip().startswith(">"))
 
 
+#: The line on top of every mail that may be answered (``emails/templates/_reply_marker.txt`` and the HTML
+#: layout): in a reply, an unquoted copy of it is where the mail answered begins.
+REPLY_MARKER = "Please type your reply above this line"
+_MARKER_LINE = re.compile(r"(?i)^\W*" + re.escape(REPLY_MARKER) + r"\W*$")
+#: Where Outlook's quote of the mail answered begins, quoted without ``>`` (its "Original Message"
+#: separator in the languages the service reads, or the rule of underscores above its header block).
+_OUTLOOK_SEPARATOR = re.compile(
+    r"(?i)^(?:-{4,} ?(?:original message|message d'origine|ursprüngliche nachricht|mensaje original|"
+    r"messaggio originale|oorspronkelijk bericht) ?-{4,}|_{20,})$"
+)
+#: Attributions, for the look-back above a quote: those the reply parser misses (Spanish ones: its pattern
+#: wants two spaces before "escribió"; German Gmail app's "… schrieb am …:") and the others' one-line forms.
+#: Each is anchored at its first word, so that the shortest joined lines that read as one are dropped, and
+#: no line of the writer's above them.
+_ATTRIBUTION = re.compile(
+    r"(?i)^(?:el\s.+\sescribió|on\s.+\swrote|le\s.+\sa\s+écrit|am\s.+\sschrieb\s.*|.+\sschrieb am\s.+)\s*:$"
+)
+#: A mail client's own line under a reply ("Sent from my iPhone", "Get Outlook for Android"), in the
+#: languages the service reads.
+_SENT_FROM = re.compile(
+    r"(?i)^(?:sent from my\b|get outlook for\b|envoyé de mon\b|envoyé depuis\b|obtenir outlook pour\b|"
+    r"von meinem\b.*\bgesendet$|gesendet von\b|outlook für\b.*\bherunterladen$|enviado desde\b|"
+    r"obtener outlook para\b|sent with fairemail\b|sent from my android device with k-9 mail\b)"
+)
+
+
+def own_lines(lines: Sequence[str], settings: InboundSettings | None = None) -> list[str]:
+    """The lines the writer of a reply wrote themselves, in one pass over ``lines`` (the whole text: its
+    length is bounded by the mail's size): without the lines quoted with ``>``, the attribution above each
+    quote (one line, or up to three when the client wrapped it: Gmail's "Le mar. 3 mars 2026 à 10:12, … a" then
+    "écrit :"), the "Sent from my …" lines, and what follows an unquoted "reply above this line" marker or an
+    Outlook quote separator. Collects at most ``settings.reply_lines`` lines and ``reply_chars`` characters.
+
+    >>> own_lines(["conquer 3", "", "On Tue, 3 Mar 2026, Small World", "wrote:", "", "> Your turn", "> ..."])
+    ['conquer 3', '']
+    >>> own_lines(["Le 3 mars 2026 à 10:12, Small World a écrit :", "> Hello", "", "end", "", "Envoyé de mon iPhone"])
+    ['', 'end', '']
+    """
+    settings = settings or InboundSettings()
+    kept: list[str] = []
+    chars = quotes = 0
+    quoting = False
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith(">"):
+            if not quoting and quotes < settings.reply_lines:  # a reply has a few quotes: a bound on the look-backs
+                _drop_attribution(kept, settings)
+                quotes += 1
+            quoting = True
+            continue
+        quoting = False
+        if _MARKER_LINE.match(line) or _OUTLOOK_SEPARATOR.match(line):
+            break
+        if _SENT_FROM.match(line):
+            if kept and kept[-1].strip() == "--":  # the signature's separator goes with it
+                kept.pop()
+            continue
+        kept.append(raw.rstrip())
+        chars += len(raw) + 1
+        if len(kept) >= settings.reply_lines or chars >= settings.reply_chars:
+            break
+    return kept
+
+
+def _drop_attribution(kept: list[str], settings: InboundSettings) -> None:
+    """Drop from the end of ``kept`` the attribution a quote starts under (blank lines may stand between):
+    the last line, or the last two or three joined (Gmail wraps a long one: the sender's address may stand on
+    a line of its own), when they read as one in a client's form."""
+    end = len(kept)
+    while end and not kept[end - 1].strip():
+        end -= 1
+    last = [line.strip() for line in kept[max(0, end - 3) : end]]
+    if not last or any(len(line) > settings.long_line for line in last):
+        return
+    for count in (1, 2, 3):
+        if count > len(last):
+            return
+        joined = " ".join(last[-count:])
+        if _ATTRIBUTION.match(joined) or _reply_parser_header().match(joined):
+            del kept[end - count :]
+            return
+
+
+def _reply_parser_header() -> re.Pattern[str]:
+    """The reply parser's own pattern of quote headers, in every language it is given."""
+    pattern = getattr(_PARSERS, "header", None)
+    if pattern is None:
+        pattern = _PARSERS.header = _reply_parser().read(text="").HEADER_REGEX
+    return pattern
+
+
 _PARSERS = threading.local()
 
 
@@ -700,8 +880,8 @@ def _reply_parser() -> EmailReplyParser:
 
 
 def _plain_text(message: EmailMessage, settings: InboundSettings) -> str:
-    """The text of the mail's plain-text part (else its HTML's), its first ``settings.reply_chars``
-    characters cut at the end of a line."""
+    """The text of the mail's plain-text part (else its HTML's, a blockquote's place kept as a ``>`` line), its
+    first ``settings.quote_chars`` characters cut at the end of a line, read in linear time."""
     part = message.get_body(preferencelist=("plain", "html"))
     if part is None:
         return ""
@@ -710,31 +890,45 @@ def _plain_text(message: EmailMessage, settings: InboundSettings) -> str:
     except (LookupError, ValueError, AssertionError):  # an unknown charset or a broken encoding
         payload = part.get_payload(decode=True)
         content = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
-    if part.get_content_type() == "text/html":
-        # Markup is most of an HTML mail: four times the text's length of it is read, then stripped.
-        content = _without_elements(content[: 4 * settings.reply_chars], ("script", "style", "blockquote"))
-        content = re.sub(r"(?i)<br\s*/?>|</p>|</div>|</li>", "\n", content)
-        content = html.unescape(re.sub(r"<[^>]+>", "", content))
-    if len(content) > settings.reply_chars:
-        content = content[: settings.reply_chars]
+    if len(content) > settings.quote_chars:
+        content = content[: settings.quote_chars]
         content = content[: content.rfind("\n") + 1] if "\n" in content else content
+    if part.get_content_type() == "text/html":
+        content = _without_elements(content, ("script", "style", "title", "head"), instead="")
+        content = _without_elements(content, ("blockquote",), instead="\n>\n")
+        content = re.sub(r"(?i)<br\s*/?>|</p>|</div>|</li>|<hr\b[^>]*>", "\n", content)
+        content = html.unescape(re.sub(r"<[^<>]*>", "", content))  # stops at the next "<": linear
     return content
 
 
-def _without_elements(content: str, names: Sequence[str]) -> str:
-    """``content`` (HTML) without the elements named and what they hold, in one pass (a regular expression
-    with a lazy ``.*?`` would be quadratic on many opening tags). One left open runs to the end.
+def _without_elements(content: str, names: Sequence[str], *, instead: str = "") -> str:
+    """``content`` (HTML) with the elements named and what they hold (nested ones too) replaced by
+    ``instead``, in one pass over their tags (a regular expression with a lazy ``.*?`` would be quadratic on
+    many opening tags). One left open runs to the end.
 
     >>> _without_elements("a<style>x</style>b<blockquote>quoted", ("style", "blockquote"))
     'ab'
+    >>> _without_elements("a<blockquote>x<blockquote>y</blockquote>z</blockquote>b", ("blockquote",), instead="|")
+    'a|b'
     """
-    opening = re.compile(r"(?i)<(" + "|".join(names) + r")\b")
-    kept, at = [], 0
-    while (found := opening.search(content, at)) is not None:
-        kept.append(content[at : found.start()])
-        closing = re.compile(rf"(?i)</{found.group(1)}\s*>").search(content, found.end())
-        at = closing.end() if closing is not None else len(content)
-    kept.append(content[at:])
+    # An opening tag is matched by its name alone, a closing one whole: no part of the pattern runs on to a
+    # ``>`` that may never come (quadratic on many unclosed tags).
+    alternatives = "|".join(names)
+    tags = re.compile(rf"(?i)<(?:({alternatives})\b|/({alternatives})\s*>)")
+    kept, at, open_name, depth = [], 0, "", 0
+    for tag in tags.finditer(content):
+        closing, name = tag.group(2) is not None, (tag.group(1) or tag.group(2)).lower()
+        if not depth:
+            if not closing:
+                kept.append(content[at : tag.start()])
+                kept.append(instead)
+                open_name, depth = name, 1
+            continue
+        if name == open_name:
+            depth += -1 if closing else 1
+            if not depth:
+                at = tag.end()
+    kept.append(content[at:] if not depth else "")
     return "".join(kept)
 
 
@@ -835,15 +1029,16 @@ def _answer(
     player: Player,
     inbound_id: int,
     answer: _Answer,
-    now: datetime,
+    mail: _Mail,
 ) -> bool:
-    """Queue the answer mail (the address's answers this hour were counted before: ``_may_answer``).
-    Returns whether it did."""
+    """Queue the answer mail, a reply to the player's own (the address's answers this hour were counted
+    before: ``_may_answer``). Returns whether it did."""
     state = rules.read_state(game.state) if game.state else None
     names = {s.seat: s.display_name for s, _ in seats_of(session, game.id or 0)}
     awaited = state is not None and game.status == GameStatus.ACTIVE and seat.seat in rules.awaiting(state)
     finished = state is not None and state.over
-    mail = OrdersAnswer(
+    sent_by = mail.sender if mail.sender and mail.sender.lower() != player.email.lower() else None
+    answer_mail = OrdersAnswer(
         game_id=game.id or 0,
         game_name=game.name,
         player_name=seat.display_name,
@@ -859,15 +1054,21 @@ def _answer(
         left=answer.left,
         stopped_at=answer.stopped_at,
         grammar=answer.grammar,
-        orders=grammar.describe(state, seat.seat, seat_names(state, names)) if awaited and state else [],
+        **(orders_of(state, seat.seat, names) if awaited and state else {}),
         step_key=game.step_key if awaited else None,
         # The reader's own coins only (ARCHITECTURE §4); everyone's are in the final table once it is over.
         coins=state.players[seat.seat].coins if state is not None and not finished else None,
         board=board_summary(state, names, seat.seat) if state is not None else None,
         turn=state.turn if state is not None else 0,
         turns=state.turns if state is not None else 0,
+        # The answer replies to the player's own mail; to a mail from another address (which the seat's owner
+        # never saw) it follows the game's thread, and says who sent it.
+        their_message_id=None if sent_by else mail.message_id,
+        their_references=[] if sent_by else list(mail.references),
+        their_subject=None if sent_by else mail.subject or None,
+        sent_by=sent_by,
     )
-    return queue_mail(session, player, mail, now=now)
+    return queue_mail(session, player, answer_mail, now=mail.now)
 
 
 def _talk(session: Session, mail: _Mail, text: str, address: str, game: Game, seat: Seat, player: Player) -> Outcome:
@@ -968,6 +1169,219 @@ def _tell_hosts(
             inbound_id=inbound_id,
         )
         queue_mail(session, host, alert, now=now)
+
+
+# -- mail to no reply address --------------------------------------------------------------------------------
+#: The role addresses of the inbound domain whose mail goes to the operator (RFC 2142).
+ROLE_ADDRESSES = ("postmaster", "abuse")
+
+
+def _role_address(message: Message, recipients: Sequence[str], domain: str, settings: InboundSettings) -> str | None:
+    """The first ``postmaster@`` or ``abuse@`` the inbound domain the mail came to, or None."""
+    for address in _recipients(message, recipients, settings):
+        local, _, at = address.lower().rpartition("@")
+        if at == domain.lower() and local in ROLE_ADDRESSES:
+            return address.lower()
+    return None
+
+
+def _forward(
+    session: Session,
+    raw: bytes,
+    mail: _Mail,
+    address: str,
+    links: LinkMaker,
+    settings: InboundSettings,
+    domain: str,
+) -> Outcome:
+    """Forward a mail to a role address to the operator's (``settings.operator_email``): who sent it, its
+    subject, its text; at most ``answers_per_hour`` an hour from one sender, never one from our own domains
+    (a forward of a forward: a loop, were the operator's address one of ours). Recorded either way."""
+    if mail.sender.rpartition("@")[2].lower() in (domain.lower(), mail_domain()):
+        return _note(session, mail, address, InboundKind.FORWARDED, "not forwarded: sent from our own domain")
+    if settings.operator_email is None:
+        why = "to a role address; no operator address to forward it to (SMALLWORLD_OPERATOR_EMAIL)"
+        log(logger, logging.WARNING, "inbound.role_unforwarded", address=address)
+        return _note(session, mail, address, InboundKind.FORWARDED, why)
+    if _answered_this_hour(session, mail, InboundKind.FORWARDED) >= settings.answers_per_hour:
+        return _note(session, mail, address, InboundKind.FORWARDED, "not forwarded: its sender's forwards this hour")
+    message = parse_message(raw, settings, mail.budget)
+    text = _plain_text(message, replace(settings, quote_chars=FORWARDED_CHARS))
+    try:
+        row = _record(session, mail, address, InboundKind.FORWARDED, outcome=f"forwarded to {settings.operator_email}")
+    except IntegrityError:
+        session.rollback()
+        return Outcome(InboundKind.FORWARDED, "this mail was read before: nothing done again", duplicate=True)
+    forward = OperatorForward(
+        address=address,
+        sender=mail.sender or "(no sender)",
+        their_subject=mail.subject or "(no subject)",
+        received_at=mail.now.strftime("%Y-%m-%d %H:%M UTC"),
+        text=text.strip() or "(no text)",
+        inbound_id=row.id or 0,
+        admin_url=links.url("/admin/games"),
+    )
+    row.answered = queue_mail(session, settings.operator_email, forward, now=mail.now)
+    session.add(row)
+    session.commit()
+    log(logger, logging.INFO, "inbound.forwarded", address=address)
+    return _outcome(row, InboundKind.FORWARDED, row.outcome, answered=row.answered)
+
+
+def _not_read(
+    session: Session,
+    mail: _Mail,
+    address: str,
+    why: str,
+    links: LinkMaker,
+    settings: InboundSettings,
+    domain: str,
+    *,
+    expired: bool = False,
+    answer: bool = True,
+) -> Outcome:
+    """Record a mail to no valid reply address of ours, and tell its sender that it was not read and how to
+    play (``NotRead``): not a sender of our own domains (no loop), at most ``answers_per_hour`` an hour to
+    one address. (Automatic mail and reports never come this far.)"""
+    try:
+        row = _record(session, mail, address, InboundKind.UNMATCHED, outcome=why)
+    except IntegrityError:
+        session.rollback()
+        return Outcome(InboundKind.UNMATCHED, f"{why} (read before)", duplicate=True)
+    sender_domain = mail.sender.rpartition("@")[2].lower()
+    if (
+        answer
+        and "@" in mail.sender
+        and sender_domain not in (domain.lower(), mail_domain())
+        and _answered_this_hour(session, mail, InboundKind.UNMATCHED) < settings.answers_per_hour
+    ):
+        told = NotRead(address=address or domain, inbound_id=row.id or 0, expired=expired, guide_url=links.url(GUIDE))
+        row.answered = queue_mail(session, mail.sender, told, now=mail.now)
+    session.add(row)
+    session.commit()
+    return _outcome(row, InboundKind.UNMATCHED, why, answered=row.answered)
+
+
+def _answered_this_hour(session: Session, mail: _Mail, kind: InboundKind) -> int:
+    """The mails of ``kind`` from the mail's sender answered (or forwarded) in the hour before it."""
+    return session.exec(
+        select(sa.func.count())
+        .select_from(InboundMail)
+        .where(
+            sa.func.lower(InboundMail.sender) == mail.sender.lower(),
+            col(InboundMail.kind) == kind,
+            col(InboundMail.answered) == sa.true(),
+            col(InboundMail.received_at) >= mail.now - timedelta(hours=1),
+        )
+    ).one()
+
+
+#: The site's guide (how a game goes, how to play it by mail).
+GUIDE = "/how-to-play"
+
+
+# -- a reply to an invitation ----------------------------------------------------------------------------------
+def _invitation_answered(session: Session, message: Message) -> OutboxMail | None:
+    """The invitation a mail answers, by its ``In-Reply-To`` and ``References`` (the ``Message-ID`` of the
+    invitation sent: random, known only to whom it was sent), or None."""
+    named = _MESSAGE_ID.findall(_header(message, "In-Reply-To", 2_000) + " " + _header(message, "References", 8_000))
+    if not named:
+        return None
+    return session.exec(
+        select(OutboxMail)
+        .where(col(OutboxMail.message_id).in_(named[-20:]), OutboxMail.template == Invitation.template)
+        .order_by(col(OutboxMail.id).desc())
+    ).first()
+
+
+#: Words that take a seat, on a reply's first line ("Yes, count me in!", "Oui", "Ja, gerne").
+_YES = re.compile(
+    r"(?i)^\W*(?:yes|yep|yeah|sure|ok(?:ay)?|join|i'?m in|i am in|count me in|accept(?:ed)?|oui|d'accord|"
+    r"volontiers|ja|gerne|klar|sí|si|claro|vale)\b"
+)
+
+
+def says_yes(text: str) -> tuple[bool, str | None]:
+    """Whether a reply's own text takes the seat it answers (its first line that is no greeting opens with a
+    "yes"), and that line.
+
+    >>> says_yes("Hi there,\\n\\nYes, count me in!"), says_yes("Count me in"), says_yes("Which night?")
+    ((True, 'Yes, count me in!'), (True, 'Count me in'), (False, 'Which night?'))
+    """
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if lines and grammar.is_greeting(lines[0]) and len(lines) > 1:
+        lines = lines[1:]
+    first = lines[0][:200] if lines else None
+    return bool(first and _YES.match(first)), first
+
+
+def _invitation_reply(
+    session: Session, raw: bytes, mail: _Mail, invitation: OutboxMail, links: LinkMaker, settings: InboundSettings
+) -> Outcome:
+    """A reply to an invitation: the seat taken if it comes from the invited address, says "yes", and the
+    invitation is still open; else the invited address is told why not and how (``InvitationAnswer``), never
+    the ``From`` of the mail."""
+    context = invitation.context or {}
+    seat_no = context.get("seat")
+    seat = session.exec(
+        select(Seat).where(Seat.game_id == invitation.game_id, Seat.seat == seat_no).order_by(col(Seat.id))
+    ).first()
+    player = session.get(Player, invitation.player_id) if invitation.player_id is not None else None
+    game = session.get(Game, invitation.game_id) if invitation.game_id is not None else None
+    if seat is None or player is None or game is None:
+        return _note(session, mail, "", InboundKind.UNMATCHED, "a reply to an invitation whose seat is gone")
+    try:
+        row = _record(session, mail, "", InboundKind.INVITATION, game_id=game.id, seat=seat.seat, player_id=player.id)
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        return Outcome(InboundKind.INVITATION, "this mail was read before: nothing done again", duplicate=True)
+    row_id = row.id or 0
+    message = parse_message(raw, settings, mail.budget)
+    yes, first_line = says_yes(reply_text(message, settings, mail.budget))
+    still_open = (
+        game.status == GameStatus.INVITING
+        and seat.accepted_at is None
+        and not seat.removed
+        and seat.player_id == player.id
+        and context.get("seat_secret") in (None, seat.secret)
+    )
+    started = False
+    if mail.sender.lower() != player.email.lower():
+        outcome: InvitationOutcome = "other_address"
+    elif not still_open:
+        outcome = "closed"
+    elif not yes:
+        outcome = "how"
+    else:
+        try:
+            game = lobby.accept_invitation(session, game.id or 0, seat.seat, links, now=mail.now)
+            outcome, started = "accepted", game.status == GameStatus.ACTIVE
+        except DomainError:
+            session.rollback()
+            outcome = "closed"
+    answered = _may_answer(session, seat, settings, mail.now)
+    if answered:
+        told = InvitationAnswer(
+            game_id=game.id or 0,
+            game_name=game.name,
+            player_name=seat.display_name,
+            seat=seat.seat,
+            inbound_id=row_id,
+            outcome=outcome,
+            sent_by=mail.sender if outcome == "other_address" else None,
+            started=started,
+            first_line=first_line if outcome == "how" else None,
+            guide_url=links.url(GUIDE),
+        )
+        answered = queue_mail(session, player, told, now=mail.now)
+    row = session.get(InboundMail, row_id) or row
+    row.outcome = f"invitation: {outcome}"
+    row.answered = answered
+    session.add(row)
+    session.commit()
+    log(logger, logging.INFO, "inbound.invitation", game=game.id, seat=seat.seat, outcome=outcome)
+    return _outcome(row, InboundKind.INVITATION, row.outcome, answered=answered)
 
 
 # -- records ---------------------------------------------------------------------------------------------------

@@ -257,8 +257,12 @@ class InboundKind(StrEnum):
     AUTO_REPLY = "auto_reply"
     #: A delivery status notification (RFC 3464) or another bounce: the failed address is marked.
     BOUNCE = "bounce"
-    #: No valid reply address: not ours to read (never answered: it may be forged or spam).
+    #: No valid reply address: not read; its sender is told, within the answers per hour to an address.
     UNMATCHED = "unmatched"
+    #: A reply to an invitation (its ``In-Reply-To`` names the invitation sent): the seat taken, or why not.
+    INVITATION = "invitation"
+    #: Mail to ``postmaster@`` or ``abuse@``: forwarded to the operator's address.
+    FORWARDED = "forwarded"
     #: Not a mail that could be read at all.
     MALFORMED = "malformed"
     #: Over one of the inbound path's limits (``service.domain.inbound.Refusal`` says which): not read.

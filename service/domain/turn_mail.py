@@ -38,8 +38,15 @@ def step_details(state: rules.GameState, seat: int, names: dict[int, str]) -> di
         "defending": state.phase == rules.Phase.DEFEND,
         "hand": sum(troop.hand for troop in [player.active, *player.declined] if troop is not None),
         "board": board_summary(state, names, seat),
-        "orders": orders.describe(state, seat, seat_names(state, names)),
+        **orders_of(state, seat, names),
     }
+
+
+def orders_of(state: rules.GameState, seat: int, names: dict[int, str]) -> dict[str, list[str]]:
+    """What ``seat`` may do now as orders to reply with, and each region it may conquer with its cost and
+    holder: the same lists in a turn mail, a reminder and an answer to orders (ARCHITECTURE §10)."""
+    everyone = seat_names(state, names)
+    return {"orders": orders.describe(state, seat, everyone), "conquests": orders.conquests(state, seat, everyone)}
 
 
 def seat_names(state: rules.GameState, names: dict[int, str]) -> list[str]:

@@ -138,7 +138,10 @@ DEFAULTS: dict[str, Any] = {
     "INBOUND_MAX_DEPTH": 10,
     "INBOUND_REPLY_CHARS": 4_000,
     "INBOUND_REPLY_LINES": 200,
+    "INBOUND_QUOTE_CHARS": 100_000,
     "INBOUND_CPU_SECONDS": 1.0,
+    # The operator's address: mail to postmaster@ and abuse@ the inbound domain is forwarded to it (RFC 2142).
+    "OPERATOR_EMAIL": None,
 }
 
 #: The shortest ``SMALLWORLD_INBOUND_SECRET`` accepted: a shared secret an MTA sends with every mail.

@@ -54,22 +54,46 @@ def test_a_reply_is_applied_step_by_step_and_answered_with_what_was_done_and_why
 def test_a_reply_is_matched_by_its_address_never_by_its_from(table: MailTable) -> None:
     turn = turn_mail(table)
     version = table.game().version
-    # To the sender's plain address, from the player's own: not a reply address, nothing done, no answer.
+    # To the sender's plain address, from the player's own: not a reply address, nothing done; the sender is
+    # told the address is not read, and how to play.
     plain = reply_to(turn, "pick 1")
     plain.replace_header("To", "smallworld@smallworld.example")
     assert post_mail(table.app, plain).get_json()["outcomes"][0]["kind"] == "unmatched"
-    # A reply address with its signature changed: nothing done, no answer.
+    # A reply address with its signature changed: nothing done; told that the address does not work.
     forged = reply_to(turn, "pick 1")
     address = str(forged["To"])
     forged.replace_header("To", address[:-30] + ("0" if address[-30] != "0" else "1") + address[-29:])
     assert post_mail(table.app, forged).get_json()["outcomes"][0]["kind"] == "unmatched"
-    assert table.game().version == version and not table.deliver()
+    assert table.game().version == version
+    told, told_again = table.deliver()
+    assert told.rcpt_tos == told_again.rcpt_tos == ("p0@example.org",)
+    assert "it is not an address Small World by Mail reads" in words(told)
+    assert "that reply address no longer works" in words(told_again)
+    assert "reply to the latest mail that asks for your orders" in words(told)
     # The right address from another address: the address is the credential (like the turn link).
     done = post_mail(table.app, reply_to(turn, "pick 1", sender="someone.else@example.net"))
     assert done.get_json()["outcomes"][0]["kind"] == "orders"
     assert table.game().version == version + 1
     [answer] = table.deliver()
     assert answer.rcpt_tos == ("p0@example.org",), "the answer goes to the seat's address, not the From"
+    # The seat's owner is told who used the address, and what was done (nothing the seat may not see).
+    assert "This mail came from someone.else@example.net, not from your address" in words(answer)
+    assert "Player 0 picked combo 1" in words(answer)
+    assert answer.header("In-Reply-To") == turn.header("In-Reply-To"), "in the game's thread, not the stranger's"
+
+
+def test_an_answer_replies_to_the_players_own_mail(table: MailTable) -> None:
+    turn = turn_mail(table)
+    reply = reply_to(turn, "pick 1")
+    reply.replace_header("Subject", "RE: Re: " + str(turn.header("Subject")))
+    reply["References"] = f"{turn.header('References')} {turn.header('Message-ID')}"
+    assert post_mail(table.app, reply).status_code == 202
+    [answer] = table.deliver()
+    assert answer.header("In-Reply-To") == reply["Message-ID"]
+    references = (answer.header("References") or "").split()
+    assert references == [*str(reply["References"]).split(), reply["Message-ID"]]
+    assert answer.header("Subject") == f"Re: {turn.header('Subject')}", "Re: once, then the subject"
+    assert "This mail came from" not in words(answer)
 
 
 def test_the_endpoint_wants_the_shared_secret_and_refuses_large_or_empty_mail(table: MailTable) -> None:
@@ -178,7 +202,7 @@ def test_a_reply_for_a_seat_the_house_bot_plays_changes_nothing_and_says_how_to_
     table.deliver()
     post_mail(table.app, reply_to(turn, "pick 1"))
     assert table.game().version == version
-    [answer] = [m for m in table.deliver() if "house bot plays your seat" in (m.header("Subject") or "")]
+    [answer] = [m for m in table.deliver() if "house bot plays your seat" in words(m)]
     assert "take your seat back" in words(answer) and "/play/" in answer.text
 
 
@@ -220,7 +244,9 @@ def test_a_reply_address_made_before_its_player_signed_out_everywhere_is_refused
     for old in (reply_to(turn, "pick 1"), reply_to(talk, "Deal.", signature="Bob")):
         outcome = post_mail(table.app, old).get_json()["outcomes"][0]
         assert outcome["kind"] == "unmatched", outcome
-    assert table.game().version == version and not table.deliver()
+    assert table.game().version == version
+    told = table.deliver()
+    assert len(told) == 2 and all("that reply address no longer works" in words(mail) for mail in told)
 
     with table.app.app_context():
         session = get_session()
@@ -474,3 +500,99 @@ def test_a_forged_delivery_report_marks_nobody_and_no_report_text_reaches_a_mail
     assert "5.1.1 mailbox unknown" in words(alert)
     for text in (alert.text, alert.html or ""):
         assert "evil.example" not in text and "re-confirm" not in text
+
+
+@pytest.fixture
+def inviting(make_app: Callable[..., Flask], smtp_server: SMTPServer) -> MailTable:  # noqa: F811
+    settings = mail_settings(smtp_server, INBOUND_ANSWERS_PER_HOUR=3, OPERATOR_EMAIL="operator@smallworld.example")
+    table = MailTable(make_app(**settings), smtp_server, players=2)
+    table.create(accept=False)
+    return table
+
+
+def seats_accepted(table: MailTable) -> list[bool]:
+    from service.domain.models import Seat
+    from service.infra.db import get_session
+
+    with table.app.app_context():
+        seats = get_session().exec(select(Seat).where(Seat.game_id == table.game_id).order_by(col(Seat.seat)))
+        return [seat.accepted_at is not None for seat in seats]
+
+
+def test_yes_to_an_invitation_from_the_invited_address_takes_the_seat_and_says_so(inviting: MailTable) -> None:
+    invitation = inviting.invitations[0]
+    assert 'Or reply "yes" to this mail' in words(invitation) and "played by mail" in words(invitation)
+    outcome = post_mail(inviting.app, reply_to(invitation, "Hi there,\n\nYes, count me in!")).get_json()["outcomes"]
+    assert outcome[0]["kind"] == "invitation" and outcome[0]["answered"], outcome
+    assert seats_accepted(inviting) == [True, False]
+    [answer] = inviting.deliver()
+    assert answer.rcpt_tos == ("p0@example.org",) and "You took your seat" in words(answer)
+    # Once taken, another "yes" changes nothing and says so.
+    post_mail(inviting.app, reply_to(invitation, "yes"))
+    [again] = inviting.deliver()
+    assert "which is no longer open" in words(again)
+    # The last seat taken by mail starts the game: its first turn mail follows.
+    post_mail(inviting.app, reply_to(inviting.invitations[1], "Join"))
+    mails = inviting.deliver()
+    assert any("Every seat is taken: the game starts" in words(m) for m in mails)
+    assert inviting.game().status == "active" and any(m.header("Reply-To") for m in mails), "a turn mail"
+
+
+def test_a_reply_to_an_invitation_without_a_yes_or_from_another_address_is_told_how(inviting: MailTable) -> None:
+    invitation = inviting.invitations[1]
+    post_mail(inviting.app, reply_to(invitation, "Which night do we play?"))
+    post_mail(inviting.app, reply_to(invitation, "Yes!", sender="someone.else@example.net"))
+    assert seats_accepted(inviting) == [False, False]
+    how, other = inviting.deliver()
+    assert how.rcpt_tos == other.rcpt_tos == ("p1@example.org",), "to the invited address, never the From"
+    assert 'did not say "yes" (its first line was "Which night do we play?")' in words(how)
+    assert "came from someone.else@example.net, not from this address" in words(other)
+
+
+def test_mail_to_postmaster_or_abuse_goes_to_the_operator_even_an_automatic_report(inviting: MailTable) -> None:
+    from email.message import EmailMessage
+
+    for role, headers in (("postmaster", {}), ("abuse", {"Auto-Submitted": "auto-generated"})):
+        mail = EmailMessage()
+        mail["From"] = "desk@isp.example.net"
+        mail["To"] = f"{role}@play.smallworld.example"
+        mail["Subject"] = f"A word for the {role}"
+        mail["Message-ID"] = f"<{role}-1@isp.example.net>"
+        for name, value in headers.items():
+            mail[name] = value
+        mail.set_content(f"Dear {role},\n\nplease look at this.")
+        outcome = post_mail(inviting.app, mail).get_json()["outcomes"][0]
+        assert outcome["kind"] == "forwarded" and outcome["answered"], outcome
+    forwards = inviting.deliver()
+    assert [m.rcpt_tos for m in forwards] == [("operator@smallworld.example",)] * 2
+    # A forward that came back (the operator's address one of ours, say) is not forwarded again: no loop.
+    again = forwards[0].message
+    again.replace_header("To", "postmaster@play.smallworld.example")
+    outcome = post_mail(inviting.app, again.as_bytes()).get_json()["outcomes"][0]
+    assert outcome["kind"] == "forwarded" and not outcome["answered"] and not inviting.deliver(), outcome
+    assert "From: desk@isp.example.net" in words(forwards[0]) and "please look at this" in words(forwards[1])
+
+
+def test_other_mail_to_no_reply_address_is_answered_within_the_limit_never_an_automatic_one(
+    inviting: MailTable,
+) -> None:
+    from email.message import EmailMessage
+
+    def stranger(number: int, **headers: str) -> EmailMessage:
+        mail = EmailMessage()
+        mail["From"] = "curious@example.net"
+        mail["To"] = "smallworld@smallworld.example"
+        mail["Subject"] = "How do I play?"
+        mail["Message-ID"] = f"<stranger-{number}@example.net>"
+        for name, value in headers.items():
+            mail[name] = value
+        mail.set_content("Hello, how does this work?")
+        return mail
+
+    assert post_mail(inviting.app, stranger(0, Precedence="bulk")).get_json()["outcomes"][0]["kind"] == "auto_reply"
+    assert not inviting.deliver(), "an automatic mail is never answered"
+    outcomes = [post_mail(inviting.app, stranger(n)).get_json()["outcomes"][0] for n in range(1, 6)]
+    assert [o["answered"] for o in outcomes] == [True, True, True, False, False], "3 answers an hour to one address"
+    told = inviting.deliver()
+    assert len(told) == 3 and all(m.rcpt_tos == ("curious@example.net",) for m in told)
+    assert "it is not an address Small World by Mail reads" in words(told[0])

@@ -174,6 +174,9 @@ def test_every_kind_declares_its_policy_on_its_class() -> None:
         "confirm_game",
         "admin_login",
         "sign_in",
+        # To an address as such (a stranger's mail answered, the operator): no choices page to link.
+        "not_read",
+        "operator_forward",
     }
 
 

@@ -101,3 +101,54 @@ def test_random_games_played_from_the_listed_orders_only_end(seed: int) -> None:
                     if not intent.repeats:
                         break
     assert state.over
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_each_conquest_listed_has_its_name_its_cost_with_the_breakdown_and_what_holds_it(seed: int) -> None:
+    """Text play needs no picture (ARCHITECTURE §10): every region ``conquer`` lists is on a line of its own,
+    with its name, the cost function's total and parts, and its holder, as the board has them."""
+    rnd = random.Random(seed)
+    state = rules.new_game(3, seed=f"conquests-{seed}")
+    names = ["Ann", "Bob", "Cy"]
+    checked = 0
+    for _ in range(400):
+        if state.over:
+            break
+        seat = min(rules.awaiting(state))
+        listed = orders.describe(state, seat, names)
+        lines = orders.conquests(state, seat, names)
+        offered = sorted(
+            {a.region for a in rules.legal_actions(state, seat) if a.type in ("conquer", "final_conquest")}
+        )
+        assert [int(line.split(":")[0].split()[1]) for line in lines] == offered
+        for line, region in zip(lines, offered, strict=True):
+            action = next(
+                a
+                for a in rules.legal_actions(state, seat)
+                if a.region == region and a.type in ("conquer", "final_conquest")
+            )
+            cost = rules.explain(state, action).cost
+            assert cost is not None and line.startswith(f"{rules.region_name(state, region)}")
+            assert f": {cost.total} token" in line and f"({str(cost).rsplit(' = ', 1)[0]})" in line, line
+            held = state.regions[region]
+            if not held.tokens:
+                assert "; empty" in line
+            elif held.owner >= 0:
+                assert f"held by {names[held.owner]}'s {held.race} ({held.tokens} token" in line
+            checked += 1
+        if "pick" in {line.split()[0] for line in listed}:
+            text = f"pick {rnd.randint(1, 3)}"
+        elif lines and rnd.random() < 0.8:
+            text = f"conquer {rnd.choice(offered)}"
+        else:
+            text = "end"
+        for order in orders.parse(text).orders:
+            for intent in orders.intents(order):
+                for _ in range(6):
+                    action = intent.next_action(state, seat)
+                    if action is None:
+                        break
+                    state = rules.apply(state, action)
+                    if not intent.repeats:
+                        break
+    assert checked > 20

@@ -367,3 +367,16 @@ def test_steps_and_sweeps_racing_for_the_same_games_never_deadlock(mail_app: Fla
     for game_id in games:
         version = steps[game_id][0]
         assert len([a for a in logged(mail_app, game_id) if a.version == version + 1]) == 1
+
+
+def test_a_reminder_lists_the_same_orders_and_conquests_as_the_turn_mail_of_its_step(mail_app: Flask) -> None:
+    """Text play (ARCHITECTURE §10): a reminder takes orders by reply, so it lists them, as the turn mail did."""
+    game_id = new_game(mail_app, turn_length_seconds=48 * HOUR, reminders_before_seconds=[2 * HOUR])
+    deadline = game_row(mail_app, game_id).deadline_at
+    assert deadline is not None
+    sweep(mail_app, deadline - timedelta(hours=3))
+    sweep(mail_app, deadline - timedelta(hours=2) + timedelta(seconds=1))
+    [turn_mail] = [m for m in outbox(mail_app, "your_turn") if m.to_email == "p0@example.org"]
+    [reminder] = outbox(mail_app, "reminder")
+    assert reminder.context["orders"] and reminder.context["orders"] == turn_mail.context["orders"]
+    assert reminder.context["conquests"] == turn_mail.context["conquests"]
