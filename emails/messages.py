@@ -62,6 +62,7 @@ from .render import (
     Rendered,
     RenderError,
     add_board,
+    conversation_subject,
     deadline,
     ordinal,
     unsubscribe_label,
@@ -226,7 +227,11 @@ class Message(BaseModel):
         (:func:`~emails.render.add_board`)."""
         values = self.values(**reader)
         images = add_board(values, values.get("board"), pictures and self.kind.picture)
-        return write(self.kind.template, values, images)
+        return write(self.kind.template, values, images, subject=self.subject())
+
+    def subject(self) -> str | None:
+        """The mail's subject when it is not its template's (a game's conversation), else ``None``."""
+        return None
 
 
 class GameMessage(Message):
@@ -234,6 +239,10 @@ class GameMessage(Message):
 
     game_id: int
     game_name: str
+
+    def subject(self) -> str | None:
+        """One subject for every mail of the game (ARCHITECTURE §6), but for a kind that keeps its own."""
+        return None if self.kind.own_subject else conversation_subject(self.game_name)
 
 
 class Invitation(GameMessage):
@@ -362,7 +371,11 @@ class YourLinks(GameMessage):
     """Mail me my links: the reader's links to one game, asked for on its public page (ARCHITECTURE §9)."""
 
     kind: ClassVar[MailKind] = MailKind(
-        "your_links", ESSENTIAL, required=("game_name", "seats"), dedupe="game:{game_id}:links:{player_id}:{window}"
+        "your_links",
+        ESSENTIAL,
+        required=("game_name", "seats"),
+        dedupe="game:{game_id}:links:{player_id}:{window}",
+        own_subject=True,
     )
 
     seats: list[SeatLink]

@@ -86,6 +86,9 @@ class MailKind:
     replies: str | None = None
     #: Its footer offers the reader's calendar feed (the mails about a deadline).
     calendar: bool = False
+    #: A mail about a game that keeps a subject of its own instead of the game's (:func:`conversation_subject`):
+    #: one asked for on a page, not part of the game's course (the reader's links).
+    own_subject: bool = False
 
     @property
     def unsubscribe(self) -> str | None:
@@ -117,16 +120,57 @@ class Rendered:
     html: str
     #: Inline images by Content-ID (without the angle brackets), referenced as ``cid:`` in the HTML.
     images: dict[str, bytes] = field(default_factory=dict)
+    #: What the mail is (its template's ``subject.txt``): its subject, or, in a game's conversation, the
+    #: first line of its text and its preheader.
+    headline: str = ""
 
 
-def write(template: str, values: dict[str, Any], images: dict[str, bytes] | None = None) -> Rendered:
+def write(
+    template: str, values: dict[str, Any], images: dict[str, bytes] | None = None, *, subject: str | None = None
+) -> Rendered:
     """The mail of ``template`` from the values of one reader's mail, as its message builds them
-    (``emails.messages.Message.values``): its subject, its plain text and its HTML."""
-    subject = " ".join(_env.get_template(f"{template}/subject.txt").render(values).split())
-    values["subject"] = subject
+    (``emails.messages.Message.values``): its subject, its plain text and its HTML.
+
+    The template's ``subject.txt`` says what the mail is (its ``headline``). A mail of a game's conversation
+    has the game's ``subject`` instead (:func:`conversation_subject`): its headline is then the first line of
+    its text and its HTML's preheader, the line a mail client shows beside the subject in a list."""
+    headline = " ".join(_env.get_template(f"{template}/subject.txt").render(values).split())
+    values["headline"] = headline
+    values["subject"] = subject or headline
+    values["preheader"] = headline if subject else None
     text = _tidy_text(_env.get_template(f"{template}/body.txt").render(values))
+    if subject:
+        text = f"{headline}\n\n{text}"
     html = _html(_env.get_template(f"{template}/body.html"), values)
-    return Rendered(message=template, subject=subject, text=text, html=html, images=images or {})
+    return Rendered(
+        message=template, subject=values["subject"], text=text, html=html, images=images or {}, headline=headline
+    )
+
+
+#: How the subject of a game's conversation starts (:func:`conversation_subject`).
+CONVERSATION = "Small World: "
+
+
+def read_headline(subject: str, text: str) -> str:
+    """What a mail is, read back from its subject and its plain text: the subject, or, in a game's conversation,
+    the text's first line (as a mail reader that files by kind, such as the demo's bots, reads it).
+
+    >>> read_headline("Small World: Friday", "Friday: your turn (turn 2 of 9)\n\nHello Ann,\n")
+    'Friday: your turn (turn 2 of 9)'
+    >>> read_headline("Your sign-in link to Small World by Mail", "Hello,\n")
+    'Your sign-in link to Small World by Mail'
+    """
+    return text.split("\n", 1)[0].strip() if subject.startswith(CONVERSATION) else subject
+
+
+def conversation_subject(game_name: str) -> str:
+    """The one subject of every mail of a game's conversation (ARCHITECTURE §6): Gmail files mails in one
+    conversation only when their subjects agree, whatever their ``References`` say.
+
+    >>> conversation_subject("Friday night")
+    'Small World: Friday night'
+    """
+    return f"{CONVERSATION}{game_name}"
 
 
 def add_board(values: dict[str, Any], board: Mapping[str, Any] | None, picture: bool) -> dict[str, bytes]:
@@ -284,6 +328,8 @@ _AS_TEXT = (
     "unsubscribe_url",
     "reply_address",
     "subject",
+    "headline",
+    "preheader",
 )
 #: Lists of such values.
 _LISTS_AS_TEXT = ("board_lines", "since")

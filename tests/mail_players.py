@@ -63,7 +63,7 @@ class MailTable:
         assert created.status_code == 201, created.get_json()
         self.game_id = created.get_json()["id"]
         for mail in self.deliver():
-            if "invited" in (mail.header("Subject") or "").lower():
+            if "invited" in (mail.headline).lower():
                 link = next(line for line in mail.text.splitlines() if "/invite/" in line).strip()
                 accepted = self.api.post("/api/invitations/accept", headers=bearer(token_of(link)))
                 assert accepted.status_code == 200, accepted.get_json()

@@ -54,6 +54,7 @@ from tests.api.conftest import create_game
 from tests.chat_receiver import ChatReceiver, chat_receiver
 from tests.conftest import deal_games_from
 from tests.hidden_information import CoinWatch, with_canaries
+from tests.smtp import headline
 
 BASE = "https://smallworld.example"
 #: The house bot's budget here: the test is about what it sends, not how well it plays.
@@ -165,10 +166,10 @@ class Table:
         received = []
         for message in new:
             seat = self.emails.index(str(message["To"]).split("<")[-1].rstrip(">").strip())
-            self.templates.add(str(message["Subject"]))
+            self.templates.add(headline(message))
             if not self.finished:
                 for index, part in enumerate(text_parts(message)):
-                    self.watch.scan_text(part, seat, f"mail {message['Subject']!r} part {index}")
+                    self.watch.scan_text(part, seat, f"mail {headline(message)!r} part {index}")
                     self.since_scanned += "Since your last turn" in part
             for feed in FEED.findall("\n".join(text_parts(message))):
                 self.feeds[seat] = feed
@@ -177,7 +178,7 @@ class Table:
             reply_address = str(message["Reply-To"] or "")
             if reply_address.startswith("play+") and "+talk-" not in reply_address:
                 self.replyable[seat] = message  # the seat's latest mail that takes orders by reply
-            if str(message["Subject"]).startswith(("Done in", "Not all done", "No orders")):
+            if headline(message).startswith(("Done in", "Not all done", "No orders")):
                 self.answers_scanned += not self.finished
             received.append((seat, message))
         self.hear_the_chat()
@@ -578,7 +579,7 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
     # After the end, everything is public: the final mail names every seat's coins.
     with app.app_context():
         final = get_session().exec(select(Game).where(Game.id == table.game_id)).one()
-    over = [m for m in table.backend.sent if "is over" in str(m["Subject"])]
+    over = [m for m in table.backend.sent if "is over" in headline(m)]
     assert over and all(str(row["coins"]) in "\n".join(text_parts(over[0])) for row in final.result or [])
 
 

@@ -210,7 +210,7 @@ def test_a_whole_game_by_mail_only(
             if mail.rcpt_tos[0] not in table.emails:
                 continue
             seat = table.seat_of(mail)
-            subject = mail.header("Subject") or ""
+            subject = mail.headline
             subjects.append(subject)
             if "is over" in subject:
                 ended = True
@@ -238,7 +238,7 @@ def test_a_whole_game_by_mail_only(
     version = table.game().version
     reply(0, "conquer seven\npick 1", by_http_first=False)
     deliver()
-    [answer] = [m for m in smtp_server.mailbox.all()[-3:] if "Not all done" in (m.header("Subject") or "")]
+    [answer] = [m for m in smtp_server.mailbox.all()[-3:] if "Not all done" in (m.headline)]
     words = " ".join(answer.text.split())
     assert "'seven' is not one" in words and "pick 1" in words
     assert table.game().version == version

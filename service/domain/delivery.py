@@ -45,7 +45,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from emails import messages
-from emails.compose import ComposeError, Envelope, Mail, thread_id, write
+from emails.compose import ComposeError, Envelope, Mail, list_id, thread_id, write
 from emails.delivery import Backend, Connection, DeliveryError
 from emails.render import AT_THE_TABLE, ESSENTIAL, MailKind, RenderError
 from service.domain import notifications
@@ -424,8 +424,16 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
         else None,
         unsubscribe_url=unsubscribe,
         reply_to=reply_to,
+        list_id=_list_of(message, settings),
     )
     return rendered, envelope
+
+
+def _list_of(message: messages.Message, settings: MailSettings) -> tuple[str, str] | None:
+    """A game's mail's list (``List-Id``, ARCHITECTURE §6), under the inbound domain (else the mail domain)."""
+    if not isinstance(message, messages.GameMessage):
+        return None
+    return list_id(message.game_id, message.game_name, settings.reply_domain or _domain_of(settings.sender))
 
 
 def _untimed_url(

@@ -23,7 +23,7 @@ def table(make_app: Callable[..., Flask], smtp_server: SMTPServer) -> MailTable:
 
 
 def turn_mail(table: MailTable) -> Received:
-    [turn] = [m for m in table.deliver() if "your turn" in (m.header("Subject") or "").lower()]
+    [turn] = [m for m in table.deliver() if "your turn" in (m.headline).lower()]
     return turn
 
 
@@ -178,7 +178,7 @@ def test_a_reply_for_a_seat_the_house_bot_plays_changes_nothing_and_says_how_to_
     table.deliver()
     post_mail(table.app, reply_to(turn, "pick 1"))
     assert table.game().version == version
-    [answer] = [m for m in table.deliver() if "house bot plays your seat" in (m.header("Subject") or "")]
+    [answer] = [m for m in table.deliver() if "house bot plays your seat" in (m.headline)]
     assert "take your seat back" in words(answer) and "/play/" in answer.text
 
 
@@ -265,7 +265,7 @@ def test_a_defenders_end_ends_their_redeployment_only_never_their_own_next_turn(
     table = defended_table
     state = rules.read_state(table.game().state or {})
     defender = state.defenders[0]
-    [attacked] = [m for m in table.deliver() if "you were attacked" in (m.header("Subject") or "")]
+    [attacked] = [m for m in table.deliver() if "you were attacked" in (m.headline)]
     assert table.seat_of(attacked) == defender
     version = table.game().version
 
@@ -299,7 +299,7 @@ def test_a_defenders_end_ends_their_redeployment_only_never_their_own_next_turn(
     text = words(answer)
     assert "Your redeployment ended" in text and "not applied" in text, text
     assert '"conquer 1"' in text
-    assert any("your turn" in (m.header("Subject") or "").lower() for m in mails if m.rcpt_tos == answer.rcpt_tos)
+    assert any("your turn" in (m.headline).lower() for m in mails if m.rcpt_tos == answer.rcpt_tos)
 
 
 # -- what one mail may cost (issue 32, finding 2) --------------------------------------------------------------
@@ -468,7 +468,7 @@ def test_a_forged_delivery_report_marks_nobody_and_no_report_text_reaches_a_mail
     since, reason = bouncing()
     assert since is not None and reason == "5.1.1 mailbox unknown"
     [alert] = table.deliver()
-    assert alert.rcpt_tos == ("p0@example.org",) and "mail to Player 1 bounces" in (alert.header("Subject") or "")
+    assert alert.rcpt_tos == ("p0@example.org",) and "mail to Player 1 bounces" in (alert.headline)
     assert "5.1.1 mailbox unknown" in words(alert)
     for text in (alert.text, alert.html or ""):
         assert "evil.example" not in text and "re-confirm" not in text

@@ -135,13 +135,14 @@ def test_messages_are_values() -> None:
 def test_a_message_renders_as_its_template_with_its_context() -> None:
     sample = SAMPLES["reminder"]
     reader = {"now": sample.now, "time_zone": "UTC", "game_url": sample.game_url}
-    assert sample.mail.render(**reader) == render.write("reminder", sample.mail.values(**reader))
+    subject = render.conversation_subject(sample.mail.game_name)
+    assert sample.mail.render(**reader) == render.write("reminder", sample.mail.values(**reader), subject=subject)
     assert sample.mail.category == render.REMINDER == messages.CATEGORIES["reminder"]
     assert Invitation.template == "invitation" and GameOver.template == "game_over"
     assert (
         Reminder(**{**sample.context, "deadline_at": DEADLINE})
         .render(now=sample.now, game_url=sample.game_url)
-        .subject.startswith("Reminder: 2 hours left")
+        .headline.startswith("Reminder: 2 hours left")
     )
 
 

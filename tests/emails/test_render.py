@@ -100,12 +100,12 @@ def test_time_left_counts_from_when_the_mail_is_written() -> None:
     sample = SAMPLES["reminder"]
     later = sample.mail.render(now=datetime(2026, 3, 3, 12, 15, tzinfo=UTC), time_zone="UTC", game_url=sample.game_url)
     assert "Time left: 45 minutes" in later.text
-    assert later.subject.startswith("Reminder: 45 minutes left for your turn")
+    assert later.headline.startswith("Reminder: 45 minutes left for your turn")
 
 
 def test_a_redeploy_reminder_speaks_of_the_redeployment() -> None:
     mail = rendered(SAMPLES["reminder"], defending=True)
-    assert "redeployment" in mail.subject and "Redeploy here:" in mail.text
+    assert "redeployment" in mail.headline and "Redeploy here:" in mail.text
 
 
 def test_only_reminders_notices_and_table_talk_have_an_unsubscribe_link() -> None:
@@ -206,12 +206,13 @@ def test_mails_that_differ_only_in_their_readers_share_one_shape() -> None:
 
 def test_the_final_table_names_the_winner_and_the_tie_break() -> None:
     mail = rendered(SAMPLES["game_over"])
-    assert mail.subject == "Tuesday Night Conquest is over: Bob wins"
+    assert mail.headline == "Tuesday Night Conquest is over: Bob wins"
+    assert mail.subject == "Small World: Tuesday Night Conquest" and mail.text.startswith(mail.headline + "\n\n")
     assert "Bob wins with 61 coins." in mail.text
     assert "Tie-break: Bob and Ann both had 61 coins" in mail.text
     assert "Bob had 14, Ann 11" in mail.text
     shared = rendered(ALL["game_over-shared"])
-    assert "Ann and Bob share the victory" in shared.subject
+    assert "Ann and Bob share the victory" in shared.headline
     assert "1st=   Ann (you)" in shared.text
 
 

@@ -22,6 +22,7 @@ from service.domain import delivery
 from service.domain.links import TURN, current_links
 from service.infra.db import get_engine
 from tests.api.conftest import create_game
+from tests.smtp import headline
 
 BASE = "https://smallworld.example"
 FEED = re.compile(re.escape(BASE) + r"/calendar/[A-Za-z0-9_\-.]+\.ics")
@@ -39,7 +40,7 @@ def started_game(client: Any) -> int:
 
 
 def delivered(app: Flask) -> dict[str, list[str]]:
-    """Deliver the outbox into the mail folder; the text of each mail, by its subject's first words."""
+    """Deliver the outbox into the mail folder; the text of each mail, by its headline (``tests.smtp.headline``)."""
     with app.app_context(), Session(get_engine(app)) as session:
         delivery.deliver_due_mail(
             session, backend_from_config(app.config), current_links(), delivery.MailSettings.from_config(app.config)
@@ -48,7 +49,7 @@ def delivered(app: Flask) -> dict[str, list[str]]:
     for path in sorted(Path(app.config["MAIL_DIR"]).glob("*.eml")):
         message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
         text = message.get_body(("plain",)).get_content()  # type: ignore[union-attr]
-        mails.setdefault(str(message["Subject"]), []).append(text)
+        mails.setdefault(headline(message), []).append(text)
     return mails
 
 
