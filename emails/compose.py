@@ -225,6 +225,10 @@ def write(rendered: Rendered, envelope: Envelope) -> Mail:
     return _mail(envelope, b"".join(out), tuple(dotless))
 
 
+#: The most a mail may weigh as sent (ARCHITECTURE §6: a player gets dozens of mails per game, many on a phone).
+MOST_BYTES = 30 * 1024
+
+
 def _mail(envelope: Envelope, data: bytes, dotless: tuple[tuple[int, int], ...] = ()) -> Mail:
     return Mail(
         sender=_address_of(envelope.sender),

@@ -427,7 +427,7 @@ class RedeployNeeded(_StepMessage):
     """A defender's redeployment, in the ``ask`` redeploy mode (ARCHITECTURE §4)."""
 
     kind: ClassVar[MailKind] = MailKind(
-        "redeploy_needed", ESSENTIAL, required=_STEP_FIELDS, dedupe=_STEP, replies=ORDERS
+        "redeploy_needed", ESSENTIAL, required=_STEP_FIELDS, dedupe=_STEP, picture=True, replies=ORDERS
     )
 
 
@@ -582,7 +582,6 @@ class OrdersAnswer(GameMessage):
         "orders_answer",
         ESSENTIAL,
         required=("game_name", "player_name"),
-        picture=True,
         replies=ORDERS,
         dedupe="inbound:{inbound_id}:answer",
     )

@@ -185,6 +185,7 @@ def add_board(values: dict[str, Any], board: Mapping[str, Any] | None, picture: 
         values["board_lines"] = list(_board_lines(public, you))
     else:
         values["board_lines"] = board_lines(board)
+    values["board_seats"] = len(board.get("players") or ())
     if not picture:
         return {}
     drawn = _picture(public) if public is not None else png.drawn(PublicBoard.from_mail(board))

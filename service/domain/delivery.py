@@ -45,7 +45,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from emails import messages
-from emails.compose import ComposeError, Envelope, Mail, list_id, thread_id, write
+from emails.compose import MOST_BYTES, ComposeError, Envelope, Mail, list_id, thread_id, write
 from emails.delivery import Backend, Connection, DeliveryError
 from emails.render import AT_THE_TABLE, ESSENTIAL, MailKind, RenderError
 from service.domain import notifications
@@ -197,7 +197,7 @@ class MailQueue(Queue[_Job]):
                 )
             elif not _skip_reason(job):
                 try:
-                    mail = mails[job.id] = write(*_rendered_and_envelope(job, self.links, self.settings))
+                    mail = mails[job.id] = _written(job, self.links, self.settings)
                 except Exception as error:  # whatever this row holds, it stops this mail only
                     mails[job.id] = error
                 else:
@@ -380,7 +380,20 @@ def _context_value(job: _Job, key: str) -> Any:
     return job.context.get(key) if isinstance(job.context, Mapping) else None
 
 
-def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) -> tuple[Any, Envelope]:
+def _written(job: _Job, links: LinkMaker, settings: MailSettings) -> Mail:
+    """The row's mail as it goes out: with the board picture its kind carries, unless the picture would make it
+    heavier than a mail may be (``MOST_BYTES``, ARCHITECTURE §6: a crowded board beside a long list of orders);
+    then with the board in words and the link to the reader's page, where it is drawn."""
+    rendered, envelope = _rendered_and_envelope(job, links, settings)
+    mail = write(rendered, envelope)
+    if rendered.images and len(mail.data) > MOST_BYTES:
+        mail = write(*_rendered_and_envelope(job, links, settings, pictures=False))
+    return mail
+
+
+def _rendered_and_envelope(
+    job: _Job, links: LinkMaker, settings: MailSettings, *, pictures: bool = True
+) -> tuple[Any, Envelope]:
     """The row's mail for its reader, with the links its kind's policy names (``emails.messages``,
     ARCHITECTURE §6) minted now, once, as the reader's seat and serials are at sending."""
     if not isinstance(job.context, Mapping):
@@ -405,6 +418,7 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
     # The mail is written as of its row's creation: its Date, and the time left it states. A retry thus
     # sends the very same mail (see the module's docstring).
     rendered = message.render(
+        pictures=pictures,
         now=job.created_at,
         time_zone=job.time_zone,
         game_url=game_url,

@@ -1,5 +1,5 @@
-"""The headers a game's mails carry as they arrive at a real SMTP server (aiosmtpd), through the outbox's drain
-(``service.domain.delivery``, ``emails.compose``): one conversation per game (ARCHITECTURE §6)."""
+"""The game's mails as they arrive at a real SMTP server (aiosmtpd), through the outbox's drain
+(``service.domain.delivery``, ``emails.compose``): one conversation per game, and light (ARCHITECTURE §6)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,13 @@ from collections.abc import Callable
 
 import pytest
 from flask import Flask
+from sqlmodel import select
 
 from emails.compose import Envelope, list_id, to_bytes, write
 from emails.samples import SAMPLES
+from service.domain import delivery
+from service.domain.models import MailStatus, OutboxMail, utcnow
+from service.infra.db import get_session
 from tests.mail_players import INBOUND_DOMAIN, MailTable, mail_settings, post_mail, reply_to
 from tests.smtp import SMTPServer, smtp_server  # noqa: F401  (fixture)
 
@@ -58,3 +62,23 @@ def test_a_game_named_in_another_script_has_its_list_named_so() -> None:
     )
     parsed = email.message_from_bytes(to_bytes(write(rendered, envelope)), policy=email.policy.default)
     assert str(parsed["List-Id"]) == "Small World: Ça « roule » <game-3.play.example>"
+
+
+def test_the_picture_rides_on_the_turn_mail_once_and_a_mail_it_would_make_too_heavy_goes_without_it(
+    table: MailTable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    [turn] = [m for m in table.deliver() if "your turn" in m.headline]
+    pictures = [p for p in turn.message.walk() if p.get_content_type() == "image/png"]
+    assert len(pictures) == 1 and len(turn.content) <= delivery.MOST_BYTES
+    # The same mail, were it allowed less than it weighs: the board in words and the link to the seat's page.
+    monkeypatch.setattr(delivery, "MOST_BYTES", len(turn.content) - 1)
+    # (The row sent again, as an admin may send a mail again.)
+    with table.app.app_context():
+        row = get_session().exec(select(OutboxMail).where(OutboxMail.template == "your_turn")).first()
+        assert row is not None
+        row.status, row.rendered, row.attempts, row.next_attempt_at = MailStatus.PENDING, None, 0, utcnow()
+        get_session().add(row)
+        get_session().commit()
+    [again] = [m for m in table.deliver() if "your turn" in m.headline]
+    assert not any(p.get_content_type() == "image/png" for p in again.message.walk())
+    assert "See the board drawn" in again.html and len(again.content) < len(turn.content)

@@ -46,9 +46,11 @@ def test_a_reply_is_applied_step_by_step_and_answered_with_what_was_done_and_why
     assert 'Not tried, as they came after it: "end"' in text
     assert "conquer R" in text, "the legal actions from there"
     assert table.game().version == version + 1
-    # The answer asks for the rest of the step: it has a reply address of its own, and a board picture.
+    # The answer asks for the rest of the step: it has a reply address of its own, and the board in words with a
+    # link to the seat's page where it is drawn; no picture (it rides on the mails that open a step only).
     assert (answer.header("Reply-To") or "").startswith("play+")
-    assert any(part.get_content_type() == "image/png" for part in answer.message.walk())
+    assert not any(part.get_content_type() == "image/png" for part in answer.message.walk())
+    assert "See the board drawn" in answer.html and "The board as it stands" in answer.text
 
 
 def test_a_reply_is_matched_by_its_address_never_by_its_from(table: MailTable) -> None:

@@ -170,7 +170,7 @@ def test_every_kind_declares_its_policy_on_its_class() -> None:
         # The key names the event by its fields; a kind whose key depends on what happened words it itself.
         assert policy.dedupe or "dedupe_key" in kind.__dict__, name
         assert set(re.findall(r"{(\w+)}", policy.dedupe)) <= set(kind.model_fields), name
-    assert {name for name, kind in messages.KINDS.items() if kind.kind.picture} == {"your_turn", "orders_answer"}
+    assert {name for name, kind in messages.KINDS.items() if kind.kind.picture} == {"your_turn", "redeploy_needed"}
     assert {name for name, kind in messages.KINDS.items() if not kind.kind.choices} == {
         "confirm_game",
         "admin_login",
