@@ -295,7 +295,8 @@ def board_lines(board: Mapping[str, Any]) -> list[str]:
 #: Each category that a reader may turn off: the kind of its unsubscribe link, and the footer's words for it.
 _UNSUBSCRIBE = {
     REMINDER: ("reminders", "Stop these reminders"),
-    NOTICE: ("notices", "Stop these notices"),
+    # Not "stop these notices": SpamAssassin's END_FUTURE_EMAILS reads those words as a spammer's unsubscribe.
+    NOTICE: ("notices", "Turn off notices like this one"),
     TALK: ("messages", "Stop mails of table talk"),
 }
 

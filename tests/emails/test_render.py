@@ -115,7 +115,7 @@ def test_only_reminders_notices_and_table_talk_have_an_unsubscribe_link() -> Non
         assert has_link == (sample.mail.category in (REMINDER, NOTICE, TALK)), name
         assert has_link == (sample.mail.kind.unsubscribe is not None), name
     assert "Stop these reminders:" in rendered(SAMPLES["reminder"]).text
-    assert "Stop these notices:" in rendered(SAMPLES["auto_passed"]).text
+    assert "Turn off notices like this one:" in rendered(SAMPLES["auto_passed"]).text
     assert "Stop mails of table talk:" in rendered(SAMPLES["table_talk"]).text
 
 
