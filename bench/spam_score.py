@@ -26,7 +26,9 @@ from emails.samples import SAMPLES
 
 #: The most a kind may score.
 MOST_SCORE = 1.0
-_STATUS = re.compile(rb"^X-Spam-Status: (?:Yes|No), score=(-?[0-9.]+) .*?tests=(.*?)(?:autolearn=| version=|$)", re.S | re.M)
+_STATUS = re.compile(
+    rb"^X-Spam-Status: (?:Yes|No), score=(-?[0-9.]+) .*?tests=(.*?)(?:autolearn=| version=|$)", re.S | re.M
+)
 
 
 def scored(data: bytes) -> tuple[float, str]:

@@ -83,6 +83,9 @@ class Envelope:
     reply_to: str | None = None
     #: A game's mail: its list, as a readable name and an id (:func:`list_id`), for ``List-Id``.
     list_id: tuple[str, str] | None = None
+    #: The envelope's sender (SMTP ``MAIL FROM``, where delivery reports go) when it is not the ``From`` address:
+    #: the row's own signed bounce address (ARCHITECTURE §10).
+    return_path: str | None = None
 
 
 def compose(rendered: Rendered, envelope: Envelope) -> Message:
@@ -231,7 +234,7 @@ MOST_BYTES = 30 * 1024
 
 def _mail(envelope: Envelope, data: bytes, dotless: tuple[tuple[int, int], ...] = ()) -> Mail:
     return Mail(
-        sender=_address_of(envelope.sender),
+        sender=envelope.return_path or _address_of(envelope.sender),
         recipient=envelope.to,
         date=format_datetime(envelope.date),
         message_id=envelope.message_id,
@@ -304,6 +307,8 @@ def _check(envelope: Envelope, rendered: Rendered) -> None:
     check_address(envelope.to)
     if envelope.reply_to:
         check_address(envelope.reply_to)
+    if envelope.return_path:
+        check_address(envelope.return_path)
     values = {
         "recipient's name": envelope.to_name,
         "sender": envelope.sender,

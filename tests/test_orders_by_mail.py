@@ -29,7 +29,16 @@ from service.domain.models import InboundKind, OutboxMail, Player
 from service.infra.db import get_session
 from tests.conftest import deal_games_from
 from tests.hidden_information import CoinWatch, with_canaries
-from tests.mail_players import MailTable, dsn, mail_settings, post_mail, reply_to, send_smtp, send_smtp_bytes
+from tests.mail_players import (
+    MailTable,
+    dsn,
+    mail_settings,
+    post_mail,
+    reply_to,
+    send_smtp,
+    send_smtp_bytes,
+    sign_in_again,
+)
 from tests.processes import free_port
 from tests.smtp import Received, SMTPServer, smtp_server  # noqa: F401  (fixture)
 
@@ -274,15 +283,19 @@ def test_a_whole_game_by_mail_only(
 
         if not bounced and state.turn == BOUNCE_TURN:
             # The third player's mail bounces: the address is marked and the host (seat 0) told.
+            # The report goes to the returned mail's own envelope sender, its signed bounce address.
             [returned] = [m for m in smtp_server.mailbox.all() if m.rcpt_tos == (table.emails[2],)][-1:]
-            bounce = dsn("smallworld@smallworld.example", table.emails[2], returned=returned.header("Message-ID"))
-            send_smtp_bytes(port, bounce, "smallworld@smallworld.example")
+            bounce = dsn(returned.mail_from, table.emails[2], returned=returned.header("Message-ID"))
+            send_smtp_bytes(port, bounce, returned.mail_from)
             bounced = True
             deliver()
             assert any("mail to Player 2 bounces" in s for s in subjects[-2:]), "the host heard of it"
             with app.app_context():
                 marked = get_session().exec(select(Player).where(Player.email == table.emails[2])).one()
                 assert marked.bouncing_since is not None and marked.bounce_reason == "5.1.1 mailbox unknown"
+            # Player 2 signs in again (the sign-in link is the one mail a bouncing address still gets): their
+            # address takes mail again.
+            sign_in_again(table, table.emails[2])
         if not late and state.turn >= LATE_TURN and seat == 0:
             # A reply to seat 0's first turn mail, long over: a clear answer, nothing changed.
             version = table.game().version
@@ -299,7 +312,7 @@ def test_a_whole_game_by_mail_only(
     assert any(s.startswith("Done in") for s in subjects)
     assert any("is over" in s for s in subjects), "everyone got the final table"
     with app.app_context():
-        # Player 2 answered since: their address works, the mark is gone.
+        # Player 2 signed in again since: the mark is gone.
         session = get_session()
         assert session.exec(select(Player).where(Player.email == table.emails[2])).one().bouncing_since is None
         answers = session.exec(select(OutboxMail).where(OutboxMail.template == "orders_answer")).all()

@@ -49,6 +49,7 @@ from emails.compose import MOST_BYTES, ComposeError, Envelope, Mail, list_id, th
 from emails.delivery import Backend, Connection, DeliveryError
 from emails.render import AT_THE_TABLE, ESSENTIAL, MailKind, RenderError
 from service.domain import notifications
+from service.domain.bounces import BounceAddresses
 from service.domain.links import CALENDAR, CHOICES, LinkMaker, ReplyAddresses, Signer
 from service.domain.models import (
     Game,
@@ -127,6 +128,8 @@ class _Job:
     rendered: bytes | None
     #: An earlier attempt died after writing them: it may have sent the mail (``OutboxMail.may_have_left``).
     may_have_left: bool
+    #: Since when mail to the reader's address bounces (``service.domain.bounces``), if it does.
+    bouncing_since: datetime | None
 
     @property
     def told(self) -> dict[str, Any]:
@@ -189,7 +192,7 @@ class MailQueue(Queue[_Job]):
         for job in jobs:
             if job.rendered is not None:
                 mails[job.id] = Mail(
-                    sender=_sender_address(self.settings.sender),
+                    sender=_return_path(job, self.links, self.settings) or _sender_address(self.settings.sender),
                     recipient=job.to_email,
                     date=format_datetime(job.created_at),
                     message_id=job.message_id,
@@ -289,6 +292,7 @@ def _claim_statements(dialect: str, batch_size: int) -> tuple[sa.Update, sa.Sele
             col(Player.notify),
             col(Player.links_serial),
             col(Player.calendar_serial),
+            col(Player.bouncing_since),
             col(GameNotification.mode).label("game_notify"),
             col(Game.created_at).label("game_created_at"),
             col(Game.status).label("game_status"),
@@ -335,6 +339,7 @@ def _job(row: sa.RowMapping) -> _Job:
             notify=NotifyMode.EVERY,
             links_serial=0,
             calendar_serial=0,
+            bouncing_since=None,
         )
     return _Job(**values)
 
@@ -345,7 +350,14 @@ STEP_MAILS = ("your_turn", "redeploy_needed", "reminder")
 _OVER = (GameStatus.ENDING, GameStatus.FINISHED, GameStatus.CANCELLED)
 
 
+#: The one kind that still goes to a bouncing address: the sign-in link its owner asked for on a page, the way to
+#: clear the mark (``service.domain.bounces``).
+_TO_BOUNCING = ("sign_in",)
+
+
 def _skip_reason(job: _Job) -> str | None:
+    if job.bouncing_since is not None and job.template not in _TO_BOUNCING:
+        return "mail to this address bounces: none goes to it until its owner signs in again"
     # The reader's choices (service.domain.notifications): never their turns nor the results.
     chosen = notifications.skip_reason(
         messages.CATEGORIES.get(job.template, ESSENTIAL),
@@ -439,8 +451,22 @@ def _rendered_and_envelope(
         unsubscribe_url=unsubscribe,
         reply_to=reply_to,
         list_id=_list_of(message, settings),
+        return_path=_return_path(job, links, settings),
     )
     return rendered, envelope
+
+
+def _return_path(job: _Job, links: LinkMaker, settings: MailSettings) -> str | None:
+    """The row's own signed bounce address (``service.domain.bounces``), on the inbound domain; ``None`` without
+    one (the ``From`` address is then the envelope's sender)."""
+    if settings.reply_domain is None:
+        return None
+    return _bounce_addresses(tuple(links.signer.keys), settings.reply_domain).for_row(job.id)
+
+
+@functools.lru_cache(maxsize=16)
+def _bounce_addresses(keys: tuple[str | bytes, ...], domain: str) -> BounceAddresses:
+    return BounceAddresses(keys, domain)
 
 
 def _list_of(message: messages.Message, settings: MailSettings) -> tuple[str, str] | None:

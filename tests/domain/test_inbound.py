@@ -444,29 +444,35 @@ def test_a_forged_delivery_report_marks_nobody_and_no_report_text_reaches_a_mail
     from tests.mail_players import dsn
 
     phishing = "550 5.1.1 re-confirm your seat at https://evil.example/login"
-    to = "smallworld@smallworld.example"
     table.deliver()
     sent_to_p1 = [m for m in table.smtp.mailbox.all() if m.rcpt_tos == ("p1@example.org",)]
     [sent_to_p0, *_] = [m for m in table.smtp.mailbox.all() if m.rcpt_tos == ("p0@example.org",)]
+    # Each mail went out with its own signed bounce address as its envelope sender.
+    bounce_p1, bounce_p0 = sent_to_p1[-1].mail_from, sent_to_p0.mail_from
+    assert bounce_p1.startswith("bounces+") and bounce_p1.endswith("@play.smallworld.example")
+    assert bounce_p1 != bounce_p0
 
     def bouncing() -> tuple[object, str | None]:
         with table.app.app_context():
             player = get_session().exec(select(Player).where(Player.email == "p1@example.org")).one()
             return player.bouncing_since, player.bounce_reason
 
-    # From anyone, with no copy of a mail of ours, or with a Message-ID that is not of a mail we sent to p1.
-    for forged in (
-        dsn(to, "p1@example.org", diagnostic=phishing, sender="attacker@evil.example"),
-        dsn(to, "p1@example.org", diagnostic=phishing, returned="<made-up@smallworld.example>"),
-        dsn(to, "p1@example.org", diagnostic=phishing, returned=sent_to_p0.header("Message-ID")),
+    # To the From address (whatever mail it names), to a bounce address whose signature does not hold, or to the
+    # bounce address of a mail to p0 that names p1: nobody is marked (the report's row is the one it came to).
+    made_up = bounce_p1.replace("bounces+", "bounces+9").split("-")[0] + "-0123456789@play.smallworld.example"
+    for to, returned in (
+        ("smallworld@smallworld.example", sent_to_p1[-1].header("Message-ID")),
+        (made_up, sent_to_p1[-1].header("Message-ID")),
     ):
-        outcome = post_mail(table.app, forged).get_json()["outcomes"][0]
-        assert outcome["kind"] == "bounce" and "not marked" in outcome["detail"], outcome
+        outcome = post_mail(table.app, dsn(to, "p1@example.org", diagnostic=phishing, returned=returned)).get_json()
+        assert outcome["outcomes"][0]["kind"] == "bounce" and "ignored" in outcome["outcomes"][0]["detail"], outcome
     assert bouncing() == (None, None) and not table.deliver(), "nobody marked, the host not told"
 
-    # A report of a mail we did send to p1: marked, and the host told in fixed words from the status code.
-    genuine = dsn(to, "p1@example.org", diagnostic=phishing, returned=sent_to_p1[-1].header("Message-ID"))
-    assert post_mail(table.app, genuine).get_json()["outcomes"][0]["detail"] == "marked p1@example.org as bouncing"
+    # A report to the bounce address of a mail we did send to p1: marked, and the host told in fixed words from
+    # the status code.
+    genuine = dsn(bounce_p1, "p1@example.org", diagnostic=phishing)
+    detail = post_mail(table.app, genuine).get_json()["outcomes"][0]["detail"]
+    assert detail == "marked p1@example.org as bouncing (5.1.1 mailbox unknown)"
     since, reason = bouncing()
     assert since is not None and reason == "5.1.1 mailbox unknown"
     [alert] = table.deliver()
