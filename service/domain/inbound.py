@@ -618,12 +618,8 @@ def _reply(
     summary = _summary(answer)
     answered = may_answer and _answer(session, game, seat_row, player, row_id, answer, mail.now)
     row = session.get(InboundMail, row_id) or row
-    # The player answered: their address works.
-    session.refresh(player)
-    if player.bouncing_since is not None:
-        player.bouncing_since = None
-        player.bounce_reason = None
-        session.add(player)
+    # A bouncing mark stays (service.domain.bounces): a reply through the seat's address says nothing of whether
+    # mail to the player's own address arrives; signing in, by the link mailed to it, does.
     row.kind = kind
     row.outcome = summary[:1000]
     row.answered = answered
