@@ -22,7 +22,7 @@ import sys
 
 from emails.compose import MOST_BYTES, Envelope, list_id, thread_id, write
 from emails.messages import GameMessage
-from emails.samples import SAMPLES
+from emails.samples import ALL
 
 #: The most a kind may score.
 MOST_SCORE = 1.0
@@ -48,7 +48,7 @@ def main() -> int:
         return 0
     failed = []
     print(f"{'sample':<30} {'score':>6} {'bytes':>7}  rules")
-    for name, sample in sorted(SAMPLES.items()):
+    for name, sample in sorted(ALL.items()):
         mail = sample.mail
         rendered = sample.render()
         game = mail.game_id if isinstance(mail, GameMessage) else None

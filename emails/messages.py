@@ -62,6 +62,7 @@ from .render import (
     Rendered,
     RenderError,
     add_board,
+    breakable,
     conversation_subject,
     deadline,
     ordinal,
@@ -209,6 +210,7 @@ class Message(BaseModel):
             unsubscribe_label=unsubscribe_label(kind.category),
             calendar_url=calendar_url if kind.calendar else None,
             calendar_webcal=webcal(calendar_url) if calendar_url and kind.calendar else None,
+            calendar_webcal_parts=breakable(webcal(calendar_url)) if calendar_url and kind.calendar else [],
             choices_url=choices_url if kind.choices else None,
             deadline=deadline(fields.get("deadline_at"), now, time_zone),
             time_zone=times.zone(time_zone).key,
@@ -488,6 +490,8 @@ class HostAlert(GameMessage):
     auto_passes: int
     admin_url: str
     seat: int
+    #: The host is that player: the mail says "you".
+    yourself: bool = False
 
 
 class GameOver(GameMessage):

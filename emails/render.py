@@ -155,9 +155,9 @@ def read_headline(subject: str, text: str) -> str:
     """What a mail is, read back from its subject and its plain text: the subject, or, in a game's conversation,
     the text's first line (as a mail reader that files by kind, such as the demo's bots, reads it).
 
-    >>> read_headline("Small World: Friday", "Friday: your turn (turn 2 of 9)\n\nHello Ann,\n")
+    >>> read_headline("Small World: Friday", "Friday: your turn (turn 2 of 9)\\n\\nHello Ann,\\n")
     'Friday: your turn (turn 2 of 9)'
-    >>> read_headline("Your sign-in link to Small World by Mail", "Hello,\n")
+    >>> read_headline("Your sign-in link to Small World by Mail", "Hello,\\n")
     'Your sign-in link to Small World by Mail'
     """
     return text.split("\n", 1)[0].strip() if subject.startswith(CONVERSATION) else subject
@@ -233,6 +233,19 @@ def _board_lines(public: str, you: int | None) -> tuple[str, ...]:
     """:func:`board_lines` of the board ``public`` names (:func:`public_key`), as reader ``you`` reads it."""
     name, players, regions = json.loads(public)
     return tuple(board_lines({"board": name, "players": players, "regions": regions, "you": you}))
+
+
+def breakable(address: str) -> list[str]:
+    """``address`` in the pieces a line may break between (after a ``/``, before a ``.``): the HTML joins them
+    with ``<wbr>``, so that a phone breaks a long address there, never in the middle of a word.
+
+    >>> breakable("webcal://smallworld.example/calendar/eyJwIjo0fQ.ZZ8aQw.sig.ics")
+    ['webcal://', 'smallworld', '.example/', 'calendar/', 'eyJwIjo0fQ', '.ZZ8aQw', '.sig', '.ics']
+    """
+    return [piece for piece in _BREAKS.split(address) if piece]
+
+
+_BREAKS = re.compile(r"(?<=/)(?!/)|(?=\.)")
 
 
 def webcal(url: str) -> str:
@@ -334,7 +347,7 @@ _AS_TEXT = (
     "preheader",
 )
 #: Lists of such values.
-_LISTS_AS_TEXT = ("board_lines", "since")
+_LISTS_AS_TEXT = ("board_lines", "since", "calendar_webcal_parts")
 _MARKER = re.compile("\ue000([0-9]+)\ue001")
 #: What a value standing for a marker may hold: characters that the HTML parser of the inliner reads back as
 #: they are and its writer writes alike in text and in an attribute (it writes ``<``, ``>`` and ``"`` as

@@ -309,3 +309,27 @@ def test_the_templates_compiled_at_a_workers_start_are_all_a_mail_needs() -> Non
     for sample in ALL.values():
         rendered(sample)
     assert dict(render_module._env.cache or {}) == compiled
+
+
+def test_a_host_told_of_their_own_missed_turns_reads_you() -> None:
+    mail = rendered(ALL["host_alert-yourself"])
+    assert mail.headline == "Tuesday Night Conquest: you missed 2 turns in a row"
+    assert "You have missed 2 turns in a row" in mail.text and "for you" in mail.text
+    assert "Chloé has missed" not in mail.text and "for them" not in mail.text and "for them" not in mail.html
+    other = rendered(SAMPLES["host_alert"])
+    assert other.headline == "Tuesday Night Conquest: Chloé missed 2 turns in a row" and "for them" in other.text
+
+
+def test_the_footers_webcal_address_breaks_between_its_parts_never_mid_word_on_a_phone() -> None:
+    """Issue 34, finding 9: the footer's ``webcal://`` address broke mid-word on a phone (``word-break:
+    break-all``): it may now break only after a ``/`` or before a ``.``."""
+    sample = SAMPLES["your_turn"]
+    assert sample.calendar_url
+    html = rendered(sample).html
+    webcal = sample.calendar_url.replace("https://", "webcal://")
+    shown = re.search(r"may want it as (.*?)\)", html)
+    assert shown, html
+    assert shown[1].replace("<wbr>", "") == webcal
+    pieces = shown[1].split("<wbr>")
+    assert len(pieces) >= 5 and all(p.endswith("/") or pieces[i + 1].startswith(".") for i, p in enumerate(pieces[:-1]))
+    assert "break-all" not in html.split("may want it as")[1].split(")")[0]
