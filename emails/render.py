@@ -185,7 +185,7 @@ def add_board(values: dict[str, Any], board: Mapping[str, Any] | None, picture: 
         values["board_lines"] = list(_board_lines(public, you))
     else:
         values["board_lines"] = board_lines(board)
-    values["board_seats"] = len(board.get("players") or ())
+    values["board_key"] = board_key(board)
     if not picture:
         return {}
     drawn = _picture(public) if public is not None else png.drawn(PublicBoard.from_mail(board))
@@ -278,6 +278,24 @@ def deadline(value: Any, now: datetime, time_zone: str | None) -> Deadline | Non
 _local_time = functools.lru_cache(maxsize=1024)(times.local_time)
 
 
+def board_key(board: Mapping[str, Any]) -> list[str]:
+    """The picture's key in words (the picture has none): each seat's number, as its badges show it, its player
+    and races.
+
+    >>> board_key({"players": [{"name": "Ann", "active": "Orcs (Seafaring)", "declined": ["Ratmen"]},
+    ...                        {"name": "Bob", "active": None, "declined": []}], "you": 1})
+    ['1: Ann, Orcs (Seafaring); Ratmen In Decline', '2: Bob (you), no race yet']
+    """
+    key = []
+    for seat, player in enumerate(board.get("players") or ()):
+        races = ([player["active"]] if player.get("active") else []) + [
+            f"{r} In Decline" for r in player.get("declined") or ()
+        ]
+        name = player["name"] + (" (you)" if seat == board.get("you") else "")
+        key.append(f"{seat + 1}: {name}, " + ("; ".join(races) if races else "no race yet"))
+    return key
+
+
 def board_lines(board: Mapping[str, Any]) -> list[str]:
     """The board in words, one line per player: their troops and the regions each holds (with tokens)."""
     holdings: dict[tuple[int, bool], list[str]] = {}
@@ -347,7 +365,7 @@ _AS_TEXT = (
     "preheader",
 )
 #: Lists of such values.
-_LISTS_AS_TEXT = ("board_lines", "since", "calendar_webcal_parts")
+_LISTS_AS_TEXT = ("board_lines", "board_key", "since", "calendar_webcal_parts")
 _MARKER = re.compile("\ue000([0-9]+)\ue001")
 #: What a value standing for a marker may hold: characters that the HTML parser of the inliner reads back as
 #: they are and its writer writes alike in text and in an attribute (it writes ``<``, ``>`` and ``"`` as
