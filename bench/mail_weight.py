@@ -11,6 +11,10 @@ the final tables. Prints, per player, the mails and bytes received (as the SMTP 
 (the mail's template, from its ``Message-ID``'s outbox row) the count, how many carried the board picture,
 the total, largest and mean size.
 
+With ``--pictures``, it prints instead the board picture's bytes and pixel size: the turn mail sample's board
+(``emails/samples.py``) and, for each board, a crowded specimen (every region held, with markers: the
+palette's own specimen, ``emails.board.png``).
+
 To compare with another version of the code (e.g. ``main``) on the same machine::
 
     git archive main | tar -x -C /tmp/weight-main && cp bench/mail_weight.py /tmp/weight-main/bench/
@@ -34,6 +38,9 @@ from sqlalchemy.orm import Session as OrmSession
 from sqlmodel import select
 
 import rules
+from emails.board import png
+from emails.board.public import PublicBoard
+from emails.samples import SAMPLES
 from service import create_app
 from service.domain import lobby
 from service.domain.models import OutboxMail
@@ -104,8 +111,22 @@ def play(folder: Path) -> tuple[list[Received], dict[str, str], list[str]]:
         smtp.stop()
 
 
+def picture_sizes() -> None:
+    """The board picture's bytes and pixel size, for the turn mail sample's board and each board's specimen."""
+    print(f"{'board':<28} {'bytes':>7} {'pixels':>9}")
+    boards = [("your_turn sample", PublicBoard.from_mail(SAMPLES["your_turn"].context["board"]))]
+    boards += [(f"{name} specimen", png._specimen(name)) for name in rules.BOARD_NAMES]
+    for name, board in boards:
+        drawn = png.draw(board)
+        print(f"{name:<28} {len(drawn.data):>7} {drawn.width:>4}x{drawn.height}")
+
+
 def main() -> None:
-    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pictures", action="store_true", help="the board picture's bytes and pixel size only")
+    if parser.parse_args().pictures:
+        picture_sizes()
+        return
     with tempfile.TemporaryDirectory() as folder:
         received, kinds, players = play(Path(folder))
     per_player: dict[str, list[int]] = defaultdict(list)
