@@ -5,6 +5,10 @@
 - ``Message-ID`` is the outbox row's own; with the ``Date`` and the MIME boundaries also derived from the
   row, sending the same row twice gives the same bytes twice (a receiving side that drops repeated
   ``Message-ID`` then keeps one).
+- One conversation per game (ARCHITECTURE §6): the game's mails share one subject (``emails.render``), and a
+  ``List-Id`` of the game (RFC 2919: ``"Small World: <name>" <game-N.<domain>>``) that a reader can filter on.
+- ``Auto-Submitted: auto-generated`` (RFC 3834) and ``X-Auto-Response-Suppress: All`` (Exchange and Outlook's
+  own): vacation responders and out-of-office notices keep to themselves.
 - Reminders and notices carry ``List-Unsubscribe`` with ``List-Unsubscribe-Post: List-Unsubscribe=One-Click``
   (RFC 8058): mail providers then show an unsubscribe button that POSTs to the link.
 - ``multipart/alternative``: the plain text first (complete on its own), then the HTML, with its pictures
@@ -81,6 +85,11 @@ class Envelope:
     #: ``References`` (the mail's, then its ``Message-ID``), in place of the game's thread root.
     in_reply_to: str | None = None
     references: tuple[str, ...] = ()
+    #: A game's mail: its list, as a readable name and an id (:func:`list_id`), for ``List-Id``.
+    list_id: tuple[str, str] | None = None
+    #: The envelope's sender (SMTP ``MAIL FROM``, where delivery reports go) when it is not the ``From`` address:
+    #: the row's own signed bounce address (ARCHITECTURE §10).
+    return_path: str | None = None
 
 
 def compose(rendered: Rendered, envelope: Envelope) -> Message:
@@ -121,14 +130,45 @@ def _headers(rendered: Rendered, envelope: Envelope) -> list[tuple[str, str | He
         headers += [("In-Reply-To", envelope.thread_id), ("References", envelope.thread_id)]
     if envelope.reply_to:
         headers.append(("Reply-To", envelope.reply_to))
-    # RFC 3834: an automatic mail; vacation responders should not answer it.
-    headers.append(("Auto-Submitted", "auto-generated"))
+    if envelope.list_id:
+        headers.append(("List-Id", _list_id_header(*envelope.list_id)))
+    # RFC 3834: an automatic mail; vacation responders should not answer it. Outlook and Exchange heed their
+    # own header instead.
+    headers += [("Auto-Submitted", "auto-generated"), ("X-Auto-Response-Suppress", "All")]
     if envelope.unsubscribe_url:
         headers += [
             ("List-Unsubscribe", f"<{envelope.unsubscribe_url}>"),
             ("List-Unsubscribe-Post", "List-Unsubscribe=One-Click"),
         ]
     return headers
+
+
+def _list_id_header(name: str, identity: str) -> str | Header:
+    """``List-Id``'s value (RFC 2919): the readable name as a phrase (quoted, or RFC 2047 encoded when it is
+    not ASCII), then the id in angle brackets."""
+    if name.isascii():
+        return f"{quote_phrase(name)} <{identity}>"
+    header = Header(name, _UTF8_QP)
+    header.append(f" <{identity}>", "us-ascii")
+    return header
+
+
+def quote_phrase(text: str) -> str:
+    """``text`` as an RFC 5322 quoted string.
+
+    >>> print(quote_phrase('Ann "the bold"'))
+    "Ann \\"the bold\\""
+    """
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def list_id(game_id: int, game_name: str, domain: str) -> tuple[str, str]:
+    """A game's list (RFC 2919), as :attr:`Envelope.list_id` holds it: its readable name and its id.
+
+    >>> list_id(7, "Friday", "play.smallworld.example")
+    ('Small World: Friday', 'game-7.play.smallworld.example')
+    """
+    return f"Small World: {game_name}", f"game-{game_id}.{domain}"
 
 
 def _picture_with_id(cid: str, data: bytes) -> MIMENonMultipart:
@@ -194,9 +234,13 @@ def write(rendered: Rendered, envelope: Envelope) -> Mail:
     return _mail(envelope, b"".join(out), tuple(dotless))
 
 
+#: The most a mail may weigh as sent (ARCHITECTURE §6: a player gets dozens of mails per game, many on a phone).
+MOST_BYTES = 30 * 1024
+
+
 def _mail(envelope: Envelope, data: bytes, dotless: tuple[tuple[int, int], ...] = ()) -> Mail:
     return Mail(
-        sender=_address_of(envelope.sender),
+        sender=envelope.return_path or _address_of(envelope.sender),
         recipient=envelope.to,
         date=format_datetime(envelope.date),
         message_id=envelope.message_id,
@@ -269,6 +313,8 @@ def _check(envelope: Envelope, rendered: Rendered) -> None:
     check_address(envelope.to)
     if envelope.reply_to:
         check_address(envelope.reply_to)
+    if envelope.return_path:
+        check_address(envelope.return_path)
     values = {
         "recipient's name": envelope.to_name,
         "sender": envelope.sender,
@@ -278,6 +324,8 @@ def _check(envelope: Envelope, rendered: Rendered) -> None:
         "references": " ".join(envelope.references),
         "unsubscribe link": envelope.unsubscribe_url,
         "subject": rendered.subject,
+        "list's name": envelope.list_id[0] if envelope.list_id else None,
+        "list's id": envelope.list_id[1] if envelope.list_id else None,
     }
     for what, value in values.items():
         if value and _CONTROL.search(value):

@@ -63,6 +63,8 @@ from .render import (
     Rendered,
     RenderError,
     add_board,
+    breakable,
+    conversation_subject,
     deadline,
     ordinal,
     unsubscribe_label,
@@ -215,6 +217,7 @@ class Message(BaseModel):
             unsubscribe_label=unsubscribe_label(kind.category),
             calendar_url=calendar_url if kind.calendar else None,
             calendar_webcal=webcal(calendar_url) if calendar_url and kind.calendar else None,
+            calendar_webcal_parts=breakable(webcal(calendar_url)) if calendar_url and kind.calendar else [],
             choices_url=choices_url if kind.choices else None,
             deadline=deadline(fields.get("deadline_at"), now, time_zone),
             time_zone=times.zone(time_zone).key,
@@ -233,7 +236,11 @@ class Message(BaseModel):
         (:func:`~emails.render.add_board`)."""
         values = self.values(**reader)
         images = add_board(values, values.get("board"), pictures and self.kind.picture)
-        return write(self.kind.template, values, images)
+        return write(self.kind.template, values, images, subject=self.subject())
+
+    def subject(self) -> str | None:
+        """The mail's subject when it is not its template's (a game's conversation), else ``None``."""
+        return None
 
 
 class GameMessage(Message):
@@ -241,6 +248,10 @@ class GameMessage(Message):
 
     game_id: int
     game_name: str
+
+    def subject(self) -> str | None:
+        """One subject for every mail of the game (ARCHITECTURE §6), but for a kind that keeps its own."""
+        return None if self.kind.own_subject else conversation_subject(self.game_name)
 
 
 class Invitation(GameMessage):
@@ -369,7 +380,11 @@ class YourLinks(GameMessage):
     """Mail me my links: the reader's links to one game, asked for on its public page (ARCHITECTURE §9)."""
 
     kind: ClassVar[MailKind] = MailKind(
-        "your_links", ESSENTIAL, required=("game_name", "seats"), dedupe="game:{game_id}:links:{player_id}:{window}"
+        "your_links",
+        ESSENTIAL,
+        required=("game_name", "seats"),
+        dedupe="game:{game_id}:links:{player_id}:{window}",
+        own_subject=True,
     )
 
     seats: list[SeatLink]
@@ -424,7 +439,7 @@ class RedeployNeeded(_StepMessage):
     """A defender's redeployment, in the ``ask`` redeploy mode (ARCHITECTURE §4)."""
 
     kind: ClassVar[MailKind] = MailKind(
-        "redeploy_needed", ESSENTIAL, required=_STEP_FIELDS, dedupe=_STEP, replies=ORDERS
+        "redeploy_needed", ESSENTIAL, required=_STEP_FIELDS, dedupe=_STEP, picture=True, replies=ORDERS
     )
 
 
@@ -489,6 +504,8 @@ class HostAlert(GameMessage):
     auto_passes: int
     admin_url: str
     seat: int
+    #: The host is that player: the mail says "you".
+    yourself: bool = False
 
 
 class GameOver(GameMessage):
@@ -608,7 +625,6 @@ class OrdersAnswer(GameMessage):
         "orders_answer",
         ESSENTIAL,
         required=("game_name", "player_name"),
-        picture=True,
         replies=ORDERS,
         dedupe="inbound:{inbound_id}:answer",
     )

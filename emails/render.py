@@ -86,6 +86,9 @@ class MailKind:
     replies: str | None = None
     #: Its footer offers the reader's calendar feed (the mails about a deadline).
     calendar: bool = False
+    #: A mail about a game that keeps a subject of its own instead of the game's (:func:`conversation_subject`):
+    #: one asked for on a page, not part of the game's course (the reader's links).
+    own_subject: bool = False
 
     @property
     def unsubscribe(self) -> str | None:
@@ -117,16 +120,67 @@ class Rendered:
     html: str
     #: Inline images by Content-ID (without the angle brackets), referenced as ``cid:`` in the HTML.
     images: dict[str, bytes] = field(default_factory=dict)
+    #: What the mail is (its template's ``subject.txt``): its subject, or, in a game's conversation, the
+    #: first line of its text and its preheader.
+    headline: str = ""
 
 
-def write(template: str, values: dict[str, Any], images: dict[str, bytes] | None = None) -> Rendered:
+def write(
+    template: str, values: dict[str, Any], images: dict[str, bytes] | None = None, *, subject: str | None = None
+) -> Rendered:
     """The mail of ``template`` from the values of one reader's mail, as its message builds them
-    (``emails.messages.Message.values``): its subject, its plain text and its HTML."""
-    subject = " ".join(_env.get_template(f"{template}/subject.txt").render(values).split())
-    values["subject"] = subject
+    (``emails.messages.Message.values``): its subject, its plain text and its HTML.
+
+    The template's ``subject.txt`` says what the mail is (its ``headline``). A mail of a game's conversation
+    has the game's ``subject`` instead (:func:`conversation_subject`): its headline is then the first line of
+    its text and its HTML's preheader, the line a mail client shows beside the subject in a list."""
+    headline = " ".join(_env.get_template(f"{template}/subject.txt").render(values).split())
+    values["headline"] = headline
+    values["subject"] = subject or headline
+    values["preheader"] = headline if subject else None
     text = _tidy_text(_env.get_template(f"{template}/body.txt").render(values))
+    if subject:
+        text = f"{headline}\n\n{text}"
     html = _html(_env.get_template(f"{template}/body.html"), values)
-    return Rendered(message=template, subject=subject, text=text, html=html, images=images or {})
+    return Rendered(
+        message=template, subject=values["subject"], text=text, html=html, images=images or {}, headline=headline
+    )
+
+
+#: How the subject of a game's conversation starts (:func:`conversation_subject`).
+CONVERSATION = "Small World: "
+
+
+def read_headline(subject: str, text: str) -> str:
+    """What a mail is, read back from its subject and its plain text: the subject, or, in a game's conversation,
+    the text's first line (as a mail reader that files by kind, such as the demo's bots, reads it).
+
+    >>> read_headline("Small World: Friday", "Friday: your turn (turn 2 of 9)\\n\\nHello Ann,\\n")
+    'Friday: your turn (turn 2 of 9)'
+    >>> read_headline("Your sign-in link to Small World by Mail", "Hello,\\n")
+    'Your sign-in link to Small World by Mail'
+
+    An answer to a player's mail in the conversation (``Re:`` its subject) reads the same way:
+
+    >>> read_headline("Re: Small World: Friday", "Done in Friday\\n\\nHello Ann,\\n")
+    'Done in Friday'
+    """
+    in_conversation = _REPLY_PREFIX.sub("", subject).startswith(CONVERSATION)
+    return text.split("\n", 1)[0].strip() if in_conversation else subject
+
+
+#: The ``Re:`` an answer to a player's mail puts before its subject (``emails.messages.Replying``).
+_REPLY_PREFIX = re.compile(r"^(?:re:\s*)+", re.IGNORECASE)
+
+
+def conversation_subject(game_name: str) -> str:
+    """The one subject of every mail of a game's conversation (ARCHITECTURE §6): Gmail files mails in one
+    conversation only when their subjects agree, whatever their ``References`` say.
+
+    >>> conversation_subject("Friday night")
+    'Small World: Friday night'
+    """
+    return f"{CONVERSATION}{game_name}"
 
 
 def add_board(values: dict[str, Any], board: Mapping[str, Any] | None, picture: bool) -> dict[str, bytes]:
@@ -141,6 +195,7 @@ def add_board(values: dict[str, Any], board: Mapping[str, Any] | None, picture: 
         values["board_lines"] = list(_board_lines(public, you))
     else:
         values["board_lines"] = board_lines(board)
+    values["board_key"] = board_key(board)
     if not picture:
         return {}
     drawn = _picture(public) if public is not None else png.drawn(PublicBoard.from_mail(board))
@@ -190,6 +245,19 @@ def _board_lines(public: str, you: int | None) -> tuple[str, ...]:
     return tuple(board_lines({"board": name, "players": players, "regions": regions, "you": you}))
 
 
+def breakable(address: str) -> list[str]:
+    """``address`` in the pieces a line may break between (after a ``/``, before a ``.``): the HTML joins them
+    with ``<wbr>``, so that a phone breaks a long address there, never in the middle of a word.
+
+    >>> breakable("webcal://smallworld.example/calendar/eyJwIjo0fQ.ZZ8aQw.sig.ics")
+    ['webcal://', 'smallworld', '.example/', 'calendar/', 'eyJwIjo0fQ', '.ZZ8aQw', '.sig', '.ics']
+    """
+    return [piece for piece in _BREAKS.split(address) if piece]
+
+
+_BREAKS = re.compile(r"(?<=/)(?!/)|(?=\.)")
+
+
 def webcal(url: str) -> str:
     """The ``webcal://`` form of a feed's ``https://`` address: calendar apps open it as a subscription.
 
@@ -218,6 +286,24 @@ def deadline(value: Any, now: datetime, time_zone: str | None) -> Deadline | Non
 
 #: A deadline in a reader's zone, written once for all the readers in that zone (a mail per reader of a step).
 _local_time = functools.lru_cache(maxsize=1024)(times.local_time)
+
+
+def board_key(board: Mapping[str, Any]) -> list[str]:
+    """The picture's key in words (the picture has none): each seat's number, as its badges show it, its player
+    and races.
+
+    >>> board_key({"players": [{"name": "Ann", "active": "Orcs (Seafaring)", "declined": ["Ratmen"]},
+    ...                        {"name": "Bob", "active": None, "declined": []}], "you": 1})
+    ['1: Ann, Orcs (Seafaring); Ratmen In Decline', '2: Bob (you), no race yet']
+    """
+    key = []
+    for seat, player in enumerate(board.get("players") or ()):
+        races = ([player["active"]] if player.get("active") else []) + [
+            f"{r} In Decline" for r in player.get("declined") or ()
+        ]
+        name = player["name"] + (" (you)" if seat == board.get("you") else "")
+        key.append(f"{seat + 1}: {name}, " + ("; ".join(races) if races else "no race yet"))
+    return key
 
 
 def board_lines(board: Mapping[str, Any]) -> list[str]:
@@ -250,7 +336,8 @@ def board_lines(board: Mapping[str, Any]) -> list[str]:
 #: Each category that a reader may turn off: the kind of its unsubscribe link, and the footer's words for it.
 _UNSUBSCRIBE = {
     REMINDER: ("reminders", "Stop these reminders"),
-    NOTICE: ("notices", "Stop these notices"),
+    # Not "stop these notices": SpamAssassin's END_FUTURE_EMAILS reads those words as a spammer's unsubscribe.
+    NOTICE: ("notices", "Turn off notices like this one"),
     TALK: ("messages", "Stop mails of table talk"),
 }
 
@@ -284,9 +371,11 @@ _AS_TEXT = (
     "unsubscribe_url",
     "reply_address",
     "subject",
+    "headline",
+    "preheader",
 )
 #: Lists of such values.
-_LISTS_AS_TEXT = ("board_lines", "since")
+_LISTS_AS_TEXT = ("board_lines", "board_key", "since", "calendar_webcal_parts")
 _MARKER = re.compile("\ue000([0-9]+)\ue001")
 #: What a value standing for a marker may hold: characters that the HTML parser of the inliner reads back as
 #: they are and its writer writes alike in text and in an attribute (it writes ``<``, ``>`` and ``"`` as

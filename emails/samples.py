@@ -501,6 +501,10 @@ VARIANTS: dict[str, Sample] = {
         **_NOTICE,
     ),
     "game_over-shared": _game_over(0, (0, "Ann", 55, 12, 1, True), (1, "Bob", 55, 12, 1, True)),
+    "host_alert-yourself": Sample(
+        HostAlert(**GAME, player_name="Chloé", auto_passes=2, admin_url=ADMIN_URL, seat=2, yourself=True),
+        unsubscribe_url=UNSUBSCRIBE_URL,
+    ),
     "auto_passed-defending": Sample(
         AutoPassed(**_COMMON, reason="host", defending=True, version=32),
         **_NOTICE,

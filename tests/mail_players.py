@@ -9,6 +9,7 @@ text, a signature, ``In-Reply-To``).
 
 from __future__ import annotations
 
+import re
 import smtplib
 from collections.abc import Iterable
 from email.message import EmailMessage
@@ -66,7 +67,7 @@ class MailTable:
         assert created.status_code == 201, created.get_json()
         self.game_id = created.get_json()["id"]
         for mail in self.deliver():
-            if "invited" in (mail.header("Subject") or "").lower():
+            if "invited" in mail.headline.lower():
                 self.invitations[self.seat_of(mail)] = mail
                 if not accept:
                     continue
@@ -194,3 +195,20 @@ def dsn(
         f"{headers}"
         f"--{boundary}--\r\n"
     ).encode()
+
+
+def sign_in_again(table: MailTable, email: str) -> None:
+    """``email``'s owner signs in on the site, by the link mailed to them (``/sign-in``), as a browser does."""
+    web = table.app.test_client()
+    web.post("/sign-in", data={"email": email, "csrf_token": _csrf(web, "/sign-in")})
+    [mail] = [m for m in table.deliver() if m.rcpt_tos == (email,) and "sign-in link" in m.headline]
+    found = re.search(r"/sign-in/([\w.-]+)", mail.text)
+    assert found, mail.text
+    path = f"/sign-in/{found[1]}"
+    assert web.post(path, data={"csrf_token": _csrf(web, path)}).status_code == 303
+
+
+def _csrf(web: Any, path: str) -> str:
+    page = web.get(path).get_data(as_text=True)
+    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    return found[1] if found else ""

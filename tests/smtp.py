@@ -12,13 +12,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from email.message import EmailMessage
+from email.message import EmailMessage, Message
 from functools import cached_property
 from typing import Any
 
 import pytest
 from aiosmtpd.controller import Controller
 
+from emails.render import read_headline
 from tests.processes import free_port
 
 
@@ -52,6 +53,21 @@ class Received:
     def header(self, name: str) -> str | None:
         value = self.message[name]
         return None if value is None else str(value)
+
+    @cached_property
+    def headline(self) -> str:
+        """What the mail is: its subject, or in a game's conversation (one subject for the whole game) the
+        first line of its text."""
+        return read_headline(self.header("Subject") or "", self.text)
+
+
+def headline(message: Message) -> str:
+    """:attr:`Received.headline` of a parsed mail."""
+    if not isinstance(message, EmailMessage):
+        message = email.message_from_bytes(message.as_bytes(), policy=email.policy.default)  # type: ignore[assignment]
+    assert isinstance(message, EmailMessage)
+    part = message.get_body(preferencelist=("plain",))
+    return read_headline(str(message["Subject"] or ""), str(part.get_content()) if part is not None else "")
 
 
 class Mailbox:

@@ -54,6 +54,7 @@ from tests.api.conftest import create_game
 from tests.chat_receiver import ChatReceiver, chat_receiver
 from tests.conftest import deal_games_from
 from tests.hidden_information import CoinWatch, with_canaries
+from tests.smtp import headline
 
 BASE = "https://smallworld.example"
 #: The house bot's budget here: the test is about what it sends, not how well it plays.
@@ -167,10 +168,10 @@ class Table:
         received = []
         for message in new:
             seat = self.emails.index(str(message["To"]).split("<")[-1].rstrip(">").strip())
-            self.templates.add(str(message["Subject"]))
+            self.templates.add(headline(message))
             if not self.finished:
                 for index, part in enumerate(text_parts(message)):
-                    self.watch.scan_text(part, seat, f"mail {message['Subject']!r} part {index}")
+                    self.watch.scan_text(part, seat, f"mail {headline(message)!r} part {index}")
                     self.since_scanned += "Since your last turn" in part
             for feed in FEED.findall("\n".join(text_parts(message))):
                 self.feeds[seat] = feed
@@ -181,7 +182,8 @@ class Table:
                 self.replyable[seat] = message  # the seat's latest mail that takes orders by reply
             # An answer replies to the player's mail ("Re:"), or, to orders from another address, names it.
             for_another = "not from your address" in "\n".join(text_parts(message))
-            if str(message["Subject"]).startswith("Re: ") or for_another:
+            answer = headline(message).startswith(("Done in", "Not all done", "No orders"))
+            if answer or str(message["Subject"]).startswith("Re: ") or for_another:
                 self.answers_scanned += not self.finished
                 self.answers_for_another += for_another and not self.finished
             if "was not read" in str(message["Subject"]):
@@ -594,7 +596,7 @@ def test_no_player_ever_receives_another_players_coins_before_the_end(
     # After the end, everything is public: the final mail names every seat's coins.
     with app.app_context():
         final = get_session().exec(select(Game).where(Game.id == table.game_id)).one()
-    over = [m for m in table.backend.sent if "is over" in str(m["Subject"])]
+    over = [m for m in table.backend.sent if "is over" in headline(m)]
     assert over and all(str(row["coins"]) in "\n".join(text_parts(over[0])) for row in final.result or [])
 
 

@@ -33,7 +33,16 @@ from service.domain.models import InboundKind, OutboxMail, Player
 from service.infra.db import get_session
 from tests.conftest import deal_games_from
 from tests.hidden_information import CoinWatch, with_canaries
-from tests.mail_players import MailTable, dsn, mail_settings, post_mail, reply_to, send_smtp, send_smtp_bytes
+from tests.mail_players import (
+    MailTable,
+    dsn,
+    mail_settings,
+    post_mail,
+    reply_to,
+    send_smtp,
+    send_smtp_bytes,
+    sign_in_again,
+)
 from tests.processes import free_port
 from tests.reply_corpus import CORPUS, Original
 from tests.smtp import Received, SMTPServer, smtp_server  # noqa: F401  (fixture)
@@ -76,12 +85,6 @@ def app_by_mail(
     database = request.getfixturevalue("postgres_url")
     broker = request.getfixturevalue("redis_url")
     return make_app(**mail_settings(smtp_server, DATABASE_URL=database, BROKER_URL=broker))
-
-
-def title_of(mail: Received) -> str:
-    """What kind of mail it is, as its first heading says (an answer's subject is ``Re:`` the player's)."""
-    found = re.search(r"<h1[^>]*>(.*?)</h1>", mail.html, re.S)
-    return " ".join(found.group(1).split()) if found else mail.header("Subject") or ""
 
 
 def orders_in(mail: Received) -> list[str]:
@@ -234,7 +237,7 @@ def test_a_whole_game_by_mail_only(
                 continue
             seat = table.seat_of(mail)
             subject = mail.header("Subject") or ""
-            subjects.append(f"{subject} | {title_of(mail)}")
+            subjects.append(f"{subject} | {mail.headline}")
             if "is over" in subject:
                 ended = True
             if not ended and table.game().status != "finished":
@@ -261,7 +264,7 @@ def test_a_whole_game_by_mail_only(
     version = table.game().version
     reply(0, "conquer seven\npick 1", by_http_first=False)
     deliver()
-    [answer] = [m for m in smtp_server.mailbox.all()[-3:] if "Not all done" in title_of(m)]
+    [answer] = [m for m in smtp_server.mailbox.all()[-3:] if "Not all done" in m.headline]
     words = " ".join(answer.text.split())
     assert "'seven' is not one" in words and "pick 1" in words
     assert table.game().version == version
@@ -297,15 +300,19 @@ def test_a_whole_game_by_mail_only(
 
         if not bounced and state.turn == BOUNCE_TURN:
             # The third player's mail bounces: the address is marked and the host (seat 0) told.
+            # The report goes to the returned mail's own envelope sender, its signed bounce address.
             [returned] = [m for m in smtp_server.mailbox.all() if m.rcpt_tos == (table.emails[2],)][-1:]
-            bounce = dsn("smallworld@smallworld.example", table.emails[2], returned=returned.header("Message-ID"))
-            send_smtp_bytes(port, bounce, "smallworld@smallworld.example")
+            bounce = dsn(returned.mail_from, table.emails[2], returned=returned.header("Message-ID"))
+            send_smtp_bytes(port, bounce, returned.mail_from)
             bounced = True
             deliver()
             assert any("mail to Player 2 bounces" in s for s in subjects[-2:]), "the host heard of it"
             with app.app_context():
                 marked = get_session().exec(select(Player).where(Player.email == table.emails[2])).one()
                 assert marked.bouncing_since is not None and marked.bounce_reason == "5.1.1 mailbox unknown"
+            # Player 2 signs in again (the sign-in link is the one mail a bouncing address still gets): their
+            # address takes mail again.
+            sign_in_again(table, table.emails[2])
         if not late and state.turn >= LATE_TURN and seat == 0:
             # A reply to seat 0's first turn mail, long over: a clear answer, nothing changed.
             version = table.game().version
@@ -322,7 +329,7 @@ def test_a_whole_game_by_mail_only(
     assert any("| Done in" in s for s in subjects)
     assert any("is over" in s for s in subjects), "everyone got the final table"
     with app.app_context():
-        # Player 2 answered since: their address works, the mark is gone.
+        # Player 2 signed in again since: the mark is gone.
         session = get_session()
         assert session.exec(select(Player).where(Player.email == table.emails[2])).one().bouncing_since is None
         answers = session.exec(select(OutboxMail).where(OutboxMail.template == "orders_answer")).all()

@@ -1,18 +1,18 @@
 """The mails' back-end of the board's drawing: a :class:`~emails.board.scene.Scene` painted as a PNG.
 
-The picture is the pages' map (same shapes, colours, textures, badges and markers: :mod:`emails.board.scene`
-decides them), with labels drawn larger for a phone (:data:`~emails.board.scene.MAIL`) and a key under the
-map naming the seats, :data:`WIDTH` pixels wide. It holds only public things (a :class:`PublicBoard` has no
-coins), so one picture serves every reader of a game state: :func:`picture` is cached per state.
+The picture is the pages' map (same shapes, colours, badges and markers: :mod:`emails.board.scene` decides
+them), drawn for a mail (:data:`~emails.board.scene.MAIL`): labels larger for a phone, terrains in flat colours
+and no key (the mail's words name the seats), :data:`WIDTH` pixels wide, in :data:`COLOURS` colours: a mail
+weighs at most 30 KB with it (ARCHITECTURE §6). It holds only public things (a :class:`PublicBoard` has no
+coins), so one picture serves every reader of a game state: :func:`drawn` is cached per state.
 
-Pillow draws without antialiasing, so each piece is drawn :data:`SUPERSAMPLE` times larger and reduced. What
-repeats is drawn once per process: the board's ground (regions with their textures, outlines, frame, links),
-each label row (a number, a token chip, a row of markers: the same chip serves every region) and each
-region's labels as a piece mapped onto the board's palette. A picture is a copy of its ground with a few
-dozen pieces pasted on it, written as a PNG whose rows are compressed band by band (:func:`_png`), the bands
-that did not change since an earlier picture coming from memory. One fixed palette per board keeps fills
-exact and the bytes the same for the same state; text is Pillow's own bundled font, the same on every
-machine.
+Pillow draws without antialiasing, so each label is drawn :data:`SUPERSAMPLE` times larger and reduced (the
+ground's outlines are not: :data:`GROUND_SUPERSAMPLE`). What repeats is drawn once per process: the board's
+ground (regions, outlines, frame, links), each label row (a number, a token chip, a row of markers: the same
+chip serves every region) and each region's labels as a piece mapped onto the board's palette. A picture is a
+copy of its ground with a few dozen pieces pasted on it, written as a PNG (:func:`_png`). One fixed palette per
+board keeps fills exact and the bytes the same for the same state; text is Pillow's own bundled font, the same
+on every machine.
 """
 
 from __future__ import annotations
@@ -20,9 +20,7 @@ from __future__ import annotations
 import functools
 import math
 import struct
-import threading
 import zlib
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 
@@ -37,9 +35,15 @@ from .scene import MAIL, Scene, board_scene
 from .shapes import Ellipse, Group, Polygon, Rect, Shape, Symbol, Text, dashes, rounded_rect
 from .symbols import PATTERNS, SYMBOLS
 
-#: The picture's width in pixels: a mail's column on a phone is 320 to 600 px wide.
-WIDTH = 600
-SUPERSAMPLE = 3
+#: The picture's width in pixels (``scene.MAIL`` draws its labels for it).
+WIDTH = 480
+SUPERSAMPLE = 2
+#: The ground (terrains, outlines, frame) is drawn without antialiasing: the outlines' soft edges were a third
+#: of the picture's bytes, and a one-pixel line between two flat colours reads as well without them.
+GROUND_SUPERSAMPLE = 1
+#: The palette's colours: the drawing's exact colours, and enough more for the labels' antialiased edges. Fewer
+#: colours compress better (the picture was 256: a quarter more bytes for edges nobody sees).
+COLOURS = 32
 
 Colour = tuple[int, int, int]
 
@@ -95,7 +99,7 @@ def _pieces(scene: Scene) -> Iterator[tuple[Piece, tuple[int, int]]]:
     placed: list[tuple[Group, str]] = []
     for area, labels in zip(scene.areas, scene.labels, strict=True):
         fill = area.outline.fill or ""
-        placed.append((labels, PATTERNS[fill[8:]].background if fill.startswith("pattern:") else palette.PAPER))
+        placed.append((labels, PATTERNS[fill[8:]].background if fill.startswith("pattern:") else fill or palette.PAPER))
     placed += [(line, palette.PAPER) for line in scene.key if isinstance(line, Group)]
     for group, under in placed:
         yield (_at_origin(group), round(k, 4), under), (round(dx + group.x * k), round(dy + group.y * k))
@@ -142,77 +146,27 @@ def _size(scene: Scene) -> tuple[int, int]:
 
 
 # -- the PNG file -------------------------------------------------------------------------------------------
-#: Rows per band of the PNG's compressed data, and how many compressed bands are kept.
-BAND = 48
+#: zlib's level: 7 to 9 save 1 to 4 % more at 1.5 to 10 times the time (145 ms for a five-player board at 9).
 LEVEL = 6
-BANDS_KEPT = 1024
-_bands: OrderedDict[tuple[int, int, int], tuple[bytes, int, int]] = OrderedDict()
-_bands_lock = threading.Lock()
 
 
 def _png(image: Image.Image) -> bytes:
-    """``image`` (a palette image) as a PNG file whose data is compressed band by band.
-
-    Compressing is most of the cost of a picture, and most bands of rows come back from one picture to the
-    next (the board, the labels that did not change, the key): each band is compressed on its own, ending
-    on a full flush so that the pieces join into one valid stream (RFC 1951), and kept by its content. The
-    bytes depend on the picture only, never on what was drawn before.
-    """
+    """``image`` (a palette image) as a PNG file: each row after its filter type (0, none: the best for a
+    palette image), compressed in one stream. It was compressed band by band, each band kept to be reused by
+    the next picture; the bands' joins cost a sixth of the file, and the picture is drawn once per game state.
+    The bytes depend on the picture only."""
     width, height = image.size
     raw = image.tobytes()
-    adler = 1
-    parts = [b"\x78\x9c"]  # zlib header (RFC 1950): deflate, 32 KB window
-    for top in range(0, height, BAND):
-        rows = raw[top * width : (top + BAND) * width]
-        packed, band_adler, length = _band(rows, width)
-        adler = _adler32_combine(adler, band_adler, length)
-        parts.append(packed)
-    parts.append(b"\x03\x00")  # an empty final block
-    parts.append(struct.pack(">I", adler))
-    colours = bytes((image.getpalette() or [])[: 3 * 256])
+    data = b"".join(b"\0" + raw[i : i + width] for i in range(0, len(raw), width))
+    colours = bytes((image.getpalette() or [])[: 3 * COLOURS])
     header = struct.pack(">IIBBBBB", width, height, 8, 3, 0, 0, 0)  # 8 bits, palette colour, no interlace
     return (
         b"\x89PNG\r\n\x1a\n"
         + _chunk(b"IHDR", header)
         + _chunk(b"PLTE", colours)
-        + _chunk(b"IDAT", b"".join(parts))
+        + _chunk(b"IDAT", zlib.compress(data, LEVEL))
         + _chunk(b"IEND", b"")
     )
-
-
-def _band(rows: bytes, width: int) -> tuple[bytes, int, int]:
-    """Rows of the picture as PNG data (each row after its filter type, 0: none, best for palette images),
-    compressed: the compressed bytes, their Adler-32 and their length before compression."""
-    # Known by two independent checksums of its rows (96 bits), both much quicker than a cryptographic hash.
-    key = (hash(rows), zlib.crc32(rows), len(rows))
-    with _bands_lock:
-        found = _bands.get(key)
-        if found is not None:
-            _bands.move_to_end(key)
-            return found
-    data = b"".join(b"\0" + rows[i : i + width] for i in range(0, len(rows), width))
-    compressor = zlib.compressobj(LEVEL, zlib.DEFLATED, -15)
-    found = (compressor.compress(data) + compressor.flush(zlib.Z_FULL_FLUSH), zlib.adler32(data), len(data))
-    with _bands_lock:
-        _bands[key] = found
-        if len(_bands) > BANDS_KEPT:
-            _bands.popitem(last=False)
-    return found
-
-
-def _adler32_combine(first: int, second: int, second_length: int) -> int:
-    """The Adler-32 of two pieces of data from theirs (zlib's ``adler32_combine``).
-
-    >>> _adler32_combine(zlib.adler32(b"small "), zlib.adler32(b"world"), 5) == zlib.adler32(b"small world")
-    True
-    """
-    base = 65521
-    rem = second_length % base
-    sum1 = first & 0xFFFF
-    sum2 = (rem * sum1) % base
-    sum1 = (sum1 + (second & 0xFFFF) + base - 1) % base
-    sum2 = (sum2 + ((first >> 16) & 0xFFFF) + ((second >> 16) & 0xFFFF) + base - rem) % base
-    return sum1 | (sum2 << 16)
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -223,17 +177,17 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
 @functools.cache
 def _ground(board: str) -> Image.Image:
     """The board without what lies on it: regions filled with their terrain, outlines, frame, links."""
-    scene = board_scene(PublicBoard(board, tuple(RegionView() for _ in geometry(board).regions), ()))
+    scene = board_scene(PublicBoard(board, tuple(RegionView() for _ in geometry(board).regions), ()), style=MAIL)
     x, y, width, height = scene.box
-    s = WIDTH / width * SUPERSAMPLE
-    image = Image.new("RGBA", (WIDTH * SUPERSAMPLE, math.ceil(height * WIDTH / width) * SUPERSAMPLE))
+    s = WIDTH / width * GROUND_SUPERSAMPLE
+    image = Image.new("RGBA", (WIDTH * GROUND_SUPERSAMPLE, math.ceil(height * WIDTH / width) * GROUND_SUPERSAMPLE))
     image.paste(palette.rgb(palette.PAPER), (0, 0, *image.size))
     pen = _Pen(image)
     shapes: list[Shape] = [area.outline for area in scene.areas]
     shapes += [scene.frame, *(line for link in scene.links for line in link.lines)]
     for shape in shapes:
         pen.draw(shape, s, -x * s, -y * s)
-    return image.reduce(SUPERSAMPLE).convert("RGB")
+    return image.reduce(GROUND_SUPERSAMPLE).convert("RGB")
 
 
 @functools.lru_cache(maxsize=512)
@@ -304,9 +258,9 @@ def _palette(board: str) -> Image.Image:
         rgb, mask, x0, y0 = _flat(piece)
         specimen.paste(rgb, (x + x0, y + y0), mask)
     exact = _exact_colours()
-    found = specimen.quantize(colors=256 - len(exact), method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    found = specimen.quantize(colors=COLOURS - len(exact), method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
     found_palette = found.getpalette() or []
-    colours = [c for colour in exact for c in colour] + found_palette[: 3 * (256 - len(exact))]
+    colours = [c for colour in exact for c in colour] + found_palette[: 3 * (COLOURS - len(exact))]
     image = Image.new("P", (1, 1))
     image.putpalette(colours)
     return image

@@ -22,6 +22,7 @@ from . import palette
 from .geometry import geometry
 from .public import LOST_TRIBE, PublicBoard, RegionView
 from .shapes import Group, Polygon, Rect, Shape, Stroke, Symbol, Text, circle
+from .symbols import PATTERNS
 
 #: Around the frame, in user units.
 FRAME_WIDTH = 10
@@ -55,13 +56,19 @@ class Style:
     race_names: bool = True
     #: A key under the map: the seats and what the symbols mean (a picture seen apart from any page).
     key: bool = False
+    #: Terrains filled with their patterns (``symbols.PATTERNS``), else with their patterns' background colour:
+    #: flat fills weigh far less in a PNG.
+    textures: bool = True
 
 
 #: The pages: the map is about 1000 px wide, labels at their natural size.
 PAGE = Style()
-#: The mail: the picture is about 600 px wide on a phone, so labels are drawn larger (a region's number
-#: 11 to 14 px high), and without races' names (the key says who plays what).
-MAIL = Style(labels=1.7, smallest=0.8, race_names=False, key=True)
+#: The mail: the picture is 480 px wide (``emails.board.png.WIDTH``; a mail's column on a phone is 320 to
+#: 600 px), so labels are drawn larger (a region's number 9 to 11 px high), without races' names, terrains in
+#: flat colours and no key under the map: the mail's text says who plays what (the seats' numbers and their
+#: races), and every region in words. What made the picture 40 to 70 KB was its textures and its key; a mail
+#: is at most 30 KB with it (ARCHITECTURE §6).
+MAIL = Style(labels=2.125, smallest=0.8, race_names=False, key=False, textures=False)
 
 
 @dataclass(frozen=True)
@@ -117,7 +124,8 @@ def board_scene(
     for shape in geo.regions:
         terrain = layout.regions[shape.id].terrain
         classes = f"region terrain-{terrain}" + (" target" if shape.id in marks else "")
-        outline = Polygon(shape.polygon, f"pattern:{terrain}", Stroke(palette.INK, 2), cls=classes)
+        fill = f"pattern:{terrain}" if style.textures else PATTERNS[terrain].background
+        outline = Polygon(shape.polygon, fill, Stroke(palette.INK, 2), cls=classes)
         areas.append(Area(shape.id, outline, describe_region(public, shape.id)))
     frame = Rect(
         -FRAME_WIDTH / 2,

@@ -11,6 +11,8 @@ smallworld admin bot GAME SEAT         the house bot plays SEAT until its player
 smallworld admin games                 the games, soonest deadline first
 smallworld admin export-address EMAIL  what the service keeps about an address, as JSON (its owner's copy)
 smallworld admin forget-address EMAIL --yes   erase an address, on its owner's request received by other means
+smallworld admin bouncing              the addresses marked as bouncing (no mail goes to them)
+smallworld admin clear-bounce EMAIL    mail goes to EMAIL again (its owner may also sign in)
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import click
 from flask.cli import AppGroup
 from sqlmodel import col, select
 
-from service.domain import admin, bot_seats, privacy, site_admins
+from service.domain import admin, bot_seats, bounces, privacy, site_admins
 from service.domain.clock import Clock
 from service.domain.errors import DomainError
 from service.domain.links import LOGIN_MAX_AGE, current_links
@@ -197,6 +199,26 @@ def chat(game_id: int, chat_url: str | None, remove: bool) -> None:
         raise click.UsageError("Give a chat address, or --remove")
     game = _run(admin.set_chat_url, game_id, ACTOR, None if remove else chat_url)
     click.echo(f"game {game.id}: chat {mask(game.chat_url) or 'none'}")
+
+
+@group.command("bouncing")
+def bouncing() -> None:
+    """List the addresses marked as bouncing (service/domain/bounces.py): no mail goes to them until their owner
+    signs in again, or ``clear-bounce``."""
+    for email in bounces.bouncing_addresses(get_session()):
+        click.echo(email)
+
+
+@group.command("clear-bounce")
+@click.argument("email")
+def clear_bounce(email: str) -> None:
+    """Clear EMAIL's bouncing mark: mail goes to it again (its owner says it works, or the report was wrong)."""
+    session = get_session()
+    if not bounces.clear(session, email.strip()):
+        session.rollback()
+        raise click.ClickException(f"{email} is not marked as bouncing")
+    session.commit()
+    click.echo(f"{email}: mail goes to it again")
 
 
 @group.command("export-address")

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import rules
+from emails.render import read_headline
 from rules.bots import concrete
 from service.domain.models import ActionKind, GameStatus
 
@@ -60,6 +61,8 @@ class DemoFailed(Exception):
 @dataclass
 class Mail:
     to: str
+    #: What the mail is: its subject, or the first line of a mail of a game's conversation
+    #: (``emails.render.read_headline``).
     subject: str
     message_id: str
     text: str
@@ -73,11 +76,12 @@ class Mail:
         message = BytesParser(policy=policy.default).parsebytes(raw)
         body = message.get_body(preferencelist=("plain",))
         thread = THREAD.search(str(message["References"] or ""))
+        text = body.get_content() if body is not None else ""
         return cls(
             to=str(message["To"]),
-            subject=str(message["Subject"]),
+            subject=read_headline(str(message["Subject"]), text),
             message_id=str(message["Message-ID"]),
-            text=body.get_content() if body is not None else "",
+            text=text,
             game=int(thread.group(1)) if thread else None,
             raw=raw,
         )

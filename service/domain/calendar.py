@@ -16,11 +16,19 @@ Computed on each request from the game rows, which the clock (``service.domain.c
 deadline that moves (an extension, a vacation, a pause, the outage guard) moves its event at the next
 refresh, and a game that ends, is cancelled or paused has no event. An event is one step of one game
 awaited from one seat: its UID names the game, the seat and the step, so calendar apps update it rather
-than add another; its SEQUENCE is the game's version and its DTSTAMP the time that version was made.
+than add another; its SEQUENCE is the game's version and its DTSTAMP the time that version was made. It
+ends (DTEND) a quarter of an hour after it starts (RFC 5545 wants an end later than the start), and rings
+(a VALARM each) at the game's reminder times, as the reminder mails come.
+
+A feed (:class:`Feed`) comes with what a calendar app asks again with (``service.web.calendar_feeds``): a weak
+ETag of its deadlines alone (what each event says and when; not the versions and stamps that move with every
+step taken in a turn), so that it changes only when the deadlines do, and a Last-Modified: the latest change of
+any game the feed covers (its events come and go and move only with a new version of a game).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -34,14 +42,28 @@ from service.domain.clock import Clock
 from service.domain.links import LinkMaker, serial_of
 from service.domain.models import Game, GameAction, GameStatus, Player, Seat
 from service.domain.play import awaited_seat
+from service.domain.schemas import GameSettings
 
 if TYPE_CHECKING:
-    from icalendar import Calendar, Event
+    from icalendar import Alarm, Calendar, Event
 
 #: How often calendar apps are asked to fetch a feed again (most take it as a hint at best); also
 #: ``X-PUBLISHED-TTL`` below.
 REFRESH = timedelta(hours=1)
 PRODID = "-//Small World by Mail//Deadlines//EN"
+#: How long an event lasts: it starts at the deadline (RFC 5545 §3.8.2.2: DTEND is later than DTSTART).
+LENGTH = timedelta(minutes=15)
+
+
+@dataclass(frozen=True)
+class Feed:
+    """A feed's body, and the validators a calendar app asks again with."""
+
+    body: bytes
+    #: A weak ETag's value (``W/"…"`` on the wire): a hash of the feed's deadlines alone.
+    etag: str
+    #: The latest change of any game the feed covers; ``None`` when it covers none.
+    last_modified: datetime | None
 
 
 @dataclass(frozen=True)
@@ -57,6 +79,8 @@ class Deadline:
     at: datetime
     changed_at: datetime
     defending: bool
+    #: The game's reminders, in seconds before the deadline (its ``reminders_before_seconds``).
+    reminders: tuple[int, ...] = ()
 
     @property
     def turn(self) -> int:
@@ -65,6 +89,16 @@ class Deadline:
 
 def address_feed(session: Session, player_id: int, links: LinkMaker) -> bytes:
     """Every current deadline of every running game of the address (player row), each linking to My games."""
+    return address_calendar(session, player_id, links).body
+
+
+def game_feed(session: Session, game_id: int, links: LinkMaker) -> bytes:
+    """The current deadline of one game, public information only (whose turn, until when)."""
+    return game_calendar(session, game_id, links).body
+
+
+def address_calendar(session: Session, player_id: int, links: LinkMaker) -> Feed:
+    """:func:`address_feed`, with its validators."""
     seats = session.exec(
         select(Seat.game_id, Seat.seat)
         .join(Game, col(Game.id) == col(Seat.game_id))
@@ -86,11 +120,12 @@ def address_feed(session: Session, player_id: int, links: LinkMaker) -> bytes:
         )
         event.add("url", my_games)
         calendar.add_component(event)
-    return bytes(calendar.to_ical())
+    every_game = select(Seat.game_id).where(Seat.player_id == player_id)  # a seat given away, a game ended too
+    return _feed(calendar, _last_change(session, every_game))
 
 
-def game_feed(session: Session, game_id: int, links: LinkMaker) -> bytes:
-    """The current deadline of one game, public information only (whose turn, until when)."""
+def game_calendar(session: Session, game_id: int, links: LinkMaker) -> Feed:
+    """:func:`game_feed`, with its validators."""
     game = session.get(Game, game_id)
     calendar = _calendar(f"Small World by Mail: {game.name if game else 'a game'}", links)
     if game is not None and game.status == GameStatus.ACTIVE:
@@ -99,7 +134,7 @@ def game_feed(session: Session, game_id: int, links: LinkMaker) -> bytes:
             event = _event(deadline, links, summary=f"{what[0].upper()}{what[1:]}: {deadline.game_name}")
             event.add("description", f"Deadline of {what} in {deadline.game_name} (game turn {deadline.turn}).")
             calendar.add_component(event)
-    return bytes(calendar.to_ical())
+    return _feed(calendar, _last_change(session, sa.select(sa.literal(game_id))))
 
 
 def address_feed_url(session: Session, email: str, links: LinkMaker) -> str | None:
@@ -150,6 +185,7 @@ def _deadlines(session: Session, game_ids: Iterable[int]) -> list[Deadline]:
             col(Game.version),
             col(Game.step_key),
             col(Game.started_at),
+            col(Game.settings),
             *Clock.columns(),
         ).where(
             col(Game.id).in_(ids),
@@ -192,6 +228,7 @@ def _deadlines(session: Session, game_ids: Iterable[int]) -> list[Deadline]:
                 at=at,
                 changed_at=made.get(row.id) or row.started_at or at,
                 defending=not row.step_key.endswith(":-"),
+                reminders=tuple(GameSettings.model_validate(row.settings or {}).reminders_before_seconds),
             )
         )
     return sorted(deadlines, key=lambda d: (d.at, d.game_id))
@@ -222,12 +259,55 @@ def _event(deadline: Deadline, links: LinkMaker, *, summary: str) -> Event:
     event.add("dtstamp", deadline.changed_at)
     event.add("last-modified", deadline.changed_at)
     event.add("sequence", deadline.version)
-    # A deadline is a moment: an event that starts and ends then (RFC 5545 §3.6.1, a DTSTART without DTEND).
+    # A deadline is a moment: the event starts then, and lasts a short while (an end is later than the start).
     event.add("dtstart", deadline.at)
+    event.add("dtend", deadline.at + LENGTH)
     event.add("summary", summary)
     event.add("transp", "TRANSPARENT")  # a deadline does not make anyone busy
     event.add("status", "CONFIRMED")
+    for before in sorted(set(deadline.reminders), reverse=True):
+        event.add_component(_alarm(before, summary))
     return event
+
+
+def _alarm(before: int, summary: str) -> Alarm:
+    """A reminder ``before`` seconds ahead of the deadline, as the reminder mails come (RFC 5545 §3.6.6)."""
+    from icalendar import Alarm
+
+    alarm = Alarm()
+    alarm.add("action", "DISPLAY")
+    alarm.add("description", summary)
+    alarm.add("trigger", -timedelta(seconds=before))
+    return alarm
+
+
+def _feed(calendar: Calendar, last_modified: datetime | None) -> Feed:
+    """The feed's body and validators: a weak ETag of what its events say and when (not their SEQUENCE and
+    DTSTAMP, which move with every step of a turn), and the latest change of the games it covers."""
+    said = []
+    for event in calendar.walk("VEVENT"):
+        said.append(
+            "|".join(str(event.get(name, "")) for name in ("uid", "summary", "description", "url"))
+            + f"|{event.decoded('dtstart').isoformat()}|"
+            + ",".join(str(alarm.decoded("trigger")) for alarm in event.walk("VALARM"))
+        )
+    digest = hashlib.sha256("\n".join([str(calendar.get("x-wr-calname", "")), *said]).encode()).hexdigest()[:32]
+    return Feed(bytes(calendar.to_ical()), digest, last_modified)
+
+
+def _last_change(session: Session, game_ids: sa.Select[Any]) -> datetime | None:
+    """The latest change of the games ``game_ids`` selects: a new version (each step, each act that moves a
+    deadline), a start, an end."""
+    newest_action = session.exec(
+        select(sa.func.max(GameAction.created_at)).where(col(GameAction.game_id).in_(game_ids))
+    ).one()
+    times = session.execute(
+        sa.select(sa.func.max(col(Game.created_at)), sa.func.max(col(Game.finished_at))).where(
+            col(Game.id).in_(game_ids)
+        )
+    ).one()
+    found = [t for t in (newest_action, *times) if t is not None]
+    return max(found) if found else None
 
 
 def _host(links: LinkMaker) -> str:

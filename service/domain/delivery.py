@@ -46,10 +46,11 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from emails import messages
-from emails.compose import ComposeError, Envelope, Mail, thread_id, write
+from emails.compose import MOST_BYTES, ComposeError, Envelope, Mail, list_id, thread_id, write
 from emails.delivery import Backend, Connection, DeliveryError
 from emails.render import AT_THE_TABLE, ESSENTIAL, MailKind, RenderError
 from service.domain import notifications
+from service.domain.bounces import BounceAddresses
 from service.domain.links import CALENDAR, CHOICES, LinkMaker, ReplyAddresses, Signer
 from service.domain.models import (
     Game,
@@ -128,6 +129,8 @@ class _Job:
     rendered: bytes | None
     #: An earlier attempt died after writing them: it may have sent the mail (``OutboxMail.may_have_left``).
     may_have_left: bool
+    #: Since when mail to the reader's address bounces (``service.domain.bounces``), if it does.
+    bouncing_since: datetime | None
 
     @property
     def told(self) -> dict[str, Any]:
@@ -190,7 +193,7 @@ class MailQueue(Queue[_Job]):
         for job in jobs:
             if job.rendered is not None:
                 mails[job.id] = Mail(
-                    sender=_sender_address(self.settings.sender),
+                    sender=_return_path(job, self.links, self.settings) or _sender_address(self.settings.sender),
                     recipient=job.to_email,
                     date=format_datetime(job.created_at),
                     message_id=job.message_id,
@@ -198,7 +201,7 @@ class MailQueue(Queue[_Job]):
                 )
             elif not _skip_reason(job):
                 try:
-                    mail = mails[job.id] = write(*_rendered_and_envelope(job, self.links, self.settings))
+                    mail = mails[job.id] = _written(job, self.links, self.settings)
                 except Exception as error:  # whatever this row holds, it stops this mail only
                     mails[job.id] = error
                 else:
@@ -290,6 +293,7 @@ def _claim_statements(dialect: str, batch_size: int) -> tuple[sa.Update, sa.Sele
             col(Player.notify),
             col(Player.links_serial),
             col(Player.calendar_serial),
+            col(Player.bouncing_since),
             col(GameNotification.mode).label("game_notify"),
             col(Game.created_at).label("game_created_at"),
             col(Game.status).label("game_status"),
@@ -336,6 +340,7 @@ def _job(row: sa.RowMapping) -> _Job:
             notify=NotifyMode.EVERY,
             links_serial=0,
             calendar_serial=0,
+            bouncing_since=None,
         )
     return _Job(**values)
 
@@ -346,7 +351,14 @@ STEP_MAILS = ("your_turn", "redeploy_needed", "reminder")
 _OVER = (GameStatus.ENDING, GameStatus.FINISHED, GameStatus.CANCELLED)
 
 
+#: The one kind that still goes to a bouncing address: the sign-in link its owner asked for on a page, the way to
+#: clear the mark (``service.domain.bounces``).
+_TO_BOUNCING = ("sign_in",)
+
+
 def _skip_reason(job: _Job) -> str | None:
+    if job.bouncing_since is not None and job.template not in _TO_BOUNCING:
+        return "mail to this address bounces: none goes to it until its owner signs in again"
     # The reader's choices (service.domain.notifications): never their turns nor the results.
     chosen = notifications.skip_reason(
         messages.CATEGORIES.get(job.template, ESSENTIAL),
@@ -382,7 +394,20 @@ def _context_value(job: _Job, key: str) -> Any:
     return job.context.get(key) if isinstance(job.context, Mapping) else None
 
 
-def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) -> tuple[Any, Envelope]:
+def _written(job: _Job, links: LinkMaker, settings: MailSettings) -> Mail:
+    """The row's mail as it goes out: with the board picture its kind carries, unless the picture would make it
+    heavier than a mail may be (``MOST_BYTES``, ARCHITECTURE §6: a crowded board beside a long list of orders);
+    then with the board in words and the link to the reader's page, where it is drawn."""
+    rendered, envelope = _rendered_and_envelope(job, links, settings)
+    mail = write(rendered, envelope)
+    if rendered.images and len(mail.data) > MOST_BYTES:
+        mail = write(*_rendered_and_envelope(job, links, settings, pictures=False))
+    return mail
+
+
+def _rendered_and_envelope(
+    job: _Job, links: LinkMaker, settings: MailSettings, *, pictures: bool = True
+) -> tuple[Any, Envelope]:
     """The row's mail for its reader, with the links its kind's policy names (``emails.messages``,
     ARCHITECTURE §6) minted now, once, as the reader's seat and serials are at sending."""
     if not isinstance(job.context, Mapping):
@@ -407,6 +432,7 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
     # The mail is written as of its row's creation: its Date, and the time left it states. A retry thus
     # sends the very same mail (see the module's docstring).
     rendered = message.render(
+        pictures=pictures,
         now=job.created_at,
         time_zone=job.time_zone,
         game_url=game_url,
@@ -426,6 +452,8 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
         else None,
         unsubscribe_url=unsubscribe,
         reply_to=reply_to,
+        list_id=_list_of(message, settings),
+        return_path=_return_path(job, links, settings),
     )
     replying = message.replying_to
     if replying is not None:
@@ -433,6 +461,26 @@ def _rendered_and_envelope(job: _Job, links: LinkMaker, settings: MailSettings) 
         rendered = dataclasses.replace(rendered, subject=replying.subject)
         envelope = dataclasses.replace(envelope, in_reply_to=replying.message_id, references=replying.references)
     return rendered, envelope
+
+
+def _return_path(job: _Job, links: LinkMaker, settings: MailSettings) -> str | None:
+    """The row's own signed bounce address (``service.domain.bounces``), on the inbound domain; ``None`` without
+    one (the ``From`` address is then the envelope's sender)."""
+    if settings.reply_domain is None:
+        return None
+    return _bounce_addresses(tuple(links.signer.keys), settings.reply_domain).for_row(job.id)
+
+
+@functools.lru_cache(maxsize=16)
+def _bounce_addresses(keys: tuple[str | bytes, ...], domain: str) -> BounceAddresses:
+    return BounceAddresses(keys, domain)
+
+
+def _list_of(message: messages.Message, settings: MailSettings) -> tuple[str, str] | None:
+    """A game's mail's list (``List-Id``, ARCHITECTURE §6), under the inbound domain (else the mail domain)."""
+    if not isinstance(message, messages.GameMessage):
+        return None
+    return list_id(message.game_id, message.game_name, settings.reply_domain or _domain_of(settings.sender))
 
 
 def _untimed_url(

@@ -16,11 +16,11 @@ commits what it does and never raises for a bad mail: each outcome is a row of `
 - Automatic mail is never read as orders and never answered (no mail loops): RFC 3834 ``Auto-Submitted``
   (anything but ``no``), ``Precedence: bulk``/``junk``/``list``/``auto_reply``, ``X-Autoreply`` and its
   kin, an empty envelope sender, reports (``multipart/report``: delivery status notifications, read
-  receipts). A delivery status notification (RFC 3464) that says delivery failed, for a mail we sent
-  to that address (the report's copy of the mail's headers names its ``Message-ID``), marks the address
-  as bouncing and tells the hosts of its running games (``BounceAlert``), in fixed words from the
-  report's status code (``emails.messages.bounce_reason``): never the report's own text. A report that
-  names no mail of ours (anyone can send one) marks nobody.
+  receipts). A delivery report is read only when it comes to the signed bounce address of a mail we sent
+  (each outbox row's own envelope sender, ``service.domain.bounces``): one that says delivery failed for
+  good marks the address as bouncing and tells the hosts of its running games (``BounceAlert``), in fixed
+  words from its status code (``emails.messages.bounce_reason``): never the report's own text. Any other
+  report (anyone can write one) is logged and marks nobody.
 - The reply's own text is read wherever its writer put it, above or below the quote (:func:`reply_text`:
   quoted lines, attributions and our "reply above this line" marker cut in a linear pass, then the signature
   and any quote header left by mail-parser-reply), its first lines as orders (``rules.orders``, a greeting
@@ -81,7 +81,7 @@ from emails.messages import (
     bounce_reason,
 )
 from rules import orders as grammar
-from service.domain import lobby, play, table_talk
+from service.domain import bounces, lobby, play, table_talk
 from service.domain.errors import DomainError
 from service.domain.games import seats_of
 from service.domain.links import LinkMaker, ReplyAddresses, ReplyToken
@@ -320,10 +320,12 @@ def _receive(
     mail = replace(mail, identity=message_id or hashlib.sha256(raw).hexdigest(), sender=_sender(head))
     mail = replace(mail, **thread_of(head))
 
-    if is_delivery_report(head):
+    # A delivery report, or any mail to a bounce address (the non-standard bounces too): never read as orders.
+    to_bounces = _bounce_recipients(head, mail.recipients, replies.domain, settings)
+    if to_bounces or is_delivery_report(head):
         report = parse_message(raw, settings, mail.budget)
-        failed = bounced_addresses(report) or []
-        return [_bounce(session, mail, failed, reported_message_ids(report), links)]
+        addresses = bounces.BounceAddresses(tuple(replies.signer.keys), replies.domain)
+        return [_bounce(session, mail, report, to_bounces, addresses, links)]
     role = _role_address(head, mail.recipients, replies.domain, settings)
     if role is not None:
         # Before the automatic mail is set aside: an abuse report (RFC 5965) is one, and is for the operator.
@@ -566,26 +568,6 @@ def bounced_addresses(message: Message) -> list[tuple[str, str]] | None:
     return failed
 
 
-def reported_message_ids(message: Message) -> set[str]:
-    """The ``Message-ID`` of the mail a delivery report returns, from its copy of the mail's headers
-    (``text/rfc822-headers``, RFC 6522) or of the whole mail (``message/rfc822``)."""
-    found: set[str] = set()
-    for part in message.walk():
-        kind = part.get_content_type()
-        if kind == "text/rfc822-headers":
-            content = part.get_payload(decode=True)
-            text = content.decode("utf-8", "replace") if isinstance(content, bytes) else str(content or "")
-            returned: Message | None = email.message_from_string(text[:20_000])
-        elif kind in ("message/rfc822", "message/global"):
-            payload = part.get_payload()
-            returned = payload[0] if isinstance(payload, list) and payload and isinstance(payload[0], Message) else None
-        else:
-            continue
-        if returned is not None:
-            found.update(value.strip()[:200] for value in returned.get_all("Message-ID") or [])
-    return {value for value in found if value}
-
-
 def _status_blocks(part: Message) -> list[Message]:
     """The per-message and per-recipient field blocks of a ``message/delivery-status`` part."""
     payload = part.get_payload()
@@ -718,12 +700,8 @@ def _reply(
     summary = _summary(answer)
     answered = may_answer and _answer(session, game, seat_row, player, row_id, answer, mail)
     row = session.get(InboundMail, row_id) or row
-    # The player answered: their address works.
-    session.refresh(player)
-    if player.bouncing_since is not None:
-        player.bouncing_since = None
-        player.bounce_reason = None
-        session.add(player)
+    # A bouncing mark stays (service.domain.bounces): a reply through the seat's address says nothing of whether
+    # mail to the player's own address arrives; signing in, by the link mailed to it, does.
     row.kind = kind
     row.outcome = summary[:1000]
     row.answered = answered
@@ -1096,52 +1074,67 @@ def _talk(session: Session, mail: _Mail, text: str, address: str, game: Game, se
 
 
 # -- a bounce ------------------------------------------------------------------------------------------------
+def _bounce_recipients(
+    message: Message, recipients: Sequence[str], domain: str, settings: InboundSettings
+) -> list[str]:
+    """The addresses of the shape of our bounce addresses (``service.domain.bounces``) the mail came to: the
+    envelope's, else its headers'."""
+    if recipients:
+        candidates: Iterable[str] = recipients[: settings.max_recipients]
+    else:
+        values = [str(v)[:4_000] for name in RECIPIENT_HEADERS for v in (message.get_all(name) or [])[:10]]
+        candidates = [address for _, address in getaddresses(values)][: settings.max_recipients]
+    return [address for address in candidates if bounces.is_bounce_address(address, domain)]
+
+
 def _bounce(
-    session: Session, mail: _Mail, failed: list[tuple[str, str]], returned: set[str], links: LinkMaker
+    session: Session,
+    mail: _Mail,
+    report: Message,
+    to: list[str],
+    addresses: bounces.BounceAddresses,
+    links: LinkMaker,
 ) -> Outcome:
+    """A delivery report (``service.domain.bounces``): read only when it came to the valid bounce address of a row
+    that was sent; it marks that row's recipient when it says delivery failed for good."""
     try:
         row = _record(session, mail, "", InboundKind.BOUNCE)
         session.flush()
     except IntegrityError:
         session.rollback()
         return Outcome(InboundKind.BOUNCE, "this bounce was read before", duplicate=True)
-    marked, unknown = [], []
-    for address, reason in failed:
-        player = session.exec(select(Player).where(sa.func.lower(Player.email) == address.lower())).first()
-        if player is None:
+    rows = bounces.rows_bounced_to(addresses, to)
+    hard = bounces.hard_failure(report, bounced_addresses(report)) if rows else None
+    marked: list[str] = []
+    ignored: list[str] = []
+    for row_id in rows:
+        sent = bounces.sent_row(session, row_id)
+        player = bounces.player_of(session, sent.to_email) if sent is not None else None
+        if sent is None or player is None:
+            ignored.append(f"row {row_id} was not sent to a player")
             continue
-        if not _we_sent(session, returned, player):
-            # A forged report (or one that returns no copy of the mail): nobody is marked on its word.
-            unknown.append(address)
+        if hard is None:
+            ignored.append(f"row {row_id}: not a permanent failure")
             continue
         newly = player.bouncing_since is None
         player.bouncing_since = player.bouncing_since or mail.now
-        player.bounce_reason = reason
+        player.bounce_reason = hard
         session.add(player)
-        marked.append(address)
+        marked.append(player.email)
         if newly:
-            _tell_hosts(session, player, reason, row.id or 0, links, mail.now)
-    outcome = f"marked {', '.join(marked)} as bouncing" if marked else "no address of a player failed"
-    if unknown:
-        outcome += f"; not marked, as the report names no mail of ours to them: {', '.join(unknown)}"
+            _tell_hosts(session, player, hard, row.id or 0, links, mail.now)
+    if not rows:
+        outcome = "ignored: a delivery report to no valid bounce address of ours (it marks nobody)"
+        log(logger, logging.WARNING, "inbound.bounce_ignored", via=mail.via, to=",".join(to)[:200] or "-")
+    else:
+        outcome = f"marked {', '.join(marked)} as bouncing ({hard})" if marked else "no address marked"
+        if ignored:
+            outcome += "; " + "; ".join(ignored)
     row.outcome = outcome[:1000]
     session.add(row)
     session.commit()
-    log(logger, logging.INFO, "inbound.bounce", marked=len(marked), unverified=len(unknown), reported=len(failed))
+    log(logger, logging.INFO, "inbound.bounce", marked=len(marked), rows=len(rows), ignored=len(ignored))
     return _outcome(row, InboundKind.BOUNCE, row.outcome)
-
-
-def _we_sent(session: Session, returned: set[str], player: Player) -> bool:
-    """Whether one of the ``Message-ID`` values a report returns is of a mail we sent to ``player``."""
-    if not returned:
-        return False
-    sent = session.exec(
-        select(OutboxMail.id).where(
-            col(OutboxMail.message_id).in_(sorted(returned)[:20]),
-            sa.func.lower(OutboxMail.to_email) == player.email.lower(),
-        )
-    ).first()
-    return sent is not None
 
 
 def _tell_hosts(

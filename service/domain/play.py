@@ -342,6 +342,8 @@ def auto_pass(
                 auto_passes=passes,
                 admin_url=links.admin_url(game_id, game.admin_secret),
                 seat=seat,
+                # The host who missed their own turns is told so as "you".
+                yourself=host.email.lower() == passed_seat.player.email.lower(),
             )
             queue_mail(session, host, alert, now=now)
     limit = settings_of(game).bot_after_missed_turns

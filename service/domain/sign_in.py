@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from emails.messages import SeatLink, SignInLink, YourLinks
-from service.domain import block_list
+from service.domain import block_list, bounces
 from service.domain.errors import Forbidden
 from service.domain.links import SIGN_IN, SIGN_IN_MAX_AGE, LinkError, LinkMaker, serial_of
 from service.domain.models import Game, GameStatus, Player, Seat, SignIn, SiteAdmin, utcnow
@@ -130,7 +130,11 @@ def sign_in(session: Session, links: LinkMaker, token: str, now: datetime | None
     row = from_sign_in_token(session, links, token, now)
     unused = (col(SignIn.id) == row.id, col(SignIn.used_at).is_(None), col(SignIn.ended_at).is_(None))
     stamp = sa.update(SignIn).where(*unused).values(used_at=now, session_secret=secrets.token_urlsafe(24))
-    return use_up(session, row, stamp, USED)
+    used = use_up(session, row, stamp, USED)
+    # Its owner read the link we mailed: the address takes mail again (service.domain.bounces).
+    if bounces.clear(session, used.email):
+        session.commit()
+    return used
 
 
 def use_up(session: Session, row: Used, update: sa.Update, refusal: str) -> Used:

@@ -4,8 +4,9 @@ The token says which (``service.domain.links``, purpose ``calendar``); the feed 
 ``service.domain.calendar``. A tampered token, or one naming a game or an address that does not exist,
 gets 403 and a short page saying so, never a feed; an address's link replaced by a new one ("make a new
 calendar link" on My games) or made before the address signed out everywhere gets 410 and a page saying so.
-Calendar apps fetch these often, so the answer has an ETag and a short cache lifetime; it is private (an
-address's feed lists its games).
+Calendar apps fetch these often, so the answer has a weak ETag of its deadlines, a Last-Modified
+(``If-None-Match`` and ``If-Modified-Since`` get 304 while nothing changed) and a short cache lifetime; it is
+private (an address's feed lists its games).
 """
 
 from __future__ import annotations
@@ -49,18 +50,22 @@ def feed(token: str) -> Any:
             return _refused(NOT_VALID)
         if not calendar.feed_is_current(player, payload):
             return _refused(REPLACED, 410)
-        body = calendar.address_feed(db, player.id, links)
+        found = calendar.address_calendar(db, player.id, links)
         name = "smallworld-deadlines.ics"
     elif isinstance(game_id, int) and player_id is None and db.get(Game, game_id) is not None:
-        body = calendar.game_feed(db, game_id, links)
+        found = calendar.game_calendar(db, game_id, links)
         name = f"smallworld-game-{game_id}.ics"
     else:
         return _refused(NOT_VALID)
     db.rollback()  # read only: end the transaction before the answer goes out
-    response = Response(body, mimetype="text/calendar")
+    response = Response(found.body, mimetype="text/calendar")
     response.headers["Content-Disposition"] = f'inline; filename="{name}"'
     response.headers["Cache-Control"] = f"private, max-age={MAX_AGE}"
-    response.add_etag()
+    # A weak ETag of the deadlines alone (a step taken in a turn moves no deadline), and the latest change of the
+    # games the feed covers: an app that asks with either gets 304 while its copy says the same.
+    response.set_etag(found.etag, weak=True)
+    if found.last_modified is not None:
+        response.last_modified = found.last_modified
     return response.make_conditional(request)
 
 

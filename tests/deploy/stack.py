@@ -347,7 +347,7 @@ def confirm_by_mail(stack: Stack, client: Client, host_email: str, *, retries: i
     base = re.escape(stack.env["SMALLWORLD_BASE_URL"])
 
     def asking(got: list[Any]) -> list[Any]:
-        return [m for m in got if host_email in m.rcpt_tos and "Confirm your new game" in (m.header("Subject") or "")]
+        return [m for m in got if host_email in m.rcpt_tos and "Confirm your new game" in (m.headline)]
 
     [mail] = stack.smtp.mailbox.wait_for(asking, timeout=30)
     token = re.findall(base + r"/games/confirm/([A-Za-z0-9_\-.]+)", mail.text)[0]

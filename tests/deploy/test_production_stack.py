@@ -60,7 +60,7 @@ def test_a_whole_game_through_gunicorn_two_workers_and_beat(stack: Stack) -> Non
 
     for address in emails:
         [invitation] = mailbox.wait_for(
-            lambda got, a=address: [m for m in got if a in m.rcpt_tos and "invited" in (m.header("Subject") or "")]
+            lambda got, a=address: [m for m in got if a in m.rcpt_tos and "invited" in (m.headline)]
         )
         [token] = links(invitation, base, "invite")[:1]
         status_code, accepted = client.post("/api/invitations/accept", None, token=token)
@@ -87,14 +87,14 @@ def test_a_whole_game_through_gunicorn_two_workers_and_beat(stack: Stack) -> Non
                 m
                 for m in got
                 if m.header("Message-ID") not in handled
-                and any(s in (m.header("Subject") or "") for s in ("your turn", "redeploy", "is over"))
+                and any(s in (m.headline) for s in ("your turn", "redeploy", "is over"))
             ],
             timeout=30,
         )
         over = False
         for mail in news:
             handled.add(mail.header("Message-ID") or "")
-            if "is over" in (mail.header("Subject") or ""):
+            if "is over" in (mail.headline):
                 over = True
                 continue
             [token] = links(mail, base, "play")[:1]
@@ -117,10 +117,10 @@ def test_a_whole_game_through_gunicorn_two_workers_and_beat(stack: Stack) -> Non
 
     # Hidden information: every mail a seat got before the game's end, scanned for the other's coins.
     for mail in received:
-        if "is over" not in (mail.header("Subject") or ""):
+        if "is over" not in (mail.headline):
             seat = seat_of[mail.rcpt_tos[0]]
-            watch.scan_text(mail.text, seat, f"mail {mail.header('Subject')!r}")
-            watch.scan_text(mail.html, seat, f"mail {mail.header('Subject')!r} (HTML)")
+            watch.scan_text(mail.text, seat, f"mail {mail.headline!r}")
+            watch.scan_text(mail.html, seat, f"mail {mail.headline!r} (HTML)")
     watch.assert_no_leaks()
     watch.confirm_own_coins_seen([0, 1])
     assert steps >= 20

@@ -145,7 +145,7 @@ def join(stack: Stack, tag: str) -> Bots:
     tokens = {}
     for seat, address in enumerate(emails):
         [mail] = stack.smtp.mailbox.wait_for(
-            lambda got, a=address: [m for m in got if a in m.rcpt_tos and "invited" in (m.header("Subject") or "")],
+            lambda got, a=address: [m for m in got if a in m.rcpt_tos and "invited" in (m.headline)],
             timeout=30,
         )
         invite = re.findall(re.escape(base) + r"/invite/([A-Za-z0-9_\-.]+)", mail.text)[0]
@@ -476,7 +476,7 @@ def test_a_worker_killed_holding_mail_and_a_turn_played_before_its_mail_left(
         host = "held.0@example.org"
 
         def stall_once_confirmed(mail: Received) -> None:
-            if host in mail.rcpt_tos and "Confirm your new game" in (mail.header("Subject") or ""):
+            if host in mail.rcpt_tos and "Confirm your new game" in (mail.headline):
                 mailbox.stall[host] = 20.0
 
         mailbox.on_accept = stall_once_confirmed
@@ -506,7 +506,7 @@ def test_a_worker_killed_holding_mail_and_a_turn_played_before_its_mail_left(
         stale = "stale.0@example.org"
 
         def refuse_once_confirmed(mail: Received) -> None:
-            if stale in mail.rcpt_tos and "Confirm your new game" in (mail.header("Subject") or ""):
+            if stale in mail.rcpt_tos and "Confirm your new game" in (mail.headline):
                 mailbox.data_refuse[stale] = "451 4.3.0 Try again later"
 
         mailbox.on_accept = refuse_once_confirmed
@@ -528,8 +528,8 @@ def test_a_worker_killed_holding_mail_and_a_turn_played_before_its_mail_left(
         )
         [dropped] = [m for m in outbox(stack) if m.id == turn_mail.id]
         wait_until(lambda: all(m.status in ("sent", "skipped") for m in outbox(stack)), 60, "the rest of the mail")
-        to_stale = [r.header("Subject") or "" for r in mailbox.to(stale)]
-        to_next = [r.header("Subject") or "" for r in mailbox.to("stale.1@example.org")]
+        to_stale = [r.headline for r in mailbox.to(stale)]
+        to_next = [r.headline for r in mailbox.to("stale.1@example.org")]
 
     assert takeover < 60, f"mail held by a dead worker went out {takeover:.1f} s after it died"
     assert set(copies.values()) == {1}, copies  # each once: the stalled one never got past RCPT TO

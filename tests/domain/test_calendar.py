@@ -17,7 +17,7 @@ import rules
 from service.domain import admin, calendar, play, tally
 from service.domain.links import CALENDAR, LinkMaker
 from service.domain.models import Game, GameStatus, Player, Seat
-from service.domain.schemas import CreateGame
+from service.domain.schemas import CreateGame, GameSettings
 from tests.factories import confirmed_game
 
 
@@ -185,3 +185,35 @@ def test_a_new_calendar_link_ends_the_old_one_alone(db_session: Session, links: 
     assert calendar.feed_is_current(ann, new_payload)
     assert (ann.links_serial, ann.calendar_serial) == (0, 1)
     assert not calendar.new_calendar_link(db_session, "nobody@example.org")
+
+
+def test_an_event_ends_after_it_starts_and_rings_at_the_games_reminder_times(
+    db_session: Session, links: LinkMaker
+) -> None:
+    game = new_game(db_session, links, "Friday", ["ann@example.org", "bob@example.org"])
+    (event,) = events(calendar.game_feed(db_session, game.id or 0, links))
+    assert event.decoded("dtend") == event.decoded("dtstart") + calendar.LENGTH
+    reminders = GameSettings.model_validate(game.settings).reminders_before_seconds
+    assert reminders, "the default settings remind"
+    alarms = list(event.walk("VALARM"))
+    assert sorted(-a.decoded("trigger") for a in alarms) == sorted(timedelta(seconds=s) for s in set(reminders))
+    assert all(str(a["action"]) == "DISPLAY" and str(a["description"]) == str(event["summary"]) for a in alarms)
+
+
+def test_the_feeds_etag_changes_with_its_deadlines_only(db_session: Session, links: LinkMaker) -> None:
+    game = new_game(db_session, links, "Friday", ["ann@example.org", "bob@example.org"])
+    ann = player(db_session, "ann@example.org")
+    first = calendar.address_calendar(db_session, ann.id or 0, links)
+    assert first.last_modified is not None
+    # A step within the turn (a pick): a new version of the game, the same deadline.
+    play.submit_action(db_session, game.id or 0, 0, {"type": "pick", "combo": 0}, game.version, links)
+    db_session.refresh(game)
+    same = calendar.address_calendar(db_session, ann.id or 0, links)
+    assert same.body != first.body, "its SEQUENCE and DTSTAMP moved"
+    assert same.etag == first.etag
+    assert same.last_modified is not None and same.last_modified >= first.last_modified
+    # The deadline moves: another ETag.
+    admin.extend_deadline(db_session, game.id or 0, admin.HOST, links, by=timedelta(hours=24))
+    moved = calendar.address_calendar(db_session, ann.id or 0, links)
+    assert moved.etag != first.etag
+    assert calendar.game_calendar(db_session, game.id or 0, links).etag != moved.etag  # another feed, other words

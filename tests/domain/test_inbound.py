@@ -23,7 +23,7 @@ def table(make_app: Callable[..., Flask], smtp_server: SMTPServer) -> MailTable:
 
 
 def turn_mail(table: MailTable) -> Received:
-    [turn] = [m for m in table.deliver() if "your turn" in (m.header("Subject") or "").lower()]
+    [turn] = [m for m in table.deliver() if "your turn" in (m.headline).lower()]
     return turn
 
 
@@ -46,9 +46,11 @@ def test_a_reply_is_applied_step_by_step_and_answered_with_what_was_done_and_why
     assert 'Not tried, as they came after it: "end"' in text
     assert "conquer R" in text, "the legal actions from there"
     assert table.game().version == version + 1
-    # The answer asks for the rest of the step: it has a reply address of its own, and a board picture.
+    # The answer asks for the rest of the step: it has a reply address of its own, and the board in words with a
+    # link to the seat's page where it is drawn; no picture (it rides on the mails that open a step only).
     assert (answer.header("Reply-To") or "").startswith("play+")
-    assert any(part.get_content_type() == "image/png" for part in answer.message.walk())
+    assert not any(part.get_content_type() == "image/png" for part in answer.message.walk())
+    assert "See the board drawn" in answer.html and "The board as it stands" in answer.text
 
 
 def test_a_reply_is_matched_by_its_address_never_by_its_from(table: MailTable) -> None:
@@ -202,7 +204,7 @@ def test_a_reply_for_a_seat_the_house_bot_plays_changes_nothing_and_says_how_to_
     table.deliver()
     post_mail(table.app, reply_to(turn, "pick 1"))
     assert table.game().version == version
-    [answer] = [m for m in table.deliver() if "house bot plays your seat" in words(m)]
+    [answer] = [m for m in table.deliver() if "house bot plays your seat" in m.headline]
     assert "take your seat back" in words(answer) and "/play/" in answer.text
 
 
@@ -291,7 +293,7 @@ def test_a_defenders_end_ends_their_redeployment_only_never_their_own_next_turn(
     table = defended_table
     state = rules.read_state(table.game().state or {})
     defender = state.defenders[0]
-    [attacked] = [m for m in table.deliver() if "you were attacked" in (m.header("Subject") or "")]
+    [attacked] = [m for m in table.deliver() if "you were attacked" in (m.headline)]
     assert table.seat_of(attacked) == defender
     version = table.game().version
 
@@ -327,7 +329,7 @@ def test_a_defenders_end_ends_their_redeployment_only_never_their_own_next_turn(
     text = words(answer)
     assert "Your redeployment ended" in text and "not applied" in text, text
     assert '"conquer 1"' in text
-    assert any("your turn" in (m.header("Subject") or "").lower() for m in mails if m.rcpt_tos == answer.rcpt_tos)
+    assert any("your turn" in (m.headline).lower() for m in mails if m.rcpt_tos == answer.rcpt_tos)
 
 
 # -- what one mail may cost (issue 32, finding 2) --------------------------------------------------------------
@@ -470,33 +472,39 @@ def test_a_forged_delivery_report_marks_nobody_and_no_report_text_reaches_a_mail
     from tests.mail_players import dsn
 
     phishing = "550 5.1.1 re-confirm your seat at https://evil.example/login"
-    to = "smallworld@smallworld.example"
     table.deliver()
     sent_to_p1 = [m for m in table.smtp.mailbox.all() if m.rcpt_tos == ("p1@example.org",)]
     [sent_to_p0, *_] = [m for m in table.smtp.mailbox.all() if m.rcpt_tos == ("p0@example.org",)]
+    # Each mail went out with its own signed bounce address as its envelope sender.
+    bounce_p1, bounce_p0 = sent_to_p1[-1].mail_from, sent_to_p0.mail_from
+    assert bounce_p1.startswith("bounces+") and bounce_p1.endswith("@play.smallworld.example")
+    assert bounce_p1 != bounce_p0
 
     def bouncing() -> tuple[object, str | None]:
         with table.app.app_context():
             player = get_session().exec(select(Player).where(Player.email == "p1@example.org")).one()
             return player.bouncing_since, player.bounce_reason
 
-    # From anyone, with no copy of a mail of ours, or with a Message-ID that is not of a mail we sent to p1.
-    for forged in (
-        dsn(to, "p1@example.org", diagnostic=phishing, sender="attacker@evil.example"),
-        dsn(to, "p1@example.org", diagnostic=phishing, returned="<made-up@smallworld.example>"),
-        dsn(to, "p1@example.org", diagnostic=phishing, returned=sent_to_p0.header("Message-ID")),
+    # To the From address (whatever mail it names), to a bounce address whose signature does not hold, or to the
+    # bounce address of a mail to p0 that names p1: nobody is marked (the report's row is the one it came to).
+    made_up = bounce_p1.replace("bounces+", "bounces+9").split("-")[0] + "-0123456789@play.smallworld.example"
+    for to, returned in (
+        ("smallworld@smallworld.example", sent_to_p1[-1].header("Message-ID")),
+        (made_up, sent_to_p1[-1].header("Message-ID")),
     ):
-        outcome = post_mail(table.app, forged).get_json()["outcomes"][0]
-        assert outcome["kind"] == "bounce" and "not marked" in outcome["detail"], outcome
+        outcome = post_mail(table.app, dsn(to, "p1@example.org", diagnostic=phishing, returned=returned)).get_json()
+        assert outcome["outcomes"][0]["kind"] == "bounce" and "ignored" in outcome["outcomes"][0]["detail"], outcome
     assert bouncing() == (None, None) and not table.deliver(), "nobody marked, the host not told"
 
-    # A report of a mail we did send to p1: marked, and the host told in fixed words from the status code.
-    genuine = dsn(to, "p1@example.org", diagnostic=phishing, returned=sent_to_p1[-1].header("Message-ID"))
-    assert post_mail(table.app, genuine).get_json()["outcomes"][0]["detail"] == "marked p1@example.org as bouncing"
+    # A report to the bounce address of a mail we did send to p1: marked, and the host told in fixed words from
+    # the status code.
+    genuine = dsn(bounce_p1, "p1@example.org", diagnostic=phishing)
+    detail = post_mail(table.app, genuine).get_json()["outcomes"][0]["detail"]
+    assert detail == "marked p1@example.org as bouncing (5.1.1 mailbox unknown)"
     since, reason = bouncing()
     assert since is not None and reason == "5.1.1 mailbox unknown"
     [alert] = table.deliver()
-    assert alert.rcpt_tos == ("p0@example.org",) and "mail to Player 1 bounces" in (alert.header("Subject") or "")
+    assert alert.rcpt_tos == ("p0@example.org",) and "mail to Player 1 bounces" in (alert.headline)
     assert "5.1.1 mailbox unknown" in words(alert)
     for text in (alert.text, alert.html or ""):
         assert "evil.example" not in text and "re-confirm" not in text

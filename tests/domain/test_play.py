@@ -118,6 +118,21 @@ def test_a_host_without_a_seat_hears_of_repeated_auto_passes(db_session: Session
     play.auto_pass(db_session, game.id, 0, links)
     alerts = db_session.exec(select(OutboxMail).where(OutboxMail.template == "host_alert")).all()
     assert [m.to_email for m in alerts] == ["organiser@example.org"]
+    assert alerts[0].context["yourself"] is False
+
+
+def test_a_host_who_missed_their_own_turns_is_told_so_as_you(db_session: Session, links: LinkMaker) -> None:
+    """Issue 34, finding 9: the host alerted about their own missed turns read "them"."""
+    request = CreateGame(
+        name="Hosted",
+        host_email="ann@example.org",
+        players=[{"name": "Ann", "email": "ann@example.org"}, {"name": "Bo", "email": "bo@example.org"}],
+        settings={"start_when_all_accepted": False, "auto_pass_alert_after": 1},
+    )
+    game, _ = confirmed_game(db_session, request, links)
+    play.auto_pass(db_session, game.id, 0, links)
+    [alert] = db_session.exec(select(OutboxMail).where(OutboxMail.template == "host_alert")).all()
+    assert alert.to_email == "ann@example.org" and alert.context["yourself"] is True
 
 
 def picked_and_conquered_twice(session: Session, links: LinkMaker) -> tuple[Game, list[rules.GameState]]:

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emails.compose import WIRE, ComposeError, Envelope, compose, thread_id, to_bytes, write
+from emails.compose import MOST_BYTES, WIRE, ComposeError, Envelope, compose, list_id, thread_id, to_bytes, write
 from emails.delivery import envelope_addresses
 from emails.render import BOARD_CID, Rendered
-from emails.samples import SAMPLES, Sample
+from emails.samples import ALL, SAMPLES, Sample
 
 THREAD = thread_id(17, datetime(2026, 2, 20, 18, 0, tzinfo=UTC), "smallworld.invalid")
 
@@ -233,3 +233,27 @@ def test_delivery_refuses_what_compose_refuses() -> None:
     )
     with pytest.raises(ComposeError):
         write(rendered, envelope)
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_every_kind_of_mail_weighs_at_most_30_kb_as_sent(name: str) -> None:
+    """ARCHITECTURE §6: each kind's sample, with every link and header it can carry (a long name, a signed reply
+    address, the game's list), weighs at most ``MOST_BYTES`` as sent; the board picture rides only on the mails
+    that open a step, once."""
+    sample: Sample = ALL[name]
+    rendered = sample.render()
+    envelope = Envelope(
+        message_id="<0123456789abcdef0123456789abcdef@smallworld.example>",
+        to="a.rather.long.address.of.a.player@mail.example.org",
+        to_name="A player with a name of sixty-four characters, as long as may be",
+        sender="Small World by Mail <smallworld@smallworld.example>",
+        date=sample.now,
+        thread_id=THREAD,
+        unsubscribe_url=sample.unsubscribe_url,
+        reply_to=sample.reply_address,
+        list_id=list_id(17, "A game with a long name, as long as a name may be", "play.smallworld.example"),
+    )
+    mail = write(rendered, envelope)
+    assert len(mail.data) <= MOST_BYTES, f"{name}: {len(mail.data)} bytes"
+    pictures = [p for p in reparsed(compose(rendered, envelope)).walk() if p.get_content_type() == "image/png"]
+    assert len(pictures) == (1 if sample.mail.template in ("your_turn", "redeploy_needed") else 0), name

@@ -135,13 +135,14 @@ def test_messages_are_values() -> None:
 def test_a_message_renders_as_its_template_with_its_context() -> None:
     sample = SAMPLES["reminder"]
     reader = {"now": sample.now, "time_zone": "UTC", "game_url": sample.game_url}
-    assert sample.mail.render(**reader) == render.write("reminder", sample.mail.values(**reader))
+    subject = render.conversation_subject(sample.mail.game_name)
+    assert sample.mail.render(**reader) == render.write("reminder", sample.mail.values(**reader), subject=subject)
     assert sample.mail.category == render.REMINDER == messages.CATEGORIES["reminder"]
     assert Invitation.template == "invitation" and GameOver.template == "game_over"
     assert (
         Reminder(**{**sample.context, "deadline_at": DEADLINE})
         .render(now=sample.now, game_url=sample.game_url)
-        .subject.startswith("Reminder: 2 hours left")
+        .headline.startswith("Reminder: 2 hours left")
     )
 
 
@@ -169,7 +170,7 @@ def test_every_kind_declares_its_policy_on_its_class() -> None:
         # The key names the event by its fields; a kind whose key depends on what happened words it itself.
         assert policy.dedupe or "dedupe_key" in kind.__dict__, name
         assert set(re.findall(r"{(\w+)}", policy.dedupe)) <= set(kind.model_fields), name
-    assert {name for name, kind in messages.KINDS.items() if kind.kind.picture} == {"your_turn", "orders_answer"}
+    assert {name for name, kind in messages.KINDS.items() if kind.kind.picture} == {"your_turn", "redeploy_needed"}
     assert {name for name, kind in messages.KINDS.items() if not kind.kind.choices} == {
         "confirm_game",
         "admin_login",

@@ -100,12 +100,12 @@ def test_time_left_counts_from_when_the_mail_is_written() -> None:
     sample = SAMPLES["reminder"]
     later = sample.mail.render(now=datetime(2026, 3, 3, 12, 15, tzinfo=UTC), time_zone="UTC", game_url=sample.game_url)
     assert "45 minutes left." in later.text
-    assert later.subject.startswith("Reminder: 45 minutes left for your turn")
+    assert later.headline.startswith("Reminder: 45 minutes left for your turn")
 
 
 def test_a_redeploy_reminder_speaks_of_the_redeployment() -> None:
     mail = rendered(SAMPLES["reminder"], defending=True)
-    assert "redeployment" in mail.subject and "Redeploy here:" in mail.text
+    assert "redeployment" in mail.headline and "Redeploy here:" in mail.text
 
 
 def test_only_reminders_notices_and_table_talk_have_an_unsubscribe_link() -> None:
@@ -115,7 +115,7 @@ def test_only_reminders_notices_and_table_talk_have_an_unsubscribe_link() -> Non
         assert has_link == (sample.mail.category in (REMINDER, NOTICE, TALK)), name
         assert has_link == (sample.mail.kind.unsubscribe is not None), name
     assert "Stop these reminders:" in rendered(SAMPLES["reminder"]).text
-    assert "Stop these notices:" in rendered(SAMPLES["auto_passed"]).text
+    assert "Turn off notices like this one:" in rendered(SAMPLES["auto_passed"]).text
     assert "Stop mails of table talk:" in rendered(SAMPLES["table_talk"]).text
 
 
@@ -206,12 +206,13 @@ def test_mails_that_differ_only_in_their_readers_share_one_shape() -> None:
 
 def test_the_final_table_names_the_winner_and_the_tie_break() -> None:
     mail = rendered(SAMPLES["game_over"])
-    assert mail.subject == "Tuesday Night Conquest is over: Bob wins"
+    assert mail.headline == "Tuesday Night Conquest is over: Bob wins"
+    assert mail.subject == "Small World: Tuesday Night Conquest" and mail.text.startswith(mail.headline + "\n\n")
     assert "Bob wins with 61 coins." in mail.text
     assert "Tie-break: Bob and Ann both had 61 coins" in mail.text
     assert "Bob had 14, Ann 11" in mail.text
     shared = rendered(ALL["game_over-shared"])
-    assert "Ann and Bob share the victory" in shared.subject
+    assert "Ann and Bob share the victory" in shared.headline
     assert "1st=   Ann (you)" in shared.text
 
 
@@ -308,3 +309,27 @@ def test_the_templates_compiled_at_a_workers_start_are_all_a_mail_needs() -> Non
     for sample in ALL.values():
         rendered(sample)
     assert dict(render_module._env.cache or {}) == compiled
+
+
+def test_a_host_told_of_their_own_missed_turns_reads_you() -> None:
+    mail = rendered(ALL["host_alert-yourself"])
+    assert mail.headline == "Tuesday Night Conquest: you missed 2 turns in a row"
+    assert "You have missed 2 turns in a row" in mail.text and "for you" in mail.text
+    assert "Chloé has missed" not in mail.text and "for them" not in mail.text and "for them" not in mail.html
+    other = rendered(SAMPLES["host_alert"])
+    assert other.headline == "Tuesday Night Conquest: Chloé missed 2 turns in a row" and "for them" in other.text
+
+
+def test_the_footers_webcal_address_breaks_between_its_parts_never_mid_word_on_a_phone() -> None:
+    """Issue 34, finding 9: the footer's ``webcal://`` address broke mid-word on a phone (``word-break:
+    break-all``): it may now break only after a ``/`` or before a ``.``."""
+    sample = SAMPLES["your_turn"]
+    assert sample.calendar_url
+    html = rendered(sample).html
+    webcal = sample.calendar_url.replace("https://", "webcal://")
+    shown = re.search(r"may want it as (.*?)\)", html)
+    assert shown, html
+    assert shown[1].replace("<wbr>", "") == webcal
+    pieces = shown[1].split("<wbr>")
+    assert len(pieces) >= 5 and all(p.endswith("/") or pieces[i + 1].startswith(".") for i, p in enumerate(pieces[:-1]))
+    assert "break-all" not in html.split("may want it as")[1].split(")")[0]

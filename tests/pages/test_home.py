@@ -97,12 +97,12 @@ def sign_in_link(site: dict[str, Any], name: str) -> str:
     """Send the mail due, then read the newest sign-in mail to ``name`` from the SMTP server."""
     live: LiveServer = site["live"]
     smtp: SMTPServer = site["smtp"]
-    before = len([r for r in smtp.mailbox.to(address(name)) if "sign-in link" in (r.header("Subject") or "")])
+    before = len([r for r in smtp.mailbox.to(address(name)) if "sign-in link" in (r.headline)])
     live.deliver_mail()
     mails = smtp.mailbox.wait_for(
-        lambda received: [
-            r for r in received if address(name) in r.rcpt_tos and "sign-in link" in (r.header("Subject") or "")
-        ][before:]
+        lambda received: [r for r in received if address(name) in r.rcpt_tos and "sign-in link" in (r.headline)][
+            before:
+        ]
     )
     mail = mails[-1]
     found = re.findall(re.escape(live.url) + r"/sign-in/[A-Za-z0-9_\-.]+", mail.text)

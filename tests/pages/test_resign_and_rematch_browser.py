@@ -22,6 +22,7 @@ from service.domain.models import AuditEntry, Game, GameStatus, Seat
 from service.domain.schemas import CreateGame
 from service.infra.db import get_engine
 from tests.factories import confirmed_game
+from tests.smtp import headline
 
 from .live import LiveServer
 from .steps import settled
@@ -81,7 +82,7 @@ def finish(live: LiveServer, game_id: int) -> None:
 def subjects_to(live: LiveServer, to: str) -> list[str]:
     folder = Path(live.app.config["MAIL_DIR"])
     found = [email.message_from_bytes(p.read_bytes(), policy=email.policy.default) for p in folder.glob("*.eml")]
-    return [str(m["Subject"]) for m in found if to in str(m["To"])]
+    return [headline(m) for m in found if to in str(m["To"])]
 
 
 def serious(page: Page) -> list[str]:

@@ -23,6 +23,7 @@ from service.domain.models import Game, Player
 from service.domain.schemas import CreateGame
 from service.infra.db import get_engine
 from tests.factories import confirmed_game
+from tests.smtp import headline
 
 from .live import LiveServer
 from .steps import settled, unlabelled
@@ -101,12 +102,13 @@ def test_a_message_written_on_the_page_arrives_by_mail_in_the_game_s_thread(live
     expect(board.locator(".talk-text a")).to_have_attribute("rel", "nofollow noopener noreferrer")
 
     assert live.deliver_mail() >= 1
-    talk = [m for m in mails_to(live, ann) if "wrote at the table" in str(m["Subject"])]
-    assert len(talk) == 1, [str(m["Subject"]) for m in mails_to(live, ann)]
-    assert not [m for m in mails_to(live, bob) if "wrote at the table" in str(m["Subject"])], "not to its writer"
+    talk = [m for m in mails_to(live, ann) if "wrote at the table" in headline(m)]
+    assert len(talk) == 1, [headline(m) for m in mails_to(live, ann)]
+    assert not [m for m in mails_to(live, bob) if "wrote at the table" in headline(m)], "not to its writer"
     mail = talk[0]
-    assert str(mail["Subject"]) == "Talking game: Bob wrote at the table"
-    turn = next(m for m in mails_to(live, ann) if "your turn" in str(m["Subject"]).lower())
+    assert headline(mail) == "Talking game: Bob wrote at the table"
+    assert str(mail["Subject"]) == "Small World: Talking game"
+    turn = next(m for m in mails_to(live, ann) if "your turn" in headline(m).lower())
     assert mail["In-Reply-To"] == turn["In-Reply-To"] == mail["References"] == turn["References"]
     assert re.fullmatch(rf"<game-{game_id}\.\d+@[\w.-]+>", str(mail["In-Reply-To"]))
     text = mail.get_body(("plain",)).get_content()  # type: ignore[union-attr]
@@ -167,9 +169,7 @@ def test_changing_the_mail_choices_from_a_mail_s_footer_and_the_next_mails_follo
 
     def talk_to_bob() -> list[str]:
         return [
-            m.get_body(("plain",)).get_content()
-            for m in mails_to(live, bob)
-            if "wrote at the table" in str(m["Subject"])
+            m.get_body(("plain",)).get_content() for m in mails_to(live, bob) if "wrote at the table" in headline(m)
         ]  # type: ignore[union-attr]
 
     ann_says("First word")

@@ -22,6 +22,7 @@ from service.domain import delivery
 from service.domain.links import TURN, current_links
 from service.infra.db import get_engine
 from tests.api.conftest import create_game
+from tests.smtp import headline
 
 BASE = "https://smallworld.example"
 FEED = re.compile(re.escape(BASE) + r"/calendar/[A-Za-z0-9_\-.]+\.ics")
@@ -39,7 +40,7 @@ def started_game(client: Any) -> int:
 
 
 def delivered(app: Flask) -> dict[str, list[str]]:
-    """Deliver the outbox into the mail folder; the text of each mail, by its subject's first words."""
+    """Deliver the outbox into the mail folder; the text of each mail, by its headline (``tests.smtp.headline``)."""
     with app.app_context(), Session(get_engine(app)) as session:
         delivery.deliver_due_mail(
             session, backend_from_config(app.config), current_links(), delivery.MailSettings.from_config(app.config)
@@ -48,7 +49,7 @@ def delivered(app: Flask) -> dict[str, list[str]]:
     for path in sorted(Path(app.config["MAIL_DIR"]).glob("*.eml")):
         message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
         text = message.get_body(("plain",)).get_content()  # type: ignore[union-attr]
-        mails.setdefault(str(message["Subject"]), []).append(text)
+        mails.setdefault(headline(message), []).append(text)
     return mails
 
 
@@ -140,3 +141,21 @@ def test_an_address_has_one_feed_address_whichever_mail_gives_it(make_app: Any) 
             != links.address_calendar_url(5, serial=0, calendar_serial=0)
         )
         assert links.game_calendar_url(4) not in (first, links.address_calendar_url(4, serial=0, calendar_serial=0))
+
+
+def test_a_feed_answers_304_to_its_weak_etag_and_to_its_last_modified(make_app: Any) -> None:
+    app = make_app(BASE_URL=BASE)
+    client = app.test_client()
+    game_id = started_game(client)
+    with app.app_context():
+        path = current_links().game_calendar_url(game_id).removeprefix(BASE)
+    first = client.get(path)
+    assert first.status_code == 200
+    etag, modified = first.headers["ETag"], first.headers["Last-Modified"]
+    assert etag.startswith('W/"') and modified
+    # As calendar apps ask again: with the weak ETag, with the strong form of it, with the date.
+    assert client.get(path, headers={"If-None-Match": etag}).status_code == 304
+    assert client.get(path, headers={"If-None-Match": etag.removeprefix("W/")}).status_code == 304
+    assert client.get(path, headers={"If-Modified-Since": modified}).status_code == 304
+    assert client.get(path, headers={"If-None-Match": 'W/"other"'}).status_code == 200
+    assert client.get(path, headers={"If-Modified-Since": "Mon, 01 Jan 2001 00:00:00 GMT"}).status_code == 200

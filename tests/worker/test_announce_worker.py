@@ -34,9 +34,7 @@ WORKER_STACK = {"BASE_URL": "https://smallworld.example"}
 def your_turn(stack: WorkerStack, address: str, game_id: int) -> list[Received]:
     """The "your turn" mails of ``game_id`` that reached ``address`` (by their subject: the game's name first)."""
     return [
-        mail
-        for mail in stack.mailbox.to(address)
-        if (mail.header("Subject") or "").startswith(f"[{game_id}] Announced: your turn")
+        mail for mail in stack.mailbox.to(address) if (mail.headline).startswith(f"[{game_id}] Announced: your turn")
     ]
 
 

@@ -66,7 +66,7 @@ def a_game_with_digests(app: Any) -> int:
 
 
 def digests_to(smtp: SMTPServer, address: str) -> list[Any]:
-    return [m for m in smtp.mailbox.to(address) if "your day" in (m.header("Subject") or "")]
+    return [m for m in smtp.mailbox.to(address) if "your day" in (m.headline)]
 
 
 def test_the_worker_sends_one_digest_per_address_and_local_day_whatever_runs_at_once(stack: WorkerStack) -> None:

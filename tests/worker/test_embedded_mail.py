@@ -14,6 +14,7 @@ from flask import Flask
 
 from service.infra.broker import prepare_embedded_broker
 from tests.processes import running
+from tests.smtp import headline
 
 pytestmark = pytest.mark.processes
 
@@ -54,7 +55,7 @@ def test_the_embedded_worker_writes_each_mail_as_an_eml_file(
         assert confirm, "the host's mail holds the link to confirm the game"
         assert client.post("/api/games/confirm", headers={"Authorization": f"Bearer {confirm[1]}"}).status_code == 200
         mails = written(4)  # and two invitations and the host's link
-    assert sorted(str(m["Subject"]) for m in mails) == [
+    assert sorted(headline(m) for m in mails) == [
         "Confirm your new game: Embedded",
         "Embedded: your host link",
         "You are invited to play Small World: Embedded",

@@ -50,9 +50,7 @@ def test_a_real_worker_plays_the_bot_seat_s_turns_once_and_mails_it_none(stack: 
     created = create_game(client, body)
     assert created.status_code == 201, created.get_json()
     game_id, admin = created.get_json()["id"], created.get_json()["admin_url"].rsplit("/", 1)[-1]
-    smtp.mailbox.wait_for(
-        lambda _: [m for m in smtp.mailbox.to("ann@example.org") if "your turn" in m.header("Subject")]
-    )
+    smtp.mailbox.wait_for(lambda _: [m for m in smtp.mailbox.to("ann@example.org") if "your turn" in m.headline])
 
     given = client.post(
         f"/api/admin/games/{game_id}/bot", headers={"Authorization": f"Bearer {admin}"}, json={"seat": 0}
@@ -63,9 +61,7 @@ def test_a_real_worker_plays_the_bot_seat_s_turns_once_and_mails_it_none(stack: 
     game, log = game_and_log(app, game_id)
     assert log and all(entry.by_bot and entry.seat == 0 for entry in log)
     assert len({entry.idempotency_key for entry in log}) == len(log)  # each step once
-    told = smtp.mailbox.wait_for(
-        lambda _: [m for m in smtp.mailbox.to("ann@example.org") if "house bot" in m.header("Subject")]
-    )
+    told = smtp.mailbox.wait_for(lambda _: [m for m in smtp.mailbox.to("ann@example.org") if "house bot" in m.headline])
     assert "Take my seat back" in told[0].text and "/play/" in told[0].text
 
     # Bob's turn is passed by the host: the turn comes back to the bot's seat, and the worker plays it.
@@ -83,6 +79,6 @@ def test_a_real_worker_plays_the_bot_seat_s_turns_once_and_mails_it_none(stack: 
     assert [e.seat for e in log if not e.by_bot] == [1]  # Bob's auto-pass, by the host
     time.sleep(1)  # a late or repeated task would find nothing to play
     assert game_and_log(app, game_id)[0].version == game.version
-    turn_mails = [m for m in smtp.mailbox.to("ann@example.org") if "your turn" in (m.header("Subject") or "")]
+    turn_mails = [m for m in smtp.mailbox.to("ann@example.org") if "your turn" in (m.headline)]
     assert len(turn_mails) == 1, "no turn mail to the bot seat's address after the bot took it"
     assert "bot.played" in stack.log.read_text()

@@ -45,7 +45,7 @@ def link(mail: Received, kind: str) -> str:
     for found in LINK.finditer(mail.text):
         if found.group(1) == kind:
             return found.group(2)
-    raise AssertionError(f"no {kind} link in {mail.header('Subject')!r}")
+    raise AssertionError(f"no {kind} link in {mail.headline!r}")
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -53,7 +53,7 @@ def bearer(token: str) -> dict[str, str]:
 
 
 def to(mailbox: Any, address: str, subject_has: str = "") -> list[Received]:
-    return [m for m in mailbox.to(address) if subject_has in (m.header("Subject") or "")]
+    return [m for m in mailbox.to(address) if subject_has in (m.headline)]
 
 
 def new_game(stack: WorkerStack, names: list[str], tag: str, **settings: Any) -> tuple[int, list[str]]:
@@ -113,16 +113,16 @@ def test_players_play_a_whole_game_only_through_the_links_in_their_mails(stack: 
                 for m in received
                 if set(m.rcpt_tos) & set(emails)
                 and m.header("Message-ID") not in handled
-                and any(s in (m.header("Subject") or "") for s in ("your turn", "redeploy", "is over"))
+                and any(s in (m.headline) for s in ("your turn", "redeploy", "is over"))
             ]
 
         for mail in mailbox.wait_for(news):
             handled.add(mail.header("Message-ID") or "")
-            if "is over" in (mail.header("Subject") or ""):
+            if "is over" in (mail.headline):
                 continue
             token = link(mail, "play")
             turns_played += play_while_awaited(stack, game_id, token, rnd)
-        over = [m for m in mailbox.all() if set(m.rcpt_tos) & set(emails) and "is over" in (m.header("Subject") or "")]
+        over = [m for m in mailbox.all() if set(m.rcpt_tos) & set(emails) and "is over" in (m.headline)]
         if len(over) == 2:
             break
 
@@ -136,7 +136,7 @@ def test_players_play_a_whole_game_only_through_the_links_in_their_mails(stack: 
     # One thread: every mail of the game refers to the same root; turn mails carry the board picture.
     mine = [m for m in mailbox.all() if set(m.rcpt_tos) & set(emails)]
     assert len({m.header("References") for m in mine}) == 1
-    turn_mail = next(m for m in mine if "your turn" in (m.header("Subject") or ""))
+    turn_mail = next(m for m in mine if "your turn" in (m.headline))
     assert any(part.get_content_type() == "image/png" for part in turn_mail.message.walk())
     assert len({m.header("Message-ID") for m in mine}) == len(mine)  # no mail twice
 
@@ -345,7 +345,7 @@ def test_the_end_of_game_mail_names_the_winner_by_the_tie_break(stack: WorkerSta
 
     for address, you in zip(emails, ["Lea", "Max"], strict=True):
         [over] = stack.mailbox.wait_for(lambda _, a=address: to(stack.mailbox, a, "is over"))
-        assert over.header("Subject") == "Game tally is over: Max wins"
+        assert over.headline == "Game tally is over: Max wins"
         assert "Max wins with 40 coins." in over.text
         assert "Tie-break: Max and Lea both had 40 coins" in over.text
         assert "Max had 9, Lea 2." in over.text

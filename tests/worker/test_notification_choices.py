@@ -75,7 +75,7 @@ def notice_and_results(app: Flask, game_id: int, version: int) -> None:
 
 
 def subjects_to_bob(app: Flask) -> list[str]:
-    return [m.header("Subject") or "" for m in smtp(app).mailbox.to(BOB)]
+    return [m.headline for m in smtp(app).mailbox.to(BOB)]
 
 
 def test_the_next_mails_follow_the_choices_game_by_game(mail_app: Flask) -> None:

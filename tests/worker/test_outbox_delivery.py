@@ -360,7 +360,7 @@ def test_mail_of_a_game_is_threaded_and_carries_the_unsubscribe_link_where_it_ma
     received = smtp(mail_app).mailbox.all()
     roots = {r.header("References") for r in received}
     assert len(roots) == 1 and roots.pop().startswith("<game-")
-    assert {r.header("Subject") for r in received} >= {"Deadline test: your host link"}
+    assert {r.headline for r in received} >= {"Deadline test: your host link"}
     assert all(r.header("List-Unsubscribe") is None for r in received)  # invitations and turns are essential
 
 
@@ -380,7 +380,7 @@ def test_the_seat_link_is_minted_at_sending_also_for_a_row_that_stored_one(mail_
         session.add_all([row, player])
         session.commit()
     assert drain(mail_app).failed == 0
-    [mail] = [r for r in smtp(mail_app).mailbox.to("p0@example.org") if "your turn" in (r.header("Subject") or "")]
+    [mail] = [r for r in smtp(mail_app).mailbox.to("p0@example.org") if "your turn" in (r.headline)]
     with mail_app.app_context():
         seat = get_session().exec(select(Seat).where(Seat.game_id == game_id, Seat.seat == 0)).one()
     assert stale not in mail.text and stale not in mail.html
@@ -396,7 +396,8 @@ def test_the_embedded_mode_writes_eml_files(make_app: Any, tmp_path: Path) -> No
     assert drain(app).sent == 2
     files = sorted((tmp_path / "mailbox").glob("*.eml"))
     assert len(files) == 2
-    assert b"Subject: Outbox: your turn (turn 1 of 10)" in files[0].read_bytes()
+    assert b"Subject: Small World: Outbox" in files[0].read_bytes()
+    assert b"Outbox: your turn (turn 1 of 10)" in files[0].read_bytes()
 
 
 def test_mail_is_handed_to_the_broker_after_the_commit_only(mail_app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:

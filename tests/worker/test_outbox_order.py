@@ -56,7 +56,7 @@ def write(app: Flask, game_id: int, email: str, kind: str) -> None:
 
 def kinds_received(app: Flask, email: str, since: int) -> list[str]:
     """What ``email`` received after the first ``since`` mails of the server, by kind, in the order received."""
-    subjects = [r.header("Subject") or "" for r in smtp(app).mailbox.all()[since:] if email in r.rcpt_tos]
+    subjects = [r.headline for r in smtp(app).mailbox.all()[since:] if email in r.rcpt_tos]
     return ["game_over" if "over" in subject.lower() else "auto_passed" for subject in subjects]
 
 

@@ -41,7 +41,7 @@ def test_a_turn_played_before_its_mail_left_sends_no_stale_your_turn(mail_app: F
     assert skipped(mail_app, "your_turn") == [("p0@example.org", "the step it was about is over")]
     assert [m.to_email for m in outbox(mail_app, "your_turn") if m.status == "sent"] == ["p1@example.org"]
     assert report.skipped == 1
-    subjects = [r.header("Subject") or "" for r in mail_app.extensions["test.smtp"].mailbox.to("p0@example.org")]
+    subjects = [r.headline for r in mail_app.extensions["test.smtp"].mailbox.to("p0@example.org")]
     assert not [s for s in subjects if "your turn (turn" in s]
 
 

@@ -117,7 +117,7 @@ def tallied(app: Flask, game_id: int) -> dict[str, Any]:
 def over_mails(stack: WorkerStack, tag: str) -> dict[str, int]:
     counts: dict[str, int] = {}
     for mail in stack.smtp.mailbox.all():
-        if f"Kill {tag} is over" in (mail.header("Subject") or ""):
+        if f"Kill {tag} is over" in (mail.headline):
             for to in mail.rcpt_tos:
                 counts[to] = counts.get(to, 0) + 1
     return counts

@@ -23,6 +23,7 @@ from typing import Any
 from flask import Blueprint, Response, abort, current_app, render_template, request
 from markupsafe import Markup, escape
 
+from emails.render import read_headline
 from service.infra.config import PRODUCTION
 
 bp = Blueprint("mailbox", __name__, url_prefix="/mailbox")
@@ -67,6 +68,9 @@ class Mail:
     to: list[str]
     sender: str
     subject: str
+    #: What the mail is: its subject, or the first line of a mail of a game's conversation (whose subject is the
+    #: game's, ``emails.render.read_headline``).
+    headline: str
     date: datetime
     text: str | None
     html: str | None
@@ -82,13 +86,16 @@ def read_mail(path: Path) -> Mail:
         date = datetime.fromtimestamp(path.stat().st_mtime, UTC)
     text = message.get_body(preferencelist=("plain",))
     html = message.get_body(preferencelist=("html",))
+    subject = str(message["Subject"] or "(no subject)")
+    plain = text.get_content() if text is not None else None
     return Mail(
         name=path.name,
         to=[address for _, address in getaddresses([str(v) for v in message.get_all("To", [])])],
         sender=str(message["From"] or ""),
-        subject=str(message["Subject"] or "(no subject)"),
+        subject=subject,
+        headline=read_headline(subject, plain or ""),
         date=date if date.tzinfo else date.replace(tzinfo=UTC),
-        text=text.get_content() if text is not None else None,
+        text=plain,
         html=html.get_content() if html is not None else None,
     )
 

@@ -130,7 +130,8 @@ def test_a_five_player_board_fits() -> None:
 
 @pytest.mark.parametrize("board", rules.BOARD_NAMES)
 def test_labels_are_readable_on_a_phone(board: str) -> None:
-    """Drawn 600 px wide: every region's number is at least 11 px high, token counts larger."""
+    """Drawn as wide as a mail's picture (480 px): every region's number is at least 11 px high, token counts
+    larger."""
     state = rules.new_game(int(board[0]), seed="phone").to_json()
     state["regions"] = [dict(r, owner=0, race="Elves", tokens=12) for r in state["regions"]]
     scene = board_scene(PublicBoard.from_state(state), style=MAIL)
@@ -200,7 +201,7 @@ def chunks(data: bytes) -> list[tuple[bytes, bytes]]:
 
 
 @pytest.mark.parametrize("board", rules.BOARD_NAMES)
-def test_the_file_is_a_valid_png_compressed_in_bands(board: str) -> None:
+def test_the_file_is_a_valid_png_compressed_in_one_stream(board: str) -> None:
     state = rules.new_game(int(board[0]), seed="bands").to_json()
     public = PublicBoard.from_state(state)
     data = png.draw(public).data
@@ -208,7 +209,7 @@ def test_the_file_is_a_valid_png_compressed_in_bands(board: str) -> None:
     assert [kind for kind, _ in found] == [b"IHDR", b"PLTE", b"IDAT", b"IEND"]
     width, height, depth, colour_type = struct.unpack(">IIBB", found[0][1][:10])
     assert (width, height, depth, colour_type) == (*png.size_of(public), 8, 3)
-    rows = zlib.decompress(found[2][1])  # checks the Adler-32 of the joined bands
+    rows = zlib.decompress(found[2][1])  # checks the Adler-32
     assert len(rows) == height * (width + 1)
     assert all(rows[y * (width + 1)] == 0 for y in range(height))
     image = Image.open(io.BytesIO(data))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 import rules
@@ -9,6 +11,7 @@ from emails.board import MAIL, PAGE, RegionMark, board_scene, legend, palette
 from emails.board.public import PublicBoard
 from emails.board.scene import describe_region, summary
 from emails.board.shapes import Ellipse, Group, Polygon, Rect, Shape, Text
+from emails.board.symbols import PATTERNS
 
 
 def a_board(players: int = 3) -> PublicBoard:
@@ -53,11 +56,17 @@ def test_regions_are_described_in_words() -> None:
 def test_the_page_and_the_mail_draw_the_same_regions_and_pieces() -> None:
     board = a_board()
     page, mail = board_scene(board, style=PAGE), board_scene(board, style=MAIL)
-    assert page.areas == mail.areas and page.links == mail.links and page.frame == mail.frame
+    assert page.links == mail.links and page.frame == mail.frame
+    for on_page, in_mail in zip(page.areas, mail.areas, strict=True):
+        # The mail fills a terrain with its pattern's background colour (a lighter picture), the page with it.
+        terrain = on_page.outline.fill.removeprefix("pattern:")
+        assert in_mail.outline.fill == PATTERNS[terrain].background
+        assert replace(in_mail, outline=replace(in_mail.outline, fill=on_page.outline.fill)) == on_page
     for on_page, in_mail in zip(page.labels, mail.labels, strict=True):
         assert [row.cls for row in on_page.items] == [row.cls for row in in_mail.items]  # type: ignore[union-attr]
-    assert mail.key and not page.key
-    assert mail.box[3] > page.box[3]
+    # No key under the mail's map: the mail's words name the seats.
+    assert not mail.key and not page.key
+    assert mail.box == page.box
 
 
 def test_marks_and_selection_are_drawn_over_the_regions() -> None:
