@@ -457,9 +457,14 @@ def _rendered_and_envelope(
     )
     replying = message.replying_to
     if replying is not None:
-        # An answer to a person's mail replies to it: its thread, its subject (ARCHITECTURE §10).
+        # An answer to a person's mail replies to it: its thread, its subject (ARCHITECTURE §10); the game's root
+        # first when their mail did not name it (a client that writes no References), so it stays in the game's.
         rendered = dataclasses.replace(rendered, subject=replying.subject)
-        envelope = dataclasses.replace(envelope, in_reply_to=replying.message_id, references=replying.references)
+        root = envelope.thread_id
+        references = (
+            replying.references if root is None or root in replying.references else (root, *replying.references)
+        )
+        envelope = dataclasses.replace(envelope, in_reply_to=replying.message_id, references=references)
     return rendered, envelope
 
 

@@ -30,7 +30,8 @@ def table(make_app: Callable[..., Flask], smtp_server: SMTPServer) -> MailTable:
 
 def test_every_mail_of_a_game_is_one_conversation_with_one_subject_and_one_list(table: MailTable) -> None:
     [turn] = [m for m in table.deliver() if "your turn" in m.headline]
-    assert post_mail(table.app, reply_to(turn, "pick 1")).status_code == 202
+    reply = reply_to(turn, "pick 1")
+    assert post_mail(table.app, reply).status_code == 202
     table.deliver()
     mails = table.smtp.mailbox.all()
     kinds = {m.headline.split(":")[-1].split("(")[0].strip() for m in mails}
@@ -38,16 +39,26 @@ def test_every_mail_of_a_game_is_one_conversation_with_one_subject_and_one_list(
     game = table.game_id
     root = turn.header("References")
     assert root and re.fullmatch(rf"<game-{game}\.\d+@smallworld\.example>", root)
+    answers = 0
     for mail in mails:
-        assert mail.header("Subject") == "Small World: By mail", mail.headline
+        # The answer to the reply replies to the player's own mail ("Re:" its subject), in the conversation still.
+        answer = mail.header("In-Reply-To") == reply["Message-ID"]
+        answers += answer
+        assert mail.header("Subject") == ("Re: " if answer else "") + "Small World: By mail", mail.headline
         # What the mail is: its text's first line (and its HTML's preheader), not its subject.
         assert mail.text.splitlines()[0] == mail.headline != mail.header("Subject")
         assert mail.headline in mail.html
-        assert mail.header("In-Reply-To") == mail.header("References") == root
+        if answer:
+            # The root first, though this reply (as some clients write them) named only the mail it answers.
+            assert "References" not in reply
+            assert (mail.header("References") or "").split() == [root, reply["Message-ID"]]
+        else:
+            assert mail.header("In-Reply-To") == mail.header("References") == root
         assert mail.header("List-Id") == f'"Small World: By mail" <game-{game}.{INBOUND_DOMAIN}>'
         # Outlook's out-of-office and RFC 3834 vacation responders keep to themselves.
         assert mail.header("X-Auto-Response-Suppress") == "All"
         assert mail.header("Auto-Submitted") == "auto-generated"
+    assert answers == 1
 
 
 def test_a_game_named_in_another_script_has_its_list_named_so() -> None:
@@ -81,4 +92,4 @@ def test_the_picture_rides_on_the_turn_mail_once_and_a_mail_it_would_make_too_he
         get_session().commit()
     [again] = [m for m in table.deliver() if "your turn" in m.headline]
     assert not any(p.get_content_type() == "image/png" for p in again.message.walk())
-    assert "See the board drawn" in again.html and len(again.content) < len(turn.content)
+    assert "See the map drawn" in again.html and len(again.content) < len(turn.content)

@@ -50,7 +50,7 @@ def test_a_reply_is_applied_step_by_step_and_answered_with_what_was_done_and_why
     # link to the seat's page where it is drawn; no picture (it rides on the mails that open a step only).
     assert (answer.header("Reply-To") or "").startswith("play+")
     assert not any(part.get_content_type() == "image/png" for part in answer.message.walk())
-    assert "See the board drawn" in answer.html and "The board as it stands" in answer.text
+    assert "See the map drawn" in answer.html and "The map as it stands" in answer.text
 
 
 def test_a_reply_is_matched_by_its_address_never_by_its_from(table: MailTable) -> None:

@@ -47,7 +47,9 @@ def read(reply: EmailMessage) -> str:
 def test_the_mails_answered_carry_the_marker_in_text_and_html() -> None:
     for template in ("your_turn", "table_talk", "orders_answer"):
         mail = original(template)
-        assert "##- Please type your reply above this line -##" in mail.text.splitlines()[0], template
+        # Above all of the mail but its first line, which says what the mail is (one subject for a whole game).
+        lines = [line for line in mail.text.splitlines() if line.strip()]
+        assert lines[1] == "##- Please type your reply above this line -##", template
         assert "Please type your reply above this line" in mail.html, template
 
 
