@@ -32,7 +32,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, ClassVar, Literal, NotRequired
+from typing import Annotated, Any, ClassVar, Literal, NotRequired, Protocol, Self
 
 from markupsafe import Markup
 from pydantic import (
@@ -243,11 +243,35 @@ class Message(BaseModel):
         return None
 
 
+class _Game(Protocol):
+    """What :meth:`GameMessage.to_seat` reads of a game (its row or its record)."""
+
+    @property
+    def id(self) -> int | None: ...
+
+    @property
+    def name(self) -> str: ...
+
+
+class _Seat(Protocol):
+    """What :meth:`GameMessage.to_seat` reads of a seat: the name its player goes by in the game."""
+
+    @property
+    def display_name(self) -> str: ...
+
+
 class GameMessage(Message):
     """A mail about one game (its row's ``game_id``; the mail belongs to the game's thread)."""
 
     game_id: int
     game_name: str
+
+    @classmethod
+    def to_seat(cls, game: _Game, reader: _Seat, /, **fields: Any) -> Self:
+        """This kind of mail about ``game`` to the player of the seat ``reader``, greeted by the seat's name;
+        ``fields`` are the kind's own."""
+        named = {"game_id": game.id or 0, "game_name": game.name, "player_name": reader.display_name}
+        return cls.model_validate(named | fields)
 
     def subject(self) -> str | None:
         """One subject for every mail of the game (ARCHITECTURE §6), but for a kind that keeps its own."""

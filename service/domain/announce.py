@@ -125,10 +125,9 @@ def _mail_the_awaited(
             seat_names = [names.get(n, f"Player {n + 1}") for n in range(len(state.players))]
             extra["since"] = story.since_words(turns, seat_names, awaited)
         kind = RedeployNeeded if defending else YourTurn
-        message = kind(
-            game_id=game.id or 0,
-            game_name=game.name,
-            player_name=seat.display_name,
+        message = kind.to_seat(
+            game,
+            seat,
             turn=state.turn,
             turns=state.turns,
             guide_url=links.url("/how-to-play"),

@@ -60,10 +60,9 @@ def give_seat_to_bot(
     player = session.get(Player, row.player_id)
     if player is not None and player.email != HOUSE_BOT_EMAIL:
         links = links or current_links()
-        message = SeatToBot(
-            game_id=game.id or 0,
-            game_name=game.name,
-            player_name=row.display_name,
+        message = SeatToBot.to_seat(
+            game,
+            row,
             seat=seat,
             reason=reason,
             take_back_url=links.turn_url(game.id or 0, seat, row.secret, serial=player.links_serial),

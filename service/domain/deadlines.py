@@ -259,10 +259,9 @@ def _push_back(session: Session, links: LinkMaker, since: datetime, now: datetim
         for seat, player in seats_of(session, game.id or 0):
             if seat.seat not in rules.awaiting(state) or seat.removed:
                 continue
-            notice = AdminChange(
-                game_id=game.id or 0,
-                game_name=game.name,
-                player_name=seat.display_name,
+            notice = AdminChange.to_seat(
+                game,
+                seat,
                 change="outage",
                 actor="system",
                 details={"from": since.isoformat(), "to": now.isoformat(), "seconds": int(gap.total_seconds())},
@@ -432,10 +431,9 @@ def _queue_reminders(session: Session, game: Game, clock: Clock, before: int, no
     for seat, player in seats:
         if seat.seat not in awaited or seat.removed or seat.controller == SeatController.BOT:
             continue  # the house bot plays a bot seat's turns: no reminder to its player's address
-        reminder = Reminder(
-            game_id=game.id or 0,
-            game_name=game.name,
-            player_name=seat.display_name,
+        reminder = Reminder.to_seat(
+            game,
+            seat,
             deadline_at=clock.deadline,
             step_key=game.step_key,
             before_seconds=before,

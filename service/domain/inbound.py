@@ -1016,10 +1016,9 @@ def _answer(
     awaited = state is not None and game.status == GameStatus.ACTIVE and seat.seat in rules.awaiting(state)
     finished = state is not None and state.over
     sent_by = mail.sender if mail.sender and mail.sender.lower() != player.email.lower() else None
-    answer_mail = OrdersAnswer(
-        game_id=game.id or 0,
-        game_name=game.name,
-        player_name=seat.display_name,
+    answer_mail = OrdersAnswer.to_seat(
+        game,
+        seat,
         seat=seat.seat,
         inbound_id=inbound_id,
         answered=answer.answered,
@@ -1151,10 +1150,9 @@ def _tell_hosts(
         host = session.exec(select(Player).where(Player.email == game.host_email)).first()
         if host is None or host.id == player.id:
             continue
-        alert = BounceAlert(
-            game_id=game.id or 0,
-            game_name=game.name,
-            player_name=seat.display_name,
+        alert = BounceAlert.to_seat(
+            game,
+            seat,
             seat=seat.seat,
             address=player.email,
             reason=reason,
@@ -1355,10 +1353,9 @@ def _invitation_reply(
             outcome = "closed"
     answered = _may_answer(session, seat, settings, mail.now)
     if answered:
-        told = InvitationAnswer(
-            game_id=game.id or 0,
-            game_name=game.name,
-            player_name=seat.display_name,
+        told = InvitationAnswer.to_seat(
+            game,
+            seat,
             seat=seat.seat,
             inbound_id=row_id,
             outcome=outcome,
