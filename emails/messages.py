@@ -58,6 +58,7 @@ from .render import (
     NOTICE,
     ORDERS,
     REMINDER,
+    REPLY_PREFIX,
     TALK,
     MailKind,
     Rendered,
@@ -631,13 +632,8 @@ class Replying:
 
     @classmethod
     def to(cls, message_id: str, references: Sequence[str], subject: str) -> Replying:
-        bare = _REPLY_PREFIX.sub("", " ".join(subject.split()))
+        bare = REPLY_PREFIX.sub("", " ".join(subject.split()))
         return cls(message_id, (*[r for r in references if r != message_id], message_id), f"Re: {bare}".strip())
-
-
-#: The prefixes mail clients put before a subject they answer, in the languages of the clients' quote headers
-#: the service reads ("Re:", "RE:", "AW:", "SV:", "Réf. :", "R:", "RV:"...), repeated.
-_REPLY_PREFIX = re.compile(r"(?i)^(?:\s*(?:re|aw|sv|vs|antw|réf\.?|rif|r|rv|ref)\s*(?:\[\d+\])?\s*:\s*)+")
 
 
 class OrdersAnswer(GameMessage):

@@ -165,12 +165,14 @@ def read_headline(subject: str, text: str) -> str:
     >>> read_headline("Re: Small World: Friday", "Done in Friday\\n\\nHello Ann,\\n")
     'Done in Friday'
     """
-    in_conversation = _REPLY_PREFIX.sub("", subject).startswith(CONVERSATION)
+    in_conversation = REPLY_PREFIX.sub("", subject).startswith(CONVERSATION)
     return text.split("\n", 1)[0].strip() if in_conversation else subject
 
 
-#: The ``Re:`` an answer to a player's mail puts before its subject (``emails.messages.Replying``).
-_REPLY_PREFIX = re.compile(r"^(?:re:\s*)+", re.IGNORECASE)
+#: The prefixes mail clients put before a subject they answer, in the languages of the clients' quote headers
+#: the service reads ("Re:", "RE:", "AW:", "SV:", "Réf. :", "R:", "RV:"...), repeated; an answer of ours says
+#: "Re:" (``emails.messages.Replying``).
+REPLY_PREFIX = re.compile(r"(?i)^(?:\s*(?:re|aw|sv|vs|antw|réf\.?|rif|r|rv|ref)\s*(?:\[\d+\])?\s*:\s*)+")
 
 
 def conversation_subject(game_name: str) -> str:
